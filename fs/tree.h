@@ -1,0 +1,76 @@
+/* tree.h - the heapfs tree as a library: path -> node -> rendered bytes.
+ *
+ * One tree, two front ends: the FUSE adapter (fs/fuse_adapter.c) and
+ * `heapfs ls` / `heapfs cat` (fs/main.c).  Neither knows anything about
+ * nodes: both call only the functions below with absolute paths inside the
+ * tree ("/", "/gc/003/info").
+ *
+ * Cheap vs expensive: hfs_getattr and hfs_readdir never start an expensive
+ * computation (`ls -l` must stay fast).  A file whose size is not yet known
+ * cheaply reports size_exact = 0 and size 0; the FUSE adapter then serves
+ * it with direct_io.  Once rendered, results are cached and getattr reports
+ * the exact size.
+ *
+ * Errors are negative errno: -ENOENT no such node, -ENOTDIR, -EISDIR,
+ * -EROFS for writes to read-only nodes, -EIO for a damaged trace (the
+ * message is in hfs_last_error / status).
+ *
+ * Thread safety: every function may be called from any number of threads at
+ * once.  A result is computed once even when many readers ask at the same
+ * time (they wait for the one computation).
+ *
+ * Ownership: struct hfs owns the trace, the state cache and the rendered
+ * cache; the caller owns the struct buf it passes to hfs_read.
+ */
+#ifndef HEAPFS_FS_TREE_H
+#define HEAPFS_FS_TREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "model/buf.h"
+#include "model/htr_reader.h"
+
+struct hfs_opts {
+	uint64_t cache_mb;     /* budget for heap states (0: default 1024) */
+	FILE *progress;        /* progress lines for long work; NULL: quiet */
+};
+
+struct hfs;
+
+/* Opens the trace (indexing it, with progress) and builds the tree. */
+int hfs_open(struct hfs **out, const char *trace_path, const struct hfs_opts *o,
+	     struct htr_err *err);
+void hfs_close(struct hfs *fs);
+
+enum hfs_kind { HFS_DIR = 1, HFS_FILE = 2, HFS_LINK = 3 };
+
+struct hfs_attr {
+	enum hfs_kind kind;
+	uint64_t ino;          /* deterministic from the path, never 0 or 1 */
+	uint64_t size;         /* exact if size_exact, else 0 */
+	int size_exact;
+	int writable;
+	uint32_t nlink;
+};
+
+int hfs_getattr(struct hfs *fs, const char *path, struct hfs_attr *a);
+
+/* Calls fill for each entry (not "." or ".."), in a stable order.  fill
+ * returns nonzero to stop early (buffer full); hfs_readdir then returns 0. */
+typedef int (*hfs_fill_fn)(void *ctx, const char *name, const struct hfs_attr *a);
+int hfs_readdir(struct hfs *fs, const char *path, hfs_fill_fn fill, void *ctx);
+
+/* Symlink target (relative), NUL-terminated into buf. */
+int hfs_readlink(struct hfs *fs, const char *path, char *buf, size_t len);
+
+/* Appends the whole content of a file to out. */
+int hfs_read(struct hfs *fs, const char *path, struct buf *out);
+
+/* The message of the last damage found while rebuilding a heap state
+ * ("FILE: offset N: what"), copied into buf.  Returns 1 if there is one,
+ * 0 (and buf = "") if not. */
+int hfs_last_error(struct hfs *fs, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,69 @@
+/* buf.h - growable byte buffer, LEB128 varints and CRC-32.
+ *
+ * A struct buf owns its bytes (data is malloc'd; buf_free releases it).
+ * Appends never fail silently: they return -ENOMEM and leave the buffer as
+ * it was.  Readers decode from a (pointer, end) cursor and return -EBADMSG
+ * on a value that runs past the end, so a damaged trace can never make a
+ * decoder read out of bounds.
+ */
+#ifndef HEAPFS_BUF_H
+#define HEAPFS_BUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct buf {
+	uint8_t *data; /* owned */
+	size_t len;
+	size_t cap;
+};
+
+void buf_init(struct buf *b);
+void buf_free(struct buf *b);
+void buf_reset(struct buf *b);           /* len = 0, keeps capacity */
+int buf_reserve(struct buf *b, size_t extra);
+int buf_put(struct buf *b, const void *p, size_t n);
+int buf_putc(struct buf *b, uint8_t c);
+int buf_put_uv(struct buf *b, uint64_t v); /* unsigned LEB128 */
+int buf_put_sv(struct buf *b, int64_t v);  /* zigzag + LEB128 */
+int buf_put_str(struct buf *b, const char *s); /* length varint + bytes */
+int buf_put_le32(struct buf *b, uint32_t v);
+int buf_put_le64(struct buf *b, uint64_t v);
+/* printf-style append; returns -ENOMEM or 0 */
+int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Decoding cursor over bytes that belong to someone else. */
+struct cur {
+	const uint8_t *p;
+	const uint8_t *end;
+};
+
+int cur_uv(struct cur *c, uint64_t *v);
+int cur_u32(struct cur *c, uint32_t *v);   /* varint that must fit 32 bits */
+int cur_sv(struct cur *c, int64_t *v);
+int cur_byte(struct cur *c, uint8_t *v);
+/* A string: points into the cursor's bytes, not NUL-terminated. */
+int cur_str(struct cur *c, const char **s, uint32_t *len);
+
+static inline void put_le32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
+}
+static inline void put_le64(uint8_t *p, uint64_t v)
+{
+	put_le32(p, (uint32_t)v);
+	put_le32(p + 4, (uint32_t)(v >> 32));
+}
+static inline uint32_t get_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint64_t get_le64(const uint8_t *p)
+{
+	return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
+}
+
+uint32_t crc32_ieee(const void *data, size_t n);
+
+#endif

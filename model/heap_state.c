@@ -1,0 +1,872 @@
+/* heap_state.c - rebuilding the heap at one GC; see heap_state.h.
+ *
+ * One pass over the frames up to the target GC collects allocation records
+ * (id, interned info, birth) and deaths; the target GC's graph frame, if it
+ * has one, gives the exact live set with references.  Records are kept as
+ * an array sorted by id (allocation ids normally arrive ascending, so the
+ * sort is a check; out-of-order ids take an LSD radix sort), and deaths are
+ * applied in batches by a merge, so memory stays proportional to the live
+ * set plus one batch of garbage, not to every allocation of the run.
+ */
+#include "heap_state.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "htr_reader.h"
+
+struct arec {
+	uint64_t id;
+	uint32_t info;
+	uint32_t birth;
+};
+
+/* Open-addressing intern table for objinfo. */
+struct intern {
+	struct objinfo *infos; uint32_t n, cap;
+	uint32_t *slots; uint32_t nslots; /* holds info index + 1; 0 empty */
+	uint32_t last;                    /* memo: most recent hit */
+};
+
+struct builder {
+	const struct trace *t;
+	uint32_t gi, G;
+	int has_graph;
+	struct heap_state *s;
+	struct intern in;
+
+	struct arec *allocs; size_t nalloc, alloc_cap; int allocs_sorted;
+	uint64_t *dead; size_t ndead, dead_cap;
+
+	uint64_t *g_id; uint64_t ng, g_cap;
+	uint64_t *g_off;                  /* [ng+1] */
+	uint32_t *e_slot; uint64_t *e_tgt; uint64_t ne, e_cap;
+	int graph_sorted;
+
+	struct htr_root *roots; uint32_t nroots, roots_cap;
+
+	uint32_t gc_ends;                 /* GCs ended so far in the scan */
+	uint64_t memo_thread_id; uint32_t memo_thread_idx;
+	const struct heap_build_opts *o;
+	uint64_t work_done, work_total, last_progress_ns;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int grow(void **p, uint64_t *cap, uint64_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	uint64_t nc = *cap ? *cap : 1024;
+	while (nc < need)
+		nc *= 2;
+	void *q = realloc(*p, nc * elem);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = nc;
+	return 0;
+}
+
+/* ---- interning ---------------------------------------------------------- */
+
+static uint64_t info_hash(const struct objinfo *x)
+{
+	uint64_t h = x->type * 0x9E3779B97F4A7C15ull;
+	h ^= (x->site + ((uint64_t)x->thread << 32)) * 0xC2B2AE3D27D4EB4Full;
+	h ^= (x->size + ((uint64_t)x->flags << 56)) * 0x165667B19E3779F9ull;
+	h ^= (uint64_t)x->array_length * 0xD6E8FEB86659FD93ull;
+	h ^= h >> 29;
+	return h;
+}
+
+static int info_eq(const struct objinfo *a, const struct objinfo *b)
+{
+	return a->type == b->type && a->site == b->site && a->thread == b->thread &&
+	       a->flags == b->flags && a->size == b->size && a->array_length == b->array_length;
+}
+
+static int intern_rehash(struct intern *in)
+{
+	uint32_t ns = in->nslots ? in->nslots * 2 : 1024;
+	uint32_t *slots = calloc(ns, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < in->n; i++) {
+		uint32_t h = (uint32_t)info_hash(&in->infos[i]) & (ns - 1);
+		while (slots[h])
+			h = (h + 1) & (ns - 1);
+		slots[h] = i + 1;
+	}
+	free(in->slots);
+	in->slots = slots;
+	in->nslots = ns;
+	return 0;
+}
+
+static int intern_get(struct intern *in, const struct objinfo *x, uint32_t *out)
+{
+	if (in->n && info_eq(&in->infos[in->last], x)) {
+		*out = in->last;
+		return 0;
+	}
+	if ((uint64_t)(in->n + 1) * 2 > in->nslots) {
+		int rc = intern_rehash(in);
+		if (rc)
+			return rc;
+	}
+	uint32_t h = (uint32_t)info_hash(x) & (in->nslots - 1);
+	while (in->slots[h]) {
+		uint32_t i = in->slots[h] - 1;
+		if (info_eq(&in->infos[i], x)) {
+			*out = in->last = i;
+			return 0;
+		}
+		h = (h + 1) & (in->nslots - 1);
+	}
+	if (in->n == in->cap) {
+		uint32_t nc = in->cap ? in->cap * 2 : 256;
+		struct objinfo *p = realloc(in->infos, nc * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		in->infos = p;
+		in->cap = nc;
+	}
+	in->infos[in->n] = *x;
+	in->slots[h] = in->n + 1;
+	*out = in->last = in->n++;
+	return 0;
+}
+
+/* ---- sorting ------------------------------------------------------------ */
+
+/* LSD radix sort of records by their leading u64 key, 8 bits a pass,
+ * skipping passes in which every key has the same byte.  tmp has room for
+ * n records.  Returns the buffer that holds the result (a or tmp). */
+static void *radix_sort(void *a, void *tmp, uint64_t n, size_t rec)
+{
+	uint8_t *src = a, *dst = tmp;
+	uint64_t count[256];
+	for (int shift = 0; shift < 64; shift += 8) {
+		memset(count, 0, sizeof(count));
+		for (uint64_t i = 0; i < n; i++)
+			count[(*(uint64_t *)(src + i * rec) >> shift) & 0xff]++;
+		if (n == 0 || count[(*(uint64_t *)src >> shift) & 0xff] == n)
+			continue;
+		uint64_t pos = 0;
+		for (int b = 0; b < 256; b++) {
+			uint64_t c = count[b];
+			count[b] = pos;
+			pos += c;
+		}
+		for (uint64_t i = 0; i < n; i++) {
+			const uint8_t *r = src + i * rec;
+			memcpy(dst + count[(*(const uint64_t *)r >> shift) & 0xff]++ * rec, r, rec);
+		}
+		uint8_t *x = src;
+		src = dst;
+		dst = x;
+	}
+	return src;
+}
+
+static int sort_u64(uint64_t **a, uint64_t n)
+{
+	uint64_t *tmp = malloc((n ? n : 1) * sizeof(uint64_t));
+	if (!tmp)
+		return -ENOMEM;
+	uint64_t *r = radix_sort(*a, tmp, n, sizeof(uint64_t));
+	if (r == tmp) {
+		free(*a);
+		*a = tmp;
+	} else {
+		free(tmp);
+	}
+	return 0;
+}
+
+static int sort_allocs(struct builder *b)
+{
+	if (b->allocs_sorted)
+		return 0;
+	struct arec *tmp = malloc((b->nalloc ? b->nalloc : 1) * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	struct arec *r = radix_sort(b->allocs, tmp, b->nalloc, sizeof(*tmp));
+	if (r == tmp) {
+		free(b->allocs);
+		b->allocs = tmp;
+		b->alloc_cap = b->nalloc ? b->nalloc : 1;
+	} else {
+		free(tmp);
+	}
+	b->allocs_sorted = 1;
+	return 0;
+}
+
+/* Removes dead records: both arrays sorted, one merge. */
+static int apply_deaths(struct builder *b)
+{
+	int rc = sort_allocs(b);
+	if (!rc)
+		rc = sort_u64(&b->dead, b->ndead);
+	if (rc)
+		return rc;
+	size_t w = 0, d = 0;
+	for (size_t i = 0; i < b->nalloc; i++) {
+		uint64_t id = b->allocs[i].id;
+		while (d < b->ndead && b->dead[d] < id)
+			d++;
+		if (d < b->ndead && b->dead[d] == id)
+			continue;
+		b->allocs[w++] = b->allocs[i];
+	}
+	b->nalloc = w;
+	b->ndead = 0;
+	return 0;
+}
+
+/* ---- reading frames ----------------------------------------------------- */
+
+static uint32_t thread_index(struct builder *b, uint64_t id)
+{
+	if (id != b->memo_thread_id) {
+		b->memo_thread_id = id;
+		b->memo_thread_idx = trace_thread_index(b->t, id);
+	}
+	return b->memo_thread_idx;
+}
+
+static int on_alloc(struct builder *b, const struct htr_event *ev)
+{
+	struct objinfo x = {
+		.type = ev->u.alloc.type, .site = ev->u.alloc.site,
+		.thread = thread_index(b, ev->u.alloc.thread),
+		.flags = ev->u.alloc.flags, .size = ev->u.alloc.size,
+		.array_length = ev->u.alloc.array_length,
+	};
+	uint32_t info;
+	int rc = intern_get(&b->in, &x, &info);
+	if (!rc)
+		rc = grow((void **)&b->allocs, &b->alloc_cap, b->nalloc + 1, sizeof(*b->allocs));
+	if (rc)
+		return rc;
+	if (b->nalloc && ev->u.alloc.id <= b->allocs[b->nalloc - 1].id)
+		b->allocs_sorted = 0;
+	struct arec *r = &b->allocs[b->nalloc++];
+	r->id = ev->u.alloc.id;
+	r->info = info;
+	r->birth = (b->gc_ends && !(ev->u.alloc.flags & HTR_ALLOC_PREEXISTING)) ? b->gc_ends - 1
+										 : HS_NO_BIRTH;
+	return 0;
+}
+
+static int on_deaths(struct builder *b, const struct htr_event *ev)
+{
+	if (ev->u.deaths.gc > b->G)
+		return 0;
+	uint32_t n = ev->u.deaths.count;
+	int rc = grow((void **)&b->dead, &b->dead_cap, b->ndead + n, sizeof(*b->dead));
+	if (rc)
+		return rc;
+	memcpy(b->dead + b->ndead, ev->u.deaths.ids, n * sizeof(uint64_t));
+	b->ndead += n;
+	/* Apply in batches so garbage never accumulates past a quarter of the
+	 * records (and at least a million ids). */
+	if (b->ndead >= (1u << 20) && b->ndead * 4 >= b->nalloc)
+		return apply_deaths(b);
+	return 0;
+}
+
+static int on_graph(struct builder *b, const struct htr_event *ev)
+{
+	uint64_t id = ev->u.graph.id;
+	int rc;
+	if (!(b->ng && b->g_id[b->ng - 1] == id)) {
+		uint64_t old_cap = b->g_cap;
+		rc = grow((void **)&b->g_id, &b->g_cap, b->ng + 1, sizeof(uint64_t));
+		if (rc)
+			return rc;
+		if (b->g_cap != old_cap) { /* g_off has g_cap + 1 entries */
+			uint64_t *p = realloc(b->g_off, (b->g_cap + 1) * sizeof(uint64_t));
+			if (!p)
+				return -ENOMEM;
+			b->g_off = p;
+		}
+		if (b->ng && id < b->g_id[b->ng - 1])
+			b->graph_sorted = 0;
+		b->g_id[b->ng] = id;
+		b->g_off[b->ng] = b->ne;
+		b->ng++;
+	}
+	uint32_t n = ev->u.graph.count;
+	uint64_t cap = b->e_cap;
+	rc = grow((void **)&b->e_tgt, &cap, b->ne + n, sizeof(uint64_t));
+	if (!rc) {
+		uint64_t cap2 = b->e_cap;
+		rc = grow((void **)&b->e_slot, &cap2, b->ne + n, sizeof(uint32_t));
+		b->e_cap = cap;
+	}
+	if (rc)
+		return rc;
+	for (uint32_t i = 0; i < n; i++) {
+		b->e_tgt[b->ne + i] = ev->u.graph.refs[i].target;
+		b->e_slot[b->ne + i] = ev->u.graph.refs[i].slot;
+	}
+	b->ne += n;
+	return 0;
+}
+
+static int on_roots(struct builder *b, const struct htr_event *ev)
+{
+	uint32_t n = ev->u.roots.count;
+	uint64_t cap = b->roots_cap;
+	int rc = grow((void **)&b->roots, &cap, (uint64_t)b->nroots + n, sizeof(*b->roots));
+	if (rc)
+		return rc;
+	b->roots_cap = (uint32_t)cap;
+	memcpy(b->roots + b->nroots, ev->u.roots.roots, n * sizeof(*b->roots));
+	b->nroots += n;
+	return 0;
+}
+
+static void progress(struct builder *b, int last)
+{
+	const struct heap_build_opts *o = b->o;
+	if (!o)
+		return;
+	if (o->progress_done)
+		__atomic_store_n(o->progress_done, b->work_done, __ATOMIC_RELAXED);
+	if (o->progress_total)
+		__atomic_store_n(o->progress_total, b->work_total, __ATOMIC_RELAXED);
+	if (!o->progress)
+		return;
+	uint64_t now = mono_ns();
+	if (!last && now - b->last_progress_ns < 1000000000ull)
+		return;
+	b->last_progress_ns = now;
+	fprintf(o->progress, "heapfs: rebuilding GC %u: %3u%%%s", b->G,
+		(unsigned)(b->work_total ? b->work_done * 100 / b->work_total : 100), last ? "\n" : "\r");
+	fflush(o->progress);
+}
+
+enum read_mode { READ_ALL, READ_DEATHS, READ_GRAPH };
+
+static int read_frame(struct builder *b, uint32_t f, enum read_mode mode, int *stop,
+		      struct htr_err *err)
+{
+	const struct trace_frame *fr = &b->t->frames[f];
+	struct htr_frame_hdr h = { fr->offset, fr->kind, fr->comp_len, fr->raw_len, fr->nevents };
+	struct htr_iter *it = NULL;
+	int rc = htr_iter_open(&it, b->t->file, &h, err);
+	if (rc)
+		return rc;
+	struct htr_event ev;
+	while ((rc = htr_iter_next(it, &ev, err)) == 1) {
+		rc = 0;
+		switch (ev.type) {
+		case HTR_EV_ALLOC:
+			if (mode == READ_ALL)
+				rc = on_alloc(b, &ev);
+			break;
+		case HTR_EV_DEATHS:
+			if (mode != READ_GRAPH)
+				rc = on_deaths(b, &ev);
+			break;
+		case HTR_EV_GC_END:
+			if (mode == READ_ALL) {
+				b->gc_ends++;
+				if (ev.u.gc.gc == b->G)
+					*stop = 1;
+			}
+			break;
+		case HTR_EV_GRAPH_OBJ:
+			if (mode == READ_GRAPH)
+				rc = on_graph(b, &ev);
+			break;
+		case HTR_EV_ROOTS:
+			if (mode == READ_GRAPH)
+				rc = on_roots(b, &ev);
+			break;
+		default:
+			break;
+		}
+		if (rc) {
+			htr_errf(err, rc, fr->offset, "%s while rebuilding GC %u",
+				 rc == -ENOMEM ? "out of memory" : "bad event", b->G);
+			break;
+		}
+		if (*stop)
+			break;
+	}
+	htr_iter_close(it);
+	return rc < 0 ? rc : 0;
+}
+
+static int read_frames(struct builder *b, struct htr_err *err)
+{
+	const struct trace *t = b->t;
+	uint32_t last = t->gcs[b->gi].frame;
+	for (uint32_t f = 0; f < t->nframes; f++) {
+		const struct trace_frame *fr = &t->frames[f];
+		int want = 0, stop = 0;
+		enum read_mode mode = READ_ALL;
+		if (fr->kind == HTR_FRAME_GRAPH) {
+			want = b->has_graph && fr->graph_gc == b->G;
+			mode = READ_GRAPH;
+		} else if (f <= last) {
+			want = 1;
+		} else if (!b->has_graph && fr->min_death_gc <= b->G) {
+			want = 1;             /* deaths of our GC that arrived late */
+			mode = READ_DEATHS;
+		}
+		if (want) {
+			int rc = read_frame(b, f, mode, &stop, err);
+			if (rc)
+				return rc;
+			b->work_done += fr->comp_len;
+			progress(b, 0);
+		}
+		if (f >= last && b->has_graph && fr->kind != HTR_FRAME_GRAPH)
+			break;
+	}
+	return 0;
+}
+
+/* ---- assembling the state ----------------------------------------------- */
+
+static int build_directory(struct heap_state *s)
+{
+	if (s->n == 0)
+		return 0;
+	uint64_t lo = s->id[0], span = s->id[s->n - 1] - lo;
+	uint32_t shift = 0;
+	/* about two ids per directory entry on dense ids; never more entries
+	 * than objects */
+	while ((span >> shift) + 2 > (uint64_t)s->n + 1)
+		shift++;
+	s->dir_base = lo;
+	s->dir_shift = shift;
+	s->ndir = (span >> shift) + 2;
+	s->dir = malloc(s->ndir * sizeof(uint32_t));
+	if (!s->dir)
+		return -ENOMEM;
+	uint64_t k = 0;
+	for (uint32_t i = 0; i < s->n; i++) {
+		uint64_t bucket = (s->id[i] - lo) >> shift;
+		while (k <= bucket)
+			s->dir[k++] = i;
+	}
+	while (k < s->ndir)
+		s->dir[k++] = s->n;
+	return 0;
+}
+
+uint32_t heap_state_find(const struct heap_state *s, uint64_t id)
+{
+	if (s->n == 0 || id < s->dir_base)
+		return UINT32_MAX;
+	uint64_t bucket = (id - s->dir_base) >> s->dir_shift;
+	if (bucket + 1 >= s->ndir)
+		return UINT32_MAX;
+	uint32_t lo = s->dir[bucket], hi = s->dir[bucket + 1];
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (s->id[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->dir[bucket + 1] && s->id[lo] == id ? lo : UINT32_MAX;
+}
+
+/* Sorts the graph objects by id when the trace listed them out of order. */
+static int sort_graph(struct builder *b, struct htr_err *err)
+{
+	if (b->graph_sorted)
+		return 0;
+	struct pair { uint64_t id; uint64_t idx; } *p = malloc((b->ng ? b->ng : 1) * sizeof(*p));
+	struct pair *tmp = malloc((b->ng ? b->ng : 1) * sizeof(*p));
+	uint64_t *noff = malloc((b->ng + 1) * sizeof(uint64_t));
+	uint64_t *ntgt = malloc((b->ne ? b->ne : 1) * sizeof(uint64_t));
+	uint32_t *nslot = malloc((b->ne ? b->ne : 1) * sizeof(uint32_t));
+	int rc = -ENOMEM;
+	if (!p || !tmp || !noff || !ntgt || !nslot)
+		goto out;
+	for (uint64_t i = 0; i < b->ng; i++)
+		p[i] = (struct pair){ b->g_id[i], i };
+	struct pair *r = radix_sort(p, tmp, b->ng, sizeof(*p));
+	uint64_t e = 0;
+	for (uint64_t i = 0; i < b->ng; i++) {
+		uint64_t o = r[i].idx;
+		if (i && r[i].id == r[i - 1].id) {
+			rc = htr_errf(err, -EBADMSG, 0, "graph of GC %u lists object %llu twice", b->G,
+				      (unsigned long long)r[i].id);
+			goto out;
+		}
+		uint64_t from = b->g_off[o], to = o + 1 < b->ng ? b->g_off[o + 1] : b->ne;
+		b->g_id[i] = r[i].id;
+		noff[i] = e;
+		for (uint64_t k = from; k < to; k++, e++) {
+			ntgt[e] = b->e_tgt[k];
+			nslot[e] = b->e_slot[k];
+		}
+	}
+	free(b->g_off); free(b->e_tgt); free(b->e_slot);
+	b->g_off = noff; b->e_tgt = ntgt; b->e_slot = nslot;
+	noff = NULL; ntgt = NULL; nslot = NULL;
+	b->graph_sorted = 1;
+	rc = 0;
+out:
+	free(p); free(tmp); free(noff); free(ntgt); free(nslot);
+	if (rc == -ENOMEM)
+		htr_errf(err, rc, 0, "out of memory sorting the graph of GC %u", b->G);
+	return rc;
+}
+
+static int unknown_info(struct builder *b, uint32_t *out)
+{
+	struct objinfo x = { .type = HTR_NO_TYPE, .site = HTR_NO_SITE, .thread = UINT32_MAX,
+			     .flags = HTR_ALLOC_PREEXISTING, .size = 0, .array_length = -1 };
+	return intern_get(&b->in, &x, out);
+}
+
+/* Live set = graph objects; properties joined from the allocation records. */
+static int assemble_objects_from_graph(struct builder *b)
+{
+	struct heap_state *s = b->s;
+	if (b->ng > UINT32_MAX - 1)
+		return -E2BIG;
+	s->n = (uint32_t)b->ng;
+	s->id = b->g_id;
+	b->g_id = NULL;
+	s->info = malloc((s->n ? s->n : 1) * sizeof(uint32_t));
+	s->birth = malloc((s->n ? s->n : 1) * sizeof(uint32_t));
+	if (!s->info || !s->birth)
+		return -ENOMEM;
+	size_t a = 0;
+	for (uint32_t i = 0; i < s->n; i++) {
+		uint64_t id = s->id[i];
+		while (a < b->nalloc && b->allocs[a].id < id)
+			a++;
+		if (a < b->nalloc && b->allocs[a].id == id) {
+			s->info[i] = b->allocs[a].info;
+			s->birth[i] = b->allocs[a].birth;
+		} else {
+			int rc = unknown_info(b, &s->info[i]);
+			if (rc)
+				return rc;
+			s->birth[i] = HS_NO_BIRTH;
+			s->unknown_objects++;
+		}
+	}
+	return 0;
+}
+
+static int assemble_objects_from_allocs(struct builder *b)
+{
+	struct heap_state *s = b->s;
+	int rc = apply_deaths(b);
+	if (rc)
+		return rc;
+	if (b->nalloc > UINT32_MAX - 1)
+		return -E2BIG;
+	s->n = (uint32_t)b->nalloc;
+	size_t n1 = s->n ? s->n : 1;
+	s->id = malloc(n1 * sizeof(uint64_t));
+	s->info = malloc(n1 * sizeof(uint32_t));
+	s->birth = malloc(n1 * sizeof(uint32_t));
+	if (!s->id || !s->info || !s->birth)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < s->n; i++) {
+		s->id[i] = b->allocs[i].id;
+		s->info[i] = b->allocs[i].info;
+		s->birth[i] = b->allocs[i].birth;
+	}
+	return 0;
+}
+
+static int add_slot_hi(struct heap_state *s, uint64_t *cap, uint64_t edge, uint32_t hi)
+{
+	uint64_t c1 = *cap, c2 = *cap;
+	int rc = grow((void **)&s->slot_hi_edge, &c1, (uint64_t)s->nslot_hi + 1, sizeof(uint64_t));
+	if (!rc)
+		rc = grow((void **)&s->slot_hi, &c2, (uint64_t)s->nslot_hi + 1, sizeof(uint32_t));
+	if (rc)
+		return rc;
+	*cap = c1;
+	s->slot_hi_edge[s->nslot_hi] = edge;
+	s->slot_hi[s->nslot_hi++] = hi;
+	return 0;
+}
+
+/* Out-edges: target ids -> dense indexes, dropping references to objects
+ * that are not in the graph; slots split into low 16 bits and runs of
+ * high bits. */
+static int assemble_out_edges(struct builder *b)
+{
+	struct heap_state *s = b->s;
+	if (b->ne > UINT32_MAX - 1)
+		return -E2BIG;
+	s->out_off = malloc(((size_t)s->n + 1) * sizeof(uint32_t));
+	s->out_tgt = malloc((b->ne ? b->ne : 1) * sizeof(uint32_t));
+	s->out_slot = malloc((b->ne ? b->ne : 1) * sizeof(uint16_t));
+	if (!s->out_off || !s->out_tgt || !s->out_slot)
+		return -ENOMEM;
+	uint64_t e = 0, hi_cap = 0;
+	uint32_t cur_hi = 0;
+	for (uint32_t i = 0; i < s->n; i++) {
+		s->out_off[i] = (uint32_t)e;
+		uint64_t from = b->g_off[i], to = i + 1 < s->n ? b->g_off[i + 1] : b->ne;
+		for (uint64_t k = from; k < to; k++) {
+			uint32_t tgt = heap_state_find(s, b->e_tgt[k]);
+			if (tgt == UINT32_MAX) {
+				s->dangling_refs++;
+				continue;
+			}
+			uint32_t slot = b->e_slot[k];
+			if (slot >> 16 != cur_hi) {
+				cur_hi = slot >> 16;
+				int rc = add_slot_hi(s, &hi_cap, e, cur_hi);
+				if (rc)
+					return rc;
+			}
+			s->out_tgt[e] = tgt;
+			s->out_slot[e] = (uint16_t)slot;
+			e++;
+		}
+	}
+	s->out_off[s->n] = (uint32_t)e;
+	s->nedges = e;
+	free(b->e_tgt); b->e_tgt = NULL;
+	free(b->e_slot); b->e_slot = NULL;
+	free(b->g_off); b->g_off = NULL;
+	return 0;
+}
+
+static int assemble_in_edges(struct heap_state *s)
+{
+	s->in_off = calloc((size_t)s->n + 1, sizeof(uint32_t));
+	s->in_src = malloc((s->nedges ? s->nedges : 1) * sizeof(uint32_t));
+	if (!s->in_off || !s->in_src)
+		return -ENOMEM;
+	for (uint64_t e = 0; e < s->nedges; e++)
+		s->in_off[s->out_tgt[e] + 1]++;
+	for (uint32_t i = 0; i < s->n; i++)
+		s->in_off[i + 1] += s->in_off[i];
+	/* fill using in_off[t] as a cursor, then shift back */
+	for (uint32_t i = 0; i < s->n; i++)
+		for (uint32_t e = s->out_off[i]; e < s->out_off[i + 1]; e++)
+			s->in_src[s->in_off[s->out_tgt[e]]++] = i;
+	for (uint32_t i = s->n; i > 0; i--)
+		s->in_off[i] = s->in_off[i - 1];
+	s->in_off[0] = 0;
+	return 0;
+}
+
+static int assemble_roots(struct builder *b)
+{
+	struct heap_state *s = b->s;
+	s->roots = malloc((b->nroots ? b->nroots : 1) * sizeof(*s->roots));
+	if (!s->roots)
+		return -ENOMEM;
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < b->nroots; i++) {
+		const struct htr_root *r = &b->roots[i];
+		uint32_t obj = heap_state_find(s, r->object);
+		if (obj == UINT32_MAX) {
+			s->dropped_roots++;
+			continue;
+		}
+		s->roots[k++] = (struct hs_root){
+			.kind = r->kind, .object = obj,
+			.thread = r->thread || r->kind == HTR_ROOT_THREAD || r->kind == HTR_ROOT_LOCAL ||
+					  r->kind == HTR_ROOT_JNI_LOCAL
+				  ? thread_index(b, r->thread) : UINT32_MAX,
+			.type = r->type, .field = r->field, .method = r->method,
+			.depth = r->depth, .slot = r->slot,
+		};
+	}
+	s->nroots = k;
+	return 0;
+}
+
+/* Marks everything reachable from the roots: breadth-first with an explicit
+ * queue (no recursion: heaps hold million-long lists). */
+static int mark_reachable(struct heap_state *s)
+{
+	size_t words = ((size_t)s->n + 63) / 64;
+	s->reachable = calloc(words ? words : 1, sizeof(uint64_t));
+	uint32_t *queue = malloc(((size_t)s->n + 1) * sizeof(uint32_t));
+	if (!s->reachable || !queue) {
+		free(queue);
+		return -ENOMEM;
+	}
+	size_t head = 0, tail = 0;
+	for (uint32_t r = 0; r < s->nroots; r++) {
+		uint32_t o = s->roots[r].object;
+		if (!hs_is_reachable(s, o)) {
+			s->reachable[o >> 6] |= 1ull << (o & 63);
+			queue[tail++] = o;
+		}
+	}
+	while (head < tail) {
+		uint32_t o = queue[head++];
+		for (uint32_t e = s->out_off[o]; e < s->out_off[o + 1]; e++) {
+			uint32_t t = s->out_tgt[e];
+			if (!hs_is_reachable(s, t)) {
+				s->reachable[t >> 6] |= 1ull << (t & 63);
+				queue[tail++] = t;
+			}
+		}
+	}
+	free(queue);
+	s->nreachable = (uint32_t)tail;
+	for (uint32_t i = 0; i < s->n; i++)
+		if (hs_is_reachable(s, i))
+			s->reachable_bytes += hs_info(s, i)->size;
+	return 0;
+}
+
+static int assemble(struct builder *b, struct htr_err *err)
+{
+	struct heap_state *s = b->s;
+	int rc = sort_allocs(b);
+	if (rc)
+		goto oom;
+	if (b->has_graph) {
+		rc = sort_graph(b, err);
+		if (rc)
+			return rc;
+		rc = assemble_objects_from_graph(b);
+	} else {
+		rc = assemble_objects_from_allocs(b);
+	}
+	free(b->allocs); b->allocs = NULL;
+	free(b->dead); b->dead = NULL;
+	/* the infos move to the state first: reachability sums sizes */
+	s->infos = b->in.infos;
+	s->ninfos = b->in.n;
+	b->in.infos = NULL;
+	if (!rc)
+		rc = build_directory(s);
+	if (!rc && b->has_graph) {
+		s->has_graph = 1;
+		rc = assemble_out_edges(b);
+		if (!rc)
+			rc = assemble_in_edges(s);
+		if (!rc)
+			rc = assemble_roots(b);
+		if (!rc)
+			rc = mark_reachable(s);
+	}
+	if (rc)
+		goto oom;
+	for (uint32_t i = 0; i < s->n; i++)
+		s->total_bytes += hs_info(s, i)->size;
+	s->mem_bytes = heap_state_memory(s);
+	return 0;
+oom:
+	return htr_errf(err, rc, 0, rc == -E2BIG ? "GC %u has more than 2^32 objects or edges"
+				    : "out of memory rebuilding GC %u", b->G);
+}
+
+static void builder_free(struct builder *b)
+{
+	free(b->in.infos);
+	free(b->in.slots);
+	free(b->allocs);
+	free(b->dead);
+	free(b->g_id);
+	free(b->g_off);
+	free(b->e_slot);
+	free(b->e_tgt);
+	free(b->roots);
+}
+
+int heap_state_build(const struct trace *t, uint32_t gc_index, const struct heap_build_opts *o,
+		     struct heap_state **out, struct htr_err *err)
+{
+	if (gc_index >= t->ngcs)
+		return htr_errf(err, -ENOENT, 0, "no GC with index %u", gc_index);
+	struct builder b;
+	memset(&b, 0, sizeof(b));
+	b.t = t;
+	b.gi = gc_index;
+	b.G = t->gcs[gc_index].gc;
+	b.has_graph = (t->gcs[gc_index].flags & HTR_GC_HAS_GRAPH) != 0;
+	b.allocs_sorted = b.graph_sorted = 1;
+	b.memo_thread_id = UINT64_MAX;
+	b.memo_thread_idx = UINT32_MAX;
+	b.o = o;
+	for (uint32_t f = 0; f <= t->gcs[gc_index].frame && f < t->nframes; f++)
+		b.work_total += t->frames[f].comp_len;
+	int rc = -ENOMEM;
+	b.s = calloc(1, sizeof(*b.s));
+	if (!b.s) {
+		htr_errf(err, rc, 0, "out of memory");
+		goto out;
+	}
+	b.s->gc_index = gc_index;
+	b.s->gc = b.G;
+	rc = read_frames(&b, err);
+	if (!rc)
+		rc = assemble(&b, err);
+	if (!rc) {
+		b.work_done = b.work_total;
+		progress(&b, 1);
+		*out = b.s;
+		b.s = NULL;
+	}
+out:
+	heap_state_free(b.s);
+	builder_free(&b);
+	return rc;
+}
+
+void heap_state_free(struct heap_state *s)
+{
+	if (!s)
+		return;
+	free(s->id); free(s->info); free(s->birth); free(s->infos);
+	free(s->out_off); free(s->out_tgt); free(s->out_slot);
+	free(s->in_off); free(s->in_src);
+	free(s->slot_hi_edge); free(s->slot_hi);
+	free(s->roots); free(s->reachable); free(s->dir);
+	free(s);
+}
+
+uint32_t hs_ref_slot(const struct heap_state *s, uint32_t i, uint64_t e)
+{
+	(void)i;
+	uint32_t lo = s->out_slot[e];
+	if (s->nslot_hi == 0 || e < s->slot_hi_edge[0])
+		return lo;
+	uint32_t a = 0, z = s->nslot_hi; /* last run starting at or before e */
+	while (z - a > 1) {
+		uint32_t mid = a + (z - a) / 2;
+		if (s->slot_hi_edge[mid] <= e)
+			a = mid;
+		else
+			z = mid;
+	}
+	return s->slot_hi[a] << 16 | lo;
+}
+
+size_t heap_state_memory(const struct heap_state *s)
+{
+	size_t n = s->n, e = s->nedges;
+	size_t m = sizeof(*s) + n * (8 + 4 + 4) + s->ninfos * sizeof(struct objinfo) +
+		   s->ndir * 4 + s->nroots * sizeof(struct hs_root);
+	if (s->has_graph)
+		m += (n + 1) * 4 * 2 + e * (4 + 2 + 4) + (n + 63) / 64 * 8 +
+		     s->nslot_hi * (8 + 4);
+	return m;
+}

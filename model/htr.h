@@ -1,0 +1,205 @@
+/* htr.h - the heapfs trace format (.htr): constants and the decoded event.
+ *
+ * docs/trace-format.md is the specification; this header is its C mirror.
+ * File layout:
+ *
+ *   header  32 bytes  "HEAPFSTR" | u16 major | u16 minor | u32 header_size
+ *                     | u64 flags | u32 reserved | u32 crc32(bytes 0..27)
+ *   frame*            32-byte frame header + zstd payload (one zstd frame,
+ *                     content checksum on); an event frame holds the events of
+ *                     one GC epoch and ends right after that epoch's GC_END;
+ *                     a graph frame holds only the roots and graph objects of
+ *                     the GC in progress, so that rebuilding one GC never
+ *                     decompresses the graphs of the others
+ *   footer frame      kind FOOTER: symbols, frame table, GC summaries
+ *   trailer 24 bytes  u64 footer_offset | u64 footer_frame_size | "HTREND01"
+ *
+ * Frame header: "HFRM" | u32 kind | u64 comp_len | u64 raw_len
+ *               | u32 nevents | u32 crc32(bytes 0..27)
+ * All integers little-endian.  Inside a payload every event is one type
+ * byte followed by LEB128 varints (zigzag where signed) and strings (varint
+ * length + UTF-8 bytes).
+ */
+#ifndef HEAPFS_HTR_H
+#define HEAPFS_HTR_H
+
+#include <stdint.h>
+
+#define HTR_MAGIC "HEAPFSTR"
+#define HTR_TRAILER_MAGIC "HTREND01"
+#define HTR_FRAME_MAGIC "HFRM"
+#define HTR_VERSION_MAJOR 1
+#define HTR_VERSION_MINOR 0
+#define HTR_HEADER_SIZE 32
+#define HTR_FRAME_HEADER_SIZE 32
+#define HTR_TRAILER_SIZE 24
+
+/* Bounds every writer keeps so that readers can refuse nonsense early. */
+#define HTR_MAX_STR 65535u         /* bytes in one string */
+#define HTR_MAX_CHUNK 4096u        /* refs, roots or deaths in one event */
+#define HTR_MAX_FRAMES_PER_SITE 1024u
+#define HTR_MAX_FIELDS 65535u
+#define HTR_NO_GC UINT32_MAX
+
+enum htr_frame_kind {
+	HTR_FRAME_EVENTS = 1,
+	HTR_FRAME_FOOTER = 2,
+	HTR_FRAME_GRAPH = 3,   /* roots and graph objects of one GC, nothing else */
+};
+
+enum htr_ev {
+	HTR_EV_INFO = 1,      /* key, value */
+	HTR_EV_TYPE = 2,      /* a type definition */
+	HTR_EV_METHOD = 3,    /* method id, class, name, signature, file */
+	HTR_EV_SITE = 4,      /* allocation site: frame list, innermost first */
+	HTR_EV_THREAD = 5,    /* thread id, name */
+	HTR_EV_ALLOC = 6,     /* one allocation */
+	HTR_EV_DEATHS = 7,    /* ids of objects freed by a GC */
+	HTR_EV_GC_START = 8,
+	HTR_EV_GC_END = 9,
+	HTR_EV_ROOTS = 10,    /* a chunk of the root set of the current GC */
+	HTR_EV_GRAPH_OBJ = 11,/* a live object and (a chunk of) its references */
+	/* footer-only events */
+	HTR_EV_FRAME_ENTRY = 32,
+	HTR_EV_GC_SUMMARY = 33,
+	HTR_EV_TOTALS = 34,   /* allocations, bytes, deaths, first and last time */
+};
+
+enum htr_type_kind {
+	HTR_TYPE_INSTANCE = 0,
+	HTR_TYPE_OBJ_ARRAY = 1,
+	HTR_TYPE_PRIM_ARRAY = 2,
+};
+
+enum htr_field_flags {
+	HTR_FIELD_STATIC = 1,
+	HTR_FIELD_REF = 2,
+};
+
+/* The gc-roots paper's Table 1, plus the kinds heap dumps and JVMTI add.
+ * Values are part of the format: never renumber. */
+enum htr_root_kind {
+	HTR_ROOT_CLASS_LOADER = 1,
+	HTR_ROOT_STATIC = 2,       /* info: type id, field index */
+	HTR_ROOT_THREAD = 3,       /* info: thread id */
+	HTR_ROOT_LOCAL = 4,        /* info: thread id, method id, depth, slot */
+	HTR_ROOT_CODE_BLOB = 5,    /* info: method id */
+	HTR_ROOT_JNI_GLOBAL = 6,
+	HTR_ROOT_JNI_LOCAL = 7,    /* info: thread id, depth */
+	HTR_ROOT_JVMTI = 8,
+	HTR_ROOT_MONITOR = 9,
+	HTR_ROOT_MANAGEMENT = 10,
+	HTR_ROOT_OTHER = 11,
+	HTR_ROOT_SYSTEM_CLASS = 12,/* sticky class (HPROF), JVMTI SYSTEM_CLASS */
+	HTR_ROOT_NATIVE_STACK = 13,/* info: thread id */
+	HTR_ROOT_THREAD_BLOCK = 14,/* info: thread id */
+	HTR_ROOT_KIND_MAX = 14,
+};
+
+enum htr_alloc_flags {
+	HTR_ALLOC_PREEXISTING = 1, /* existed before recording; birth unknown */
+};
+
+enum htr_gc_flags {
+	HTR_GC_FULL = 1,           /* a full (old-generation) collection */
+	HTR_GC_HAS_GRAPH = 2,      /* GC_END: this GC carries roots and graph */
+	HTR_GC_DEATHS_MERGED = 4,  /* deaths of several GCs arrived as one batch */
+};
+
+/* Name of a root kind as used in the tree (roots/<name>/), or NULL. */
+const char *htr_root_kind_name(uint32_t kind);
+
+struct htr_field {
+	const char *name;
+	uint32_t name_len;
+	const char *sig;       /* JVM descriptor: "J", "Ljava/lang/String;", "[I" */
+	uint32_t sig_len;
+	uint32_t flags;        /* enum htr_field_flags */
+};
+
+struct htr_root {
+	uint32_t kind;
+	uint64_t object;       /* object id */
+	uint64_t thread;       /* THREAD, LOCAL, JNI_LOCAL, NATIVE_STACK, THREAD_BLOCK */
+	uint32_t type;         /* STATIC: type id */
+	uint32_t field;        /* STATIC: field index into the type's fields */
+	uint32_t method;       /* LOCAL, CODE_BLOB: method id */
+	uint32_t depth;        /* LOCAL, JNI_LOCAL: frame depth, 0 = top */
+	uint32_t slot;         /* LOCAL: local variable slot */
+};
+
+struct htr_ref {
+	uint32_t slot;         /* instance: field index; object array: element */
+	uint64_t target;       /* object id */
+};
+
+struct htr_site_frame {
+	uint32_t method;
+	int32_t line;          /* -1 unknown */
+};
+
+/* Per-GC summary, in the footer and in the index. */
+struct htr_gc_summary {
+	uint32_t gc;
+	uint32_t frame;        /* index of the frame that holds this GC_END */
+	uint64_t start_ns, end_ns;
+	uint64_t used_before, used_after, capacity;
+	uint32_t flags;        /* enum htr_gc_flags */
+	uint64_t allocs, alloc_bytes; /* allocations since the previous GC end */
+	uint64_t deaths;       /* deaths attributed to this GC (so far known) */
+	char cause[64];
+};
+
+/* One decoded event.  Strings and arrays point into the reader's buffers
+ * and stay valid until the next call on the same iterator. */
+struct htr_event {
+	enum htr_ev type;
+	union {
+		struct { const char *key; uint32_t key_len; const char *val; uint32_t val_len; } info;
+		struct {
+			uint32_t id;
+			const char *name; uint32_t name_len;
+			uint32_t kind;          /* enum htr_type_kind */
+			uint32_t instance_size; /* instances; array header size for arrays */
+			uint32_t elem_size;     /* arrays */
+			uint32_t super_id;      /* HTR_NO_TYPE if none */
+			uint32_t nfields;
+			const struct htr_field *fields;
+		} type;
+		struct {
+			uint32_t id;
+			const char *cls; uint32_t cls_len;
+			const char *name; uint32_t name_len;
+			const char *sig; uint32_t sig_len;
+			const char *file; uint32_t file_len;
+		} method;
+		struct { uint32_t id; uint32_t nframes; const struct htr_site_frame *frames; } site;
+		struct { uint64_t id; const char *name; uint32_t name_len; } thread;
+		struct {
+			uint64_t id;
+			uint32_t type, site;
+			uint64_t thread;
+			uint64_t size;
+			int64_t array_length;   /* -1: not an array */
+			uint64_t time_ns;
+			uint32_t flags;         /* enum htr_alloc_flags */
+		} alloc;
+		struct { uint32_t gc; uint32_t count; const uint64_t *ids; } deaths;
+		struct {
+			uint32_t gc;
+			uint64_t time_ns, used, capacity;
+			uint32_t flags;
+			const char *cause; uint32_t cause_len; /* GC_START only */
+		} gc;
+		struct { uint32_t gc; uint32_t count; const struct htr_root *roots; } roots;
+		struct { uint64_t id; uint32_t count; const struct htr_ref *refs; } graph;
+		struct { uint64_t offset, comp_len, raw_len; uint32_t nevents, min_death_gc, kind, graph_gc; } frame_entry;
+		struct htr_gc_summary gc_summary;
+		struct { uint64_t allocs, alloc_bytes, deaths, first_ns, last_ns; } totals;
+	} u;
+};
+
+#define HTR_NO_TYPE UINT32_MAX
+#define HTR_NO_SITE UINT32_MAX
+
+#endif

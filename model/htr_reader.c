@@ -1,0 +1,638 @@
+/* htr_reader.c - see htr_reader.h.
+ *
+ * The iterator decompresses a frame as a stream into a window buffer and
+ * decodes events from it.  Every event a writer produces is at most
+ * MAX_EVENT bytes, so the window is refilled whenever fewer than MAX_EVENT
+ * undecoded bytes remain; an event that does not fit in MAX_EVENT is
+ * damage.  The zstd content checksum catches corrupted payloads.
+ */
+#include "htr_reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "buf.h"
+
+#define MAX_EVENT (1u << 20)
+#define WINDOW (4u * MAX_EVENT)
+#define READ_CHUNK (1u << 20)
+
+int htr_errf(struct htr_err *err, int code, uint64_t offset, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		err->offset = offset;
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+const char *htr_root_kind_name(uint32_t kind)
+{
+	static const char *const names[] = {
+		[HTR_ROOT_CLASS_LOADER] = "class-loader",
+		[HTR_ROOT_STATIC] = "static",
+		[HTR_ROOT_THREAD] = "thread",
+		[HTR_ROOT_LOCAL] = "local",
+		[HTR_ROOT_CODE_BLOB] = "code-blob",
+		[HTR_ROOT_JNI_GLOBAL] = "jni-global",
+		[HTR_ROOT_JNI_LOCAL] = "jni-local",
+		[HTR_ROOT_JVMTI] = "jvmti",
+		[HTR_ROOT_MONITOR] = "monitor",
+		[HTR_ROOT_MANAGEMENT] = "management",
+		[HTR_ROOT_OTHER] = "other",
+		[HTR_ROOT_SYSTEM_CLASS] = "class",
+		[HTR_ROOT_NATIVE_STACK] = "native-stack",
+		[HTR_ROOT_THREAD_BLOCK] = "thread-block",
+	};
+	if (kind < 1 || kind > HTR_ROOT_KIND_MAX)
+		return NULL;
+	return names[kind];
+}
+
+static int pread_all(int fd, void *p, size_t n, uint64_t off)
+{
+	uint8_t *b = p;
+	while (n) {
+		ssize_t k = pread(fd, b, n, (off_t)off);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0)
+			return -ENODATA;
+		b += k;
+		n -= (size_t)k;
+		off += (uint64_t)k;
+	}
+	return 0;
+}
+
+int htr_file_open(struct htr_file **out, const char *path, struct htr_err *err)
+{
+	int rc;
+	struct htr_file *f = calloc(1, sizeof(*f));
+	if (!f)
+		return htr_errf(err, -ENOMEM, 0, "out of memory");
+	f->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (f->fd < 0) {
+		rc = htr_errf(err, -errno, 0, "cannot open: %s", strerror(errno));
+		goto fail;
+	}
+	struct stat st;
+	if (fstat(f->fd, &st) < 0) {
+		rc = htr_errf(err, -errno, 0, "cannot stat: %s", strerror(errno));
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = htr_errf(err, -EINVAL, 0, "not a regular file");
+		goto fail;
+	}
+	f->size = (uint64_t)st.st_size;
+	f->path = strdup(path);
+	if (!f->path) {
+		rc = htr_errf(err, -ENOMEM, 0, "out of memory");
+		goto fail;
+	}
+	uint8_t h[HTR_HEADER_SIZE];
+	if (f->size < HTR_HEADER_SIZE) {
+		rc = htr_errf(err, -EPROTO, 0, "file too short for a heapfs trace header (%llu bytes, need %d)",
+			      (unsigned long long)f->size, HTR_HEADER_SIZE);
+		goto fail;
+	}
+	rc = pread_all(f->fd, h, sizeof(h), 0);
+	if (rc) {
+		htr_errf(err, rc, 0, "cannot read header: %s", strerror(-rc));
+		goto fail;
+	}
+	if (memcmp(h, HTR_MAGIC, 8) != 0) {
+		rc = htr_errf(err, -EPROTO, 0, "not a heapfs trace (bad magic)");
+		goto fail;
+	}
+	f->major = (uint16_t)(h[8] | h[9] << 8);
+	f->minor = (uint16_t)(h[10] | h[11] << 8);
+	if (get_le32(h + 28) != crc32_ieee(h, 28)) {
+		rc = htr_errf(err, -EBADMSG, 0, "header checksum mismatch");
+		goto fail;
+	}
+	if (f->major != HTR_VERSION_MAJOR) {
+		rc = htr_errf(err, -EPROTO, 8, "trace format version %u.%u is not supported (this heapfs reads %d.x)",
+			      f->major, f->minor, HTR_VERSION_MAJOR);
+		goto fail;
+	}
+	if (get_le32(h + 12) != HTR_HEADER_SIZE) {
+		rc = htr_errf(err, -EBADMSG, 12, "header size %u, expected %d", get_le32(h + 12), HTR_HEADER_SIZE);
+		goto fail;
+	}
+	*out = f;
+	return 0;
+fail:
+	htr_file_close(f);
+	return rc;
+}
+
+void htr_file_close(struct htr_file *f)
+{
+	if (!f)
+		return;
+	if (f->fd >= 0)
+		close(f->fd);
+	free(f->path);
+	free(f);
+}
+
+static int all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
+
+int htr_frame_header(const struct htr_file *f, uint64_t offset, struct htr_frame_hdr *h,
+		     struct htr_err *err)
+{
+	uint8_t b[HTR_FRAME_HEADER_SIZE];
+	if (offset > f->size || f->size - offset < HTR_FRAME_HEADER_SIZE)
+		return htr_errf(err, -ENODATA, offset, "frame header cut off by the end of the file");
+	int rc = pread_all(f->fd, b, sizeof(b), offset);
+	if (rc)
+		return htr_errf(err, rc == -ENODATA ? rc : -EIO, offset, "cannot read frame header: %s",
+				strerror(-rc));
+	if (all_zero(b, sizeof(b)))
+		return htr_errf(err, -ENODATA, offset,
+				"frame never completed (the writer stopped while writing it)");
+	if (memcmp(b, HTR_FRAME_MAGIC, 4) != 0)
+		return htr_errf(err, -EBADMSG, offset, "bad frame magic");
+	if (get_le32(b + 28) != crc32_ieee(b, 28))
+		return htr_errf(err, -EBADMSG, offset, "frame header checksum mismatch");
+	h->offset = offset;
+	h->kind = get_le32(b + 4);
+	h->comp_len = get_le64(b + 8);
+	h->raw_len = get_le64(b + 16);
+	h->nevents = get_le32(b + 24);
+	if (h->kind != HTR_FRAME_EVENTS && h->kind != HTR_FRAME_FOOTER && h->kind != HTR_FRAME_GRAPH)
+		return htr_errf(err, -EBADMSG, offset, "unknown frame kind %u", h->kind);
+	if (h->comp_len == 0)
+		return htr_errf(err, -EBADMSG, offset, "empty frame payload");
+	if (h->comp_len > f->size - offset - HTR_FRAME_HEADER_SIZE)
+		return htr_errf(err, -ENODATA, offset,
+				"frame payload of %llu bytes cut off by the end of the file",
+				(unsigned long long)h->comp_len);
+	return 0;
+}
+
+int htr_trailer(const struct htr_file *f, uint64_t *footer_offset)
+{
+	uint8_t t[HTR_TRAILER_SIZE];
+	if (f->size < HTR_HEADER_SIZE + HTR_TRAILER_SIZE)
+		return -ENOENT;
+	uint64_t at = f->size - HTR_TRAILER_SIZE;
+	if (pread_all(f->fd, t, sizeof(t), at) != 0)
+		return -ENOENT;
+	if (memcmp(t + 16, HTR_TRAILER_MAGIC, 8) != 0)
+		return -ENOENT;
+	uint64_t off = get_le64(t), len = get_le64(t + 8);
+	if (off < HTR_HEADER_SIZE || off > at || len != at - off)
+		return -ENOENT;
+	*footer_offset = off;
+	return 0;
+}
+
+struct htr_iter {
+	const struct htr_file *f;
+	struct htr_frame_hdr h;
+	ZSTD_DCtx *dctx;
+	uint8_t *in; size_t in_len, in_pos;  /* compressed bytes read so far */
+	uint64_t comp_read;                  /* payload bytes read from file */
+	uint8_t *win; size_t win_len, win_pos;
+	uint64_t raw_consumed;               /* raw bytes before win[0] */
+	int stream_done;
+	uint32_t events;
+	/* decoded arrays */
+	struct htr_field *fields; uint32_t fields_cap;
+	struct htr_site_frame frames[HTR_MAX_FRAMES_PER_SITE];
+	struct htr_ref refs[HTR_MAX_CHUNK];
+	struct htr_root roots[HTR_MAX_CHUNK];
+	uint64_t ids[HTR_MAX_CHUNK];
+	uint64_t prev_alloc_id, prev_time, prev_graph_id;
+};
+
+int htr_iter_open(struct htr_iter **out, const struct htr_file *f, const struct htr_frame_hdr *h,
+		  struct htr_err *err)
+{
+	struct htr_iter *it = calloc(1, sizeof(*it));
+	if (!it)
+		return htr_errf(err, -ENOMEM, h->offset, "out of memory");
+	it->f = f;
+	it->h = *h;
+	it->dctx = ZSTD_createDCtx();
+	it->in = malloc(READ_CHUNK);
+	it->win = malloc(WINDOW);
+	if (!it->dctx || !it->in || !it->win) {
+		htr_iter_close(it);
+		return htr_errf(err, -ENOMEM, h->offset, "out of memory");
+	}
+	/* Cap the decoder's window so a hostile frame cannot ask for GiBs. */
+	ZSTD_DCtx_setParameter(it->dctx, ZSTD_d_windowLogMax, 27);
+	*out = it;
+	return 0;
+}
+
+void htr_iter_close(struct htr_iter *it)
+{
+	if (!it)
+		return;
+	ZSTD_freeDCtx(it->dctx);
+	free(it->in);
+	free(it->win);
+	free(it->fields);
+	free(it);
+}
+
+uint64_t htr_iter_raw_pos(const struct htr_iter *it)
+{
+	return it->raw_consumed + it->win_pos;
+}
+
+/* Decompresses until the window holds MAX_EVENT undecoded bytes or the
+ * stream ends. */
+static int refill(struct htr_iter *it, struct htr_err *err)
+{
+	uint64_t payload = it->h.offset + HTR_FRAME_HEADER_SIZE;
+	if (it->win_pos) {
+		memmove(it->win, it->win + it->win_pos, it->win_len - it->win_pos);
+		it->raw_consumed += it->win_pos;
+		it->win_len -= it->win_pos;
+		it->win_pos = 0;
+	}
+	while (!it->stream_done && it->win_len < MAX_EVENT) {
+		if (it->in_pos == it->in_len) {
+			uint64_t left = it->h.comp_len - it->comp_read;
+			if (left == 0)
+				return htr_errf(err, -EBADMSG, it->h.offset,
+						"frame payload ends inside a compressed block");
+			size_t n = left < READ_CHUNK ? (size_t)left : READ_CHUNK;
+			int rc = pread_all(it->f->fd, it->in, n, payload + it->comp_read);
+			if (rc)
+				return htr_errf(err, -EIO, payload + it->comp_read, "read error: %s",
+						strerror(-rc));
+			it->comp_read += n;
+			it->in_len = n;
+			it->in_pos = 0;
+		}
+		ZSTD_inBuffer in = { it->in, it->in_len, it->in_pos };
+		ZSTD_outBuffer ob = { it->win, WINDOW, it->win_len };
+		size_t r = ZSTD_decompressStream(it->dctx, &ob, &in);
+		if (ZSTD_isError(r))
+			return htr_errf(err, -EBADMSG, payload + it->comp_read - (it->in_len - in.pos),
+					"frame payload damaged: %s", ZSTD_getErrorName(r));
+		it->in_pos = in.pos;
+		it->win_len = ob.pos;
+		if (it->raw_consumed + it->win_len > it->h.raw_len)
+			return htr_errf(err, -EBADMSG, it->h.offset,
+					"frame payload larger than its header says (%llu bytes)",
+					(unsigned long long)it->h.raw_len);
+		if (r == 0) {
+			it->stream_done = 1;
+			if (it->in_pos != it->in_len || it->comp_read != it->h.comp_len)
+				return htr_errf(err, -EBADMSG, it->h.offset,
+						"frame has bytes after its compressed payload");
+		}
+	}
+	return 0;
+}
+
+#define GET(expr) do { if ((rc = (expr)) != 0) goto bad; } while (0)
+
+static int decode_type(struct htr_iter *it, struct cur *c, struct htr_event *ev)
+{
+	int rc;
+	uint64_t super;
+	GET(cur_u32(c, &ev->u.type.id));
+	GET(cur_str(c, &ev->u.type.name, &ev->u.type.name_len));
+	GET(cur_u32(c, &ev->u.type.kind));
+	GET(cur_u32(c, &ev->u.type.instance_size));
+	GET(cur_u32(c, &ev->u.type.elem_size));
+	GET(cur_uv(c, &super));
+	GET(cur_u32(c, &ev->u.type.nfields));
+	if (ev->u.type.kind > HTR_TYPE_PRIM_ARRAY || super > (uint64_t)UINT32_MAX + 1 ||
+	    ev->u.type.nfields > HTR_MAX_FIELDS)
+		return -EBADMSG;
+	ev->u.type.super_id = super ? (uint32_t)(super - 1) : HTR_NO_TYPE;
+	uint32_t nf = ev->u.type.nfields;
+	if (nf > it->fields_cap) {
+		struct htr_field *p = realloc(it->fields, nf * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		it->fields = p;
+		it->fields_cap = nf;
+	}
+	for (uint32_t i = 0; i < nf; i++) {
+		struct htr_field *fl = &it->fields[i];
+		GET(cur_str(c, &fl->name, &fl->name_len));
+		GET(cur_str(c, &fl->sig, &fl->sig_len));
+		GET(cur_u32(c, &fl->flags));
+	}
+	ev->u.type.fields = it->fields;
+	return 0;
+bad:
+	return rc;
+}
+
+static int decode_root(struct cur *c, struct htr_root *r)
+{
+	int rc;
+	uint8_t kind;
+	memset(r, 0, sizeof(*r));
+	GET(cur_byte(c, &kind));
+	if (kind < 1 || kind > HTR_ROOT_KIND_MAX)
+		return -EBADMSG;
+	r->kind = kind;
+	GET(cur_uv(c, &r->object));
+	switch (kind) {
+	case HTR_ROOT_STATIC:
+		GET(cur_u32(c, &r->type));
+		GET(cur_u32(c, &r->field));
+		break;
+	case HTR_ROOT_THREAD:
+	case HTR_ROOT_NATIVE_STACK:
+	case HTR_ROOT_THREAD_BLOCK:
+		GET(cur_uv(c, &r->thread));
+		break;
+	case HTR_ROOT_LOCAL:
+		GET(cur_uv(c, &r->thread));
+		GET(cur_u32(c, &r->method));
+		GET(cur_u32(c, &r->depth));
+		GET(cur_u32(c, &r->slot));
+		break;
+	case HTR_ROOT_CODE_BLOB:
+		GET(cur_u32(c, &r->method));
+		break;
+	case HTR_ROOT_JNI_LOCAL:
+		GET(cur_uv(c, &r->thread));
+		GET(cur_u32(c, &r->depth));
+		break;
+	default:
+		break;
+	}
+	return 0;
+bad:
+	return rc;
+}
+
+static int decode_gc(struct cur *c, struct htr_event *ev, int with_cause)
+{
+	int rc;
+	uint64_t used, cap;
+	GET(cur_u32(c, &ev->u.gc.gc));
+	GET(cur_uv(c, &ev->u.gc.time_ns));
+	GET(cur_uv(c, &used));
+	GET(cur_uv(c, &cap));
+	GET(cur_u32(c, &ev->u.gc.flags));
+	ev->u.gc.used = used - 1;        /* 0 -> UINT64_MAX: unknown */
+	ev->u.gc.capacity = cap - 1;
+	ev->u.gc.cause = "";
+	ev->u.gc.cause_len = 0;
+	if (with_cause)
+		GET(cur_str(c, &ev->u.gc.cause, &ev->u.gc.cause_len));
+	return 0;
+bad:
+	return rc;
+}
+
+static int decode_summary(struct cur *c, struct htr_gc_summary *g)
+{
+	int rc;
+	const char *cause;
+	uint32_t cause_len;
+	uint64_t ub, ua, cap;
+	memset(g, 0, sizeof(*g));
+	GET(cur_u32(c, &g->gc));
+	GET(cur_u32(c, &g->frame));
+	GET(cur_uv(c, &g->start_ns));
+	GET(cur_uv(c, &g->end_ns));
+	GET(cur_uv(c, &ub));
+	GET(cur_uv(c, &ua));
+	GET(cur_uv(c, &cap));
+	GET(cur_u32(c, &g->flags));
+	GET(cur_uv(c, &g->allocs));
+	GET(cur_uv(c, &g->alloc_bytes));
+	GET(cur_uv(c, &g->deaths));
+	GET(cur_str(c, &cause, &cause_len));
+	g->used_before = ub - 1;
+	g->used_after = ua - 1;
+	g->capacity = cap - 1;
+	if (cause_len >= sizeof(g->cause))
+		cause_len = sizeof(g->cause) - 1;
+	memcpy(g->cause, cause, cause_len);
+	g->cause[cause_len] = 0;
+	return 0;
+bad:
+	return rc;
+}
+
+static int decode_event(struct htr_iter *it, struct cur *c, struct htr_event *ev)
+{
+	int rc;
+	uint8_t type;
+	uint64_t v, site, alen;
+	int64_t d;
+	GET(cur_byte(c, &type));
+	ev->type = type;
+	switch (type) {
+	case HTR_EV_INFO:
+		GET(cur_str(c, &ev->u.info.key, &ev->u.info.key_len));
+		GET(cur_str(c, &ev->u.info.val, &ev->u.info.val_len));
+		return 0;
+	case HTR_EV_TYPE:
+		return decode_type(it, c, ev);
+	case HTR_EV_METHOD:
+		GET(cur_u32(c, &ev->u.method.id));
+		GET(cur_str(c, &ev->u.method.cls, &ev->u.method.cls_len));
+		GET(cur_str(c, &ev->u.method.name, &ev->u.method.name_len));
+		GET(cur_str(c, &ev->u.method.sig, &ev->u.method.sig_len));
+		GET(cur_str(c, &ev->u.method.file, &ev->u.method.file_len));
+		return 0;
+	case HTR_EV_SITE:
+		GET(cur_u32(c, &ev->u.site.id));
+		GET(cur_u32(c, &ev->u.site.nframes));
+		if (ev->u.site.nframes == 0 || ev->u.site.nframes > HTR_MAX_FRAMES_PER_SITE)
+			return -EBADMSG;
+		for (uint32_t i = 0; i < ev->u.site.nframes; i++) {
+			GET(cur_u32(c, &it->frames[i].method));
+			GET(cur_sv(c, &d));
+			if (d < INT32_MIN || d > INT32_MAX)
+				return -EBADMSG;
+			it->frames[i].line = (int32_t)d;
+		}
+		ev->u.site.frames = it->frames;
+		return 0;
+	case HTR_EV_THREAD:
+		GET(cur_uv(c, &ev->u.thread.id));
+		GET(cur_str(c, &ev->u.thread.name, &ev->u.thread.name_len));
+		return 0;
+	case HTR_EV_ALLOC:
+		GET(cur_u32(c, &ev->u.alloc.flags));
+		GET(cur_sv(c, &d));
+		ev->u.alloc.id = it->prev_alloc_id + (uint64_t)d;
+		GET(cur_u32(c, &ev->u.alloc.type));
+		GET(cur_uv(c, &site));
+		GET(cur_uv(c, &ev->u.alloc.thread));
+		GET(cur_uv(c, &ev->u.alloc.size));
+		GET(cur_uv(c, &alen));
+		GET(cur_sv(c, &d));
+		if (site > (uint64_t)UINT32_MAX + 1 || alen > (uint64_t)INT64_MAX)
+			return -EBADMSG;
+		ev->u.alloc.site = site ? (uint32_t)(site - 1) : HTR_NO_SITE;
+		ev->u.alloc.array_length = (int64_t)alen - 1;
+		ev->u.alloc.time_ns = it->prev_time + (uint64_t)d;
+		it->prev_alloc_id = ev->u.alloc.id;
+		it->prev_time = ev->u.alloc.time_ns;
+		return 0;
+	case HTR_EV_DEATHS: {
+		GET(cur_u32(c, &ev->u.deaths.gc));
+		GET(cur_u32(c, &ev->u.deaths.count));
+		if (ev->u.deaths.count > HTR_MAX_CHUNK)
+			return -EBADMSG;
+		uint64_t prev = 0;
+		for (uint32_t i = 0; i < ev->u.deaths.count; i++) {
+			GET(cur_uv(c, &v));
+			prev += v;
+			it->ids[i] = prev;
+		}
+		ev->u.deaths.ids = it->ids;
+		return 0;
+	}
+	case HTR_EV_GC_START:
+		return decode_gc(c, ev, 1);
+	case HTR_EV_GC_END:
+		return decode_gc(c, ev, 0);
+	case HTR_EV_ROOTS:
+		GET(cur_u32(c, &ev->u.roots.gc));
+		GET(cur_u32(c, &ev->u.roots.count));
+		if (ev->u.roots.count > HTR_MAX_CHUNK)
+			return -EBADMSG;
+		for (uint32_t i = 0; i < ev->u.roots.count; i++)
+			GET(decode_root(c, &it->roots[i]));
+		ev->u.roots.roots = it->roots;
+		return 0;
+	case HTR_EV_GRAPH_OBJ: {
+		GET(cur_sv(c, &d));
+		uint64_t id = it->prev_graph_id + (uint64_t)d;
+		ev->u.graph.id = id;
+		GET(cur_u32(c, &ev->u.graph.count));
+		if (ev->u.graph.count > HTR_MAX_CHUNK)
+			return -EBADMSG;
+		int64_t slot = 0;
+		for (uint32_t i = 0; i < ev->u.graph.count; i++) {
+			GET(cur_sv(c, &d));
+			slot += d;
+			if (slot < 0 || slot > UINT32_MAX)
+				return -EBADMSG;
+			it->refs[i].slot = (uint32_t)slot;
+			GET(cur_sv(c, &d));
+			it->refs[i].target = id + (uint64_t)d;
+		}
+		ev->u.graph.refs = it->refs;
+		it->prev_graph_id = id;
+		return 0;
+	}
+	case HTR_EV_FRAME_ENTRY: {
+		uint64_t mdg;
+		GET(cur_uv(c, &ev->u.frame_entry.offset));
+		GET(cur_uv(c, &ev->u.frame_entry.comp_len));
+		GET(cur_uv(c, &ev->u.frame_entry.raw_len));
+		GET(cur_u32(c, &ev->u.frame_entry.nevents));
+		GET(cur_uv(c, &mdg));
+		if (mdg > (uint64_t)UINT32_MAX + 1)
+			return -EBADMSG;
+		ev->u.frame_entry.min_death_gc = (uint32_t)(mdg ? mdg - 1 : UINT32_MAX);
+		GET(cur_u32(c, &ev->u.frame_entry.kind));
+		GET(cur_uv(c, &mdg));
+		if (mdg > (uint64_t)UINT32_MAX + 1 ||
+		    (ev->u.frame_entry.kind != HTR_FRAME_EVENTS && ev->u.frame_entry.kind != HTR_FRAME_GRAPH))
+			return -EBADMSG;
+		ev->u.frame_entry.graph_gc = (uint32_t)(mdg ? mdg - 1 : UINT32_MAX);
+		return 0;
+	}
+	case HTR_EV_GC_SUMMARY:
+		return decode_summary(c, &ev->u.gc_summary);
+	case HTR_EV_TOTALS:
+		GET(cur_uv(c, &ev->u.totals.allocs));
+		GET(cur_uv(c, &ev->u.totals.alloc_bytes));
+		GET(cur_uv(c, &ev->u.totals.deaths));
+		GET(cur_uv(c, &ev->u.totals.first_ns));
+		GET(cur_uv(c, &ev->u.totals.last_ns));
+		return 0;
+	default:
+		return -EBADMSG;
+	}
+bad:
+	return rc;
+}
+
+static const char *event_name(uint8_t t)
+{
+	switch (t) {
+	case HTR_EV_INFO: return "info";
+	case HTR_EV_TYPE: return "type";
+	case HTR_EV_METHOD: return "method";
+	case HTR_EV_SITE: return "site";
+	case HTR_EV_THREAD: return "thread";
+	case HTR_EV_ALLOC: return "allocation";
+	case HTR_EV_DEATHS: return "deaths";
+	case HTR_EV_GC_START: return "gc start";
+	case HTR_EV_GC_END: return "gc end";
+	case HTR_EV_ROOTS: return "roots";
+	case HTR_EV_GRAPH_OBJ: return "graph object";
+	case HTR_EV_FRAME_ENTRY: return "frame entry";
+	case HTR_EV_GC_SUMMARY: return "gc summary";
+	case HTR_EV_TOTALS: return "totals";
+	default: return "unknown";
+	}
+}
+
+int htr_iter_next(struct htr_iter *it, struct htr_event *ev, struct htr_err *err)
+{
+	if (it->win_len - it->win_pos < MAX_EVENT && !it->stream_done) {
+		int rc = refill(it, err);
+		if (rc)
+			return rc;
+	}
+	if (it->win_pos == it->win_len) {
+		if (!it->stream_done)
+			return htr_errf(err, -EBADMSG, it->h.offset, "frame payload incomplete");
+		if (it->raw_consumed + it->win_len != it->h.raw_len)
+			return htr_errf(err, -EBADMSG, it->h.offset,
+					"frame payload is %llu bytes, header says %llu",
+					(unsigned long long)(it->raw_consumed + it->win_len),
+					(unsigned long long)it->h.raw_len);
+		if (it->h.kind != HTR_FRAME_FOOTER && it->events != it->h.nevents)
+			return htr_errf(err, -EBADMSG, it->h.offset,
+					"frame holds %u events, header says %u", it->events, it->h.nevents);
+		return 0;
+	}
+	size_t avail = it->win_len - it->win_pos;
+	struct cur c = { it->win + it->win_pos, it->win + it->win_pos + (avail < MAX_EVENT ? avail : MAX_EVENT) };
+	uint8_t t = it->win[it->win_pos];
+	int rc = decode_event(it, &c, ev);
+	if (rc) {
+		return htr_errf(err, rc == -ENOMEM ? rc : -EBADMSG, it->h.offset,
+				"damaged %s event at byte %llu of the frame's payload", event_name(t),
+				(unsigned long long)htr_iter_raw_pos(it));
+	}
+	it->win_pos = (size_t)(c.p - it->win);
+	it->events++;
+	return 1;
+}

@@ -1,0 +1,71 @@
+/* htr_reader.h - low-level .htr reading: file header, frame headers, and a
+ * streaming event iterator over one frame.
+ *
+ * Damage is reported, never trusted: every length is checked against the
+ * file size and every varint against its event's bounds.  Errors carry the
+ * file offset and a sentence (struct htr_err) that callers print as
+ * "FILE: offset N: MESSAGE".
+ *
+ * Ownership: htr_file owns its fd; an iterator owns its zstd context and
+ * buffers and borrows the htr_file (close iterators before the file).
+ * An htr_file may be shared by threads: it is only read with pread().
+ * An iterator belongs to one thread.
+ */
+#ifndef HEAPFS_HTR_READER_H
+#define HEAPFS_HTR_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "htr.h"
+
+struct htr_err {
+	uint64_t offset;
+	char msg[400];
+};
+
+/* Sets err (offset, formatted message) and returns code (negative errno). */
+int htr_errf(struct htr_err *err, int code, uint64_t offset, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+struct htr_file {
+	int fd;
+	uint64_t size;
+	uint16_t major, minor;
+	char *path; /* owned */
+};
+
+/* Opens and checks the file header.  -EPROTO: not an .htr file, or a
+ * version this reader does not know (err says which). */
+int htr_file_open(struct htr_file **out, const char *path, struct htr_err *err);
+void htr_file_close(struct htr_file *f);
+
+struct htr_frame_hdr {
+	uint64_t offset;       /* of the frame header */
+	uint32_t kind;
+	uint64_t comp_len, raw_len;
+	uint32_t nevents;
+};
+
+/* Reads and checks the frame header at offset.  Returns 0, or
+ * -ENODATA when the frame is cut off by the end of the file (header or
+ *  payload incomplete: a truncated tail),
+ * -EBADMSG when it is damaged (bad magic or CRC, impossible lengths). */
+int htr_frame_header(const struct htr_file *f, uint64_t offset, struct htr_frame_hdr *h,
+		     struct htr_err *err);
+
+/* Reads the trailer; returns 0 and the footer offset, or -ENOENT if the
+ * file has no (valid) trailer. */
+int htr_trailer(const struct htr_file *f, uint64_t *footer_offset);
+
+struct htr_iter;
+int htr_iter_open(struct htr_iter **out, const struct htr_file *f, const struct htr_frame_hdr *h,
+		  struct htr_err *err);
+/* 1: *ev holds the next event; 0: end of frame (payload and event count
+ * checked); <0: damage, described in err. */
+int htr_iter_next(struct htr_iter *it, struct htr_event *ev, struct htr_err *err);
+/* Offset in the frame's raw (decompressed) payload of the next event. */
+uint64_t htr_iter_raw_pos(const struct htr_iter *it);
+void htr_iter_close(struct htr_iter *it);
+
+#endif

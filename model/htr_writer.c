@@ -1,0 +1,751 @@
+/* htr_writer.c - see htr_writer.h and docs/trace-format.md.
+ *
+ * Events are encoded into `raw`; whenever raw passes FLUSH_AT bytes it is
+ * pushed through the frame's zstd stream and the compressed bytes go to the
+ * file, so a GC epoch of any size needs only bounded memory.  A frame header
+ * is first written as 32 zero bytes and patched once the frame is complete:
+ * a crash mid-frame leaves a zero header that readers recognise as the
+ * truncated tail.
+ */
+#include "htr_writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "buf.h"
+
+#define FLUSH_AT (1u << 20)
+#define MAX_EVENT (1u << 20)
+
+struct frame_rec {
+	uint64_t offset, comp_len, raw_len;
+	uint32_t nevents;
+	uint32_t min_death_gc;
+	uint32_t kind, graph_gc;
+};
+
+struct htr_writer {
+	int fd;
+	int err;                 /* first error, sticky */
+	uint64_t pos;            /* file offset of the next byte */
+	ZSTD_CCtx *cctx;
+	struct buf raw;          /* events not yet compressed */
+	struct buf out;          /* compressed scratch */
+	struct buf scratch;      /* encoding one event */
+	struct buf symbols;      /* every symbol event, again, for the footer */
+	int no_footer;
+
+	/* the open frame */
+	int frame_open;
+	uint32_t frame_kind;
+	uint64_t frame_offset, frame_raw, frame_comp;
+	uint32_t frame_events;
+	uint32_t frame_min_death_gc;
+	uint64_t prev_alloc_id, prev_time, prev_graph_id;
+
+	struct frame_rec *frames; uint32_t nframes, frames_cap;
+	struct htr_gc_summary *gcs; uint32_t ngcs, gcs_cap;
+	struct htr_gc_summary pending;  /* the GC started, not yet ended */
+	int gc_in_progress;
+	uint64_t allocs_since, bytes_since;
+	uint64_t total_allocs, total_bytes, total_deaths;
+	uint64_t first_ns, last_ns;      /* first_ns UINT64_MAX until a time */
+	uint64_t *sort_tmp;
+};
+
+static int fail(struct htr_writer *w, int rc)
+{
+	if (rc && !w->err)
+		w->err = rc;
+	return rc;
+}
+
+static int write_all(struct htr_writer *w, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	while (n) {
+		ssize_t k = write(w->fd, b, n);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return fail(w, -errno);
+		}
+		b += k;
+		n -= (size_t)k;
+		w->pos += (uint64_t)k;
+	}
+	return 0;
+}
+
+static int pwrite_all(struct htr_writer *w, const void *p, size_t n, uint64_t off)
+{
+	const uint8_t *b = p;
+	while (n) {
+		ssize_t k = pwrite(w->fd, b, n, (off_t)off);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return fail(w, -errno);
+		}
+		b += k;
+		n -= (size_t)k;
+		off += (uint64_t)k;
+	}
+	return 0;
+}
+
+int htr_writer_open(struct htr_writer **out, const char *path, const struct htr_writer_opts *opts)
+{
+	int rc = -ENOMEM;
+	struct htr_writer *w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->fd = -1;
+	buf_init(&w->raw);
+	buf_init(&w->out);
+	buf_init(&w->scratch);
+	buf_init(&w->symbols);
+	w->cctx = ZSTD_createCCtx();
+	if (!w->cctx)
+		goto fail;
+	int level = opts && opts->zstd_level ? opts->zstd_level : 3;
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, level)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1))) {
+		rc = -EINVAL;
+		goto fail;
+	}
+	w->no_footer = opts ? opts->no_footer : 0;
+	w->first_ns = UINT64_MAX;
+	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (w->fd < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	uint8_t h[HTR_HEADER_SIZE] = {0};
+	memcpy(h, HTR_MAGIC, 8);
+	h[8] = HTR_VERSION_MAJOR & 0xff; h[9] = HTR_VERSION_MAJOR >> 8;
+	h[10] = HTR_VERSION_MINOR & 0xff; h[11] = HTR_VERSION_MINOR >> 8;
+	put_le32(h + 12, HTR_HEADER_SIZE);
+	put_le32(h + 28, crc32_ieee(h, 28));
+	rc = write_all(w, h, sizeof(h));
+	if (rc)
+		goto fail;
+	*out = w;
+	return 0;
+fail:
+	htr_writer_abandon(w);
+	return rc;
+}
+
+void htr_writer_abandon(struct htr_writer *w)
+{
+	if (!w)
+		return;
+	if (w->fd >= 0)
+		close(w->fd);
+	ZSTD_freeCCtx(w->cctx);
+	buf_free(&w->raw);
+	buf_free(&w->out);
+	buf_free(&w->scratch);
+	buf_free(&w->symbols);
+	free(w->frames);
+	free(w->gcs);
+	free(w->sort_tmp);
+	free(w);
+}
+
+uint64_t htr_writer_bytes(const struct htr_writer *w)
+{
+	return w->pos;
+}
+
+static int frame_end(struct htr_writer *w);
+
+/* Makes sure a frame of this kind is open, closing one of another kind. */
+static int frame_begin(struct htr_writer *w, uint32_t kind)
+{
+	if (w->frame_open && w->frame_kind == kind)
+		return 0;
+	if (w->frame_open) {
+		int rc = frame_end(w);
+		if (rc)
+			return rc;
+	}
+	w->frame_kind = kind;
+	uint8_t zero[HTR_FRAME_HEADER_SIZE] = {0};
+	w->frame_offset = w->pos;
+	int rc = write_all(w, zero, sizeof(zero));
+	if (rc)
+		return rc;
+	w->frame_open = 1;
+	w->frame_raw = w->frame_comp = 0;
+	w->frame_events = 0;
+	w->frame_min_death_gc = UINT32_MAX;
+	w->prev_alloc_id = w->prev_time = w->prev_graph_id = 0;
+	ZSTD_CCtx_reset(w->cctx, ZSTD_reset_session_only);
+	return 0;
+}
+
+/* Pushes raw through the compressor; end = finish the zstd frame. */
+static int compress_raw(struct htr_writer *w, int end)
+{
+	ZSTD_inBuffer in = { w->raw.data, w->raw.len, 0 };
+	size_t chunk = ZSTD_CStreamOutSize();
+	int rc = buf_reserve(&w->out, chunk);
+	if (rc)
+		return fail(w, rc);
+	for (;;) {
+		ZSTD_outBuffer ob = { w->out.data, chunk, 0 };
+		size_t left = ZSTD_compressStream2(w->cctx, &ob, &in, end ? ZSTD_e_end : ZSTD_e_continue);
+		if (ZSTD_isError(left))
+			return fail(w, -EIO);
+		rc = write_all(w, w->out.data, ob.pos);
+		if (rc)
+			return rc;
+		w->frame_comp += ob.pos;
+		if (end ? left == 0 : in.pos == in.size)
+			break;
+	}
+	w->frame_raw += w->raw.len;
+	buf_reset(&w->raw);
+	return 0;
+}
+
+static int frames_push(struct htr_writer *w, const struct frame_rec *f)
+{
+	if (w->nframes == w->frames_cap) {
+		uint32_t cap = w->frames_cap ? w->frames_cap * 2 : 64;
+		struct frame_rec *p = realloc(w->frames, cap * sizeof(*p));
+		if (!p)
+			return fail(w, -ENOMEM);
+		w->frames = p;
+		w->frames_cap = cap;
+	}
+	w->frames[w->nframes++] = *f;
+	return 0;
+}
+
+static void frame_header_bytes(uint8_t *h, uint32_t kind, uint64_t comp, uint64_t raw, uint32_t nev)
+{
+	memcpy(h, HTR_FRAME_MAGIC, 4);
+	put_le32(h + 4, kind);
+	put_le64(h + 8, comp);
+	put_le64(h + 16, raw);
+	put_le32(h + 24, nev);
+	put_le32(h + 28, crc32_ieee(h, 28));
+}
+
+static int frame_end(struct htr_writer *w)
+{
+	if (!w->frame_open)
+		return 0;
+	uint32_t kind = w->frame_kind;
+	int rc = compress_raw(w, 1);
+	if (rc)
+		return rc;
+	uint8_t h[HTR_FRAME_HEADER_SIZE];
+	frame_header_bytes(h, kind, w->frame_comp, w->frame_raw, w->frame_events);
+	rc = pwrite_all(w, h, sizeof(h), w->frame_offset);
+	if (rc)
+		return rc;
+	w->frame_open = 0;
+	if (kind == HTR_FRAME_FOOTER)
+		return 0;
+	struct frame_rec f = { w->frame_offset, w->frame_comp, w->frame_raw, w->frame_events,
+			       w->frame_min_death_gc, kind,
+			       kind == HTR_FRAME_GRAPH ? w->pending.gc : HTR_NO_GC };
+	return frames_push(w, &f);
+}
+
+/* Appends the encoded event in scratch to a frame of the given kind (and,
+ * for symbols, to the footer's copy). */
+static int emit_in(struct htr_writer *w, int is_symbol, uint32_t kind)
+{
+	if (w->err)
+		return w->err;
+	if (w->scratch.len > MAX_EVENT)
+		return fail(w, -E2BIG);
+	int rc = frame_begin(w, kind);
+	if (rc)
+		return rc;
+	rc = buf_put(&w->raw, w->scratch.data, w->scratch.len);
+	if (!rc && is_symbol)
+		rc = buf_put(&w->symbols, w->scratch.data, w->scratch.len);
+	if (rc)
+		return fail(w, rc);
+	w->frame_events++;
+	if (w->raw.len >= FLUSH_AT)
+		return compress_raw(w, 0);
+	return 0;
+}
+
+static int emit(struct htr_writer *w, int is_symbol)
+{
+	return emit_in(w, is_symbol, HTR_FRAME_EVENTS);
+}
+
+/* Encoders return 0 or -ENOMEM; PUT keeps the first error and skips the
+ * rest, so one check after a run of puts suffices. */
+#define PUT(expr) do { if (!rc) rc = (expr); } while (0)
+
+static int check_str(const char *s)
+{
+	return s && strlen(s) > HTR_MAX_STR ? -ENAMETOOLONG : 0;
+}
+
+int htr_write_info(struct htr_writer *w, const char *key, const char *value)
+{
+	int rc = check_str(key);
+	PUT(check_str(value));
+	if (rc)
+		return fail(w, rc);
+	struct buf *b = &w->scratch;
+	buf_reset(b);
+	PUT(buf_putc(b, HTR_EV_INFO));
+	PUT(buf_put_str(b, key));
+	PUT(buf_put_str(b, value));
+	return rc ? fail(w, rc) : emit(w, 1);
+}
+
+int htr_write_type(struct htr_writer *w, const struct htr_type_def *t)
+{
+	int rc = check_str(t->name);
+	if (t->nfields > HTR_MAX_FIELDS)
+		rc = -E2BIG;
+	for (uint32_t i = 0; i < t->nfields && !rc; i++) {
+		PUT(check_str(t->fields[i].name));
+		PUT(check_str(t->fields[i].sig));
+	}
+	if (rc)
+		return fail(w, rc);
+	struct buf *b = &w->scratch;
+	buf_reset(b);
+	PUT(buf_putc(b, HTR_EV_TYPE));
+	PUT(buf_put_uv(b, t->id));
+	PUT(buf_put_str(b, t->name));
+	PUT(buf_put_uv(b, t->kind));
+	PUT(buf_put_uv(b, t->instance_size));
+	PUT(buf_put_uv(b, t->elem_size));
+	PUT(buf_put_uv(b, (uint64_t)t->super_id + 1)); /* HTR_NO_TYPE -> 0 */
+	PUT(buf_put_uv(b, t->nfields));
+	for (uint32_t i = 0; i < t->nfields; i++) {
+		PUT(buf_put_str(b, t->fields[i].name));
+		PUT(buf_put_str(b, t->fields[i].sig));
+		PUT(buf_put_uv(b, t->fields[i].flags));
+	}
+	return rc ? fail(w, rc) : emit(w, 1);
+}
+
+int htr_write_method(struct htr_writer *w, uint32_t id, const char *cls, const char *name,
+		     const char *sig, const char *file)
+{
+	int rc = check_str(cls);
+	PUT(check_str(name));
+	PUT(check_str(sig));
+	PUT(check_str(file));
+	if (rc)
+		return fail(w, rc);
+	struct buf *b = &w->scratch;
+	buf_reset(b);
+	PUT(buf_putc(b, HTR_EV_METHOD));
+	PUT(buf_put_uv(b, id));
+	PUT(buf_put_str(b, cls));
+	PUT(buf_put_str(b, name));
+	PUT(buf_put_str(b, sig));
+	PUT(buf_put_str(b, file));
+	return rc ? fail(w, rc) : emit(w, 1);
+}
+
+int htr_write_site(struct htr_writer *w, uint32_t id, uint32_t nframes,
+		   const struct htr_site_frame *frames)
+{
+	if (nframes == 0 || nframes > HTR_MAX_FRAMES_PER_SITE)
+		return fail(w, -EINVAL);
+	int rc = 0;
+	struct buf *b = &w->scratch;
+	buf_reset(b);
+	PUT(buf_putc(b, HTR_EV_SITE));
+	PUT(buf_put_uv(b, id));
+	PUT(buf_put_uv(b, nframes));
+	for (uint32_t i = 0; i < nframes; i++) {
+		PUT(buf_put_uv(b, frames[i].method));
+		PUT(buf_put_sv(b, frames[i].line));
+	}
+	return rc ? fail(w, rc) : emit(w, 1);
+}
+
+int htr_write_thread(struct htr_writer *w, uint64_t id, const char *name)
+{
+	int rc = check_str(name);
+	if (rc)
+		return fail(w, rc);
+	struct buf *b = &w->scratch;
+	buf_reset(b);
+	PUT(buf_putc(b, HTR_EV_THREAD));
+	PUT(buf_put_uv(b, id));
+	PUT(buf_put_str(b, name));
+	return rc ? fail(w, rc) : emit(w, 1);
+}
+
+static void note_time(struct htr_writer *w, uint64_t ns)
+{
+	if (ns < w->first_ns)
+		w->first_ns = ns;
+	if (ns > w->last_ns)
+		w->last_ns = ns;
+}
+
+int htr_write_alloc(struct htr_writer *w, const struct htr_alloc *a)
+{
+	/* open the frame first: it resets the delta bases encoded below */
+	int rc = frame_begin(w, HTR_FRAME_EVENTS);
+	if (rc)
+		return fail(w, rc);
+	struct buf *b = &w->scratch;
+	buf_reset(b);
+	PUT(buf_putc(b, HTR_EV_ALLOC));
+	PUT(buf_put_uv(b, a->flags));
+	PUT(buf_put_sv(b, (int64_t)(a->id - w->prev_alloc_id)));
+	PUT(buf_put_uv(b, a->type));
+	PUT(buf_put_uv(b, (uint64_t)a->site + 1));
+	PUT(buf_put_uv(b, a->thread));
+	PUT(buf_put_uv(b, a->size));
+	PUT(buf_put_uv(b, (uint64_t)(a->array_length + 1)));
+	PUT(buf_put_sv(b, (int64_t)(a->time_ns - w->prev_time)));
+	if (rc)
+		return fail(w, rc);
+	w->prev_alloc_id = a->id;
+	w->prev_time = a->time_ns;
+	w->allocs_since++;
+	w->bytes_since += a->size;
+	w->total_allocs++;
+	w->total_bytes += a->size;
+	note_time(w, a->time_ns);
+	return emit(w, 0);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void count_deaths(struct htr_writer *w, uint32_t gc, uint32_t n)
+{
+	/* Deaths may name a GC already ended (late batches): find it. */
+	for (uint32_t i = w->ngcs; i-- > 0;) {
+		if (w->gcs[i].gc == gc) {
+			w->gcs[i].deaths += n;
+			return;
+		}
+		if (w->gcs[i].gc < gc)
+			break;
+	}
+	if (w->gc_in_progress && w->pending.gc == gc)
+		w->pending.deaths += n;
+}
+
+int htr_write_deaths(struct htr_writer *w, uint32_t gc, uint32_t count, const uint64_t *ids)
+{
+	int rc = 0;
+	if (!w->sort_tmp) {
+		w->sort_tmp = malloc(HTR_MAX_CHUNK * sizeof(uint64_t));
+		if (!w->sort_tmp)
+			return fail(w, -ENOMEM);
+	}
+	while (count) {
+		uint32_t n = count > HTR_MAX_CHUNK ? HTR_MAX_CHUNK : count;
+		memcpy(w->sort_tmp, ids, n * sizeof(uint64_t));
+		qsort(w->sort_tmp, n, sizeof(uint64_t), cmp_u64);
+		rc = frame_begin(w, HTR_FRAME_EVENTS);
+		if (rc)
+			return fail(w, rc);
+		struct buf *b = &w->scratch;
+		buf_reset(b);
+		PUT(buf_putc(b, HTR_EV_DEATHS));
+		PUT(buf_put_uv(b, gc));
+		PUT(buf_put_uv(b, n));
+		uint64_t prev = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			PUT(buf_put_uv(b, w->sort_tmp[i] - prev));
+			prev = w->sort_tmp[i];
+		}
+		if (rc)
+			return fail(w, rc);
+		rc = emit(w, 0);
+		if (rc)
+			return rc;
+		if (gc < w->frame_min_death_gc)
+			w->frame_min_death_gc = gc;
+		count_deaths(w, gc, n);
+		w->total_deaths += n;
+		ids += n;
+		count -= n;
+	}
+	return 0;
+}
+
+static int put_gc(struct buf *b, uint32_t type, const struct htr_gc_event *g)
+{
+	int rc = 0;
+	PUT(buf_putc(b, (uint8_t)type));
+	PUT(buf_put_uv(b, g->gc));
+	PUT(buf_put_uv(b, g->time_ns));
+	PUT(buf_put_uv(b, g->used + 1));      /* UINT64_MAX (unknown) -> 0 */
+	PUT(buf_put_uv(b, g->capacity + 1));
+	PUT(buf_put_uv(b, g->flags));
+	if (type == HTR_EV_GC_START)
+		PUT(buf_put_str(b, g->cause ? g->cause : ""));
+	return rc;
+}
+
+int htr_write_gc_start(struct htr_writer *w, const struct htr_gc_event *g)
+{
+	if (w->gc_in_progress || (w->ngcs && g->gc <= w->gcs[w->ngcs - 1].gc))
+		return fail(w, -EINVAL);
+	int rc = check_str(g->cause);
+	if (rc)
+		return fail(w, rc);
+	buf_reset(&w->scratch);
+	rc = put_gc(&w->scratch, HTR_EV_GC_START, g);
+	if (rc)
+		return fail(w, rc);
+	rc = emit(w, 0);
+	if (rc)
+		return rc;
+	note_time(w, g->time_ns);
+	memset(&w->pending, 0, sizeof(w->pending));
+	w->pending.gc = g->gc;
+	w->pending.start_ns = g->time_ns;
+	w->pending.used_before = g->used;
+	w->pending.capacity = g->capacity;
+	w->pending.flags = g->flags;
+	snprintf(w->pending.cause, sizeof(w->pending.cause), "%s", g->cause ? g->cause : "");
+	w->gc_in_progress = 1;
+	return 0;
+}
+
+int htr_write_roots(struct htr_writer *w, uint32_t gc, uint32_t count, const struct htr_root *roots)
+{
+	if (!w->gc_in_progress || gc != w->pending.gc)
+		return fail(w, -EINVAL);
+	while (count) {
+		uint32_t n = count > HTR_MAX_CHUNK ? HTR_MAX_CHUNK : count;
+		int rc = 0;
+		struct buf *b = &w->scratch;
+		buf_reset(b);
+		PUT(buf_putc(b, HTR_EV_ROOTS));
+		PUT(buf_put_uv(b, gc));
+		PUT(buf_put_uv(b, n));
+		for (uint32_t i = 0; i < n; i++) {
+			const struct htr_root *r = &roots[i];
+			if (r->kind < 1 || r->kind > HTR_ROOT_KIND_MAX)
+				return fail(w, -EINVAL);
+			PUT(buf_putc(b, (uint8_t)r->kind));
+			PUT(buf_put_uv(b, r->object));
+			switch (r->kind) {
+			case HTR_ROOT_STATIC:
+				PUT(buf_put_uv(b, r->type));
+				PUT(buf_put_uv(b, r->field));
+				break;
+			case HTR_ROOT_THREAD:
+			case HTR_ROOT_NATIVE_STACK:
+			case HTR_ROOT_THREAD_BLOCK:
+				PUT(buf_put_uv(b, r->thread));
+				break;
+			case HTR_ROOT_LOCAL:
+				PUT(buf_put_uv(b, r->thread));
+				PUT(buf_put_uv(b, r->method));
+				PUT(buf_put_uv(b, r->depth));
+				PUT(buf_put_uv(b, r->slot));
+				break;
+			case HTR_ROOT_CODE_BLOB:
+				PUT(buf_put_uv(b, r->method));
+				break;
+			case HTR_ROOT_JNI_LOCAL:
+				PUT(buf_put_uv(b, r->thread));
+				PUT(buf_put_uv(b, r->depth));
+				break;
+			default:
+				break;
+			}
+		}
+		if (rc)
+			return fail(w, rc);
+		rc = emit_in(w, 0, HTR_FRAME_GRAPH);
+		if (rc)
+			return rc;
+		roots += n;
+		count -= n;
+	}
+	return 0;
+}
+
+int htr_write_graph_object(struct htr_writer *w, uint64_t id, uint32_t nrefs,
+			   const struct htr_ref *refs)
+{
+	if (!w->gc_in_progress)
+		return fail(w, -EINVAL);
+	do {
+		uint32_t n = nrefs > HTR_MAX_CHUNK ? HTR_MAX_CHUNK : nrefs;
+		int rc = frame_begin(w, HTR_FRAME_GRAPH); /* resets prev_graph_id */
+		if (rc)
+			return rc;
+		struct buf *b = &w->scratch;
+		buf_reset(b);
+		PUT(buf_putc(b, HTR_EV_GRAPH_OBJ));
+		PUT(buf_put_sv(b, (int64_t)(id - w->prev_graph_id)));
+		PUT(buf_put_uv(b, n));
+		uint32_t prev_slot = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			PUT(buf_put_sv(b, (int64_t)refs[i].slot - (int64_t)prev_slot));
+			PUT(buf_put_sv(b, (int64_t)(refs[i].target - id)));
+			prev_slot = refs[i].slot;
+		}
+		if (rc)
+			return fail(w, rc);
+		rc = emit_in(w, 0, HTR_FRAME_GRAPH);
+		if (rc)
+			return rc;
+		w->prev_graph_id = id;
+		refs += n;
+		nrefs -= n;
+	} while (nrefs);
+	return 0;
+}
+
+static int gcs_push(struct htr_writer *w, const struct htr_gc_summary *g)
+{
+	if (w->ngcs == w->gcs_cap) {
+		uint32_t cap = w->gcs_cap ? w->gcs_cap * 2 : 64;
+		struct htr_gc_summary *p = realloc(w->gcs, cap * sizeof(*p));
+		if (!p)
+			return fail(w, -ENOMEM);
+		w->gcs = p;
+		w->gcs_cap = cap;
+	}
+	w->gcs[w->ngcs++] = *g;
+	return 0;
+}
+
+int htr_write_gc_end(struct htr_writer *w, const struct htr_gc_event *g)
+{
+	if (!w->gc_in_progress || g->gc != w->pending.gc)
+		return fail(w, -EINVAL);
+	buf_reset(&w->scratch);
+	int rc = put_gc(&w->scratch, HTR_EV_GC_END, g);
+	if (rc)
+		return fail(w, rc);
+	rc = emit(w, 0);
+	if (rc)
+		return rc;
+	note_time(w, g->time_ns);
+	struct htr_gc_summary s = w->pending;
+	s.end_ns = g->time_ns;
+	s.used_after = g->used;
+	if (g->capacity != UINT64_MAX)
+		s.capacity = g->capacity;
+	s.flags |= g->flags;
+	s.frame = w->nframes; /* the frame about to be closed */
+	s.allocs = w->allocs_since;
+	s.alloc_bytes = w->bytes_since;
+	w->allocs_since = w->bytes_since = 0;
+	w->gc_in_progress = 0;
+	rc = gcs_push(w, &s);
+	if (rc)
+		return rc;
+	return frame_end(w);
+}
+
+static int put_footer(struct htr_writer *w, struct buf *b)
+{
+	int rc = buf_put(b, w->symbols.data, w->symbols.len);
+	for (uint32_t i = 0; i < w->nframes; i++) {
+		const struct frame_rec *f = &w->frames[i];
+		PUT(buf_putc(b, HTR_EV_FRAME_ENTRY));
+		PUT(buf_put_uv(b, f->offset));
+		PUT(buf_put_uv(b, f->comp_len));
+		PUT(buf_put_uv(b, f->raw_len));
+		PUT(buf_put_uv(b, f->nevents));
+		PUT(buf_put_uv(b, (uint64_t)f->min_death_gc + 1));
+		PUT(buf_put_uv(b, f->kind));
+		PUT(buf_put_uv(b, (uint64_t)f->graph_gc + 1));
+	}
+	for (uint32_t i = 0; i < w->ngcs; i++) {
+		const struct htr_gc_summary *g = &w->gcs[i];
+		PUT(buf_putc(b, HTR_EV_GC_SUMMARY));
+		PUT(buf_put_uv(b, g->gc));
+		PUT(buf_put_uv(b, g->frame));
+		PUT(buf_put_uv(b, g->start_ns));
+		PUT(buf_put_uv(b, g->end_ns));
+		PUT(buf_put_uv(b, g->used_before + 1));
+		PUT(buf_put_uv(b, g->used_after + 1));
+		PUT(buf_put_uv(b, g->capacity + 1));
+		PUT(buf_put_uv(b, g->flags));
+		PUT(buf_put_uv(b, g->allocs));
+		PUT(buf_put_uv(b, g->alloc_bytes));
+		PUT(buf_put_uv(b, g->deaths));
+		PUT(buf_put_str(b, g->cause));
+	}
+	PUT(buf_putc(b, HTR_EV_TOTALS));
+	PUT(buf_put_uv(b, w->total_allocs));
+	PUT(buf_put_uv(b, w->total_bytes));
+	PUT(buf_put_uv(b, w->total_deaths));
+	PUT(buf_put_uv(b, w->first_ns == UINT64_MAX ? 0 : w->first_ns));
+	PUT(buf_put_uv(b, w->last_ns));
+	return rc;
+}
+
+static int write_footer(struct htr_writer *w)
+{
+	struct buf body;
+	buf_init(&body);
+	uint64_t off = w->pos;
+	int rc = put_footer(w, &body);
+	if (rc)
+		goto out;
+	rc = frame_begin(w, HTR_FRAME_FOOTER);
+	if (rc)
+		goto out;
+	/* The footer's bytes go in unframed by emit(): its nevents stays 0,
+	 * which readers take as "not counted" for footer frames. */
+	rc = buf_put(&w->raw, body.data, body.len);
+	if (rc)
+		goto out;
+	rc = frame_end(w);
+	if (rc)
+		goto out;
+	uint8_t t[HTR_TRAILER_SIZE];
+	put_le64(t, off);
+	put_le64(t + 8, w->pos - off);
+	memcpy(t + 16, HTR_TRAILER_MAGIC, 8);
+	rc = write_all(w, t, sizeof(t));
+out:
+	buf_free(&body);
+	return rc ? fail(w, rc) : 0;
+}
+
+int htr_writer_close(struct htr_writer *w)
+{
+	if (!w)
+		return -EINVAL;
+	int rc = w->err;
+	if (!rc && w->gc_in_progress)
+		rc = -EINVAL; /* a GC started and never ended */
+	if (!rc)
+		rc = frame_end(w); /* events after the last GC */
+	if (!rc && !w->no_footer)
+		rc = write_footer(w);
+	if (!rc && fsync(w->fd) < 0 && errno != EINVAL)
+		rc = -errno;
+	if (close(w->fd) < 0 && !rc)
+		rc = -errno;
+	w->fd = -1;
+	htr_writer_abandon(w);
+	return rc;
+}

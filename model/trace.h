@@ -1,0 +1,110 @@
+/* trace.h - an opened trace: the index built once at open.
+ *
+ * trace_open() reads the footer when the trace has one, and otherwise scans
+ * every frame (a trace from a JVM that died has no footer); either way it
+ * ends with the symbols (types, methods, sites, threads), the per-GC
+ * timeline, the frame table and the trace's info key/values in memory.
+ * A truncated tail is not an error: the trace opens up to its last complete
+ * frame and `truncated` / `warnings` say so.
+ *
+ * Ownership: struct trace owns everything it points to; trace_close frees
+ * it.  After open it is read-only except the progress counters, so any
+ * number of threads may use it.
+ */
+#ifndef HEAPFS_TRACE_H
+#define HEAPFS_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "htr.h"
+#include "htr_reader.h"
+
+struct trace_field {
+	char *name;            /* owned */
+	char *sig;             /* owned */
+	uint32_t flags;        /* enum htr_field_flags */
+};
+
+struct trace_type {
+	char *name;            /* owned; NULL = id never defined */
+	uint32_t kind;         /* enum htr_type_kind */
+	uint32_t instance_size, elem_size, super_id;
+	uint32_t nfields;
+	struct trace_field *fields; /* owned */
+};
+
+struct trace_method {
+	char *cls, *name, *sig, *file; /* owned; name NULL = undefined */
+};
+
+struct trace_site {
+	uint32_t nframes;      /* 0 = undefined */
+	struct htr_site_frame *frames; /* owned; [0] allocating method */
+};
+
+struct trace_thread {
+	uint64_t id;           /* the trace's thread id */
+	char *name;            /* owned */
+};
+
+struct trace_frame {
+	uint64_t offset;       /* of the frame header */
+	uint32_t kind;         /* HTR_FRAME_EVENTS or HTR_FRAME_GRAPH */
+	uint32_t graph_gc;     /* GRAPH: the GC number whose graph it holds */
+	uint64_t comp_len, raw_len;
+	uint32_t nevents;
+	uint32_t first_gc_index, last_gc_index; /* GCs ending in it; UINT32_MAX none */
+	uint32_t min_death_gc; /* smallest GC number of deaths in it; UINT32_MAX none */
+};
+
+struct trace_kv {
+	char *key, *value;     /* owned */
+};
+
+struct trace_open_opts {
+	FILE *progress;        /* where to print progress while scanning; NULL: quiet */
+};
+
+struct trace {
+	char *path;            /* owned */
+	struct htr_file *file; /* owned */
+
+	struct trace_type *types;   uint32_t ntypes;    /* indexed by type id */
+	struct trace_method *methods; uint32_t nmethods;/* indexed by method id */
+	struct trace_site *sites;   uint32_t nsites;    /* indexed by site id */
+	struct trace_thread *threads; uint32_t nthreads;/* dense thread index */
+
+	struct htr_gc_summary *gcs; uint32_t ngcs;      /* in trace order; gc index */
+	struct trace_frame *frames; uint32_t nframes;
+	struct trace_kv *info;      uint32_t ninfo;
+
+	uint64_t total_allocs, total_alloc_bytes, total_deaths;
+	uint64_t first_ns, last_ns;  /* earliest and latest timestamps seen */
+
+	int had_footer;        /* 1: index read from the footer */
+	int truncated;         /* 1: tail cut off; data up to truncated_at */
+	uint64_t truncated_at;
+	char *warnings;        /* owned, lines of text, may be empty "" */
+
+	/* Progress of the opening scan, for `status` (atomics). */
+	uint64_t progress_done, progress_total;
+};
+
+/* Opens and indexes.  On failure returns negative errno and fills err
+ * (message names the offset; callers prefix the path). */
+int trace_open(struct trace **out, const char *path, const struct trace_open_opts *opts,
+	       struct htr_err *err);
+void trace_close(struct trace *t);
+
+/* Dense thread index for a trace thread id, or UINT32_MAX. */
+uint32_t trace_thread_index(const struct trace *t, uint64_t thread_id);
+/* gc index (position in t->gcs) for a GC number, or UINT32_MAX. */
+uint32_t trace_gc_index(const struct trace *t, uint32_t gc);
+/* Value of an info key, or NULL. */
+const char *trace_info(const struct trace *t, const char *key);
+/* Type name, or "<unknown type N>" written into scratch. */
+const char *trace_type_name(const struct trace *t, uint32_t type, char *scratch, size_t len);
+
+#endif

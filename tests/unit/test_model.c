@@ -1,0 +1,575 @@
+/* test_model.c - the trace format, the indexer and the reconstructor.
+ *
+ * Every expected value comes from the hand-built heap below, never from
+ * the code under test. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "model/buf.h"
+#include "model/heap_state.h"
+#include "model/htr_writer.h"
+#include "model/state_cache.h"
+#include "model/trace.h"
+
+/* Types of the hand-built heap. */
+enum { T_NODE = 0, T_ARR = 1, T_BYTES = 2, T_HOLDER = 3 };
+enum { M_MAIN = 0, M_ADD = 1 };
+enum { S_NODE = 0, S_ARR = 1 };
+#define BIG_LEN 200000u /* > 65536: slots need the high-bits runs */
+
+static char dir[] = "/tmp/heapfs-test-model-XXXXXX";
+
+static void path_in_dir(char *out, size_t n, const char *name)
+{
+	snprintf(out, n, "%s/%s", dir, name);
+}
+
+static void define_symbols(struct htr_writer *w)
+{
+	static const struct htr_field node_fields[] = {
+		{ "next", 0, "Lexample/Node;", 0, HTR_FIELD_REF },
+		{ "value", 0, "I", 0, 0 },
+		{ "data", 0, "[B", 0, HTR_FIELD_REF },
+	};
+	static const struct htr_field holder_fields[] = {
+		{ "INSTANCE", 0, "Lexample/Holder;", 0, HTR_FIELD_STATIC | HTR_FIELD_REF },
+	};
+	struct htr_type_def node = { T_NODE, "example.Node", HTR_TYPE_INSTANCE, 24, 0, HTR_NO_TYPE, 3, node_fields };
+	struct htr_type_def arr = { T_ARR, "java.lang.Object[]", HTR_TYPE_OBJ_ARRAY, 16, 4, HTR_NO_TYPE, 0, NULL };
+	struct htr_type_def bytes = { T_BYTES, "byte[]", HTR_TYPE_PRIM_ARRAY, 16, 1, HTR_NO_TYPE, 0, NULL };
+	struct htr_type_def holder = { T_HOLDER, "example.Holder", HTR_TYPE_INSTANCE, 16, 0, HTR_NO_TYPE, 1, holder_fields };
+	assert_int_equal(htr_write_info(w, "vm.name", "test VM"), 0);
+	assert_int_equal(htr_write_type(w, &node), 0);
+	assert_int_equal(htr_write_type(w, &arr), 0);
+	assert_int_equal(htr_write_type(w, &bytes), 0);
+	assert_int_equal(htr_write_type(w, &holder), 0);
+	assert_int_equal(htr_write_method(w, M_MAIN, "example.Main", "main", "([Ljava/lang/String;)V", "Main.java"), 0);
+	assert_int_equal(htr_write_method(w, M_ADD, "example.Main", "add", "()V", "Main.java"), 0);
+	struct htr_site_frame f1[] = { { M_ADD, 10 }, { M_MAIN, 3 } };
+	struct htr_site_frame f2[] = { { M_MAIN, 5 } };
+	assert_int_equal(htr_write_site(w, S_NODE, 2, f1), 0);
+	assert_int_equal(htr_write_site(w, S_ARR, 1, f2), 0);
+	assert_int_equal(htr_write_thread(w, 1, "main"), 0);
+	assert_int_equal(htr_write_thread(w, 7, "worker"), 0);
+}
+
+static void alloc(struct htr_writer *w, uint64_t id, uint32_t type, uint64_t size, int64_t len,
+		  uint64_t thread, uint64_t t)
+{
+	struct htr_alloc a = { id, type, type == T_NODE ? S_NODE : S_ARR, thread, size, len, t, 0 };
+	assert_int_equal(htr_write_alloc(w, &a), 0);
+}
+
+static void gc_start(struct htr_writer *w, uint32_t gc, uint64_t t, uint64_t used)
+{
+	struct htr_gc_event g = { gc, t, used, 1 << 20, 0, "test cause" };
+	assert_int_equal(htr_write_gc_start(w, &g), 0);
+}
+
+static void gc_end(struct htr_writer *w, uint32_t gc, uint64_t t, uint64_t used, int graph)
+{
+	struct htr_gc_event g = { gc, t, used, 1 << 20, graph ? HTR_GC_HAS_GRAPH : 0, NULL };
+	assert_int_equal(htr_write_gc_end(w, &g), 0);
+}
+
+static void graph_obj(struct htr_writer *w, uint64_t id, uint32_t n, const struct htr_ref *refs)
+{
+	assert_int_equal(htr_write_graph_object(w, id, n, refs), 0);
+}
+
+/*
+ * The heap, by GC:
+ *  before GC 1: nodes 1,2,3 (thread main), bytes 4 (len 10, 32 B), nodes 5 (worker)
+ *  GC 1 (graph): live 1,2,3,4; 5 died.  1.next=2, 2.next=3, 1.data=4.
+ *                roots: static Holder.INSTANCE -> 1, local main/depth 0 -> 3.
+ *  before GC 2: node 6 (worker), array 7 (len BIG_LEN)
+ *  GC 2 (no graph): 2 died -> live 1,3,4,6,7; deaths of 3 come late, in
+ *                frame 3 (after GC 3 started? no: written after GC 2 ended,
+ *                attributed to GC 2) -> live at GC 2: 1,4,6,7
+ *  GC 3 (graph, objects listed out of order): live 1,4,6,7,8(byte[] len 0)
+ *                7[5]=1, 7[70000]=6, 7[199999]=8 (slots above 65535 and a
+ *                gap of more than 65536), 1.data=4, 6.next=6 (self).
+ *                roots: jni-global -> 7, thread worker -> 6.
+ *                object 9 appears in the graph with no allocation (unknown).
+ */
+#define NODE_SIZE 24
+static void write_trace(const char *path, int footer)
+{
+	struct htr_writer *w;
+	struct htr_writer_opts o = { 0, !footer };
+	assert_int_equal(htr_writer_open(&w, path, &o), 0);
+	define_symbols(w);
+	alloc(w, 1, T_NODE, NODE_SIZE, -1, 1, 1000);
+	alloc(w, 2, T_NODE, NODE_SIZE, -1, 1, 2000);
+	alloc(w, 3, T_NODE, NODE_SIZE, -1, 1, 3000);
+	alloc(w, 4, T_BYTES, 32, 10, 1, 4000);
+	alloc(w, 5, T_NODE, NODE_SIZE, -1, 7, 5000);
+	gc_start(w, 1, 10000, 5 * 24);
+	struct htr_root r1[] = {
+		{ .kind = HTR_ROOT_STATIC, .object = 1, .type = T_HOLDER, .field = 0 },
+		{ .kind = HTR_ROOT_LOCAL, .object = 3, .thread = 1, .method = M_MAIN, .depth = 0, .slot = 2 },
+	};
+	assert_int_equal(htr_write_roots(w, 1, 2, r1), 0);
+	struct htr_ref n1[] = { { 0, 2 }, { 2, 4 } }, n2[] = { { 0, 3 } };
+	graph_obj(w, 1, 2, n1);
+	graph_obj(w, 2, 1, n2);
+	graph_obj(w, 3, 0, NULL);
+	graph_obj(w, 4, 0, NULL);
+	uint64_t d1[] = { 5 };
+	assert_int_equal(htr_write_deaths(w, 1, 1, d1), 0);
+	gc_end(w, 1, 12000, 4 * 24, 1);
+
+	alloc(w, 6, T_NODE, NODE_SIZE, -1, 7, 20000);
+	alloc(w, 7, T_ARR, 16 + 4 * (uint64_t)BIG_LEN, BIG_LEN, 1, 21000);
+	gc_start(w, 2, 30000, 1000);
+	uint64_t d2[] = { 2 };
+	assert_int_equal(htr_write_deaths(w, 2, 1, d2), 0);
+	gc_end(w, 2, 31000, 900, 0);
+	uint64_t d2late[] = { 3 }; /* a late batch, as JVMTI delivers them */
+	assert_int_equal(htr_write_deaths(w, 2, 1, d2late), 0);
+
+	alloc(w, 8, T_BYTES, 16, 0, 7, 40000);
+	gc_start(w, 3, 50000, 2000);
+	struct htr_root r3[] = {
+		{ .kind = HTR_ROOT_JNI_GLOBAL, .object = 7 },
+		{ .kind = HTR_ROOT_THREAD, .object = 6, .thread = 7 },
+		{ .kind = HTR_ROOT_OTHER, .object = 12345 }, /* not live: dropped */
+	};
+	assert_int_equal(htr_write_roots(w, 3, 3, r3), 0);
+	struct htr_ref a7[] = { { 5, 1 }, { 70000, 6 }, { 199999, 8 } };
+	struct htr_ref a1[] = { { 2, 4 } }, a6[] = { { 0, 6 } };
+	graph_obj(w, 7, 3, a7);
+	graph_obj(w, 1, 1, a1);
+	graph_obj(w, 6, 1, a6);
+	graph_obj(w, 4, 0, NULL);
+	graph_obj(w, 8, 0, NULL);
+	graph_obj(w, 9, 0, NULL);
+	gc_end(w, 3, 52000, 1500, 1);
+	alloc(w, 10, T_NODE, NODE_SIZE, -1, 1, 60000); /* after the last GC */
+	assert_int_equal(htr_writer_close(w), 0);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void check_index(const struct trace *t)
+{
+	assert_int_equal(t->ngcs, 3);
+	assert_int_equal(t->gcs[0].gc, 1);
+	assert_int_equal(t->gcs[2].gc, 3);
+	assert_int_equal(t->gcs[0].start_ns, 10000);
+	assert_int_equal(t->gcs[0].end_ns, 12000);
+	assert_int_equal(t->gcs[0].used_before, 5 * 24);
+	assert_int_equal(t->gcs[0].used_after, 4 * 24);
+	assert_string_equal(t->gcs[0].cause, "test cause");
+	assert_true(t->gcs[0].flags & HTR_GC_HAS_GRAPH);
+	assert_false(t->gcs[1].flags & HTR_GC_HAS_GRAPH);
+	assert_int_equal(t->gcs[0].allocs, 5);
+	assert_int_equal(t->gcs[0].alloc_bytes, 4 * 24 + 32);
+	assert_int_equal(t->gcs[1].allocs, 2);
+	assert_int_equal(t->gcs[1].deaths, 2); /* one in time, one late */
+	assert_int_equal(t->total_allocs, 9); /* ids 1..8 and 10 */
+	assert_int_equal(t->first_ns, 1000);
+	assert_int_equal(t->last_ns, 60000);
+	assert_string_equal(t->types[T_NODE].name, "example.Node");
+	assert_int_equal(t->types[T_NODE].nfields, 3);
+	assert_string_equal(t->types[T_NODE].fields[2].name, "data");
+	assert_int_equal(t->types[T_NODE].fields[2].flags, HTR_FIELD_REF);
+	assert_int_equal(t->types[T_ARR].kind, HTR_TYPE_OBJ_ARRAY);
+	assert_string_equal(t->methods[M_ADD].name, "add");
+	assert_int_equal(t->sites[S_NODE].nframes, 2);
+	assert_int_equal(t->sites[S_NODE].frames[1].method, M_MAIN);
+	assert_int_equal(t->sites[S_NODE].frames[0].line, 10);
+	assert_int_equal(t->nthreads, 2);
+	assert_string_equal(t->threads[trace_thread_index(t, 7)].name, "worker");
+	assert_string_equal(trace_info(t, "vm.name"), "test VM");
+	assert_int_equal(trace_gc_index(t, 2), 1);
+	assert_int_equal(trace_gc_index(t, 4), UINT32_MAX);
+}
+
+static void open_ok(const char *path, struct trace **t)
+{
+	struct htr_err err;
+	int rc = trace_open(t, path, NULL, &err);
+	if (rc)
+		fail_msg("trace_open: offset %llu: %s", (unsigned long long)err.offset, err.msg);
+}
+
+static struct heap_state *build(const struct trace *t, uint32_t gi)
+{
+	struct heap_state *s = NULL;
+	struct htr_err err;
+	int rc = heap_state_build(t, gi, NULL, &s, &err);
+	if (rc)
+		fail_msg("heap_state_build(%u): %s", gi, err.msg);
+	return s;
+}
+
+static void test_footer_index(void **state)
+{
+	(void)state;
+	char p[256];
+	path_in_dir(p, sizeof(p), "a.htr");
+	write_trace(p, 1);
+	struct trace *t;
+	open_ok(p, &t);
+	assert_true(t->had_footer);
+	assert_false(t->truncated);
+	check_index(t);
+	trace_close(t);
+}
+
+static void test_scan_index_equals_footer(void **state)
+{
+	(void)state;
+	char p[256];
+	path_in_dir(p, sizeof(p), "nofooter.htr");
+	write_trace(p, 0);
+	struct trace *t;
+	open_ok(p, &t);
+	assert_false(t->had_footer);
+	assert_false(t->truncated);
+	check_index(t);
+	trace_close(t);
+}
+
+static uint32_t find(const struct heap_state *s, uint64_t id)
+{
+	uint32_t i = heap_state_find(s, id);
+	assert_int_not_equal(i, UINT32_MAX);
+	return i;
+}
+
+/* The target of the k-th out edge of object id. */
+static uint64_t ref_target(const struct heap_state *s, uint64_t id, uint32_t k, uint32_t *slot)
+{
+	uint32_t i = find(s, id);
+	uint64_t e = s->out_off[i] + k;
+	assert_true(e < s->out_off[i + 1]);
+	*slot = hs_ref_slot(s, i, e);
+	return s->id[s->out_tgt[e]];
+}
+
+static void test_reconstruct_gc1(void **state)
+{
+	(void)state;
+	char p[256];
+	path_in_dir(p, sizeof(p), "a.htr");
+	struct trace *t;
+	open_ok(p, &t);
+	struct heap_state *s = build(t, 0);
+	assert_int_equal(s->n, 4);
+	assert_int_equal(s->id[0], 1);
+	assert_int_equal(s->id[3], 4);
+	assert_int_equal(s->total_bytes, 3 * 24 + 32);
+	assert_true(s->has_graph);
+	assert_int_equal(s->nedges, 3);
+	uint32_t slot;
+	assert_int_equal(ref_target(s, 1, 0, &slot), 2);
+	assert_int_equal(slot, 0);
+	assert_int_equal(ref_target(s, 1, 1, &slot), 4);
+	assert_int_equal(slot, 2);
+	/* in-edges: 2 <- 1, 4 <- 1 */
+	uint32_t i4 = find(s, 4);
+	assert_int_equal(s->in_off[i4 + 1] - s->in_off[i4], 1);
+	assert_int_equal(s->id[s->in_src[s->in_off[i4]]], 1);
+	const struct objinfo *b4 = hs_info(s, i4);
+	assert_int_equal(b4->type, T_BYTES);
+	assert_int_equal(b4->array_length, 10);
+	assert_int_equal(b4->size, 32);
+	assert_int_equal(b4->site, S_ARR);
+	assert_int_equal(hs_info(s, find(s, 1))->thread, trace_thread_index(t, 1));
+	assert_int_equal(s->birth[find(s, 1)], HS_NO_BIRTH); /* before the first GC */
+	assert_int_equal(s->nroots, 2);
+	assert_int_equal(s->roots[0].kind, HTR_ROOT_STATIC);
+	assert_int_equal(s->id[s->roots[0].object], 1);
+	assert_int_equal(s->roots[1].kind, HTR_ROOT_LOCAL);
+	assert_int_equal(s->roots[1].slot, 2);
+	assert_int_equal(s->roots[1].thread, trace_thread_index(t, 1));
+	assert_int_equal(s->nreachable, 4);
+	assert_int_equal(heap_state_find(s, 5), UINT32_MAX); /* died */
+	heap_state_free(s);
+	trace_close(t);
+}
+
+static void test_reconstruct_gc2_without_graph(void **state)
+{
+	(void)state;
+	char p[256];
+	path_in_dir(p, sizeof(p), "a.htr");
+	struct trace *t;
+	open_ok(p, &t);
+	struct heap_state *s = build(t, 1);
+	assert_false(s->has_graph);
+	/* alive: 1, 4, 6, 7 (2 died in GC 2, 3 in GC 2 late, 5 in GC 1) */
+	assert_int_equal(s->n, 4);
+	uint64_t want[] = { 1, 4, 6, 7 };
+	for (int k = 0; k < 4; k++)
+		assert_int_equal(s->id[k], want[k]);
+	assert_int_equal(s->birth[find(s, 6)], 0); /* born after GC index 0 */
+	assert_int_equal(s->total_bytes, 24 + 32 + 24 + 16 + 4 * (uint64_t)BIG_LEN);
+	heap_state_free(s);
+	trace_close(t);
+}
+
+static void test_reconstruct_gc3_big_array_slots(void **state)
+{
+	(void)state;
+	char p[256];
+	path_in_dir(p, sizeof(p), "a.htr");
+	struct trace *t;
+	open_ok(p, &t);
+	struct heap_state *s = build(t, 2);
+	assert_int_equal(s->n, 6); /* 1 4 6 7 8 9 */
+	assert_int_equal(s->unknown_objects, 1);
+	assert_int_equal(hs_info(s, find(s, 9))->type, HTR_NO_TYPE);
+	uint32_t slot;
+	assert_int_equal(ref_target(s, 7, 0, &slot), 1);
+	assert_int_equal(slot, 5);
+	assert_int_equal(ref_target(s, 7, 1, &slot), 6);
+	assert_int_equal(slot, 70000);
+	assert_int_equal(ref_target(s, 7, 2, &slot), 8);
+	assert_int_equal(slot, 199999);
+	assert_int_equal(ref_target(s, 6, 0, &slot), 6); /* self reference */
+	assert_int_equal(slot, 0);
+	assert_int_equal(ref_target(s, 1, 0, &slot), 4); /* after the big array */
+	assert_int_equal(slot, 2);
+	assert_int_equal(s->nroots, 2);
+	assert_int_equal(s->dropped_roots, 1);
+	/* reachable: 7 -> 1 -> 4, 7 -> 6, 7 -> 8; not 9 */
+	assert_int_equal(s->nreachable, 5);
+	assert_false(hs_is_reachable(s, find(s, 9)));
+	assert_int_equal(s->birth[find(s, 8)], 1);
+	heap_state_free(s);
+	trace_close(t);
+}
+
+static void read_file(const char *p, struct buf *b)
+{
+	FILE *f = fopen(p, "rb");
+	assert_non_null(f);
+	char tmp[65536];
+	size_t n;
+	buf_reset(b);
+	while ((n = fread(tmp, 1, sizeof(tmp), f)) > 0)
+		assert_int_equal(buf_put(b, tmp, n), 0);
+	fclose(f);
+}
+
+static void write_file(const char *p, const void *d, size_t n)
+{
+	FILE *f = fopen(p, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(d, 1, n, f), n);
+	fclose(f);
+}
+
+/* Cut the trace at every byte: each cut either opens (what is complete,
+ * saying truncated when a frame was cut) and rebuilds every GC it lists, or
+ * is refused with a message; nothing crashes (ASan run checks memory). */
+static void test_cut_at_every_byte(void **state)
+{
+	(void)state;
+	char p[256], q[256];
+	path_in_dir(p, sizeof(p), "small.htr");
+	path_in_dir(q, sizeof(q), "cut.htr");
+	/* a small trace: the big array makes a large but compressible frame */
+	write_trace(p, 1);
+	struct buf whole;
+	buf_init(&whole);
+	read_file(p, &whole);
+	int opened = 0, refused = 0, truncated = 0;
+	uint32_t max_gcs_truncated = 0;
+	for (size_t cut = 0; cut < whole.len; cut++) {
+		write_file(q, whole.data, cut);
+		struct trace *t = NULL;
+		struct htr_err err;
+		int rc = trace_open(&t, q, NULL, &err);
+		if (rc) {
+			assert_true(err.msg[0] != 0);
+			refused++;
+			continue;
+		}
+		opened++;
+		if (t->truncated) {
+			truncated++;
+			if (t->ngcs > max_gcs_truncated)
+				max_gcs_truncated = t->ngcs;
+		}
+		for (uint32_t g = 0; g < t->ngcs; g++) {
+			struct heap_state *s = NULL;
+			assert_int_equal(heap_state_build(t, g, NULL, &s, &err), 0);
+			heap_state_free(s);
+		}
+		trace_close(t);
+	}
+	/* below the 32-byte header: refused; from there on: opens */
+	assert_int_equal(refused, HTR_HEADER_SIZE);
+	assert_int_equal(opened, (int)whole.len - HTR_HEADER_SIZE);
+	assert_true(truncated > 0);
+	assert_int_equal(max_gcs_truncated, 3); /* cut inside the last frame */
+	buf_free(&whole);
+}
+
+static void expect_refused(const char *p, const char *needle, uint64_t offset)
+{
+	struct trace *t = NULL;
+	struct htr_err err;
+	int rc = trace_open(&t, p, NULL, &err);
+	assert_true(rc < 0);
+	if (!strstr(err.msg, needle))
+		fail_msg("message '%s' lacks '%s'", err.msg, needle);
+	if (offset != UINT64_MAX)
+		assert_int_equal(err.offset, offset);
+	else /* somewhere inside the damaged frame */
+		assert_true(err.offset >= HTR_HEADER_SIZE);
+}
+
+static void test_refuses_damage(void **state)
+{
+	(void)state;
+	char p[256], q[256];
+	path_in_dir(p, sizeof(p), "a.htr");
+	path_in_dir(q, sizeof(q), "bad.htr");
+	struct buf b;
+	buf_init(&b);
+	read_file(p, &b);
+
+	/* bad magic */
+	b.data[0] ^= 0xff;
+	write_file(q, b.data, b.len);
+	expect_refused(q, "bad magic", 0);
+	b.data[0] ^= 0xff;
+
+	/* a version from the future, with a valid header checksum */
+	b.data[8] = 9;
+	put_le32(b.data + 28, crc32_ieee(b.data, 28));
+	write_file(q, b.data, b.len);
+	expect_refused(q, "version 9.0 is not supported", 8);
+	b.data[8] = HTR_VERSION_MAJOR;
+	put_le32(b.data + 28, crc32_ieee(b.data, 28));
+
+	/* garbage where the first frame header is; no trailer either */
+	struct buf g;
+	buf_init(&g);
+	assert_int_equal(buf_put(&g, b.data, HTR_HEADER_SIZE), 0);
+	for (int i = 0; i < 4096; i++)
+		assert_int_equal(buf_putc(&g, (uint8_t)(i * 131 + 7)), 0);
+	write_file(q, g.data, g.len);
+	expect_refused(q, "bad frame magic", HTR_HEADER_SIZE);
+
+	/* a flipped byte inside the first frame's payload, footer removed so
+	 * the scan must read it */
+	struct buf c;
+	buf_init(&c);
+	char nf[256];
+	path_in_dir(nf, sizeof(nf), "nofooter.htr");
+	read_file(nf, &c);
+	c.data[HTR_HEADER_SIZE + HTR_FRAME_HEADER_SIZE + 20] ^= 0x55;
+	write_file(q, c.data, c.len);
+	expect_refused(q, "damaged", UINT64_MAX);
+
+	/* not a file at all */
+	expect_refused(dir, "not a regular file", 0);
+	buf_free(&b);
+	buf_free(&g);
+	buf_free(&c);
+}
+
+static void test_state_cache_budget(void **state)
+{
+	(void)state;
+	char p[256];
+	path_in_dir(p, sizeof(p), "a.htr");
+	struct trace *t;
+	open_ok(p, &t);
+	struct state_cache *c;
+	assert_int_equal(state_cache_new(&c, t, 1, NULL), 0); /* 1 byte: keep nothing unpinned */
+	const struct heap_state *s1, *s1b;
+	struct htr_err err;
+	assert_int_equal(state_cache_get(c, 0, &s1, &err), 0);
+	assert_int_equal(state_cache_get(c, 0, &s1b, &err), 0);
+	assert_ptr_equal(s1, s1b); /* pinned: not rebuilt, not evicted */
+	state_cache_put(c, s1);
+	state_cache_put(c, s1b);
+	struct state_cache_stats st;
+	state_cache_stats(c, &st);
+	assert_int_equal(st.builds, 1);
+	assert_int_equal(st.hits, 1);
+	assert_int_equal(st.cached, 0); /* evicted once unpinned: over budget */
+	assert_int_equal(st.evictions, 1);
+	assert_int_equal(state_cache_get(c, 5, &s1, &err), -ENOENT);
+	state_cache_free(c);
+	trace_close(t);
+}
+
+static void test_varints(void **state)
+{
+	(void)state;
+	struct buf b;
+	buf_init(&b);
+	uint64_t vals[] = { 0, 1, 127, 128, 300, UINT32_MAX, (uint64_t)1 << 63, UINT64_MAX };
+	for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++)
+		assert_int_equal(buf_put_uv(&b, vals[i]), 0);
+	int64_t svals[] = { 0, -1, 1, INT64_MIN, INT64_MAX };
+	for (size_t i = 0; i < sizeof(svals) / sizeof(svals[0]); i++)
+		assert_int_equal(buf_put_sv(&b, svals[i]), 0);
+	struct cur c = { b.data, b.data + b.len };
+	for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+		uint64_t v;
+		assert_int_equal(cur_uv(&c, &v), 0);
+		assert_true(v == vals[i]);
+	}
+	for (size_t i = 0; i < sizeof(svals) / sizeof(svals[0]); i++) {
+		int64_t v;
+		assert_int_equal(cur_sv(&c, &v), 0);
+		assert_true(v == svals[i]);
+	}
+	uint64_t v;
+	assert_int_equal(cur_uv(&c, &v), -EBADMSG); /* past the end */
+	uint8_t eleven[11];
+	memset(eleven, 0x80, sizeof(eleven));
+	struct cur c2 = { eleven, eleven + sizeof(eleven) };
+	assert_int_equal(cur_uv(&c2, &v), -EBADMSG); /* overlong */
+	/* CRC-32 of "123456789" is the standard check value */
+	assert_int_equal(crc32_ieee("123456789", 9), 0xCBF43926u);
+	buf_free(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_varints),
+		cmocka_unit_test(test_footer_index),
+		cmocka_unit_test(test_scan_index_equals_footer),
+		cmocka_unit_test(test_reconstruct_gc1),
+		cmocka_unit_test(test_reconstruct_gc2_without_graph),
+		cmocka_unit_test(test_reconstruct_gc3_big_array_slots),
+		cmocka_unit_test(test_refuses_damage),
+		cmocka_unit_test(test_state_cache_budget),
+		cmocka_unit_test(test_cut_at_every_byte),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
