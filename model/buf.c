@@ -123,7 +123,7 @@ int buf_printf(struct buf *b, const char *fmt, ...)
 	return 0;
 }
 
-int cur_uv(struct cur *c, uint64_t *v)
+int cur_uv_slow(struct cur *c, uint64_t *v)
 {
 	uint64_t r = 0;
 	for (unsigned shift = 0; shift < 64; shift += 7) {
@@ -137,36 +137,6 @@ int cur_uv(struct cur *c, uint64_t *v)
 		}
 	}
 	return -EBADMSG; /* more than 10 bytes: not a varint we wrote */
-}
-
-int cur_u32(struct cur *c, uint32_t *v)
-{
-	uint64_t w;
-	int rc = cur_uv(c, &w);
-	if (rc)
-		return rc;
-	if (w > UINT32_MAX)
-		return -EBADMSG;
-	*v = (uint32_t)w;
-	return 0;
-}
-
-int cur_sv(struct cur *c, int64_t *v)
-{
-	uint64_t w;
-	int rc = cur_uv(c, &w);
-	if (rc)
-		return rc;
-	*v = (int64_t)(w >> 1) ^ -(int64_t)(w & 1);
-	return 0;
-}
-
-int cur_byte(struct cur *c, uint8_t *v)
-{
-	if (c->p >= c->end)
-		return -EBADMSG;
-	*v = *c->p++;
-	return 0;
 }
 
 int cur_str(struct cur *c, const char **s, uint32_t *len)

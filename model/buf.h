@@ -9,6 +9,7 @@
 #ifndef HEAPFS_BUF_H
 #define HEAPFS_BUF_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,10 +39,48 @@ struct cur {
 	const uint8_t *end;
 };
 
-int cur_uv(struct cur *c, uint64_t *v);
-int cur_u32(struct cur *c, uint32_t *v);   /* varint that must fit 32 bits */
-int cur_sv(struct cur *c, int64_t *v);
-int cur_byte(struct cur *c, uint8_t *v);
+int cur_uv_slow(struct cur *c, uint64_t *v);
+
+/* The decoders below are inline: they run once per field of every event,
+ * tens of millions of times when a large heap is rebuilt. */
+static inline int cur_uv(struct cur *c, uint64_t *v)
+{
+	if (c->p < c->end && !(*c->p & 0x80)) { /* one byte: most values */
+		*v = *c->p++;
+		return 0;
+	}
+	return cur_uv_slow(c, v);
+}
+
+static inline int cur_u32(struct cur *c, uint32_t *v) /* must fit 32 bits */
+{
+	uint64_t w;
+	int rc = cur_uv(c, &w);
+	if (rc)
+		return rc;
+	if (w > UINT32_MAX)
+		return -EBADMSG;
+	*v = (uint32_t)w;
+	return 0;
+}
+
+static inline int cur_sv(struct cur *c, int64_t *v)
+{
+	uint64_t w;
+	int rc = cur_uv(c, &w);
+	if (rc)
+		return rc;
+	*v = (int64_t)(w >> 1) ^ -(int64_t)(w & 1);
+	return 0;
+}
+
+static inline int cur_byte(struct cur *c, uint8_t *v)
+{
+	if (c->p >= c->end)
+		return -EBADMSG;
+	*v = *c->p++;
+	return 0;
+}
 /* A string: points into the cursor's bytes, not NUL-terminated. */
 int cur_str(struct cur *c, const char **s, uint32_t *len);
 

@@ -448,9 +448,9 @@ static int build_directory(struct heap_state *s)
 		return 0;
 	uint64_t lo = s->id[0], span = s->id[s->n - 1] - lo;
 	uint32_t shift = 0;
-	/* about two ids per directory entry on dense ids; never more entries
-	 * than objects */
-	while ((span >> shift) + 2 > (uint64_t)s->n + 1)
+	/* about one entry per four objects: 1 byte per object, and a lookup
+	 * binary-searches a handful of ids */
+	while ((span >> shift) + 2 > (uint64_t)s->n / 4 + 2)
 		shift++;
 	s->dir_base = lo;
 	s->dir_shift = shift;
@@ -609,45 +609,58 @@ static int add_slot_hi(struct heap_state *s, uint64_t *cap, uint64_t edge, uint3
 
 /* Out-edges: target ids -> dense indexes, dropping references to objects
  * that are not in the graph; slots split into low 16 bits and runs of
- * high bits. */
+ * high bits.  Converts in place: edge e is written as a u32 target and a
+ * u16 slot where the u64 target and u32 slot of edge k >= e were read, and
+ * offsets shrink from u64 to u32 the same way, so no second copy of the
+ * edges is ever allocated. */
 static int assemble_out_edges(struct builder *b)
 {
 	struct heap_state *s = b->s;
 	if (b->ne > UINT32_MAX - 1)
 		return -E2BIG;
-	s->out_off = malloc(((size_t)s->n + 1) * sizeof(uint32_t));
-	s->out_tgt = malloc((b->ne ? b->ne : 1) * sizeof(uint32_t));
-	s->out_slot = malloc((b->ne ? b->ne : 1) * sizeof(uint16_t));
-	if (!s->out_off || !s->out_tgt || !s->out_slot)
+	if (!b->g_off && !(b->g_off = malloc(sizeof(uint64_t)))) /* empty graph */
 		return -ENOMEM;
+	uint32_t *tgt32 = (uint32_t *)b->e_tgt;
+	uint16_t *slot16 = (uint16_t *)b->e_slot;
+	uint32_t *off32 = (uint32_t *)b->g_off;
 	uint64_t e = 0, hi_cap = 0;
 	uint32_t cur_hi = 0;
 	for (uint32_t i = 0; i < s->n; i++) {
-		s->out_off[i] = (uint32_t)e;
 		uint64_t from = b->g_off[i], to = i + 1 < s->n ? b->g_off[i + 1] : b->ne;
+		off32[i] = (uint32_t)e;
 		for (uint64_t k = from; k < to; k++) {
-			uint32_t tgt = heap_state_find(s, b->e_tgt[k]);
+			uint64_t id = b->e_tgt[k];
+			uint32_t slot = b->e_slot[k];
+			uint32_t tgt = heap_state_find(s, id);
 			if (tgt == UINT32_MAX) {
 				s->dangling_refs++;
 				continue;
 			}
-			uint32_t slot = b->e_slot[k];
 			if (slot >> 16 != cur_hi) {
 				cur_hi = slot >> 16;
 				int rc = add_slot_hi(s, &hi_cap, e, cur_hi);
 				if (rc)
 					return rc;
 			}
-			s->out_tgt[e] = tgt;
-			s->out_slot[e] = (uint16_t)slot;
+			tgt32[e] = tgt;
+			slot16[e] = (uint16_t)slot;
 			e++;
 		}
 	}
-	s->out_off[s->n] = (uint32_t)e;
+	off32[s->n] = (uint32_t)e;
 	s->nedges = e;
-	free(b->e_tgt); b->e_tgt = NULL;
-	free(b->e_slot); b->e_slot = NULL;
-	free(b->g_off); b->g_off = NULL;
+	/* shrink to the final sizes (realloc may keep the block: then the
+	 * original pointer stays valid) */
+	size_t ne1 = e ? e : 1;
+	s->out_tgt = realloc(b->e_tgt, ne1 * sizeof(uint32_t));
+	s->out_tgt = s->out_tgt ? s->out_tgt : tgt32;
+	s->out_slot = realloc(b->e_slot, ne1 * sizeof(uint16_t));
+	s->out_slot = s->out_slot ? s->out_slot : slot16;
+	s->out_off = realloc(b->g_off, ((size_t)s->n + 1) * sizeof(uint32_t));
+	s->out_off = s->out_off ? s->out_off : off32;
+	b->e_tgt = NULL;
+	b->e_slot = NULL;
+	b->g_off = NULL;
 	return 0;
 }
 
