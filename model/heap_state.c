@@ -177,7 +177,9 @@ static void *radix_sort(void *a, void *tmp, uint64_t n, size_t rec)
 	return src;
 }
 
-static int sort_u64(uint64_t **a, uint64_t n)
+/* Sorts a[0..n); the array may move to a new block of exactly n entries,
+ * so *cap is updated with it. */
+static int sort_u64(uint64_t **a, uint64_t n, uint64_t *cap)
 {
 	uint64_t *tmp = malloc((n ? n : 1) * sizeof(uint64_t));
 	if (!tmp)
@@ -186,6 +188,7 @@ static int sort_u64(uint64_t **a, uint64_t n)
 	if (r == tmp) {
 		free(*a);
 		*a = tmp;
+		*cap = n ? n : 1;
 	} else {
 		free(tmp);
 	}
@@ -216,7 +219,7 @@ static int apply_deaths(struct builder *b)
 {
 	int rc = sort_allocs(b);
 	if (!rc)
-		rc = sort_u64(&b->dead, b->ndead);
+		rc = sort_u64(&b->dead, b->ndead, &b->dead_cap);
 	if (rc)
 		return rc;
 	size_t w = 0, d = 0;

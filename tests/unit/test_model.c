@@ -525,6 +525,49 @@ static void test_state_cache_budget(void **state)
 	trace_close(t);
 }
 
+/* Deaths applied in batches (over a million ids each, so the batch path
+ * runs several times) must leave exactly the survivors.  Regression: the
+ * sorted death buffer moved without its capacity following it. */
+static void test_many_deaths_without_graph(void **state)
+{
+	(void)state;
+	char p[256];
+	path_in_dir(p, sizeof(p), "deaths.htr");
+	struct htr_writer *w;
+	assert_int_equal(htr_writer_open(&w, p, NULL), 0);
+	define_symbols(w);
+	const uint64_t N = 3000000;
+	uint64_t *ids = malloc(N * sizeof(uint64_t));
+	assert_non_null(ids);
+	uint64_t t = 1;
+	for (uint32_t gc = 1; gc <= 3; gc++) {
+		/* each epoch allocates N objects and frees all but every 10th of
+		 * the epoch's own objects, in descending order (unsorted input) */
+		uint64_t first = (gc - 1) * N + 1;
+		for (uint64_t i = 0; i < N; i++)
+			alloc(w, first + i, T_BYTES, 16, 0, 1, t++);
+		gc_start(w, gc, t++, 0);
+		uint64_t nd = 0;
+		for (uint64_t i = N; i-- > 0;)
+			if ((first + i) % 10 != 0)
+				ids[nd++] = first + i;
+		assert_int_equal(htr_write_deaths(w, gc, (uint32_t)nd, ids), 0);
+		gc_end(w, gc, t++, 0, 0);
+	}
+	assert_int_equal(htr_writer_close(w), 0);
+	free(ids);
+	struct trace *tr;
+	open_ok(p, &tr);
+	for (uint32_t gi = 0; gi < 3; gi++) {
+		struct heap_state *s = build(tr, gi);
+		assert_int_equal(s->n, (gi + 1) * N / 10);
+		for (uint32_t i = 0; i < s->n; i++)
+			assert_true(s->id[i] == 10 * (uint64_t)(i + 1));
+		heap_state_free(s);
+	}
+	trace_close(tr);
+}
+
 static void test_varints(void **state)
 {
 	(void)state;
@@ -569,6 +612,7 @@ int main(void)
 		cmocka_unit_test(test_reconstruct_gc3_big_array_slots),
 		cmocka_unit_test(test_refuses_damage),
 		cmocka_unit_test(test_state_cache_budget),
+		cmocka_unit_test(test_many_deaths_without_graph),
 		cmocka_unit_test(test_cut_at_every_byte),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,0 +1,358 @@
+/* main.c - the heapfs command: mount, ls, cat, synth, check, import.
+ *
+ * ls and cat serve the same tree as the mount (fs/tree.h) without FUSE, so
+ * every file can be read in a script or a test without mounting anything.
+ * Exit status: 0 ok, 1 failure (a message on stderr), 2 bad command line.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fs/fuse_adapter.h"
+#include "fs/tree.h"
+#include "model/heap_state.h"
+#include "model/htr.h"
+#include "model/synth.h"
+#include "model/trace.h"
+
+#define HEAPFS_VERSION "0.1.0"
+#define EXIT_USAGE 2
+#define PATH_BUF 4096
+#define LINK_FOLLOW_MAX 40
+
+static const char usage_text[] =
+	"usage:\n"
+	"  heapfs [-f] [-d] [-o OPT[,OPT...]] TRACE MOUNTPOINT\n"
+	"        mount TRACE (an .htr trace) on MOUNTPOINT; -f stays in the foreground,\n"
+	"        -d prints FUSE debug output; options: see docs/ (e.g. -o cache_mb=N).\n"
+	"        Unmount with: fusermount3 -u MOUNTPOINT\n"
+	"  heapfs ls [-l] TRACE [PATH]\n"
+	"        list one directory of the tree (default: the root), one name per line;\n"
+	"        -l: kind (d directory, f file, l link), size ('-' when not known\n"
+	"        without computing it), name, and '-> target' for links\n"
+	"  heapfs cat TRACE PATH...\n"
+	"        print files of the tree (PATH relative to the tree root:\n"
+	"        gc/latest/info or /gc/latest/info; links are followed)\n"
+	"  heapfs synth SCENARIO [-n OBJECTS] [-g GCS] [--seed S] -o OUT.htr\n"
+	"        write a deterministic synthetic trace (heapfs synth --help lists them)\n"
+	"  heapfs check TRACE\n"
+	"        validate and summarize TRACE and rebuild the heap after every GC;\n"
+	"        exit 1 on damage, with the file, the offset and what is wrong\n"
+	"  heapfs import DUMP.hprof... -o OUT.htr\n"
+	"        heap dumps as one trace (not implemented yet)\n"
+	"  heapfs --help | -h      this text\n"
+	"  heapfs --version        the version\n";
+
+static void usage(FILE *f)
+{
+	fputs(usage_text, f);
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "heapfs: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n");
+	usage(stderr);
+	return EXIT_USAGE;
+}
+
+/* "heapfs: FILE: offset N: what" for damage; no offset when the file could
+ * not be opened at all. */
+static void print_open_error(const char *trace, int rc, const struct htr_err *err)
+{
+	const char *msg = err->msg[0] ? err->msg : strerror(-rc);
+	if (rc == -ENOENT || rc == -EACCES || rc == -EPERM || rc == -EISDIR || rc == -ENOMEM)
+		fprintf(stderr, "heapfs: %s: %s\n", trace, msg);
+	else
+		fprintf(stderr, "heapfs: %s: offset %" PRIu64 ": %s\n", trace, err->offset, msg);
+}
+
+static int open_tree(const char *trace, struct hfs **fs)
+{
+	struct htr_err err;
+	struct hfs_opts o = { .cache_mb = 0, .progress = NULL };
+	memset(&err, 0, sizeof err);
+	int rc = hfs_open(fs, trace, &o, &err);
+	if (rc)
+		print_open_error(trace, rc, &err);
+	return rc;
+}
+
+static void print_error(struct hfs *fs, const char *cmd, const char *path, int rc)
+{
+	char msg[640];
+	if (rc == -EIO && hfs_last_error(fs, msg, sizeof msg))
+		fprintf(stderr, "heapfs: %s: %s: %s\n", cmd, path, msg);
+	else
+		fprintf(stderr, "heapfs: %s: %s: %s\n", cmd, path, strerror(-rc));
+}
+
+/* Follows links at the end of path, like a shell would (the tree follows
+ * links in the middle of a path itself). */
+static int follow_links(struct hfs *fs, const char *path, char out[PATH_BUF])
+{
+	char target[PATH_BUF], tmp[PATH_BUF];
+	struct hfs_attr a;
+	snprintf(out, PATH_BUF, "%s", path);
+	for (int i = 0; i < LINK_FOLLOW_MAX; i++) {
+		int rc = hfs_getattr(fs, out, &a);
+		if (rc)
+			return rc;
+		if (a.kind != HFS_LINK)
+			return 0;
+		if ((rc = hfs_readlink(fs, out, target, sizeof target)))
+			return rc;
+		char *slash = strrchr(out, '/');
+		if (slash)
+			*slash = '\0';
+		else
+			out[0] = '\0';
+		if (snprintf(tmp, sizeof tmp, "%s/%s", out, target) >= (int)sizeof tmp)
+			return -ENAMETOOLONG;
+		memcpy(out, tmp, sizeof tmp);
+	}
+	return -ELOOP;
+}
+
+struct ls_ctx {
+	struct hfs *fs;
+	const char *dir;
+	int long_format;
+};
+
+static void print_entry(struct hfs *fs, const char *path, const char *name,
+			const struct hfs_attr *a, int long_format)
+{
+	if (!long_format) {
+		printf("%s\n", name);
+		return;
+	}
+	char kind = a->kind == HFS_DIR ? 'd' : a->kind == HFS_LINK ? 'l' : 'f';
+	char size[24] = "-";
+	if (a->kind == HFS_FILE && a->size_exact)
+		snprintf(size, sizeof size, "%" PRIu64, a->size);
+	printf("%c %10s %s", kind, size, name);
+	if (a->kind == HFS_LINK) {
+		char target[PATH_BUF];
+		if (hfs_readlink(fs, path, target, sizeof target) == 0)
+			printf(" -> %s", target);
+	}
+	printf("\n");
+}
+
+static int ls_fill(void *vctx, const char *name, const struct hfs_attr *a)
+{
+	struct ls_ctx *c = vctx;
+	char path[PATH_BUF];
+	snprintf(path, sizeof path, "%s/%s", c->dir, name);
+	print_entry(c->fs, path, name, a, c->long_format);
+	return 0;
+}
+
+static int cmd_ls(int argc, char **argv)
+{
+	const char *args[2];
+	int nargs = 0, long_format = 0, only_args = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!only_args && strcmp(argv[i], "--") == 0)
+			only_args = 1;
+		else if (!only_args && strcmp(argv[i], "-l") == 0)
+			long_format = 1;
+		else if (!only_args && argv[i][0] == '-' && argv[i][1])
+			return usage_error("ls: unknown option %s", argv[i]);
+		else if (nargs < 2)
+			args[nargs++] = argv[i];
+		else
+			return usage_error("ls: too many arguments (%s)", argv[i]);
+	}
+	if (nargs < 1)
+		return usage_error("ls: missing TRACE%s", "");
+	const char *path = nargs > 1 ? args[1] : "/";
+	struct hfs *fs;
+	if (open_tree(args[0], &fs))
+		return 1;
+	char real[PATH_BUF];
+	struct hfs_attr a;
+	int rc = follow_links(fs, path, real);
+	if (!rc)
+		rc = hfs_getattr(fs, real, &a);
+	if (!rc && a.kind == HFS_FILE) {
+		print_entry(fs, real, path, &a, long_format);
+	} else if (!rc) {
+		struct ls_ctx c = { fs, real, long_format };
+		rc = hfs_readdir(fs, real, ls_fill, &c);
+	}
+	if (rc)
+		print_error(fs, "ls", path, rc);
+	hfs_close(fs);
+	return rc ? 1 : 0;
+}
+
+static int cmd_cat(int argc, char **argv)
+{
+	if (argc < 3)
+		return usage_error("cat: missing %s", argc < 2 ? "TRACE and PATH" : "PATH");
+	struct hfs *fs;
+	if (open_tree(argv[1], &fs))
+		return 1;
+	int failed = 0;
+	struct buf b;
+	buf_init(&b);
+	for (int i = 2; i < argc; i++) {
+		buf_reset(&b);
+		int rc = hfs_read(fs, argv[i], &b);
+		if (rc) {
+			fflush(stdout);
+			print_error(fs, "cat", argv[i], rc);
+			failed = 1;
+			continue;
+		}
+		if (b.len && fwrite(b.data, 1, b.len, stdout) != b.len) {
+			fprintf(stderr, "heapfs: cat: write error: %s\n", strerror(errno));
+			failed = 1;
+			break;
+		}
+	}
+	if (fflush(stdout) != 0) {
+		fprintf(stderr, "heapfs: cat: write error: %s\n", strerror(errno));
+		failed = 1;
+	}
+	buf_free(&b);
+	hfs_close(fs);
+	return failed;
+}
+
+static void print_trace_summary(const struct trace *t)
+{
+	uint32_t types = 0, sites = 0;
+	for (uint32_t i = 0; i < t->ntypes; i++)
+		types += t->types[i].name != NULL;
+	for (uint32_t i = 0; i < t->nsites; i++)
+		sites += t->sites[i].nframes > 0;
+	printf("file\t%s\n", t->path);
+	printf("format_version\t%u.%u\n", t->file->major, t->file->minor);
+	printf("footer\t%s\n", t->had_footer ? "yes" : "no");
+	if (t->truncated)
+		printf("truncated\tyes, at offset %" PRIu64 "\n", t->truncated_at);
+	else
+		printf("truncated\tno\n");
+	printf("frames\t%" PRIu32 "\n", t->nframes);
+	printf("gcs\t%" PRIu32 "\n", t->ngcs);
+	printf("allocations\t%" PRIu64 "\n", t->total_allocs);
+	printf("alloc_bytes\t%" PRIu64 "\n", t->total_alloc_bytes);
+	printf("deaths\t%" PRIu64 "\n", t->total_deaths);
+	printf("duration_ms\t%" PRIu64 "\n",
+	       t->last_ns > t->first_ns ? (t->last_ns - t->first_ns) / 1000000 : 0);
+	printf("types\t%" PRIu32 "\n", types);
+	printf("sites\t%" PRIu32 "\n", sites);
+	printf("threads\t%" PRIu32 "\n", t->nthreads);
+	for (const char *w = t->warnings ? t->warnings : ""; *w;) {
+		const char *nl = strchr(w, '\n');
+		int len = nl ? (int)(nl - w) : (int)strlen(w);
+		if (len)
+			printf("warning\t%.*s\n", len, w);
+		w += len + (nl ? 1 : 0);
+	}
+	fflush(stdout);
+}
+
+/* Rebuilds the heap after every GC: the only way to know that every part
+ * of the trace decodes and agrees (deaths of live objects, edges to live
+ * objects, roots). */
+static int check_states(const struct trace *t)
+{
+	uint64_t objects = 0, bytes = 0;
+	int tty = isatty(STDERR_FILENO);
+	for (uint32_t g = 0; g < t->ngcs; g++) {
+		struct heap_state *s;
+		struct htr_err err;
+		struct heap_build_opts o = { .progress = NULL };
+		memset(&err, 0, sizeof err);
+		fprintf(stderr, "heapfs: check: rebuilding GC %" PRIu32 " (%" PRIu32 "/%" PRIu32 ")%s",
+			t->gcs[g].gc, g + 1, t->ngcs, tty ? "\r" : "\n");
+		int rc = heap_state_build(t, g, &o, &s, &err);
+		if (rc) {
+			if (tty)
+				fprintf(stderr, "\n");
+			fprintf(stderr, "heapfs: %s: offset %" PRIu64 ": %s\n", t->path, err.offset,
+				err.msg);
+			return 1;
+		}
+		objects = s->n;
+		bytes = s->total_bytes;
+		heap_state_free(s);
+	}
+	if (tty && t->ngcs)
+		fprintf(stderr, "\n");
+	printf("heap_states\t%" PRIu32 " rebuilt, ok\n", t->ngcs);
+	if (t->ngcs) {
+		printf("last_gc_objects\t%" PRIu64 "\n", objects);
+		printf("last_gc_bytes\t%" PRIu64 "\n", bytes);
+	}
+	return 0;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+	if (argc != 2)
+		return usage_error("check: expected one TRACE%s", "");
+	struct trace *t;
+	struct htr_err err;
+	struct trace_open_opts o = { .progress = stderr };
+	memset(&err, 0, sizeof err);
+	int rc = trace_open(&t, argv[1], &o, &err);
+	if (rc) {
+		print_open_error(argv[1], rc, &err);
+		return 1;
+	}
+	print_trace_summary(t);
+	if (t->truncated)
+		fprintf(stderr, "heapfs: %s: truncated at offset %" PRIu64
+			": the trace is usable up to its last complete frame\n", argv[1],
+			t->truncated_at);
+	rc = check_states(t);
+	trace_close(t);
+	return rc;
+}
+
+static int cmd_import(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	fprintf(stderr, "heapfs: import: not implemented yet (HPROF heap dump import is planned; "
+		"record with the agent or use heapfs synth meanwhile)\n");
+	return EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(cmd, "--version") == 0) {
+		printf("heapfs %s (trace format %d.%d)\n", HEAPFS_VERSION, HTR_VERSION_MAJOR,
+		       HTR_VERSION_MINOR);
+		return 0;
+	}
+	if (strcmp(cmd, "ls") == 0)
+		return cmd_ls(argc - 1, argv + 1);
+	if (strcmp(cmd, "cat") == 0)
+		return cmd_cat(argc - 1, argv + 1);
+	if (strcmp(cmd, "check") == 0)
+		return cmd_check(argc - 1, argv + 1);
+	if (strcmp(cmd, "synth") == 0)
+		return synth_cli_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "import") == 0)
+		return cmd_import(argc - 1, argv + 1);
+	return heapfs_mount_main(argc, argv);
+}

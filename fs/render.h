@@ -1,0 +1,24 @@
+/* render.h - the renderers behind render_node (fs/tree_internal.h).
+ * Each appends one file's whole content to out and returns 0 or negative
+ * errno. */
+#ifndef HEAPFS_FS_RENDER_H
+#define HEAPFS_FS_RENDER_H
+
+#include "model/buf.h"
+
+struct hfs;
+struct node;
+
+/* render_trace.c: no heap state needed */
+int render_readme(struct hfs *fs, struct buf *out);
+int render_status(struct hfs *fs, struct buf *out);
+int render_trace_info(struct hfs *fs, struct buf *out);
+int render_gcs_csv(struct hfs *fs, struct buf *out);
+
+/* render_object.c: objects/<id>/ and roots/ (need the heap state) */
+int render_object_info(struct hfs *fs, const struct node *n, struct buf *out);
+int render_object_refs(struct hfs *fs, const struct node *n, struct buf *out);
+int render_object_referrers(struct hfs *fs, const struct node *n, struct buf *out);
+int render_roots_table(struct hfs *fs, const struct node *n, struct buf *out);
+
+#endif

@@ -1,0 +1,250 @@
+/* render_trace.c - the files about the whole trace: README, status,
+ * trace/info, timeline/gcs.csv.  All cheap (no heap state). */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "render.h"
+#include "table.h"
+#include "tree_internal.h"
+
+static const char readme_text[] =
+	"heapfs - a Java memory trace as a directory tree\n"
+	"\n"
+	"Every file is computed the first time it is read and then cached.  Files\n"
+	"that need a heap state (everything under gc/NNN/ except directories)\n"
+	"report size 0 until they have been read once; read them with cat, head,\n"
+	"grep, Python open().read() as usual.  Numbers are plain integers: bytes,\n"
+	"counts, milliseconds since the first event of the trace.  Tabular files\n"
+	"are TSV with a header row (tables also come as .csv and .json).\n"
+	"\n"
+	"  README              this file\n"
+	"  status              indexing progress, warnings (truncated trace), cache use\n"
+	"  trace/info          key<TAB>value: source file, format, VM, GCs, allocations, ...\n"
+	"  timeline/gcs.csv    one row per GC: gc,start_ms,end_ms,pause_ms,cause,\n"
+	"                      used_before,used_after,reachable,freed,allocated\n"
+	"                      (an empty field: the trace has no value)\n"
+	"  gc/NNN/             the heap after GC number NNN (zero-padded to the width\n"
+	"                      of the largest number, at least 3 digits; only that\n"
+	"                      spelling exists); gc/latest -> the last GC\n"
+	"  roots -> gc/latest/roots   (when the last GC carries a graph)\n"
+	"\n"
+	"A GC directory is the group of all objects live after that GC:\n"
+	"  info                key<TAB>value: time, cause, objects, bytes, reachable\n"
+	"                      objects and bytes, whether the GC carries a graph\n"
+	"  count shallow_size  the group's object count and summed shallow bytes\n"
+	"  summary             key<TAB>value of the group's metrics\n"
+	"  by-<classifier>/    the group split by a classifier (below)\n"
+	"  objects/<id>/       one object (decimal id): info, and refs, referrers at\n"
+	"                      GCs with a graph.  Lookup only: `ls objects/` shows\n"
+	"                      just objects/all, the ids of all objects, ascending.\n"
+	"  roots/table         the GC roots: kind, object, type, detail (GCs with a graph)\n"
+	"\n"
+	"A classification directory (by-type/, by-site/, by-thread/) holds one group\n"
+	"directory per child that has objects at this GC, and\n"
+	"  table table.csv table.json   one row per child: name, count, shallow_size,\n"
+	"                      sorted by shallow_size (largest first), then name;\n"
+	"                      name is the child's directory name\n"
+	"Every child group directory has count, shallow_size, summary, objects (the\n"
+	"member ids, ascending, one per line) and by-<classifier>/ for each\n"
+	"classifier not used yet on the way down (a chain never repeats one, so\n"
+	"find and grep -r terminate).  gc/NNN/by-type/X/by-thread/Y is the objects\n"
+	"of type X allocated by thread Y.\n"
+	"\n"
+	"Classifiers:\n";
+
+static const char readme_names[] =
+	"\n"
+	"Names.  Type, site and thread names become directory names by this rule:\n"
+	"  - '%', '/', NUL, control bytes (0x01-0x1F) and DEL are written %XX (hex,\n"
+	"    upper case): java/lang/Foo -> java%2Flang%2FFoo, 50% -> 50%25;\n"
+	"  - a name that equals \".\", \"..\" or a file name the tree uses itself\n"
+	"    (count, shallow_size, deep_count, deep_size, retained_count,\n"
+	"    retained_size, summary, objects, table, info, roots, refs, referrers,\n"
+	"    closure, points-to, pointed-from, stack, latest, dominator,\n"
+	"    path-to-root, README, status, diff, ds, all, and anything starting with\n"
+	"    by-, only-, table., born_, died_, perm_) has its first byte written\n"
+	"    %XX: a class named count is %63ount;\n"
+	"  - the empty name is %;\n"
+	"  - a name longer than 255 bytes once escaped is cut (at a character\n"
+	"    boundary) and ends in %~ and 16 hex digits of a hash of the full name;\n"
+	"  - different things with one name (two classes of one name from\n"
+	"    different class loaders, two threads called main) are told apart by\n"
+	"    %#2, %#3, ... on all but the first.\n"
+	"Decoding every %XX gives the name back (up to a %~ or %#).  A name has\n"
+	"the same spelling at every GC.\n"
+	"\n"
+	"The tree is read-only; writes fail with EROFS.\n";
+
+int render_readme(struct hfs *fs, struct buf *out)
+{
+	(void)fs;
+	int rc = buf_put(out, readme_text, sizeof readme_text - 1);
+	for (uint32_t k = 0; k < CLS_COUNT && !rc; k++)
+		rc = buf_printf(out, "  by-%-10s %s\n", classifiers[k].name, classifiers[k].about);
+	return rc ? rc : buf_put(out, readme_names, sizeof readme_names - 1);
+}
+
+static int kv_u64(struct buf *out, const char *k, uint64_t v)
+{
+	return buf_printf(out, "%s\t%" PRIu64 "\n", k, v);
+}
+
+/* key<TAB>value with the value made safe for one line. */
+static int kv_str(struct buf *out, const char *k, const char *v)
+{
+	int rc = buf_printf(out, "%s\t", k);
+	if (!rc)
+		rc = put_tsv_field(out, v, strlen(v));
+	return rc ? rc : buf_putc(out, '\n');
+}
+
+static uint64_t ms_since_start(const struct trace *t, uint64_t ns)
+{
+	return ns > t->first_ns ? (ns - t->first_ns) / 1000000 : 0;
+}
+
+static uint32_t defined_types(const struct trace *t)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < t->ntypes; i++)
+		n += t->types[i].name != NULL;
+	return n;
+}
+
+static uint32_t defined_sites(const struct trace *t)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < t->nsites; i++)
+		n += t->sites[i].nframes > 0;
+	return n;
+}
+
+int render_trace_info(struct hfs *fs, struct buf *out)
+{
+	const struct trace *t = fs->trace;
+	char ver[32];
+	snprintf(ver, sizeof ver, "%u.%u", t->file->major, t->file->minor);
+	int rc = kv_str(out, "source", t->path);
+	if (!rc) rc = kv_str(out, "format_version", ver);
+	if (!rc) rc = kv_str(out, "footer", t->had_footer ? "yes" : "no");
+	if (!rc) rc = kv_str(out, "truncated", t->truncated ? "yes" : "no");
+	if (!rc && t->truncated) rc = kv_u64(out, "truncated_at", t->truncated_at);
+	if (!rc) rc = kv_u64(out, "file_bytes", t->file->size);
+	if (!rc) rc = kv_u64(out, "gcs", t->ngcs);
+	if (!rc) rc = kv_u64(out, "frames", t->nframes);
+	if (!rc) rc = kv_u64(out, "allocations", t->total_allocs);
+	if (!rc) rc = kv_u64(out, "alloc_bytes", t->total_alloc_bytes);
+	if (!rc) rc = kv_u64(out, "deaths", t->total_deaths);
+	if (!rc) rc = kv_u64(out, "duration_ms", t->last_ns > t->first_ns ?
+			     (t->last_ns - t->first_ns) / 1000000 : 0);
+	if (!rc) rc = kv_u64(out, "types", defined_types(t));
+	if (!rc) rc = kv_u64(out, "sites", defined_sites(t));
+	if (!rc) rc = kv_u64(out, "threads", t->nthreads);
+	for (uint32_t i = 0; i < t->ninfo && !rc; i++) {
+		rc = put_tsv_field(out, t->info[i].key, strlen(t->info[i].key));
+		if (!rc)
+			rc = buf_putc(out, '\t');
+		if (!rc)
+			rc = put_tsv_field(out, t->info[i].value, strlen(t->info[i].value));
+		if (!rc)
+			rc = buf_putc(out, '\n');
+	}
+	return rc;
+}
+
+static const struct tcol gcs_cols[] = {
+	{ "gc", TCOL_U64 }, { "start_ms", TCOL_U64 }, { "end_ms", TCOL_U64 },
+	{ "pause_ms", TCOL_U64 }, { "cause", TCOL_STR }, { "used_before", TCOL_U64 },
+	{ "used_after", TCOL_U64 }, { "reachable", TCOL_U64 }, { "freed", TCOL_U64 },
+	{ "allocated", TCOL_U64 },
+};
+enum { GC_COL_GC, GC_COL_START, GC_COL_END, GC_COL_PAUSE, GC_COL_CAUSE, GC_COL_BEFORE,
+       GC_COL_AFTER, GC_COL_REACHABLE, GC_COL_FREED, GC_COL_ALLOCATED };
+
+static void gcs_row(struct table *tb, const struct trace *t, const struct htr_gc_summary *g)
+{
+	table_set_u64(tb, GC_COL_GC, g->gc);
+	table_set_u64(tb, GC_COL_START, ms_since_start(t, g->start_ns));
+	table_set_u64(tb, GC_COL_END, ms_since_start(t, g->end_ns));
+	if (g->end_ns >= g->start_ns)
+		table_set_u64(tb, GC_COL_PAUSE, (g->end_ns - g->start_ns) / 1000000);
+	size_t cl = strnlen(g->cause, sizeof g->cause);
+	if (cl)
+		table_set_str(tb, GC_COL_CAUSE, g->cause, cl);
+	if (g->used_before != UINT64_MAX)
+		table_set_u64(tb, GC_COL_BEFORE, g->used_before);
+	if (g->used_after != UINT64_MAX)
+		table_set_u64(tb, GC_COL_AFTER, g->used_after);
+	/* reachable: filled in once reachable sizes are tracked per GC without
+	 * rebuilding every state; empty for now. */
+	if (g->used_before != UINT64_MAX && g->used_after != UINT64_MAX &&
+	    g->used_before >= g->used_after)
+		table_set_u64(tb, GC_COL_FREED, g->used_before - g->used_after);
+	table_set_u64(tb, GC_COL_ALLOCATED, g->alloc_bytes);
+}
+
+int render_gcs_csv(struct hfs *fs, struct buf *out)
+{
+	const struct trace *t = fs->trace;
+	struct table tb;
+	int rc = 0;
+	table_init(&tb, gcs_cols, sizeof gcs_cols / sizeof *gcs_cols);
+	for (uint32_t i = 0; i < t->ngcs && !rc; i++) {
+		rc = table_add_row(&tb);
+		if (!rc)
+			gcs_row(&tb, t, &t->gcs[i]);
+	}
+	if (!rc)
+		rc = table_render_csv(&tb, out);
+	table_free(&tb);
+	return rc;
+}
+
+int render_status(struct hfs *fs, struct buf *out)
+{
+	const struct trace *t = fs->trace;
+	struct state_cache_stats ss;
+	struct rcache_stats rs;
+	char err[sizeof fs->last_error];
+	state_cache_stats(fs->states, &ss);
+	rcache_stats(fs->rc, &rs);
+	uint64_t done = __atomic_load_n(&t->progress_done, __ATOMIC_RELAXED);
+	uint64_t total = __atomic_load_n(&t->progress_total, __ATOMIC_RELAXED);
+	int rc = kv_str(out, "trace", t->path);
+	if (!rc) rc = kv_str(out, "indexing", done >= total ? "done" : "running");
+	if (!rc) rc = kv_u64(out, "indexing_done", done);
+	if (!rc) rc = kv_u64(out, "indexing_total", total);
+	if (!rc) rc = kv_str(out, "truncated", t->truncated ? "yes" : "no");
+	if (!rc && t->truncated) rc = kv_u64(out, "truncated_at", t->truncated_at);
+	if (!rc) rc = kv_u64(out, "state_cache_budget", ss.budget);
+	if (!rc) rc = kv_u64(out, "state_cache_used", ss.used);
+	if (!rc) rc = kv_u64(out, "states_cached", ss.cached);
+	if (!rc) rc = kv_u64(out, "states_building", ss.building);
+	if (!rc) rc = kv_u64(out, "state_cache_hits", ss.hits);
+	if (!rc) rc = kv_u64(out, "state_builds", ss.builds);
+	if (!rc) rc = kv_u64(out, "state_evictions", ss.evictions);
+	if (!rc && ss.building) rc = kv_u64(out, "build_done", ss.build_done);
+	if (!rc && ss.building) rc = kv_u64(out, "build_total", ss.build_total);
+	if (!rc) rc = kv_u64(out, "render_cache_budget", rs.budget);
+	if (!rc) rc = kv_u64(out, "render_cache_used", rs.used);
+	if (!rc) rc = kv_u64(out, "render_cache_entries", rs.entries);
+	if (!rc) rc = kv_u64(out, "render_cache_hits", rs.hits);
+	if (!rc) rc = kv_u64(out, "render_cache_misses", rs.misses);
+	if (!rc) rc = kv_u64(out, "render_cache_waits", rs.waits);
+	if (!rc) rc = kv_u64(out, "render_cache_evictions", rs.evictions);
+	if (!rc && hfs_last_error(fs, err, sizeof err)) rc = kv_str(out, "error", err);
+	/* Warnings of the trace, one "warning" line each. */
+	const char *w = t->warnings ? t->warnings : "";
+	while (*w && !rc) {
+		const char *nl = strchr(w, '\n');
+		size_t len = nl ? (size_t)(nl - w) : strlen(w);
+		if (len) {
+			rc = buf_put(out, "warning\t", 8);
+			if (!rc) rc = put_tsv_field(out, w, len);
+			if (!rc) rc = buf_putc(out, '\n');
+		}
+		w += len + (nl ? 1 : 0);
+	}
+	return rc;
+}
