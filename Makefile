@@ -97,4 +97,7 @@ demo: deps
 clean:
 	rm -rf build build-asan build-fuzz
 
+# The JVMTI agent, the example programs and their recorded traces.
+-include agent/agent.mk
+
 -include $(LIB_OBJ:.o=.d) $(BUILD)/obj/fs/main.d

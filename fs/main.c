@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "fs/fuse_adapter.h"
+#include "mountopts/mountopts.h"
 #include "fs/tree.h"
 #include "model/heap_state.h"
 #include "model/htr.h"
@@ -25,9 +26,10 @@
 
 static const char usage_text[] =
 	"usage:\n"
-	"  heapfs [-f] [-d] [-o OPT[,OPT...]] TRACE MOUNTPOINT\n"
+	"  heapfs [-f] [-d] [-s] [-o OPT[,OPT...]] TRACE MOUNTPOINT\n"
 	"        mount TRACE (an .htr trace) on MOUNTPOINT; -f stays in the foreground,\n"
-	"        -d prints FUSE debug output; options: see docs/ (e.g. -o cache_mb=N).\n"
+	"        -d prints FUSE debug output, -s serves with one thread; the -o\n"
+	"        options are listed below.\n"
 	"        Unmount with: fusermount3 -u MOUNTPOINT\n"
 	"  heapfs ls [-l] TRACE [PATH]\n"
 	"        list one directory of the tree (default: the root), one name per line;\n"
@@ -337,6 +339,8 @@ int main(int argc, char **argv)
 	const char *cmd = argv[1];
 	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
 		usage(stdout);
+		fputs("\n", stdout);
+		mountopts_print_help(stdout);
 		return 0;
 	}
 	if (strcmp(cmd, "--version") == 0) {

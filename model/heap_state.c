@@ -366,9 +366,16 @@ static int read_frame(struct builder *b, uint32_t f, enum read_mode mode, int *s
 		      struct htr_err *err)
 {
 	const struct trace_frame *fr = &b->t->frames[f];
-	struct htr_frame_hdr h = { fr->offset, fr->kind, fr->comp_len, fr->raw_len, fr->nevents };
+	struct htr_frame_hdr h;
+	/* The index may come from the footer: check the frame itself too. */
+	int rc = htr_frame_header(b->t->file, fr->offset, &h, err);
+	if (rc)
+		return rc == -ENODATA ? -EBADMSG : rc;
+	if (h.kind != fr->kind || h.comp_len != fr->comp_len || h.raw_len != fr->raw_len ||
+	    h.nevents != fr->nevents)
+		return htr_errf(err, -EBADMSG, fr->offset, "frame header disagrees with the index");
 	struct htr_iter *it = NULL;
-	int rc = htr_iter_open(&it, b->t->file, &h, err);
+	rc = htr_iter_open(&it, b->t->file, &h, err);
 	if (rc)
 		return rc;
 	struct htr_event ev;

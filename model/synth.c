@@ -320,7 +320,8 @@ int synth_cli_main(int argc, char **argv)
 	struct cli c;
 	struct synth_opts o;
 	if (parse_args(argc, argv, &c) || check_cli(&c, &o)) {
-		usage(stderr);
+		fprintf(stderr, "usage: heapfs synth SCENARIO [-n OBJECTS] [-g GCS] [--seed S] -o OUT.htr\n"
+				"       heapfs synth --help   lists the scenarios and their defaults\n");
 		return 2;
 	}
 	char err[512];

@@ -25,7 +25,9 @@
  */
 #include "synth_world.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #define NF(a) (uint32_t)(sizeof(a) / sizeof((a)[0]))
 #define REF HTR_FIELD_REF

@@ -1,0 +1,672 @@
+/* fuse_adapter.c - libfuse high-level front end over fs/tree.h.
+ *
+ * FUSE_USE_VERSION 3.12 rather than 3.1: threads=N needs
+ * fuse_loop_cfg_set_max_threads, which only the 3.12 loop API has.
+ *
+ * Caching policy (the trace never changes, but file sizes become known
+ * only once a file has been rendered):
+ *   - names: entry_timeout 60 s, negative_timeout 3600 s (an absent name
+ *     stays absent);
+ *   - attributes: attr_timeout 0.  The kernel trusts a cached i_size when
+ *     it reads through the page cache; a size cached as 0 while the file
+ *     was not yet rendered would make a later keep_cache open read as
+ *     empty.  getattr is cheap by contract (tree.h), so re-asking is cheap;
+ *   - per open: size_exact -> keep_cache (page cache kept across opens),
+ *     otherwise direct_io (reads go to us, EOF is where our bytes end).
+ *
+ * Open files: open checks the node and the access mode; the first read
+ * renders the whole file into a buffer owned by the handle (fi->fh), later
+ * reads are slices of it, release frees it.  Each open has its own buffer,
+ * so interleaved partial readers never see each other's state.
+ *
+ * Locking: struct mount_ctx is written before the first request and only
+ * read afterwards.  struct open_file.lock guards its rendered/err/content
+ * and is the only lock here; it is held while hfs_read renders (a second
+ * reader of the same handle has to wait for those bytes anyway) and never
+ * while libfuse replies (the high-level API replies after we return).
+ */
+#define FUSE_USE_VERSION FUSE_MAKE_VERSION(3, 12)
+
+#include "fs/fuse_adapter.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fuse.h>
+#include <fuse_lowlevel.h>
+
+#include "fs/tree.h"
+#include "model/buf.h"
+#include "mountopts/mountopts.h"
+
+#define ENTRY_TIMEOUT_S 60.0
+#define NEGATIVE_TIMEOUT_S 3600.0
+#define ATTR_TIMEOUT_S 0.0
+#define BLOCK_SIZE 4096
+
+struct mount_ctx {
+	struct hfs *fs;                   /* owned by heapfs_mount_main */
+	struct fuse_conn_info_opts *conn; /* owned by heapfs_mount_main; may be NULL */
+	struct timespec time;             /* trace file's mtime: every node's times */
+	uid_t uid;
+	gid_t gid;
+	uint64_t trace_size;
+};
+
+struct open_file {
+	pthread_mutex_t lock;  /* guards rendered, err, content */
+	int rendered;          /* 1 once hfs_read was called */
+	int err;               /* its result */
+	struct buf content;    /* owned: the whole file */
+	char path[];           /* owned (allocated with the struct) */
+};
+
+static struct mount_ctx *ctx(void)
+{
+	return fuse_get_context()->private_data;
+}
+
+/* Whatever the tree returns, the kernel gets a negative errno. */
+static int as_errno(int rc)
+{
+	return rc < 0 && rc > -4096 ? rc : -EIO;
+}
+
+static void fill_stat(const struct mount_ctx *m, const struct hfs_attr *a, struct stat *st)
+{
+	memset(st, 0, sizeof *st);
+	st->st_ino = a->ino;
+	switch (a->kind) {
+	case HFS_DIR:
+		st->st_mode = S_IFDIR | (a->writable ? 0755 : 0555);
+		/* Counting subdirectories would mean listing (a classification
+		 * needs a heap state).  1 is the convention for "not counted"
+		 * that find/fts honour: with 2 they may skip subdirectories. */
+		st->st_nlink = a->nlink ? a->nlink : 1;
+		break;
+	case HFS_LINK:
+		st->st_mode = S_IFLNK | 0777;
+		st->st_nlink = 1;
+		break;
+	case HFS_FILE:
+	default:
+		st->st_mode = S_IFREG | (a->writable ? 0644 : 0444);
+		st->st_nlink = a->nlink ? a->nlink : 1;
+		break;
+	}
+	st->st_size = (off_t)a->size;
+	st->st_blksize = BLOCK_SIZE;
+	/* Honest block counts: cp and tar treat size > 512 * blocks as sparse. */
+	st->st_blocks = (blkcnt_t)((a->size + 511) / 512);
+	st->st_uid = m->uid;
+	st->st_gid = m->gid;
+	st->st_atim = st->st_mtim = st->st_ctim = m->time;
+}
+
+/* ---- read-only operations ---------------------------------------------- */
+
+static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+{
+	(void)fi;
+	struct mount_ctx *m = ctx();
+	struct hfs_attr a;
+	int rc = hfs_getattr(m->fs, path, &a);
+	if (rc != 0)
+		return as_errno(rc);
+	fill_stat(m, &a, st);
+	return 0;
+}
+
+static int op_access(const char *path, int mask)
+{
+	struct hfs_attr a;
+	int rc = hfs_getattr(ctx()->fs, path, &a);
+	if (rc != 0)
+		return as_errno(rc);
+	if ((mask & W_OK) && !a.writable)
+		return -EROFS;
+	if ((mask & X_OK) && a.kind == HFS_FILE)
+		return -EACCES;
+	return 0;
+}
+
+static int op_readlink(const char *path, char *buf, size_t size)
+{
+	int rc = hfs_readlink(ctx()->fs, path, buf, size);
+	return rc < 0 ? as_errno(rc) : 0;
+}
+
+static int op_opendir(const char *path, struct fuse_file_info *fi)
+{
+	(void)fi;
+	struct hfs_attr a;
+	int rc = hfs_getattr(ctx()->fs, path, &a);
+	if (rc != 0)
+		return as_errno(rc);
+	return a.kind == HFS_DIR ? 0 : -ENOTDIR;
+}
+
+struct dir_fill {
+	const struct mount_ctx *m;
+	void *buf;
+	fuse_fill_dir_t filler;
+	int plus;              /* readdirplus: give full attributes */
+};
+
+static int dir_fill_one(void *vctx, const char *name, const struct hfs_attr *a)
+{
+	struct dir_fill *d = vctx;
+	struct stat st;
+	fill_stat(d->m, a, &st);
+	/* offset 0: libfuse collects the whole listing and pages it itself */
+	return d->filler(d->buf, name, &st, 0, d->plus ? FUSE_FILL_DIR_PLUS : 0);
+}
+
+static int op_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t off,
+		      struct fuse_file_info *fi, enum fuse_readdir_flags flags)
+{
+	(void)off;
+	(void)fi;
+	struct mount_ctx *m = ctx();
+	struct hfs_attr self;
+	int rc = hfs_getattr(m->fs, path, &self);
+	if (rc != 0)
+		return as_errno(rc);
+	if (self.kind != HFS_DIR)
+		return -ENOTDIR;
+	struct dir_fill d = { m, buf, filler, (flags & FUSE_READDIR_PLUS) != 0 };
+	struct stat st;
+	fill_stat(m, &self, &st);
+	if (filler(buf, ".", &st, 0, 0) != 0 || filler(buf, "..", NULL, 0, 0) != 0)
+		return -ENOMEM;
+	rc = hfs_readdir(m->fs, path, dir_fill_one, &d);
+	return rc < 0 ? as_errno(rc) : 0;
+}
+
+static int op_open(const char *path, struct fuse_file_info *fi)
+{
+	struct hfs_attr a;
+	int rc = hfs_getattr(ctx()->fs, path, &a);
+	if (rc != 0)
+		return as_errno(rc);
+	if (a.kind == HFS_DIR)
+		return -EISDIR;
+	/* Nothing is writable yet (classifiers/ and groups/ will be). */
+	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
+		return -EROFS;
+
+	size_t plen = strlen(path) + 1;
+	struct open_file *h = malloc(sizeof *h + plen);
+	if (h == NULL)
+		return -ENOMEM;
+	rc = pthread_mutex_init(&h->lock, NULL);
+	if (rc != 0) {
+		free(h);
+		return -rc;
+	}
+	h->rendered = 0;
+	h->err = 0;
+	buf_init(&h->content);
+	memcpy(h->path, path, plen);
+
+	fi->fh = (uint64_t)(uintptr_t)h;
+	fi->direct_io = !a.size_exact;
+	fi->keep_cache = a.size_exact != 0;
+	return 0;
+}
+
+/* Renders the handle's file once; 0 or negative errno (sticky per open). */
+static int render_once(struct mount_ctx *m, struct open_file *h)
+{
+	pthread_mutex_lock(&h->lock);
+	if (!h->rendered) {
+		h->err = hfs_read(m->fs, h->path, &h->content);
+		if (h->err != 0)
+			buf_free(&h->content);
+		h->rendered = 1;
+	}
+	int rc = h->err;
+	pthread_mutex_unlock(&h->lock);
+	return rc;
+}
+
+static int op_read(const char *path, char *out, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	(void)path;
+	struct open_file *h = (struct open_file *)(uintptr_t)fi->fh;
+	int rc = render_once(ctx(), h);
+	if (rc != 0)
+		return as_errno(rc);
+	if (off < 0)
+		return -EINVAL;
+	/* content never changes after render_once; no lock needed to read it */
+	if ((uint64_t)off >= h->content.len)
+		return 0;
+	size_t n = h->content.len - (size_t)off;
+	if (n > size)
+		n = size;
+	if (n > INT_MAX)
+		n = INT_MAX;
+	memcpy(out, h->content.data + off, n);
+	return (int)n;
+}
+
+static int op_release(const char *path, struct fuse_file_info *fi)
+{
+	(void)path;
+	struct open_file *h = (struct open_file *)(uintptr_t)fi->fh;
+	if (h) {
+		buf_free(&h->content);
+		pthread_mutex_destroy(&h->lock);
+		free(h);
+	}
+	return 0;
+}
+
+static int op_statfs(const char *path, struct statvfs *sv)
+{
+	(void)path;
+	struct mount_ctx *m = ctx();
+	memset(sv, 0, sizeof *sv);
+	sv->f_bsize = BLOCK_SIZE;
+	sv->f_frsize = BLOCK_SIZE;
+	sv->f_blocks = (m->trace_size + BLOCK_SIZE - 1) / BLOCK_SIZE;
+	sv->f_namemax = NAME_MAX;
+	return 0;
+}
+
+/* ---- write-type operations: the tree is read-only for now --------------- */
+
+static int op_write(const char *p, const char *b, size_t s, off_t o, struct fuse_file_info *fi)
+{
+	(void)p; (void)b; (void)s; (void)o; (void)fi;
+	return -EROFS;
+}
+
+static int op_create(const char *p, mode_t mode, struct fuse_file_info *fi)
+{
+	(void)p; (void)mode; (void)fi;
+	return -EROFS;
+}
+
+static int op_mknod(const char *p, mode_t mode, dev_t dev)
+{
+	(void)p; (void)mode; (void)dev;
+	return -EROFS;
+}
+
+static int op_mkdir(const char *p, mode_t mode)
+{
+	(void)p; (void)mode;
+	return -EROFS;
+}
+
+static int op_unlink(const char *p)
+{
+	(void)p;
+	return -EROFS;
+}
+
+static int op_rmdir(const char *p)
+{
+	(void)p;
+	return -EROFS;
+}
+
+static int op_rename(const char *from, const char *to, unsigned int flags)
+{
+	(void)from; (void)to; (void)flags;
+	return -EROFS;
+}
+
+static int op_symlink(const char *target, const char *p)
+{
+	(void)target; (void)p;
+	return -EROFS;
+}
+
+static int op_link(const char *from, const char *to)
+{
+	(void)from; (void)to;
+	return -EROFS;
+}
+
+static int op_truncate(const char *p, off_t size, struct fuse_file_info *fi)
+{
+	(void)p; (void)size; (void)fi;
+	return -EROFS;
+}
+
+static int op_chmod(const char *p, mode_t mode, struct fuse_file_info *fi)
+{
+	(void)p; (void)mode; (void)fi;
+	return -EROFS;
+}
+
+static int op_chown(const char *p, uid_t uid, gid_t gid, struct fuse_file_info *fi)
+{
+	(void)p; (void)uid; (void)gid; (void)fi;
+	return -EROFS;
+}
+
+static int op_utimens(const char *p, const struct timespec tv[2], struct fuse_file_info *fi)
+{
+	(void)p; (void)tv; (void)fi;
+	return -EROFS;
+}
+
+static int op_setxattr(const char *p, const char *name, const char *v, size_t s, int flags)
+{
+	(void)p; (void)name; (void)v; (void)s; (void)flags;
+	return -EROFS;
+}
+
+static int op_removexattr(const char *p, const char *name)
+{
+	(void)p; (void)name;
+	return -EROFS;
+}
+
+/* ---- init and the operation table --------------------------------------- */
+
+static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+{
+	struct mount_ctx *m = fuse_get_context()->private_data;
+	cfg->use_ino = 1;        /* inode numbers from the tree, stable */
+	cfg->readdir_ino = 1;
+	cfg->intr = 1;           /* Ctrl-C on a reader interrupts its request */
+	cfg->entry_timeout = ENTRY_TIMEOUT_S;
+	cfg->negative_timeout = NEGATIVE_TIMEOUT_S;
+	cfg->attr_timeout = ATTR_TIMEOUT_S;
+	cfg->kernel_cache = 0;   /* decided per open: keep_cache or direct_io */
+	cfg->direct_io = 0;
+	cfg->auto_cache = 0;
+	if (m->conn)
+		fuse_apply_conn_info_opts(m->conn, conn);
+	return m;
+}
+
+static const struct fuse_operations heapfs_ops = {
+	.init = op_init,
+	.getattr = op_getattr,
+	.access = op_access,
+	.readlink = op_readlink,
+	.opendir = op_opendir,
+	.readdir = op_readdir,
+	.open = op_open,
+	.read = op_read,
+	.release = op_release,
+	.statfs = op_statfs,
+	.write = op_write,
+	.create = op_create,
+	.mknod = op_mknod,
+	.mkdir = op_mkdir,
+	.unlink = op_unlink,
+	.rmdir = op_rmdir,
+	.rename = op_rename,
+	.symlink = op_symlink,
+	.link = op_link,
+	.truncate = op_truncate,
+	.chmod = op_chmod,
+	.chown = op_chown,
+	.utimens = op_utimens,
+	.setxattr = op_setxattr,
+	.removexattr = op_removexattr,
+};
+
+/* ---- the process: background start, mount, serve ------------------------ */
+
+/* Background mode.  Forks at once; the parent waits on a pipe for the
+ * child's verdict and returns it as its exit status.  The child indexes
+ * the trace and mounts while its stderr is still the terminal (errors and
+ * progress reach the user), then detaches and sends 0.  Forking before the
+ * work (unlike fuse_daemonize after it) keeps every thread the tree may
+ * start inside the process that serves.
+ * Returns -1 in the child (notify_fd set), or the parent's exit status. */
+static int fork_daemon(int *notify_fd)
+{
+	int p[2];
+	if (pipe(p) != 0) {
+		fprintf(stderr, "heapfs: pipe: %s\n", strerror(errno));
+		return 1;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "heapfs: fork: %s\n", strerror(errno));
+		close(p[0]);
+		close(p[1]);
+		return 1;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		*notify_fd = p[1];
+		return -1;
+	}
+	close(p[1]);
+	unsigned char verdict;
+	ssize_t n;
+	do
+		n = read(p[0], &verdict, 1);
+	while (n < 0 && errno == EINTR);
+	close(p[0]);
+	if (n == 1)
+		return verdict;
+	/* the child died without a word */
+	int st;
+	if (waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) != 0)
+		return WEXITSTATUS(st);
+	fprintf(stderr, "heapfs: the mount process died before the mount was ready\n");
+	return 1;
+}
+
+static void send_verdict(int *notify_fd, int status)
+{
+	if (*notify_fd < 0)
+		return;
+	unsigned char v = (unsigned char)status;
+	ssize_t n;
+	do
+		n = write(*notify_fd, &v, 1);
+	while (n < 0 && errno == EINTR);
+	close(*notify_fd);
+	*notify_fd = -1;
+}
+
+/* The child after a successful mount: leave the terminal and the cwd. */
+static void detach(void)
+{
+	if (setsid() < 0)
+		fprintf(stderr, "heapfs: setsid: %s\n", strerror(errno));
+	if (chdir("/") != 0)
+		fprintf(stderr, "heapfs: chdir /: %s\n", strerror(errno));
+	int fd = open("/dev/null", O_RDWR);
+	if (fd >= 0) {
+		dup2(fd, STDIN_FILENO);
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		if (fd > STDERR_FILENO)
+			close(fd);
+	}
+}
+
+static int check_mountpoint(const char *mnt)
+{
+	struct stat st;
+	if (stat(mnt, &st) != 0) {
+		fprintf(stderr, "heapfs: mountpoint %s: %s\n", mnt, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "heapfs: mountpoint %s: %s\n", mnt, strerror(ENOTDIR));
+		return -1;
+	}
+	return 0;
+}
+
+/* A truncated tail and other trace warnings also go to stderr (the status
+ * file has them too): the user who mounts must learn that the trace is
+ * incomplete.  They are read from /status like any reader would. */
+static void print_trace_warnings(struct hfs *fs, const char *trace)
+{
+	static const char key[] = "warning\t";
+	struct buf b;
+	buf_init(&b);
+	if (hfs_read(fs, "/status", &b) == 0) {
+		const char *p = (const char *)b.data, *end = p + b.len;
+		while (p < end) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+			if (len >= sizeof key - 1 && memcmp(p, key, sizeof key - 1) == 0)
+				fprintf(stderr, "heapfs: %s: warning: %.*s\n", trace,
+					(int)(len - (sizeof key - 1)), p + sizeof key - 1);
+			p += len + 1;
+		}
+	}
+	buf_free(&b);
+}
+
+/* Opens and indexes the trace; on failure the message names the file and
+ * the offset.  Progress goes to stderr in the foreground or on a terminal. */
+static int open_tree(struct mount_ctx *m, const struct mountopts *mo)
+{
+	struct hfs_opts o = { .cache_mb = mo->cache_mb, .progress = NULL };
+	struct htr_err err;
+	struct stat st;
+
+	if (mo->foreground || isatty(STDERR_FILENO))
+		o.progress = stderr;
+	memset(&err, 0, sizeof err);
+	int rc = hfs_open(&m->fs, mo->trace, &o, &err);
+	if (rc != 0) {
+		if (err.msg[0])
+			fprintf(stderr, "heapfs: %s: offset %llu: %s\n", mo->trace,
+				(unsigned long long)err.offset, err.msg);
+		else
+			fprintf(stderr, "heapfs: %s: %s\n", mo->trace, strerror(-as_errno(rc)));
+		m->fs = NULL;
+		return -1;
+	}
+	if (stat(mo->trace, &st) == 0) {
+		m->time = st.st_mtim;
+		m->trace_size = (uint64_t)st.st_size;
+	}
+	m->uid = getuid();
+	m->gid = getgid();
+	print_trace_warnings(m->fs, mo->trace);
+	return 0;
+}
+
+static int run_loop(struct fuse *fuse, const struct mountopts *mo)
+{
+	if (mo->single_thread)
+		return fuse_loop(fuse);
+	struct fuse_loop_config *lc = fuse_loop_cfg_create();
+	if (lc == NULL)
+		return -ENOMEM;
+	fuse_loop_cfg_set_clone_fd(lc, 0);
+	fuse_loop_cfg_set_max_threads(lc, (unsigned)mo->threads);
+	fuse_loop_cfg_set_idle_threads(lc, (unsigned)mo->threads);
+	int rc = fuse_loop_mt(fuse, lc);
+	fuse_loop_cfg_destroy(lc);
+	return rc;
+}
+
+static void print_usage_hint(void)
+{
+	fprintf(stderr, "Try 'heapfs --help' for more information.\n");
+}
+
+int heapfs_mount_main(int argc, char **argv)
+{
+	struct mountopts mo;
+	struct mount_ctx m;
+	struct fuse *fuse = NULL;
+	int notify_fd = -1, mounted = 0, handlers = 0;
+	int status = 1;
+
+	memset(&m, 0, sizeof m);
+	int rc = mountopts_parse(&mo, argc, argv);
+	if (rc != 0) {
+		if (rc == -EINVAL) {
+			fprintf(stderr, "heapfs: %s\n", mo.error);
+			print_usage_hint();
+			status = MOUNTOPTS_EXIT_USAGE;
+		} else {
+			fprintf(stderr, "heapfs: %s\n", strerror(-rc));
+		}
+		goto out;
+	}
+	if (mo.help) {
+		mountopts_print_help(stdout);
+		status = 0;
+		goto out;
+	}
+	if (check_mountpoint(mo.mountpoint) != 0)
+		goto out;
+	if (!mo.foreground) {
+		int parent_status = fork_daemon(&notify_fd);
+		if (parent_status >= 0) {
+			status = parent_status;
+			goto out;
+		}
+	}
+
+	m.conn = fuse_parse_conn_info_opts(&mo.fuse_args);
+	if (m.conn == NULL) {
+		status = MOUNTOPTS_EXIT_USAGE;
+		goto out;
+	}
+	fuse = fuse_new(&mo.fuse_args, &heapfs_ops, sizeof heapfs_ops, &m);
+	if (fuse == NULL) {
+		fprintf(stderr, "heapfs: libfuse refused the options (see above)\n");
+		status = MOUNTOPTS_EXIT_USAGE;
+		goto out;
+	}
+	if (open_tree(&m, &mo) != 0)
+		goto out;
+	if (fuse_mount(fuse, mo.mountpoint) != 0) {
+		fprintf(stderr, "heapfs: cannot mount %s on %s\n", mo.trace, mo.mountpoint);
+		goto out;
+	}
+	mounted = 1;
+	if (fuse_set_signal_handlers(fuse_get_session(fuse)) != 0) {
+		fprintf(stderr, "heapfs: cannot install signal handlers\n");
+		goto out;
+	}
+	handlers = 1;
+	if (notify_fd >= 0) {
+		detach();
+		send_verdict(&notify_fd, 0);
+	}
+
+	rc = run_loop(fuse, &mo);
+	/* > 0: the signal that stopped the loop, a clean stop */
+	status = rc < 0 ? 1 : 0;
+	if (rc < 0)
+		fprintf(stderr, "heapfs: %s\n", strerror(-rc));
+out:
+	send_verdict(&notify_fd, status);
+	if (handlers)
+		fuse_remove_signal_handlers(fuse_get_session(fuse));
+	if (mounted)
+		fuse_unmount(fuse);
+	if (fuse)
+		fuse_destroy(fuse);
+	if (m.fs)
+		hfs_close(m.fs);
+	free(m.conn);
+	mountopts_free(&mo);
+	return status;
+}

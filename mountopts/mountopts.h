@@ -1,0 +1,64 @@
+/* mountopts.h - the mount command line:
+ *
+ *   heapfs [-f] [-d] [-s] [-o OPT[,OPT...]] TRACE MOUNTPOINT
+ *
+ * Parsed with libfuse's fuse_opt (no mounting, no /dev/fuse: testable on
+ * its own).  Every -o option is one of
+ *   - a heapfs option (cache_mb=N, threads=N): a row of the table in
+ *     mountopts.c, parsed, range-checked and stored in struct mountopts;
+ *   - a FUSE or mount option on the allow-list in mountopts.c (what libfuse
+ *     3.14's fuse_new, fuse_parse_conn_info_opts and the kernel accept):
+ *     its value is checked, then it is passed through in fuse_args;
+ *   - anything else: refused, naming the option.
+ * After parsing, cross-option checks run (e.g. -s with threads=N>1).
+ *
+ * Ownership: struct mountopts owns trace, mountpoint and fuse_args;
+ * mountopts_free releases them (safe after a failed parse too).
+ */
+#ifndef HEAPFS_MOUNTOPTS_H
+#define HEAPFS_MOUNTOPTS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <fuse_opt.h>
+
+/* Exit status for a command line that cannot be used (unknown option,
+ * invalid value, missing argument). */
+#define MOUNTOPTS_EXIT_USAGE 2
+
+struct mountopts {
+	char *trace;               /* owned; TRACE as given */
+	char *mountpoint;          /* owned; MOUNTPOINT as given */
+	int foreground;            /* -f, or implied by -d */
+	int debug;                 /* -d or -o debug: libfuse logs every request */
+	int single_thread;         /* -s */
+	int help;                  /* -h or --help: print help, mount nothing */
+
+	/* heapfs options (rows of the option table; defaults filled by parse) */
+	uint64_t cache_mb;         /* heap-state cache budget, MiB */
+	uint64_t threads;          /* max FUSE worker threads */
+	uint32_t given;            /* bit i: table row i appeared on the command line */
+
+	/* What libfuse gets: argv[0], "-o" with the allowed FUSE options (plus
+	 * defaults fsname=heapfs:TRACE and subtype=heapfs unless given), and -d. */
+	struct fuse_args fuse_args;
+
+	char error[512];           /* why parse failed, without the "heapfs: " prefix */
+};
+
+/* Parses argv (argv[0] is the program name).  Returns 0, or -EINVAL with
+ * mo->error set (print it as "heapfs: %s" and exit MOUNTOPTS_EXIT_USAGE),
+ * or -ENOMEM.  When -h/--help was given, returns 0 with mo->help set and
+ * TRACE/MOUNTPOINT may be missing. */
+int mountopts_parse(struct mountopts *mo, int argc, char **argv);
+void mountopts_free(struct mountopts *mo);
+
+/* The mount part of `heapfs --help`: every option with default and range,
+ * and the FUSE options passed through. */
+void mountopts_print_help(FILE *out);
+
+/* 1 if the -o option NAME (the part before '=') is on the FUSE allow-list. */
+int mountopts_is_fuse_option(const char *name);
+
+#endif

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# test_mount_errors.sh - what the mount command refuses, and how:
+#   bad options       exit 2, the message names the option, nothing mounted;
+#   damaged traces    exit non-zero, the message names the file and the
+#                     offset, nothing mounted (also in the foreground);
+#   truncated trace   mounts; status and stderr say it is truncated;
+#   bad mount points  exit non-zero with a message.
+#
+# Usage: HEAPFS=/abs/path/build/heapfs bash tests/integration/test_mount_errors.sh
+. "$(dirname "$0")/mountlib.bash"
+
+TRACE=$WORK/T.htr
+make_trace "$TRACE" multicache -n 1000 -g 5
+MNT=$WORK/mnt
+mkdir -p "$MNT"
+MOUNTS+=("$MNT")
+
+# expect_refused WHAT EXIT MESSAGE-REGEX heapfs-args...
+expect_refused() {
+	local what=$1 want_rc=$2 msg=$3 rc=0
+	shift 3
+	t "$HEAPFS" "$@" >"$WORK/out" 2>"$WORK/err" || rc=$?
+	if [ "$rc" -eq 0 ]; then fail "$what: exit 0"; fi
+	if [ "$rc" -eq 124 ]; then fail "$what: timed out"; fi
+	if [ "$want_rc" != any ] && [ "$rc" -ne "$want_rc" ]; then
+		fail "$what: exit $rc, expected $want_rc ($(cat "$WORK/err"))"
+	fi
+	grep -qE -- "$msg" "$WORK/err" || fail "$what: stderr lacks /$msg/: $(cat "$WORK/err")"
+	if mountpoint -q "$MNT"; then fail "$what: mounted anyway"; fi
+	ok "$what: exit $rc, '$(head -n 1 "$WORK/err")'"
+}
+
+# --- options ---
+expect_refused "unknown option" 2 "heapfs: unknown option 'foo=bar'" -o foo=bar "$TRACE" "$MNT"
+expect_refused "unknown flag" 2 "heapfs: unknown option '-x'" -x "$TRACE" "$MNT"
+expect_refused "cache_mb=abc" 2 \
+	"heapfs: invalid value for cache_mb: 'abc' \(expected an integer 16\.\.1048576\)" \
+	-o cache_mb=abc "$TRACE" "$MNT"
+expect_refused "cache_mb=0" 2 "invalid value for cache_mb: '0'" -o cache_mb=0 "$TRACE" "$MNT"
+expect_refused "threads=" 2 "invalid value for threads: ''" -o threads= "$TRACE" "$MNT"
+expect_refused "unknown among good ones" 2 "unknown option 'nonempty'" \
+	-o allow_other,cache_mb=64,nonempty "$TRACE" "$MNT"
+expect_refused "bad FUSE value" 2 "invalid value for umask: '999'" -o umask=999 "$TRACE" "$MNT"
+expect_refused "-s with threads" 2 "conflicts with threads=4" -s -o threads=4 "$TRACE" "$MNT"
+expect_refused "missing mountpoint" 2 "missing MOUNTPOINT" "$TRACE"
+expect_refused "extra argument" 2 "unexpected argument" "$TRACE" "$MNT" extra
+
+# --help works through the mount entry point too
+t "$HEAPFS" -f --help >"$WORK/help" || fail "heapfs -f --help failed"
+grep -q "cache_mb=N" "$WORK/help" || fail "mount help lacks cache_mb"
+ok "mount --help lists the options"
+
+# --- mount points ---
+expect_refused "missing mount point" 1 "heapfs: mountpoint .*: No such file or directory" \
+	"$TRACE" "$WORK/nonexistent"
+expect_refused "mount point is a file" 1 "Not a directory" "$TRACE" "$TRACE"
+
+# --- damaged traces ---
+cp "$TRACE" "$WORK/badmagic.htr"
+printf 'XXXXXXXX' | dd of="$WORK/badmagic.htr" bs=1 seek=0 conv=notrunc status=none
+expect_refused "bad magic" any "heapfs: $WORK/badmagic.htr: offset 0: .*magic" \
+	"$WORK/badmagic.htr" "$MNT"
+expect_refused "bad magic, foreground" any "heapfs: $WORK/badmagic.htr: offset 0: " \
+	-f "$WORK/badmagic.htr" "$MNT"
+
+head -c 20000 /dev/urandom >"$WORK/garbage.htr"
+expect_refused "garbage" any "heapfs: $WORK/garbage.htr: offset [0-9]+: " "$WORK/garbage.htr" "$MNT"
+
+# a good file header followed by garbage: no footer, the scan meets the
+# garbage where the first frame header should be (offset 32)
+{ head -c 32 "$TRACE"; head -c 5000 /dev/urandom; } >"$WORK/garbage2.htr"
+expect_refused "header + garbage" any "heapfs: $WORK/garbage2.htr: offset 32: " "$WORK/garbage2.htr" "$MNT"
+
+: >"$WORK/empty.htr"
+expect_refused "empty file" any "heapfs: $WORK/empty.htr: offset [0-9]+: " "$WORK/empty.htr" "$MNT"
+
+expect_refused "missing trace" any "heapfs: $WORK/nope.htr: .*No such file" "$WORK/nope.htr" "$MNT"
+
+# damage inside the first frame's compressed payload (header 32 bytes, frame
+# header 32 bytes): the offset named is past 0
+cp "$TRACE" "$WORK/badframe.htr"
+printf '\377\377\377\377' | dd of="$WORK/badframe.htr" bs=1 seek=100 conv=notrunc status=none
+rc=0
+t "$HEAPFS" "$WORK/badframe.htr" "$MNT" 2>"$WORK/err" || rc=$?
+if [ "$rc" -eq 0 ]; then
+	# a reader may rebuild the index from the footer and find the damage
+	# only when the frame is read; then reading must fail, not crash
+	MOUNTS+=("$MNT")
+	if t cat "$MNT/gc/latest/count" >/dev/null 2>"$WORK/err2"; then
+		fail "damaged first frame: mounted and read the first GC without error"
+	fi
+	grep -q "Input/output error" "$WORK/err2" || fail "damaged frame: reading says $(cat "$WORK/err2")"
+	grep -qE "offset [1-9][0-9]*: " "$MNT/status" || fail "damaged frame: status does not name the offset"
+	mountpoint -q "$MNT" || fail "damaged frame: the daemon died"
+	unmount "$MNT"
+	ok "damaged first frame: mounted from the footer, reading fails with an error, daemon alive"
+else
+	grep -qE "heapfs: $WORK/badframe.htr: offset [1-9][0-9]*: " "$WORK/err" ||
+		fail "damaged frame: $(cat "$WORK/err")"
+	ok "damaged first frame refused: $(head -n 1 "$WORK/err")"
+fi
+cmp -s "$TRACE" "$WORK/badframe.htr" && fail "test setup: badframe.htr not damaged"
+
+# --- truncated trace: mounts up to its last complete part ---
+size=$(stat -c %s "$TRACE")
+head -c $((size * 2 / 3)) "$TRACE" >"$WORK/trunc.htr"
+cp "$WORK/trunc.htr" "$WORK/trunc.before"
+t "$HEAPFS" "$WORK/trunc.htr" "$MNT" 2>"$WORK/err" || fail "truncated trace did not mount: $(cat "$WORK/err")"
+wait_mounted "$MNT"
+grep -qi "truncated" "$WORK/err" || fail "no word about truncation on stderr: $(cat "$WORK/err")"
+[ "$(status_value "$MNT" truncated)" = yes ] || fail "status: truncated = '$(status_value "$MNT" truncated)'"
+ngc=$(ls "$MNT/gc" | grep -vc latest || true)
+[ "$ngc" -ge 1 ] && [ "$ngc" -lt 5 ] || fail "truncated trace shows $ngc GCs, expected 1..4"
+t cat "$MNT/gc/latest/count" >/dev/null || fail "cannot read the last complete GC"
+unmount "$MNT"
+cmp -s "$WORK/trunc.htr" "$WORK/trunc.before" || fail "mounting changed the trace file"
+ok "truncated trace mounts ($ngc of 5 GCs), status truncated=yes, stderr says so"
+
+# a single-threaded foreground mount stops cleanly on SIGTERM
+mount_trace_fg "$TRACE" "$MNT" "$WORK/fg.log" -s
+t cat "$MNT/gc/latest/count" >/dev/null || fail "-f -s mount unreadable"
+grep -qE "indexing|rebuilding" "$WORK/fg.log" || fail "-f: no progress on stderr: $(cat "$WORK/fg.log")"
+pid=${BG_PIDS[-1]}
+kill -TERM "$pid"
+rc=0
+t tail --pid="$pid" -f /dev/null || fail "the foreground daemon did not stop on SIGTERM"
+wait "$pid" || rc=$?
+[ "$rc" -eq 0 ] || fail "foreground daemon exited $rc on SIGTERM"
+if mountpoint -q "$MNT"; then fail "still mounted after SIGTERM"; fi
+ok "foreground -s mount: SIGTERM unmounts, exit 0"
