@@ -1,0 +1,219 @@
+/* dominators.c - see dominators.h.
+ *
+ * Vertices are renumbered in DFS preorder: 0 is the virtual root, 1..N-1
+ * the reachable objects.  All per-vertex arrays below are indexed by that
+ * number; `num` maps a dense object index to it (0 = not reached).
+ */
+#include "dominators.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bitset.h"
+
+#define NONE UINT32_MAX
+
+struct dom_work {
+	const struct heap_state *s;
+	uint32_t N;          /* vertices: reachable objects + the virtual root */
+	uint32_t *num;       /* [n] object -> preorder number, 0 = unreached */
+	uint32_t *vert;      /* [N] preorder number -> object (vert[0] unused) */
+	uint32_t *parent;    /* [N] DFS parent, as preorder number */
+	uint32_t *semi;      /* [N] */
+	uint32_t *label;     /* [N] */
+	uint32_t *ancestor;  /* [N] link forest, NONE at a tree root */
+	uint32_t *idom;      /* [N] */
+	uint32_t *stack;     /* [N] compress() and DFS scratch */
+	uint32_t *edge_pos;  /* [N] DFS: next out-edge to try */
+	uint64_t *rooted;    /* objects GC roots point at */
+};
+
+/* Depth-first search from the virtual root; preorder numbers from 1. */
+static void dfs(struct dom_work *w)
+{
+	const struct heap_state *s = w->s;
+	uint32_t next = 1, sp = 0;
+	for (uint32_t r = 0; r < s->nroots; r++) {
+		uint32_t o = s->roots[r].object;
+		if (w->num[o])
+			continue;
+		w->num[o] = next;
+		w->vert[next] = o;
+		w->parent[next] = 0;
+		w->edge_pos[next] = s->out_off[o];
+		w->stack[sp++] = next++;
+		while (sp) {
+			uint32_t k = w->stack[sp - 1], v = w->vert[k];
+			if (w->edge_pos[k] == s->out_off[v + 1]) {
+				sp--;
+				continue;
+			}
+			uint32_t t = s->out_tgt[w->edge_pos[k]++];
+			if (w->num[t])
+				continue;
+			w->num[t] = next;
+			w->vert[next] = t;
+			w->parent[next] = k;
+			w->edge_pos[next] = s->out_off[t];
+			w->stack[sp++] = next++;
+		}
+	}
+	w->N = next;
+}
+
+/* Path compression without recursion: collect the chain of vertices whose
+ * grand-ancestor exists, then update them from the top down. */
+static void compress(struct dom_work *w, uint32_t v)
+{
+	uint32_t sp = 0;
+	while (w->ancestor[w->ancestor[v]] != NONE) {
+		w->stack[sp++] = v;
+		v = w->ancestor[v];
+	}
+	while (sp) {
+		uint32_t x = w->stack[--sp], a = w->ancestor[x];
+		if (w->semi[w->label[a]] < w->semi[w->label[x]])
+			w->label[x] = w->label[a];
+		w->ancestor[x] = w->ancestor[a];
+	}
+}
+
+static uint32_t eval(struct dom_work *w, uint32_t v)
+{
+	if (w->ancestor[v] == NONE)
+		return v;
+	compress(w, v);
+	return w->label[v];
+}
+
+static void semidominators(struct dom_work *w)
+{
+	const struct heap_state *s = w->s;
+	for (uint32_t k = 0; k < w->N; k++) {
+		w->semi[k] = w->label[k] = k;
+		w->ancestor[k] = NONE;
+	}
+	for (uint32_t k = w->N - 1; k >= 1; k--) {
+		uint32_t o = w->vert[k], best = k;
+		if (bitset_get(w->rooted, o))
+			best = 0; /* the virtual root is a predecessor */
+		for (uint32_t e = s->in_off[o]; e < s->in_off[o + 1] && best; e++) {
+			uint32_t j = w->num[s->in_src[e]];
+			if (j == 0)
+				continue; /* an unreachable referrer: not in the graph */
+			uint32_t cand = w->semi[eval(w, j)];
+			if (cand < best)
+				best = cand;
+		}
+		w->semi[k] = best;
+		w->ancestor[k] = w->parent[k]; /* link */
+	}
+}
+
+/* Semi-NCA: idom(k) is the nearest ancestor of parent(k), in the tree built
+ * so far, whose number is at most semi(k). */
+static void immediate_dominators(struct dom_work *w)
+{
+	w->idom[0] = 0;
+	for (uint32_t k = 1; k < w->N; k++) {
+		uint32_t d = w->parent[k];
+		while (d > w->semi[k])
+			d = w->idom[d];
+		w->idom[k] = d;
+	}
+}
+
+static int fill_result(struct dom_work *w, struct dominators *d)
+{
+	const struct heap_state *s = w->s;
+	for (uint32_t i = 0; i < s->n; i++) {
+		d->idom[i] = DOM_UNREACHABLE;
+		d->retained[i] = 0;
+		d->retained_count[i] = 0;
+	}
+	/* children have larger preorder numbers than their idom: sum upwards
+	 * in reverse preorder */
+	for (uint32_t k = w->N - 1; k >= 1; k--) {
+		uint32_t o = w->vert[k];
+		d->retained[o] += hs_info(s, o)->size;
+		d->retained_count[o] += 1;
+		uint32_t p = w->idom[k];
+		d->idom[o] = p ? w->vert[p] : DOM_ROOT;
+		if (p) {
+			uint32_t po = w->vert[p];
+			d->retained[po] += d->retained[o];
+			d->retained_count[po] += d->retained_count[o];
+		}
+	}
+	d->nreachable = w->N - 1;
+	return 0;
+}
+
+static void work_free(struct dom_work *w)
+{
+	free(w->num); free(w->vert); free(w->parent); free(w->semi);
+	free(w->label); free(w->ancestor); free(w->idom); free(w->stack);
+	free(w->edge_pos);
+	bitset_free(w->rooted);
+}
+
+int dominators_compute(const struct heap_state *s, struct dominators **out)
+{
+	if (!s->has_graph)
+		return -EINVAL;
+	int rc = -ENOMEM;
+	struct dom_work w;
+	memset(&w, 0, sizeof(w));
+	w.s = s;
+	size_t n1 = (size_t)s->n + 1;
+	struct dominators *d = calloc(1, sizeof(*d));
+	w.num = calloc(n1, sizeof(uint32_t));
+	w.vert = malloc(n1 * sizeof(uint32_t));
+	w.parent = malloc(n1 * sizeof(uint32_t));
+	w.semi = malloc(n1 * sizeof(uint32_t));
+	w.label = malloc(n1 * sizeof(uint32_t));
+	w.ancestor = malloc(n1 * sizeof(uint32_t));
+	w.idom = malloc(n1 * sizeof(uint32_t));
+	w.stack = malloc(n1 * sizeof(uint32_t));
+	w.edge_pos = malloc(n1 * sizeof(uint32_t));
+	w.rooted = bitset_new(s->n);
+	if (!d || !w.num || !w.vert || !w.parent || !w.semi || !w.label || !w.ancestor ||
+	    !w.idom || !w.stack || !w.edge_pos || !w.rooted)
+		goto out;
+	d->n = s->n;
+	d->idom = malloc(n1 * sizeof(uint32_t));
+	d->retained = malloc(n1 * sizeof(uint64_t));
+	d->retained_count = malloc(n1 * sizeof(uint32_t));
+	if (!d->idom || !d->retained || !d->retained_count)
+		goto out;
+	for (uint32_t r = 0; r < s->nroots; r++)
+		bitset_set(w.rooted, s->roots[r].object);
+	dfs(&w);
+	semidominators(&w);
+	immediate_dominators(&w);
+	rc = fill_result(&w, d);
+out:
+	work_free(&w);
+	if (rc) {
+		dominators_free(d);
+		return rc;
+	}
+	*out = d;
+	return 0;
+}
+
+void dominators_free(struct dominators *d)
+{
+	if (!d)
+		return;
+	free(d->idom);
+	free(d->retained);
+	free(d->retained_count);
+	free(d);
+}
+
+size_t dominators_memory(const struct dominators *d)
+{
+	return sizeof(*d) + (size_t)d->n * (4 + 8 + 4);
+}

@@ -1,0 +1,334 @@
+/* test_closure.c - transitive and GC closures, dominators.
+ *
+ * Heaps are built by hand as heap_state structs.  Expected values come
+ * from the construction, or from a brute-force definition computed here
+ * independently: the GC closure of G is every object of G's transitive
+ * closure that cannot be reached from a GC root without passing through G.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "analyses/bitset.h"
+#include "analyses/closure.h"
+#include "analyses/dominators.h"
+#include "model/heap_state.h"
+
+struct edge { uint32_t from, to; };
+
+/* A state of n objects of distinct sizes (sizes[i]), with edges and root
+ * objects; reachability by a plain BFS. */
+static struct heap_state *mkstate(uint32_t n, const uint64_t *sizes, const struct edge *edges,
+				  uint32_t ne, const uint32_t *roots, uint32_t nroots)
+{
+	struct heap_state *s = calloc(1, sizeof(*s));
+	assert_non_null(s);
+	s->n = n;
+	s->has_graph = 1;
+	s->id = malloc((n + 1) * sizeof(uint64_t));
+	s->info = malloc((n + 1) * sizeof(uint32_t));
+	s->birth = malloc((n + 1) * sizeof(uint32_t));
+	s->infos = calloc(n + 1, sizeof(struct objinfo));
+	s->ninfos = n;
+	for (uint32_t i = 0; i < n; i++) {
+		s->id[i] = i + 1;
+		s->info[i] = i;
+		s->infos[i].size = sizes[i];
+		s->infos[i].array_length = -1;
+	}
+	s->nedges = ne;
+	s->out_off = calloc(n + 1, sizeof(uint32_t));
+	s->in_off = calloc(n + 1, sizeof(uint32_t));
+	s->out_tgt = malloc((ne + 1) * sizeof(uint32_t));
+	s->in_src = malloc((ne + 1) * sizeof(uint32_t));
+	s->out_slot = calloc(ne + 1, sizeof(uint16_t));
+	for (uint32_t e = 0; e < ne; e++) {
+		s->out_off[edges[e].from + 1]++;
+		s->in_off[edges[e].to + 1]++;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		s->out_off[i + 1] += s->out_off[i];
+		s->in_off[i + 1] += s->in_off[i];
+	}
+	uint32_t *oc = calloc(n + 1, sizeof(uint32_t)), *ic = calloc(n + 1, sizeof(uint32_t));
+	for (uint32_t e = 0; e < ne; e++) {
+		uint32_t f = edges[e].from, t = edges[e].to;
+		s->out_tgt[s->out_off[f] + oc[f]++] = t;
+		s->in_src[s->in_off[t] + ic[t]++] = f;
+	}
+	free(oc);
+	free(ic);
+	s->roots = calloc(nroots + 1, sizeof(struct hs_root));
+	s->nroots = nroots;
+	for (uint32_t r = 0; r < nroots; r++) {
+		s->roots[r].kind = HTR_ROOT_OTHER;
+		s->roots[r].object = roots[r];
+	}
+	s->reachable = bitset_new(n);
+	uint32_t *q = malloc((n + 1) * sizeof(uint32_t)), h = 0, t = 0;
+	for (uint32_t r = 0; r < nroots; r++)
+		if (!bitset_get(s->reachable, roots[r])) {
+			bitset_set(s->reachable, roots[r]);
+			q[t++] = roots[r];
+		}
+	while (h < t) {
+		uint32_t o = q[h++];
+		for (uint32_t e = s->out_off[o]; e < s->out_off[o + 1]; e++)
+			if (!bitset_get(s->reachable, s->out_tgt[e])) {
+				bitset_set(s->reachable, s->out_tgt[e]);
+				q[t++] = s->out_tgt[e];
+			}
+	}
+	s->nreachable = t;
+	free(q);
+	return s;
+}
+
+/* The running example: roots A(0), B(1).  A->C, B->C; C->D->E->C (a
+ * cycle); A->F->G and A->G; H(7) unreachable with H->C.  Sizes 2^i. */
+enum { A, B, C, D, E, F, G, H, NOBJ };
+static const struct edge ex_edges[] = {
+	{ A, C }, { B, C }, { C, D }, { D, E }, { E, C }, { A, F }, { F, G }, { A, G }, { H, C },
+};
+static const uint32_t ex_roots[] = { A, B };
+
+static struct heap_state *example(void)
+{
+	uint64_t sizes[NOBJ];
+	for (int i = 0; i < NOBJ; i++)
+		sizes[i] = 1ull << i;
+	return mkstate(NOBJ, sizes, ex_edges, sizeof(ex_edges) / sizeof(ex_edges[0]), ex_roots, 2);
+}
+
+static uint64_t sz(uint32_t i) { return 1ull << i; }
+
+static void test_dominators_example(void **state)
+{
+	(void)state;
+	struct heap_state *s = example();
+	struct dominators *d;
+	assert_int_equal(dominators_compute(s, &d), 0);
+	assert_int_equal(d->idom[A], DOM_ROOT);
+	assert_int_equal(d->idom[B], DOM_ROOT);
+	assert_int_equal(d->idom[C], DOM_ROOT); /* shared by A and B */
+	assert_int_equal(d->idom[D], C);
+	assert_int_equal(d->idom[E], D);
+	assert_int_equal(d->idom[F], A);
+	assert_int_equal(d->idom[G], A);        /* A->G and A->F->G */
+	assert_int_equal(d->idom[H], DOM_UNREACHABLE);
+	assert_int_equal(d->retained[A], sz(A) + sz(F) + sz(G));
+	assert_int_equal(d->retained[B], sz(B));
+	assert_int_equal(d->retained[C], sz(C) + sz(D) + sz(E));
+	assert_int_equal(d->retained[D], sz(D) + sz(E));
+	assert_int_equal(d->retained_count[C], 3);
+	assert_int_equal(d->retained[H], 0);
+	assert_int_equal(d->nreachable, 7);
+	dominators_free(d);
+	heap_state_free(s);
+}
+
+static void test_closures_example(void **state)
+{
+	(void)state;
+	struct heap_state *s = example();
+	struct closure_ctx *c;
+	assert_int_equal(closure_ctx_new(&c, s), 0);
+	uint64_t *g = bitset_new(NOBJ);
+	struct closure_metrics deep, ret;
+
+	/* {A}: deep A C D E F G; retained A F G (C is also B's) */
+	bitset_set(g, A);
+	assert_int_equal(closure_metrics_of(c, g, &deep, &ret), 0);
+	assert_int_equal(deep.count, 6);
+	assert_int_equal(deep.bytes, sz(A) + sz(C) + sz(D) + sz(E) + sz(F) + sz(G));
+	assert_int_equal(ret.count, 3);
+	assert_int_equal(ret.bytes, sz(A) + sz(F) + sz(G));
+
+	/* {A, B} together own C, D, E as well: the multicache case */
+	bitset_set(g, B);
+	assert_int_equal(closure_metrics_of(c, g, &deep, &ret), 0);
+	assert_int_equal(ret.count, 7);
+
+	/* {D}: the cycle's other members keep nothing: D->E, but E is only
+	 * reachable through D; C stays (rooted path A->C).  Retained D, E */
+	memset(g, 0, bitset_words(NOBJ) * 8);
+	bitset_set(g, D);
+	assert_int_equal(closure_metrics_of(c, g, &deep, &ret), 0);
+	assert_int_equal(deep.count, 3); /* D E C */
+	assert_int_equal(ret.bytes, sz(D) + sz(E));
+
+	/* {H}: garbage; its closure reaches C, kept alive by A and B */
+	memset(g, 0, bitset_words(NOBJ) * 8);
+	bitset_set(g, H);
+	assert_int_equal(closure_metrics_of(c, g, &deep, &ret), 0);
+	assert_int_equal(deep.count, 4);
+	assert_int_equal(ret.count, 1);
+	assert_int_equal(ret.bytes, sz(H));
+	bitset_free(g);
+	closure_ctx_free(c);
+	heap_state_free(s);
+}
+
+/* A list of a million nodes: a million-deep DFS must not recurse. */
+static void test_long_list(void **state)
+{
+	(void)state;
+	const uint32_t n = 1000000;
+	uint64_t *sizes = malloc(n * sizeof(uint64_t));
+	struct edge *edges = malloc(n * sizeof(struct edge));
+	for (uint32_t i = 0; i < n; i++)
+		sizes[i] = 16;
+	for (uint32_t i = 0; i + 1 < n; i++)
+		edges[i] = (struct edge){ i, i + 1 };
+	uint32_t root = 0;
+	struct heap_state *s = mkstate(n, sizes, edges, n - 1, &root, 1);
+	struct dominators *d;
+	assert_int_equal(dominators_compute(s, &d), 0);
+	assert_int_equal(d->idom[0], DOM_ROOT);
+	assert_int_equal(d->idom[n - 1], n - 2);
+	assert_int_equal(d->retained[0], 16ull * n);
+	assert_int_equal(d->retained[n / 2], 16ull * (n - n / 2));
+	struct closure_ctx *c;
+	assert_int_equal(closure_ctx_new(&c, s), 0);
+	uint64_t *g = bitset_new(n);
+	bitset_set(g, n / 2);
+	struct closure_metrics deep, ret;
+	assert_int_equal(closure_metrics_of(c, g, &deep, &ret), 0);
+	assert_int_equal(ret.count, n - n / 2);
+	bitset_free(g);
+	closure_ctx_free(c);
+	dominators_free(d);
+	heap_state_free(s);
+	free(sizes);
+	free(edges);
+}
+
+static uint64_t rng_state;
+static uint32_t rnd(uint32_t bound)
+{
+	rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t)((rng_state >> 33) % bound);
+}
+
+/* Brute force: T(G) minus what roots outside G reach without entering G. */
+static uint64_t brute_retained_bytes(const struct heap_state *s, const uint64_t *g)
+{
+	uint32_t n = s->n;
+	uint8_t *inT = calloc(n, 1), *alive = calloc(n, 1);
+	uint32_t *q = malloc(n * sizeof(uint32_t)), h = 0, t = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (bitset_get(g, i)) {
+			inT[i] = 1;
+			q[t++] = i;
+		}
+	while (h < t) {
+		uint32_t o = q[h++];
+		for (uint32_t e = s->out_off[o]; e < s->out_off[o + 1]; e++)
+			if (!inT[s->out_tgt[e]]) {
+				inT[s->out_tgt[e]] = 1;
+				q[t++] = s->out_tgt[e];
+			}
+	}
+	h = t = 0;
+	for (uint32_t r = 0; r < s->nroots; r++) {
+		uint32_t o = s->roots[r].object;
+		if (!bitset_get(g, o) && !alive[o]) {
+			alive[o] = 1;
+			q[t++] = o;
+		}
+	}
+	while (h < t) {
+		uint32_t o = q[h++];
+		for (uint32_t e = s->out_off[o]; e < s->out_off[o + 1]; e++) {
+			uint32_t x = s->out_tgt[e];
+			if (!bitset_get(g, x) && !alive[x]) {
+				alive[x] = 1;
+				q[t++] = x;
+			}
+		}
+	}
+	uint64_t bytes = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (inT[i] && !alive[i])
+			bytes += hs_info(s, i)->size;
+	free(inT);
+	free(alive);
+	free(q);
+	return bytes;
+}
+
+/* Random graphs: the GC closure of random groups equals the brute force,
+ * and each reachable object's dominator-subtree size equals the GC closure
+ * of that object alone. */
+static void test_random_graphs(void **state)
+{
+	(void)state;
+	for (uint64_t seed = 1; seed <= 200; seed++) {
+		rng_state = seed;
+		uint32_t n = 5 + rnd(60), ne = rnd(3 * n), nr = 1 + rnd(4);
+		uint64_t sizes[70];
+		struct edge edges[200];
+		uint32_t roots[5];
+		for (uint32_t i = 0; i < n; i++)
+			sizes[i] = 1 + rnd(1000);
+		for (uint32_t e = 0; e < ne; e++)
+			edges[e] = (struct edge){ rnd(n), rnd(n) };
+		for (uint32_t r = 0; r < nr; r++)
+			roots[r] = rnd(n);
+		struct heap_state *s = mkstate(n, sizes, edges, ne, roots, nr);
+		struct closure_ctx *c;
+		struct dominators *d;
+		assert_int_equal(closure_ctx_new(&c, s), 0);
+		assert_int_equal(dominators_compute(s, &d), 0);
+		uint64_t *g = bitset_new(n);
+		struct closure_metrics deep, ret;
+		for (uint32_t x = 0; x < n; x++) {
+			memset(g, 0, bitset_words(n) * 8);
+			bitset_set(g, x);
+			assert_int_equal(closure_metrics_of(c, g, &deep, &ret), 0);
+			assert_int_equal(ret.bytes, brute_retained_bytes(s, g));
+			if (hs_is_reachable(s, x))
+				assert_int_equal(d->retained[x], ret.bytes);
+		}
+		for (int k = 0; k < 10; k++) {
+			memset(g, 0, bitset_words(n) * 8);
+			for (uint32_t m = 1 + rnd(5); m > 0; m--)
+				bitset_set(g, rnd(n));
+			assert_int_equal(closure_metrics_of(c, g, &deep, &ret), 0);
+			assert_int_equal(ret.bytes, brute_retained_bytes(s, g));
+		}
+		bitset_free(g);
+		dominators_free(d);
+		closure_ctx_free(c);
+		heap_state_free(s);
+	}
+}
+
+static void test_needs_graph(void **state)
+{
+	(void)state;
+	struct heap_state s;
+	memset(&s, 0, sizeof(s));
+	struct closure_ctx *c;
+	struct dominators *d;
+	assert_int_equal(closure_ctx_new(&c, &s), -EINVAL);
+	assert_int_equal(dominators_compute(&s, &d), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_dominators_example),
+		cmocka_unit_test(test_closures_example),
+		cmocka_unit_test(test_long_list),
+		cmocka_unit_test(test_random_graphs),
+		cmocka_unit_test(test_needs_graph),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
