@@ -3,17 +3,18 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uthash.h>
 
-#include "names.h"
+#include "analyses/bitset.h"
+#include "analyses/diff.h"
 
-struct name_ent {
-	UT_hash_handle hh;
-	const char *name;      /* borrowed from the space's names[] or raw[] */
-	uint32_t key;
-};
+#define ARENA_BYTES (64 * 1024)
+#define REF_BYTES 4       /* compressed oops, as the traces' layouts */
+#define INSTANCE_HEADER 12
+#define SUPER_DEPTH_MAX 64
 
 /* ---- symbols ---- */
 
@@ -41,239 +42,1558 @@ const char *sym_thread(const struct trace *t, uint32_t thread)
 	return "<unknown thread>";
 }
 
-/* ---- the classifiers ---- */
+/* ---- predefined classifiers ---- */
 
-static int raw_alloc(struct cls_space *sp, uint32_t nkeys)
-{
-	sp->nkeys = nkeys;
-	sp->raw = calloc(nkeys ? nkeys : 1, sizeof *sp->raw);
-	return sp->raw ? 0 : -ENOMEM;
-}
-
-/* Keys 0..ntypes-1 are type ids; key ntypes holds objects whose type id is
- * outside the trace's table. */
-static int type_build(const struct trace *t, struct cls_space *sp)
-{
-	int rc = raw_alloc(sp, t->ntypes + 1);
-	char scratch[64];
-	for (uint32_t k = 0; k < t->ntypes && !rc; k++) {
-		sp->raw[k] = strdup(trace_type_name(t, k, scratch, sizeof scratch));
-		rc = sp->raw[k] ? 0 : -ENOMEM;
-	}
-	if (!rc) {
-		sp->raw[t->ntypes] = strdup("<unknown type>");
-		rc = sp->raw[t->ntypes] ? 0 : -ENOMEM;
-	}
-	return rc;
-}
-
-static uint32_t type_key(const struct trace *t, const struct cls_space *sp,
-			 const struct objinfo *oi)
-{
-	(void)sp;
-	return oi->type < t->ntypes ? oi->type : t->ntypes;
-}
-
-static int thread_build(const struct trace *t, struct cls_space *sp)
-{
-	int rc = raw_alloc(sp, t->nthreads + 1);
-	for (uint32_t k = 0; k <= t->nthreads && !rc; k++) {
-		sp->raw[k] = strdup(k < t->nthreads ? sym_thread(t, k) : "<unknown thread>");
-		rc = sp->raw[k] ? 0 : -ENOMEM;
-	}
-	return rc;
-}
-
-static uint32_t thread_key(const struct trace *t, const struct cls_space *sp,
-			   const struct objinfo *oi)
-{
-	(void)sp;
-	return oi->thread < t->nthreads ? oi->thread : t->nthreads;
-}
-
-/* Sites share a key when their innermost frames are equal: the key space is
- * the distinct "Class.method:line" strings, plus one for unknown sites. */
-static int site_build(const struct trace *t, struct cls_space *sp)
-{
-	struct name_ent *seen = NULL, *e, *tmp;
-	struct buf b;
-	char **raw = NULL;
-	uint32_t nkeys = 0;
-	int rc = -ENOMEM;
-	buf_init(&b);
-	sp->site_key = malloc((t->nsites ? t->nsites : 1) * sizeof *sp->site_key);
-	raw = calloc((size_t)t->nsites + 1, sizeof *raw);
-	if (!sp->site_key || !raw)
-		goto out;
-	sp->nsite_key = t->nsites;
-	for (uint32_t s = 0; s < t->nsites; s++) {
-		sp->site_key[s] = CLS_NO_KEY;
-		if (t->sites[s].nframes == 0)
-			continue;
-		buf_reset(&b);
-		if ((rc = sym_frame(t, &t->sites[s].frames[0], &b)) || (rc = buf_putc(&b, 0)))
-			goto out;
-		rc = -ENOMEM;
-		HASH_FIND_STR(seen, (char *)b.data, e);
-		if (!e) {
-			e = calloc(1, sizeof *e);
-			raw[nkeys] = strdup((char *)b.data);
-			if (!e || !raw[nkeys]) {
-				free(e);
-				goto out;
-			}
-			e->name = raw[nkeys];
-			e->key = nkeys++;
-			HASH_ADD_KEYPTR(hh, seen, e->name, strlen(e->name), e);
-		}
-		sp->site_key[s] = e->key;
-	}
-	raw[nkeys] = strdup("<unknown site>");
-	if (!raw[nkeys])
-		goto out;
-	for (uint32_t s = 0; s < t->nsites; s++) {
-		if (sp->site_key[s] == CLS_NO_KEY)
-			sp->site_key[s] = nkeys;
-	}
-	sp->nkeys = nkeys + 1;
-	sp->raw = raw;
-	raw = NULL;
-	rc = 0;
-out:
-	HASH_ITER(hh, seen, e, tmp) {
-		HASH_DEL(seen, e);
-		free(e);
-	}
-	if (raw) {
-		for (uint32_t k = 0; k <= nkeys; k++)
-			free(raw[k]);
-		free(raw);
-	}
-	buf_free(&b);
-	return rc;
-}
-
-static uint32_t site_key(const struct trace *t, const struct cls_space *sp,
-			 const struct objinfo *oi)
-{
-	(void)t;
-	/* The last key is "<unknown site>". */
-	return oi->site < sp->nsite_key ? sp->site_key[oi->site] : sp->nkeys - 1;
-}
-
-const struct classifier classifiers[CLS_COUNT] = {
-	[CLS_TYPE] = { "type", "the object's class (java.util.HashMap, int[])", type_build, type_key },
-	[CLS_SITE] = { "site", "the allocating frame, Class.method:line (innermost frame only)",
-		       site_build, site_key },
-	[CLS_THREAD] = { "thread", "the allocating thread", thread_build, thread_key },
+struct builtin_row {
+	const char *name;
+	enum cls_card card;
+	int per_object, needs_graph;
+	const char *about;
 };
 
-int chain_uses(const struct chain *c, uint32_t cls)
+static const struct builtin_row builtins[CB_COUNT_] = {
+	[CB_TYPE] = { "type", CARD_ONE, 0, 0, "the object's class (java.util.HashMap, int[])" },
+	[CB_PACKAGE] = { "package", CARD_HIER, 0, 0,
+			 "package segments of the class as levels (java/util/...)" },
+	[CB_SITE] = { "site", CARD_HIER, 0, 0,
+		      "allocating frame Class.method:line, then its callers, one level each" },
+	[CB_THREAD] = { "thread", CARD_ONE, 0, 0, "the allocating thread" },
+	[CB_AGE] = { "age", CARD_ONE, 1, 0, "GCs survived up to this GC (unknown: recorded as existing)" },
+	[CB_KIND] = { "kind", CARD_ONE, 0, 0, "instance, small-array (< 255 elements), big-array" },
+	[CB_ARRAY_LENGTH] = { "array-length", CARD_ONE, 0, 0, "elements of arrays, -1 for instances" },
+	[CB_SIZE] = { "size", CARD_ONE, 0, 0, "shallow size in power-of-two buckets (16-31, ...)" },
+	[CB_BIRTH] = { "birth", CARD_ONE, 1, 0,
+		       "number of the GC the object was born after (before-first-gc, unknown)" },
+	[CB_FEATURE] = { "feature", CARD_MANY, 0, 0,
+			 "features of -o features=FILE whose patterns match a frame of the site" },
+	[CB_F_ARRAYS] = { "arrays", CARD_FILTER, 0, 0, "arrays only" },
+	[CB_F_INSTANCES] = { "instances", CARD_FILTER, 0, 0, "class instances only" },
+	[CB_F_REACHABLE] = { "reachable", CARD_FILTER, 1, 1, "objects reachable from GC roots" },
+	[CB_F_UNREACHABLE] = { "unreachable", CARD_FILTER, 1, 1, "objects no root reaches (garbage)" },
+};
+
+/* The paper's §5.3.2 classifiers, on the user-defined machinery. */
+static const char predefined_exprs[] =
+	"# collection health (Mitchell and Sevitsky): array backbones, entries\n"
+	"# (objects referencing their own type), heads (referencing arrays or\n"
+	"# entries), everything else contained\n"
+	"collection-health =\n"
+	"  if type_kind == \"object-array\" then \"array\"\n"
+	"  elif type in referee_types then \"entry\"\n"
+	"  elif any_referee(type_kind != \"instance\" or type in referee_types) then \"head\"\n"
+	"  else \"contained\"\n"
+	"# instance health: every object's bytes split into header, pointer,\n"
+	"# null and primitive bytes\n"
+	"instance-health = parts(\"header\", header_bytes, \"pointer\", pointer_bytes,\n"
+	"  \"null\", null_bytes, \"primitive\", primitive_bytes)\n";
+
+static int is_builtin_name(const char *name)
 {
-	for (uint32_t i = 0; i < c->depth; i++) {
-		if (c->steps[i].cls == cls)
+	for (uint32_t b = 0; b < CB_COUNT_; b++) {
+		if (!strcmp(builtins[b].name, name))
 			return 1;
 	}
 	return 0;
 }
 
-/* ---- key spaces ---- */
-
-static void space_free(struct cls_space *sp)
+static void def_free(struct cls_def *d)
 {
-	if (!sp)
+	if (!d)
 		return;
-	struct name_ent *e, *tmp;
-	HASH_ITER(hh, sp->map, e, tmp) {
-		HASH_DEL(sp->map, e);
-		free(e);
-	}
-	for (uint32_t k = 0; k < sp->nkeys; k++) {
-		if (sp->raw)
-			free(sp->raw[k]);
-		if (sp->names)
-			free(sp->names[k]);
-	}
-	free(sp->raw);
-	free(sp->names);
-	free(sp->site_key);
-	free(sp);
+	ks_destroy(&d->ks);
+	expr_free(d->ex);
+	free(d->source);
+	free(d->path_off);
+	free(d->path_keys);
+	free(d->feat_off);
+	free(d->feat_keys);
+	free(d);
 }
 
-/* Escapes every raw name; a later key whose file name is taken gets the
- * first free "%#N" suffix, so the names are unique and the same for every
- * GC of the trace. */
-static int space_name_keys(struct cls_space *sp)
+static struct cls_def *def_new(const char *name)
 {
-	sp->names = calloc(sp->nkeys ? sp->nkeys : 1, sizeof *sp->names);
-	if (!sp->names)
-		return -ENOMEM;
-	for (uint32_t k = 0; k < sp->nkeys; k++) {
-		char name[NAME_BUF], base[NAME_BUF];
-		struct name_ent *e;
-		name_escape(sp->raw[k], strlen(sp->raw[k]), base);
-		strcpy(name, base);
-		for (uint32_t n = 2;; n++) {
-			HASH_FIND_STR(sp->map, name, e);
-			if (!e)
-				break;
-			strcpy(name, base);
-			name_add_suffix(name, n);
-		}
-		sp->names[k] = strdup(name);
-		e = calloc(1, sizeof *e);
-		if (!sp->names[k] || !e) {
-			free(e);
-			return -ENOMEM;
-		}
-		e->name = sp->names[k];
-		e->key = k;
-		HASH_ADD_KEYPTR(hh, sp->map, e->name, strlen(e->name), e);
+	struct cls_def *d = calloc(1, sizeof *d);
+	if (!d)
+		return NULL;
+	if (ks_init(&d->ks)) {
+		free(d);
+		return NULL;
 	}
+	snprintf(d->name, sizeof d->name, "%s", name);
+	d->unknown_key = KS_NO_KEY;
+	return d;
+}
+
+uint32_t cls_count(const struct cls_registry *r)
+{
+	return __atomic_load_n(&r->ndefs, __ATOMIC_ACQUIRE);
+}
+
+const struct cls_def *cls_get(const struct cls_registry *r, uint32_t id)
+{
+	if (id >= cls_count(r))
+		return NULL;
+	const struct cls_def *d = r->defs[id];
+	if (__atomic_load_n(&d->removed, __ATOMIC_ACQUIRE))
+		return NULL;
+	if (d->builtin == CB_FEATURE && !r->has_features)
+		return NULL;
+	return d;
+}
+
+uint32_t cls_find(const struct cls_registry *r, const char *name)
+{
+	for (uint32_t i = 0; i < cls_count(r); i++) {
+		const struct cls_def *d = cls_get(r, i);
+		if (d && !strcmp(d->name, name))
+			return i;
+	}
+	return CLS_NONE;
+}
+
+static int add_def_locked(struct cls_registry *r, struct cls_def *d)
+{
+	if (r->ndefs >= CLS_MAX)
+		return -ENOSPC;
+	r->defs[r->ndefs] = d;
+	__atomic_store_n(&r->ndefs, r->ndefs + 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
-int cls_registry_init(struct cls_registry *r, const struct trace *t)
+static enum cls_card card_of(enum xtype t)
 {
-	memset(r, 0, sizeof *r);
-	r->t = t;
-	int rc = pthread_mutex_init(&r->lock, NULL);
-	return -rc;
+	switch (t) {
+	case XT_BOOL: return CARD_FILTER;
+	case XT_LIST: return CARD_MANY;
+	case XT_PATH: return CARD_HIER;
+	case XT_PARTS: return CARD_PARTS;
+	default: return CARD_ONE;
+	}
 }
 
-void cls_registry_destroy(struct cls_registry *r)
+static const char *card_name(enum cls_card c)
 {
-	for (uint32_t c = 0; c < CLS_COUNT; c++)
-		space_free(r->sp[c]);
-	pthread_mutex_destroy(&r->lock);
+	switch (c) {
+	case CARD_ONE: return "one-to-one";
+	case CARD_MANY: return "one-to-many";
+	case CARD_HIER: return "one-to-hierarchy";
+	case CARD_FILTER: return "filter";
+	case CARD_PARTS: return "one-to-many (byte parts)";
+	}
+	return "?";
 }
 
-int cls_space_get(struct cls_registry *r, uint32_t cls, const struct cls_space **out)
+/* Takes e and src. */
+static int install_expr(struct cls_registry *r, const char *name, struct expr *e, char *src,
+			int user, char *msg, size_t msglen)
 {
 	int rc = 0;
-	if (cls >= CLS_COUNT)
+	if (is_builtin_name(name)) {
+		snprintf(msg, msglen, "%s: the name of a predefined classifier", name);
+		expr_free(e);
+		free(src);
 		return -EINVAL;
-	pthread_mutex_lock(&r->lock);
-	if (!r->sp[cls]) {
-		struct cls_space *sp = calloc(1, sizeof *sp);
-		rc = sp ? classifiers[cls].build(r->t, sp) : -ENOMEM;
-		if (!rc)
-			rc = space_name_keys(sp);
-		if (rc)
-			space_free(sp);
-		else
-			r->sp[cls] = sp;
 	}
-	*out = r->sp[cls];
+	struct cls_def *d = def_new(name);
+	if (!d) {
+		expr_free(e);
+		free(src);
+		return -ENOMEM;
+	}
+	d->builtin = CB_EXPR;
+	d->ex = e;
+	d->source = src;
+	d->user = user;
+	d->card = card_of(expr_type(e));
+	d->per_object = expr_per_object(e);
+	d->needs_graph = expr_uses_graph(e);
+	snprintf(d->about, sizeof d->about, "%s, defined as an expression (%s)",
+		 card_name(d->card), user ? "classifiers/" : "predefined");
+	pthread_mutex_lock(&r->lock);
+	/* A new definition of a name replaces the old one; the old id stays
+	 * valid (hidden) for nodes that still hold it. */
+	for (uint32_t i = 0; i < r->ndefs; i++) {
+		struct cls_def *o = r->defs[i];
+		if (!o->removed && !strcmp(o->name, name) && o->builtin == CB_EXPR)
+			__atomic_store_n(&o->removed, 1, __ATOMIC_RELEASE);
+	}
+	rc = add_def_locked(r, d);
+	pthread_mutex_unlock(&r->lock);
+	if (rc) {
+		snprintf(msg, msglen, "%s: too many classifiers (at most %d)", name, CLS_MAX);
+		def_free(d);
+	}
+	return rc;
+}
+
+int cls_define(struct cls_registry *r, const char *name, const char *src, size_t len, char *msg,
+	       size_t msglen)
+{
+	struct expr_error err;
+	struct expr *e;
+	if (!expr_valid_name(name, strlen(name))) {
+		snprintf(msg, msglen,
+			 "%s: a classifier name is lower-case letters, digits, '-', '_', '.' (at most 48)",
+			 name);
+		return -EINVAL;
+	}
+	int rc = expr_compile(src, len, &e, &err);
+	if (rc) {
+		if (err.line)
+			snprintf(msg, msglen, "%s: line %u, column %u: %s", name, err.line, err.col,
+				 err.msg);
+		else
+			snprintf(msg, msglen, "%s: %s", name, err.msg);
+		return rc;
+	}
+	char *copy = strndup(src, len);
+	if (!copy) {
+		expr_free(e);
+		return -ENOMEM;
+	}
+	return install_expr(r, name, e, copy, 1, msg, msglen);
+}
+
+struct defs_ctx {
+	struct cls_registry *r;
+	int user;
+	char *msg;
+	size_t msglen;
+};
+
+static int define_one(void *vctx, const char *name, struct expr *e)
+{
+	struct defs_ctx *c = vctx;
+	char *src = strdup("(from a definitions file)");
+	if (!src) {
+		expr_free(e);
+		return -ENOMEM;
+	}
+	return install_expr(c->r, name, e, src, c->user, c->msg, c->msglen);
+}
+
+static int define_text(struct cls_registry *r, const char *what, const char *text, size_t len,
+		       int user, char *msg, size_t msglen)
+{
+	struct expr_error err;
+	struct defs_ctx c = { r, user, msg, msglen };
+	msg[0] = '\0';
+	int rc = expr_compile_defs(text, len, define_one, &c, &err);
+	if (rc == -EINVAL && err.line)
+		snprintf(msg, msglen, "%s: line %u, column %u: %s", what, err.line, err.col, err.msg);
+	else if (rc && !msg[0])
+		snprintf(msg, msglen, "%s: %s", what, err.msg[0] ? err.msg : strerror(-rc));
+	return rc;
+}
+
+int cls_define_file(struct cls_registry *r, const char *path, char *msg, size_t msglen)
+{
+	FILE *f = fopen(path, "rb");
+	struct buf b;
+	char chunk[4096];
+	size_t got;
+	int rc = 0;
+	if (!f) {
+		snprintf(msg, msglen, "%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	buf_init(&b);
+	while (!rc && (got = fread(chunk, 1, sizeof chunk, f)) > 0)
+		rc = buf_put(&b, chunk, got);
+	if (!rc && ferror(f))
+		rc = -EIO;
+	fclose(f);
+	if (rc)
+		snprintf(msg, msglen, "%s: %s", path, strerror(-rc));
+	else
+		rc = define_text(r, path, (const char *)b.data, b.len, 1, msg, msglen);
+	buf_free(&b);
+	return rc;
+}
+
+int cls_undefine(struct cls_registry *r, const char *name)
+{
+	int rc = -ENOENT;
+	pthread_mutex_lock(&r->lock);
+	for (uint32_t i = 0; i < r->ndefs; i++) {
+		struct cls_def *d = r->defs[i];
+		if (d->removed || strcmp(d->name, name))
+			continue;
+		if (!d->user) {
+			rc = -EPERM;
+			break;
+		}
+		__atomic_store_n(&d->removed, 1, __ATOMIC_RELEASE);
+		rc = 0;
+	}
 	pthread_mutex_unlock(&r->lock);
 	return rc;
 }
 
-uint32_t cls_space_find(const struct cls_space *sp, const char *name)
+void cls_log_error(struct cls_registry *r, const char *line)
 {
-	struct name_ent *e;
-	HASH_FIND_STR(sp->map, name, e);
-	return e ? e->key : CLS_NO_KEY;
+	pthread_mutex_lock(&r->lock);
+	size_t have = strlen(r->errors), add = strlen(line) + 1;
+	if (have + add >= sizeof r->errors) {
+		/* keep the newest: drop the oldest half */
+		size_t cut = have / 2;
+		char *nl = strchr(r->errors + cut, '\n');
+		cut = nl ? (size_t)(nl - r->errors) + 1 : have;
+		memmove(r->errors, r->errors + cut, have - cut + 1);
+		have -= cut;
+	}
+	if (have + add < sizeof r->errors)
+		snprintf(r->errors + have, sizeof r->errors - have, "%s\n", line);
+	pthread_mutex_unlock(&r->lock);
+}
+
+int cls_errors(struct cls_registry *r, struct buf *out)
+{
+	pthread_mutex_lock(&r->lock);
+	int rc = buf_put(out, r->errors, strlen(r->errors));
+	pthread_mutex_unlock(&r->lock);
+	return rc;
+}
+
+int cls_registry_init(struct cls_registry *r, const struct trace *t, struct feature_map *features)
+{
+	char msg[300];
+	memset(r, 0, sizeof *r);
+	r->t = t;
+	int rc = -pthread_mutex_init(&r->lock, NULL);
+	if (rc)
+		return rc;
+	if (features) {
+		r->fm = *features;
+		memset(features, 0, sizeof *features);
+		r->has_features = 1;
+	}
+	for (uint32_t b = 0; b < CB_COUNT_ && !rc; b++) {
+		struct cls_def *d = def_new(builtins[b].name);
+		if (!d) {
+			rc = -ENOMEM;
+			break;
+		}
+		d->builtin = (int)b;
+		d->card = builtins[b].card;
+		d->per_object = builtins[b].per_object;
+		d->needs_graph = builtins[b].needs_graph;
+		snprintf(d->about, sizeof d->about, "%s", builtins[b].about);
+		if ((rc = add_def_locked(r, d)))
+			def_free(d);
+	}
+	if (!rc)
+		rc = define_text(r, "predefined", predefined_exprs, sizeof predefined_exprs - 1, 0, msg,
+				 sizeof msg);
+	if (rc)
+		cls_registry_destroy(r);
+	return rc;
+}
+
+void cls_registry_destroy(struct cls_registry *r)
+{
+	for (uint32_t i = 0; i < r->ndefs; i++)
+		def_free(r->defs[i]);
+	r->ndefs = 0;
+	feature_map_free(&r->fm);
+	pthread_mutex_destroy(&r->lock);
+}
+
+/* ---- trace-level tables ---- */
+
+/* Appends path arrays: off[i]..off[i+1] in keys. */
+struct pathb {
+	uint32_t *off, *keys;
+	uint32_t n, nkeys, capkeys;
+};
+
+static int pathb_add(struct pathb *p, uint32_t key)
+{
+	if (p->nkeys == p->capkeys) {
+		uint32_t cap = p->capkeys ? p->capkeys * 2 : 256;
+		uint32_t *k = realloc(p->keys, cap * sizeof *k);
+		if (!k)
+			return -ENOMEM;
+		p->keys = k;
+		p->capkeys = cap;
+	}
+	if (key == KS_NO_KEY)
+		return -ENOMEM;
+	p->keys[p->nkeys++] = key;
+	return 0;
+}
+
+static int prepare_type_like(struct cls_def *d, const struct trace *t)
+{
+	char scratch[64];
+	for (uint32_t k = 0; k < t->ntypes; k++) {
+		const char *n = trace_type_name(t, k, scratch, sizeof scratch);
+		if (ks_add(&d->ks, n, strlen(n)) != k)
+			return -ENOMEM;
+	}
+	d->unknown_key = ks_add(&d->ks, "<unknown type>", 14);
+	return d->unknown_key == KS_NO_KEY ? -ENOMEM : 0;
+}
+
+static int prepare_thread(struct cls_def *d, const struct trace *t)
+{
+	for (uint32_t k = 0; k < t->nthreads; k++) {
+		const char *n = sym_thread(t, k);
+		if (ks_add(&d->ks, n, strlen(n)) != k)
+			return -ENOMEM;
+	}
+	d->unknown_key = ks_add(&d->ks, "<unknown thread>", 16);
+	return d->unknown_key == KS_NO_KEY ? -ENOMEM : 0;
+}
+
+/* Per site: the keys of its frames, innermost first. */
+static int prepare_site(struct cls_def *d, const struct trace *t)
+{
+	struct pathb p = { 0 };
+	struct buf b;
+	int rc = -ENOMEM;
+	buf_init(&b);
+	p.off = malloc(((size_t)t->nsites + 1) * sizeof *p.off);
+	if (!p.off)
+		goto out;
+	d->unknown_key = ks_intern(&d->ks, "<unknown site>", 14);
+	rc = 0;
+	for (uint32_t s = 0; s < t->nsites && !rc; s++) {
+		p.off[s] = p.nkeys;
+		for (uint32_t f = 0; f < t->sites[s].nframes && !rc; f++) {
+			buf_reset(&b);
+			if (!(rc = sym_frame(t, &t->sites[s].frames[f], &b)))
+				rc = pathb_add(&p, ks_intern(&d->ks, (char *)b.data, b.len));
+		}
+	}
+	p.off[t->nsites] = p.nkeys;
+out:
+	buf_free(&b);
+	d->path_off = p.off;
+	d->path_keys = p.keys;
+	d->npaths = t->nsites;
+	return rc;
+}
+
+/* Per type: its package segments ("java.util.HashMap" -> java, util);
+ * arrays take their element class's package. */
+static int prepare_package(struct cls_def *d, const struct trace *t)
+{
+	struct pathb p = { 0 };
+	char scratch[64];
+	int rc = -ENOMEM;
+	p.off = malloc(((size_t)t->ntypes + 1) * sizeof *p.off);
+	if (!p.off)
+		goto out;
+	d->unknown_key = ks_intern(&d->ks, "<no package>", 12);
+	rc = 0;
+	for (uint32_t k = 0; k < t->ntypes && !rc; k++) {
+		p.off[k] = p.nkeys;
+		const char *n = trace_type_name(t, k, scratch, sizeof scratch);
+		size_t len = strlen(n);
+		while (len >= 2 && n[len - 2] == '[' && n[len - 1] == ']')
+			len -= 2;
+		const char *last = NULL;
+		for (size_t i = 0; i < len; i++) {
+			if (n[i] == '.')
+				last = n + i;
+		}
+		if (!last) {
+			rc = pathb_add(&p, d->unknown_key);
+			continue;
+		}
+		const char *s = n;
+		while (!rc && s < last) {
+			const char *dot = memchr(s, '.', (size_t)(last - s));
+			size_t seg = dot ? (size_t)(dot - s) : (size_t)(last - s);
+			rc = pathb_add(&p, ks_intern(&d->ks, s, seg));
+			s += seg + 1;
+		}
+	}
+	p.off[t->ntypes] = p.nkeys;
+out:
+	d->path_off = p.off;
+	d->path_keys = p.keys;
+	d->npaths = t->ntypes;
+	return rc;
+}
+
+static int frame_matches(const struct trace *t, const struct htr_site_frame *f,
+			 const struct feature_pattern *fp, struct buf *b)
+{
+	buf_reset(b);
+	int rc = fp->with_line ? sym_frame(t, f, b) : sym_method(t, f->method, b);
+	return !rc && glob_match(fp->glob, (const char *)b->data, b->len);
+}
+
+/* Per site: the features one of whose patterns matches one of its frames. */
+static int prepare_feature(struct cls_registry *r, struct cls_def *d)
+{
+	const struct trace *t = r->t;
+	struct pathb p = { 0 };
+	struct buf b;
+	int rc = -ENOMEM;
+	buf_init(&b);
+	p.off = malloc(((size_t)t->nsites + 1) * sizeof *p.off);
+	if (!p.off)
+		goto out;
+	rc = 0;
+	for (uint32_t f = 0; f < r->fm.nnames && !rc; f++) {
+		if (ks_add(&d->ks, r->fm.names[f], strlen(r->fm.names[f])) != f)
+			rc = -ENOMEM;
+	}
+	d->unknown_key = ks_add(&d->ks, "<no feature>", 12);
+	for (uint32_t s = 0; s < t->nsites && !rc; s++) {
+		p.off[s] = p.nkeys;
+		for (uint32_t f = 0; f < r->fm.nnames && !rc; f++) {
+			int hit = 0;
+			for (uint32_t k = 0; k < r->fm.npats && !hit; k++) {
+				if (r->fm.pats[k].feature != f)
+					continue;
+				for (uint32_t fr = 0; fr < t->sites[s].nframes && !hit; fr++)
+					hit = frame_matches(t, &t->sites[s].frames[fr], &r->fm.pats[k], &b);
+			}
+			if (hit)
+				rc = pathb_add(&p, f);
+		}
+	}
+	p.off[t->nsites] = p.nkeys;
+out:
+	buf_free(&b);
+	d->feat_off = p.off;
+	d->feat_keys = p.keys;
+	d->npaths = t->nsites;
+	return rc;
+}
+
+static int prepare_fixed(struct cls_def *d, const char *const *names, uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++) {
+		if (ks_intern(&d->ks, names[k], strlen(names[k])) != k)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static const char *const kind_names[] = { "instance", "small-array", "big-array" };
+static const char *const filter_names[] = { "yes" };
+
+int cls_prepare(struct cls_registry *r, uint32_t id)
+{
+	if (id >= cls_count(r))
+		return -ENOENT;
+	struct cls_def *d = r->defs[id];
+	if (__atomic_load_n(&d->prepared, __ATOMIC_ACQUIRE))
+		return 0;
+	int rc = 0;
+	pthread_mutex_lock(&r->lock);
+	if (!d->prepared) {
+		switch (d->builtin) {
+		case CB_TYPE: rc = prepare_type_like(d, r->t); break;
+		case CB_THREAD: rc = prepare_thread(d, r->t); break;
+		case CB_SITE: rc = prepare_site(d, r->t); break;
+		case CB_PACKAGE: rc = prepare_package(d, r->t); break;
+		case CB_FEATURE: rc = prepare_feature(r, d); break;
+		case CB_KIND: rc = prepare_fixed(d, kind_names, 3); break;
+		case CB_F_ARRAYS: case CB_F_INSTANCES: case CB_F_REACHABLE: case CB_F_UNREACHABLE:
+			rc = prepare_fixed(d, filter_names, 1);
+			break;
+		default:
+			if (d->card == CARD_FILTER)
+				rc = prepare_fixed(d, filter_names, 1);
+			break;
+		}
+		if (!rc)
+			__atomic_store_n(&d->prepared, 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return rc;
+}
+
+/* ---- chains ---- */
+
+void chain_init(struct chain *c)
+{
+	memset(c, 0, sizeof *c);
+	c->diff_gci = UINT32_MAX;
+}
+
+static int is_transform(uint8_t op)
+{
+	return op == ST_POINTS_TO || op == ST_POINTED_FROM;
+}
+
+int chain_uses(const struct chain *c, uint32_t cls)
+{
+	for (uint32_t i = c->depth; i > 0; i--) {
+		const struct chain_step *s = &c->steps[i - 1];
+		if (is_transform(s->op))
+			return 0;
+		if (s->cls == cls)
+			return 1;
+	}
+	return 0;
+}
+
+int chain_push(struct chain *c, enum step_op op, uint32_t cls, uint32_t key)
+{
+	int has_key = op == ST_CLS;
+	if (c->depth >= CHAIN_STEPS_MAX || (has_key && c->nkeys >= CHAIN_KEYS_MAX))
+		return -E2BIG;
+	struct chain_step *s = &c->steps[c->depth++];
+	s->op = (uint8_t)op;
+	s->cls = is_transform((uint8_t)op) ? CLS_NONE : cls;
+	s->key0 = (uint16_t)c->nkeys;
+	s->nkeys = 0;
+	if (has_key) {
+		c->keys[c->nkeys++] = key;
+		s->nkeys = 1;
+	}
+	return 0;
+}
+
+int chain_extend(struct chain *c, uint32_t key)
+{
+	if (!c->depth || c->nkeys >= CHAIN_KEYS_MAX || c->steps[c->depth - 1].nkeys >= 255)
+		return -E2BIG;
+	c->keys[c->nkeys++] = key;
+	c->steps[c->depth - 1].nkeys++;
+	return 0;
+}
+
+uint32_t chain_transforms(const struct chain *c)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < c->depth; i++)
+		n += is_transform(c->steps[i].op);
+	return n;
+}
+
+int chain_at_level_of(const struct chain *c, uint32_t cls)
+{
+	return c->depth && c->steps[c->depth - 1].op == ST_CLS && c->steps[c->depth - 1].cls == cls;
+}
+
+int chain_key(const struct chain *c, struct buf *out)
+{
+	int rc = buf_printf(out, "d%" PRIu32, c->diff_gci);
+	for (uint32_t i = 0; i < c->depth && !rc; i++) {
+		const struct chain_step *s = &c->steps[i];
+		rc = buf_printf(out, "/%u:%" PRIu32, s->op, s->cls);
+		for (uint32_t k = 0; k < s->nkeys && !rc; k++)
+			rc = buf_printf(out, "%c%" PRIu32, k ? '.' : '=', c->keys[s->key0 + k]);
+	}
+	return rc;
+}
+
+int chain_info_level(const struct cls_registry *r, const struct chain *c, uint32_t cls)
+{
+	for (uint32_t i = 0; i < c->depth; i++) {
+		if (is_transform(c->steps[i].op))
+			return 0;
+		const struct cls_def *d = c->steps[i].cls < cls_count(r) ? r->defs[c->steps[i].cls] : NULL;
+		if (!d || d->per_object)
+			return 0;
+	}
+	if (cls != CLS_NONE) {
+		const struct cls_def *d = cls < cls_count(r) ? r->defs[cls] : NULL;
+		if (!d || d->per_object)
+			return 0;
+	}
+	return 1;
+}
+
+/* ---- keys of objects ---- */
+
+struct keybuf {
+	uint32_t n, cap;
+	uint32_t *k;
+	int64_t *w;      /* CARD_PARTS: bytes per key */
+};
+
+static int kb_add(struct keybuf *kb, uint32_t key, int64_t w)
+{
+	if (kb->n == kb->cap) {
+		uint32_t cap = kb->cap ? kb->cap * 2 : 16;
+		uint32_t *k = realloc(kb->k, cap * sizeof *k);
+		if (!k)
+			return -ENOMEM;
+		kb->k = k;
+		int64_t *ww = realloc(kb->w, cap * sizeof *ww);
+		if (!ww)
+			return -ENOMEM;
+		kb->w = ww;
+		kb->cap = cap;
+	}
+	kb->k[kb->n] = key;
+	kb->w[kb->n++] = w;
+	return 0;
+}
+
+/* A local string -> key cache, so a per-object classifier does not take
+ * the keyspace lock for every object. */
+struct lkey {
+	UT_hash_handle hh;
+	uint32_t key;
+	char s[];
+};
+
+/* What one evaluation pass needs. */
+struct pass {
+	struct cls_registry *r;
+	const struct trace *t;
+	const struct heap_state *s;   /* object level; NULL at info level */
+	const struct objinfo *infos;  /* the infos keys are computed over */
+	int info_mode;                /* expression host: o is an info index */
+	uint32_t gci;
+	struct xarena arena;
+	struct keybuf kb;
+	struct lkey *lcache[CLS_MAX];
+	uint32_t *birth_key[CLS_MAX]; /* age/birth: key per birth value + 2 */
+	struct buf scratch;
+};
+
+static int pass_init(struct pass *p, struct cls_registry *r, uint32_t gci)
+{
+	memset(p, 0, sizeof *p);
+	p->r = r;
+	p->t = r->t;
+	p->gci = gci;
+	buf_init(&p->scratch);
+	p->arena.cap = ARENA_BYTES;
+	p->arena.buf = malloc(ARENA_BYTES);
+	return p->arena.buf ? 0 : -ENOMEM;
+}
+
+static void pass_free(struct pass *p)
+{
+	for (uint32_t c = 0; c < CLS_MAX; c++) {
+		struct lkey *e, *tmp;
+		HASH_ITER(hh, p->lcache[c], e, tmp) {
+			HASH_DEL(p->lcache[c], e);
+			free(e);
+		}
+		free(p->birth_key[c]);
+	}
+	free(p->arena.buf);
+	free(p->kb.k);
+	free(p->kb.w);
+	buf_free(&p->scratch);
+}
+
+static uint32_t intern_cached(struct pass *p, struct cls_def *d, uint32_t cls, const char *s,
+			      size_t len)
+{
+	struct lkey *e;
+	HASH_FIND(hh, p->lcache[cls], s, len, e);
+	if (e)
+		return e->key;
+	uint32_t key = ks_intern(&d->ks, s, len);
+	if (key == KS_NO_KEY || !(e = malloc(sizeof *e + len + 1)))
+		return KS_NO_KEY;
+	memcpy(e->s, s, len);
+	e->s[len] = '\0';
+	e->key = key;
+	HASH_ADD(hh, p->lcache[cls], s[0], len, e);
+	return key;
+}
+
+static uint32_t intern_u64(struct pass *p, struct cls_def *d, uint32_t cls, const char *fmt,
+			   int64_t v)
+{
+	char tmp[48];
+	int n = snprintf(tmp, sizeof tmp, fmt, v);
+	return intern_cached(p, d, cls, tmp, (size_t)n);
+}
+
+static uint32_t size_bucket_key(struct pass *p, struct cls_def *d, uint32_t cls, uint64_t size)
+{
+	char tmp[48];
+	int n;
+	if (size == 0) {
+		n = snprintf(tmp, sizeof tmp, "0");
+	} else {
+		int k = 63 - __builtin_clzll(size);
+		uint64_t lo = 1ull << k, hi = k == 63 ? UINT64_MAX : (lo << 1) - 1;
+		n = snprintf(tmp, sizeof tmp, "%" PRIu64 "-%" PRIu64, lo, hi);
+	}
+	return intern_cached(p, d, cls, tmp, (size_t)n);
+}
+
+static const struct objinfo *obj_info(const struct pass *p, uint32_t o)
+{
+	return p->info_mode ? &p->infos[o] : hs_info(p->s, o);
+}
+
+/* ---- the expression host ---- */
+
+static int put_str(struct xarena *a, const char *s, size_t len, struct xval *out)
+{
+	char *p = xarena_alloc(a, len + 1);
+	if (!p)
+		return -ERANGE;
+	memcpy(p, s, len);
+	p[len] = '\0';
+	out->s = (struct xstr){ p, (uint32_t)len };
+	return 0;
+}
+
+static const char *type_name(const struct pass *p, uint32_t type, char *scratch, size_t len)
+{
+	return trace_type_name(p->t, type, scratch, len);
+}
+
+static uint32_t type_kind(const struct trace *t, uint32_t type)
+{
+	return type < t->ntypes ? t->types[type].kind : HTR_TYPE_INSTANCE;
+}
+
+static const char *type_kind_name(uint32_t k)
+{
+	return k == HTR_TYPE_OBJ_ARRAY ? "object-array" :
+	       k == HTR_TYPE_PRIM_ARRAY ? "primitive-array" : "instance";
+}
+
+static uint32_t kind_key(const struct objinfo *oi)
+{
+	if (oi->array_length < 0)
+		return 0;
+	return oi->array_length <= SMALL_ARRAY_MAX ? 1 : 2;
+}
+
+/* Non-static reference fields of a class and its supers. */
+static uint64_t ref_slots(const struct trace *t, const struct objinfo *oi)
+{
+	if (oi->array_length >= 0)
+		return type_kind(t, oi->type) == HTR_TYPE_OBJ_ARRAY ? (uint64_t)oi->array_length : 0;
+	uint64_t n = 0;
+	uint32_t ty = oi->type;
+	for (int d = 0; d < SUPER_DEPTH_MAX && ty < t->ntypes; d++) {
+		const struct trace_type *tt = &t->types[ty];
+		for (uint32_t f = 0; f < tt->nfields; f++) {
+			if ((tt->fields[f].flags & HTR_FIELD_REF) && !(tt->fields[f].flags & HTR_FIELD_STATIC))
+				n++;
+		}
+		ty = tt->super_id;
+	}
+	return n;
+}
+
+static uint64_t header_bytes(const struct trace *t, const struct objinfo *oi)
+{
+	if (oi->array_length >= 0 && oi->type < t->ntypes)
+		return t->types[oi->type].instance_size;
+	return INSTANCE_HEADER;
+}
+
+static uint32_t out_degree(const struct heap_state *s, uint32_t o)
+{
+	return s->has_graph ? s->out_off[o + 1] - s->out_off[o] : 0;
+}
+
+static int prop_neighbour_types(struct pass *p, uint32_t o, int dir, struct xval *out)
+{
+	const struct heap_state *s = p->s;
+	uint32_t deg = !s->has_graph ? 0 : dir ? s->in_off[o + 1] - s->in_off[o] : out_degree(s, o);
+	out->items = xarena_alloc(&p->arena, (deg ? deg : 1) * sizeof *out->items);
+	if (!out->items)
+		return -ERANGE;
+	out->n = 0;
+	char scratch[64];
+	for (uint32_t k = 0; k < deg; k++) {
+		uint32_t j = dir ? s->in_src[s->in_off[o] + k] : s->out_tgt[s->out_off[o] + k];
+		const char *n = type_name(p, hs_info(s, j)->type, scratch, sizeof scratch);
+		struct xval v;
+		if (put_str(&p->arena, n, strlen(n), &v))
+			return -ERANGE;
+		out->items[out->n++] = v.s;
+	}
+	return 0;
+}
+
+static int64_t age_of(const struct pass *p, uint32_t birth, const struct objinfo *oi)
+{
+	if (oi->flags & HTR_ALLOC_PREEXISTING)
+		return -1;
+	if (birth == HS_NO_BIRTH)
+		return (int64_t)p->gci + 1; /* born before the first GC */
+	return birth <= p->gci ? (int64_t)(p->gci - birth) : -1;
+}
+
+static int64_t birth_of(const struct pass *p, uint32_t birth, const struct objinfo *oi)
+{
+	if (oi->flags & HTR_ALLOC_PREEXISTING)
+		return -1;
+	if (birth == HS_NO_BIRTH)
+		return 0;
+	return birth < p->t->ngcs ? (int64_t)p->t->gcs[birth].gc : -1;
+}
+
+static int prop_frames(struct pass *p, const struct objinfo *oi, int all, struct xval *out)
+{
+	struct cls_def *site = p->r->defs[CB_SITE];
+	if (cls_prepare(p->r, CB_SITE))
+		return -ERANGE;
+	uint32_t from = 0, to = 0;
+	if (oi->site < site->npaths) {
+		from = site->path_off[oi->site];
+		to = site->path_off[oi->site + 1];
+	}
+	if (!all) {
+		const char *n = from < to ? ks_raw(&site->ks, site->path_keys[from]) : "<unknown site>";
+		out->s = (struct xstr){ n, (uint32_t)strlen(n) };
+		return 0;
+	}
+	out->items = xarena_alloc(&p->arena, (to - from + 1) * sizeof *out->items);
+	if (!out->items)
+		return -ERANGE;
+	out->n = 0;
+	for (uint32_t k = from; k < to; k++) {
+		const char *n = ks_raw(&site->ks, site->path_keys[k]);
+		out->items[out->n++] = (struct xstr){ n, (uint32_t)strlen(n) };
+	}
+	return 0;
+}
+
+static int host_prop(void *ctx, uint32_t o, enum xprop prop, struct xval *out, struct xarena *a)
+{
+	struct pass *p = ctx;
+	const struct objinfo *oi = obj_info(p, o);
+	const struct heap_state *s = p->s;
+	char scratch[64];
+	(void)a;
+	switch (prop) {
+	case XP_TYPE: {
+		const char *n = type_name(p, oi->type, scratch, sizeof scratch);
+		return put_str(&p->arena, n, strlen(n), out);
+	}
+	case XP_PACKAGE: {
+		const char *n = type_name(p, oi->type, scratch, sizeof scratch);
+		size_t len = strlen(n), end = 0;
+		while (len >= 2 && n[len - 2] == '[' && n[len - 1] == ']')
+			len -= 2;
+		for (size_t i = 0; i < len; i++) {
+			if (n[i] == '.')
+				end = i;
+		}
+		return put_str(&p->arena, n, end, out);
+	}
+	case XP_SITE: return prop_frames(p, oi, 0, out);
+	case XP_FRAMES: return prop_frames(p, oi, 1, out);
+	case XP_THREAD: {
+		const char *n = sym_thread(p->t, oi->thread);
+		out->s = (struct xstr){ n, (uint32_t)strlen(n) };
+		return 0;
+	}
+	case XP_SIZE: out->i = (int64_t)oi->size; return 0;
+	case XP_ARRAY_LENGTH: out->i = oi->array_length; return 0;
+	case XP_KIND: {
+		const char *n = kind_names[kind_key(oi)];
+		out->s = (struct xstr){ n, (uint32_t)strlen(n) };
+		return 0;
+	}
+	case XP_TYPE_KIND: {
+		const char *n = type_kind_name(type_kind(p->t, oi->type));
+		out->s = (struct xstr){ n, (uint32_t)strlen(n) };
+		return 0;
+	}
+	case XP_IS_ARRAY: out->i = oi->array_length >= 0; return 0;
+	default: break;
+	}
+	if (p->info_mode)
+		return -ERANGE; /* a per-object property with no object: a bug */
+	uint64_t slots = ref_slots(p->t, oi), nonnull = out_degree(s, o);
+	if (nonnull > slots)
+		slots = nonnull;
+	switch (prop) {
+	case XP_AGE: out->i = age_of(p, s->birth[o], oi); return 0;
+	case XP_BIRTH: out->i = birth_of(p, s->birth[o], oi); return 0;
+	case XP_ID: out->i = (int64_t)s->id[o]; return 0;
+	case XP_REFEREE_TYPES: return prop_neighbour_types(p, o, 0, out);
+	case XP_REFERRER_TYPES: return prop_neighbour_types(p, o, 1, out);
+	case XP_REFEREES: out->i = out_degree(s, o); return 0;
+	case XP_REFERRERS: out->i = s->has_graph ? s->in_off[o + 1] - s->in_off[o] : 0; return 0;
+	case XP_HEADER_BYTES: out->i = (int64_t)header_bytes(p->t, oi); return 0;
+	case XP_POINTER_BYTES: out->i = (int64_t)(nonnull * REF_BYTES); return 0;
+	case XP_NULL_BYTES: out->i = (int64_t)((slots - nonnull) * REF_BYTES); return 0;
+	case XP_PRIMITIVE_BYTES: {
+		uint64_t used = header_bytes(p->t, oi) + slots * REF_BYTES;
+		out->i = oi->size > used ? (int64_t)(oi->size - used) : 0;
+		return 0;
+	}
+	default: return -ERANGE;
+	}
+}
+
+static uint32_t host_degree(void *ctx, uint32_t o, int dir)
+{
+	struct pass *p = ctx;
+	const struct heap_state *s = p->s;
+	if (p->info_mode || !s->has_graph)
+		return 0;
+	return dir ? s->in_off[o + 1] - s->in_off[o] : s->out_off[o + 1] - s->out_off[o];
+}
+
+static uint32_t host_neighbour(void *ctx, uint32_t o, int dir, uint32_t k)
+{
+	struct pass *p = ctx;
+	const struct heap_state *s = p->s;
+	return dir ? s->in_src[s->in_off[o] + k] : s->out_tgt[s->out_off[o] + k];
+}
+
+/* Keys of an expression's value. */
+static int expr_keys(struct pass *p, struct cls_def *d, uint32_t cls, uint32_t o)
+{
+	struct expr_host h = { p, host_prop, host_degree, host_neighbour };
+	struct xval v;
+	p->arena.len = 0;
+	int rc = expr_eval(d->ex, &h, o, &p->arena, &v);
+	if (rc) {
+		uint32_t k = intern_cached(p, d, cls, "<error>", 7);
+		return k == KS_NO_KEY ? -ENOMEM : kb_add(&p->kb, k, 0);
+	}
+	switch (v.t) {
+	case XT_BOOL:
+		return v.i ? kb_add(&p->kb, 0, 0) : 0;
+	case XT_INT: {
+		uint32_t k = intern_u64(p, d, cls, "%" PRId64, v.i);
+		return k == KS_NO_KEY ? -ENOMEM : kb_add(&p->kb, k, 0);
+	}
+	case XT_STR: {
+		uint32_t k = intern_cached(p, d, cls, v.s.s, v.s.len);
+		return k == KS_NO_KEY ? -ENOMEM : kb_add(&p->kb, k, 0);
+	}
+	default:
+		break;
+	}
+	for (uint32_t i = 0; i < v.n && !rc; i++) {
+		if (v.t == XT_PARTS && v.w[i] <= 0)
+			continue;
+		uint32_t k = intern_cached(p, d, cls, v.items[i].s, v.items[i].len);
+		if (k == KS_NO_KEY)
+			return -ENOMEM;
+		/* a set: one-to-many keys are distinct */
+		int dup = 0;
+		for (uint32_t j = 0; j < p->kb.n && !dup && v.t != XT_PATH; j++)
+			dup = p->kb.k[j] == k;
+		if (dup && v.t == XT_PARTS) {
+			for (uint32_t j = 0; j < p->kb.n; j++) {
+				if (p->kb.k[j] == k)
+					p->kb.w[j] += v.w[i];
+			}
+		}
+		if (!dup)
+			rc = kb_add(&p->kb, k, v.t == XT_PARTS ? v.w[i] : 0);
+	}
+	return rc;
+}
+
+static int path_keys(struct pass *p, const struct cls_def *d, uint32_t idx)
+{
+	if (idx >= d->npaths || d->path_off[idx] == d->path_off[idx + 1])
+		return kb_add(&p->kb, d->unknown_key, 0);
+	int rc = 0;
+	for (uint32_t k = d->path_off[idx]; k < d->path_off[idx + 1] && !rc; k++)
+		rc = kb_add(&p->kb, d->path_keys[k], 0);
+	return rc;
+}
+
+static int feature_keys(struct pass *p, const struct cls_def *d, uint32_t site)
+{
+	if (site >= d->npaths || d->feat_off[site] == d->feat_off[site + 1])
+		return kb_add(&p->kb, d->unknown_key, 0);
+	int rc = 0;
+	for (uint32_t k = d->feat_off[site]; k < d->feat_off[site + 1] && !rc; k++)
+		rc = kb_add(&p->kb, d->feat_keys[k], 0);
+	return rc;
+}
+
+/* Age and birth: one key per birth value, memoized for the pass. */
+static int birth_keys(struct pass *p, struct cls_def *d, uint32_t cls, uint32_t o)
+{
+	const struct objinfo *oi = hs_info(p->s, o);
+	uint32_t b = p->s->birth[o];
+	uint32_t slot = (oi->flags & HTR_ALLOC_PREEXISTING) ? 0 : b == HS_NO_BIRTH ? 1 :
+			b < p->t->ngcs ? b + 2 : 0;
+	if (!p->birth_key[cls]) {
+		p->birth_key[cls] = malloc(((size_t)p->t->ngcs + 2) * sizeof(uint32_t));
+		if (!p->birth_key[cls])
+			return -ENOMEM;
+		memset(p->birth_key[cls], 0xff, ((size_t)p->t->ngcs + 2) * sizeof(uint32_t));
+	}
+	uint32_t *k = &p->birth_key[cls][slot];
+	if (*k == KS_NO_KEY) {
+		int64_t v = d->builtin == CB_AGE ? age_of(p, b, oi) : birth_of(p, b, oi);
+		if (v < 0)
+			*k = intern_cached(p, d, cls, "unknown", 7);
+		else if (d->builtin == CB_BIRTH && slot == 1)
+			*k = intern_cached(p, d, cls, "before-first-gc", 15);
+		else
+			*k = intern_u64(p, d, cls, "%" PRId64, v);
+		if (*k == KS_NO_KEY)
+			return -ENOMEM;
+	}
+	return kb_add(&p->kb, *k, 0);
+}
+
+/* Fills p->kb with the keys of object o (an info index in info mode). */
+static int keys_of(struct pass *p, uint32_t cls, uint32_t o)
+{
+	struct cls_def *d = p->r->defs[cls];
+	const struct objinfo *oi = obj_info(p, o);
+	p->kb.n = 0;
+	switch (d->builtin) {
+	case CB_TYPE: return kb_add(&p->kb, oi->type < p->t->ntypes ? oi->type : d->unknown_key, 0);
+	case CB_THREAD:
+		return kb_add(&p->kb, oi->thread < p->t->nthreads ? oi->thread : d->unknown_key, 0);
+	case CB_SITE: return path_keys(p, d, oi->site);
+	case CB_PACKAGE: return path_keys(p, d, oi->type);
+	case CB_FEATURE: return feature_keys(p, d, oi->site);
+	case CB_KIND: return kb_add(&p->kb, kind_key(oi), 0);
+	case CB_ARRAY_LENGTH: {
+		uint32_t k = intern_u64(p, d, cls, "%" PRId64, oi->array_length < 0 ? -1 : oi->array_length);
+		return k == KS_NO_KEY ? -ENOMEM : kb_add(&p->kb, k, 0);
+	}
+	case CB_SIZE: {
+		uint32_t k = size_bucket_key(p, d, cls, oi->size);
+		return k == KS_NO_KEY ? -ENOMEM : kb_add(&p->kb, k, 0);
+	}
+	case CB_AGE: case CB_BIRTH: return birth_keys(p, d, cls, o);
+	case CB_F_ARRAYS: return oi->array_length >= 0 ? kb_add(&p->kb, 0, 0) : 0;
+	case CB_F_INSTANCES: return oi->array_length < 0 ? kb_add(&p->kb, 0, 0) : 0;
+	case CB_F_REACHABLE: return hs_is_reachable(p->s, o) ? kb_add(&p->kb, 0, 0) : 0;
+	case CB_F_UNREACHABLE:
+		return p->s->reachable && !hs_is_reachable(p->s, o) ? kb_add(&p->kb, 0, 0) : 0;
+	default: return expr_keys(p, d, cls, o);
+	}
+}
+
+/* Does a key list match a step? */
+static int step_match(const struct cls_def *d, const struct keybuf *kb, const uint32_t *path,
+		      uint32_t plen)
+{
+	if (d->card == CARD_FILTER)
+		return kb->n > 0;
+	if (d->card == CARD_HIER) {
+		if (kb->n < plen)
+			return 0;
+		for (uint32_t i = 0; i < plen; i++) {
+			if (kb->k[i] != path[i])
+				return 0;
+		}
+		return 1;
+	}
+	for (uint32_t i = 0; i < kb->n; i++) {
+		if (kb->k[i] == path[0])
+			return 1;
+	}
+	return 0;
+}
+
+/* ---- per-info tables ---- */
+
+/* off[j]..off[j+1]: keys (and weights) of infos[j] for one classifier. */
+struct ktab {
+	uint32_t *off, *keys;
+	int64_t *w;
+};
+
+static void ktab_free(struct ktab *kt)
+{
+	free(kt->off);
+	free(kt->keys);
+	free(kt->w);
+}
+
+static int ktab_build(struct pass *p, uint32_t cls, uint32_t ninfos, struct ktab *kt)
+{
+	struct keybuf all = { 0 };
+	int rc = 0;
+	memset(kt, 0, sizeof *kt);
+	kt->off = malloc(((size_t)ninfos + 1) * sizeof *kt->off);
+	if (!kt->off)
+		return -ENOMEM;
+	p->info_mode = 1;
+	for (uint32_t j = 0; j < ninfos && !rc; j++) {
+		kt->off[j] = all.n;
+		rc = keys_of(p, cls, j);
+		for (uint32_t i = 0; i < p->kb.n && !rc; i++)
+			rc = kb_add(&all, p->kb.k[i], p->kb.w[i]);
+	}
+	p->info_mode = 0;
+	kt->off[ninfos] = all.n;
+	kt->keys = all.k;
+	kt->w = all.w;
+	if (rc)
+		ktab_free(kt);
+	return rc;
+}
+
+/* m[j] = 1 iff objects with infos[j] pass every step of the chain. */
+static int info_match(struct pass *p, const struct chain *ch, uint32_t ninfos, uint8_t **out)
+{
+	uint8_t *m = malloc(ninfos ? ninfos : 1);
+	int rc = 0;
+	if (!m)
+		return -ENOMEM;
+	memset(m, 1, ninfos);
+	p->info_mode = 1;
+	for (uint32_t d = 0; d < ch->depth && !rc; d++) {
+		const struct chain_step *st = &ch->steps[d];
+		if ((rc = cls_prepare(p->r, st->cls)))
+			break;
+		for (uint32_t j = 0; j < ninfos && !rc; j++) {
+			if (!m[j])
+				continue;
+			if (!(rc = keys_of(p, st->cls, j)))
+				m[j] = (uint8_t)step_match(p->r->defs[st->cls], &p->kb, ch->keys + st->key0,
+							   st->nkeys);
+		}
+	}
+	p->info_mode = 0;
+	if (rc) {
+		free(m);
+		return rc;
+	}
+	*out = m;
+	return 0;
+}
+
+/* ---- results ---- */
+
+/* Per-key accumulators, grown as keys appear. */
+struct acc {
+	uint32_t cap;
+	struct cls_row *rows;  /* indexed by key */
+};
+
+static int acc_add(struct acc *a, uint32_t key, int col, uint64_t count, uint64_t bytes)
+{
+	if (key >= a->cap) {
+		uint32_t cap = a->cap ? a->cap : 64;
+		while (cap <= key)
+			cap *= 2;
+		struct cls_row *r = realloc(a->rows, cap * sizeof *r);
+		if (!r)
+			return -ENOMEM;
+		memset(r + a->cap, 0, (cap - a->cap) * sizeof *r);
+		a->rows = r;
+		a->cap = cap;
+	}
+	a->rows[key].c[col] += count;
+	a->rows[key].b[col] += bytes;
+	return 0;
+}
+
+static int acc_emit(struct acc *a, struct buf *out)
+{
+	int rc = 0;
+	for (uint32_t k = 0; k < a->cap && !rc; k++) {
+		struct cls_row *r = &a->rows[k];
+		if (!(r->c[0] | r->c[1] | r->c[2]))
+			continue;
+		r->key = k;
+		rc = buf_put(out, r, sizeof *r);
+	}
+	free(a->rows);
+	a->rows = NULL;
+	return rc;
+}
+
+/* Adds one object (or `count` objects of one info) to the classification:
+ * the keys at the next level. */
+static int acc_keys(struct acc *a, const struct cls_def *d, const uint32_t *keys,
+		    const int64_t *w, uint32_t nk, uint32_t level, int col, uint64_t count,
+		    uint64_t size)
+{
+	if (d->card == CARD_HIER)
+		return nk > level ? acc_add(a, keys[level], col, count, count * size) : 0;
+	if (d->card == CARD_FILTER)
+		return nk ? acc_add(a, 0, col, count, count * size) : 0;
+	int rc = 0;
+	for (uint32_t i = 0; i < nk && !rc; i++) {
+		uint64_t bytes = d->card == CARD_PARTS ? count * (uint64_t)w[i] : count * size;
+		rc = acc_add(a, keys[i], col, count, bytes);
+	}
+	return rc;
+}
+
+static uint32_t level_of(const struct chain *ch, uint32_t cls)
+{
+	return chain_at_level_of(ch, cls) ? ch->steps[ch->depth - 1].nkeys : 0;
+}
+
+int classify_tallies(struct cls_registry *r, uint32_t gci, const struct tally *t, uint32_t nt,
+		     const struct chain *ch, uint32_t cls, struct buf *out)
+{
+	struct pass p;
+	struct acc a = { 0 };
+	int rc = pass_init(&p, r, gci);
+	if (!rc)
+		rc = cls_prepare(r, cls);
+	const struct cls_def *d = r->defs[cls];
+	uint32_t level = level_of(ch, cls);
+	for (uint32_t s = 0; s < nt && !rc; s++) {
+		uint8_t *m = NULL;
+		struct ktab kt;
+		p.infos = t[s].infos;
+		if ((rc = info_match(&p, ch, t[s].ninfos, &m)))
+			break;
+		if ((rc = ktab_build(&p, cls, t[s].ninfos, &kt))) {
+			free(m);
+			break;
+		}
+		for (uint32_t j = 0; j < t[s].ninfos && !rc; j++) {
+			if (!m[j])
+				continue;
+			for (int c = 0; c < NCOLS && !rc; c++) {
+				if (!t[s].col[c] || !t[s].col[c][j])
+					continue;
+				rc = acc_keys(&a, d, kt.keys + kt.off[j], kt.w + kt.off[j],
+					      kt.off[j + 1] - kt.off[j], level, c, t[s].col[c][j],
+					      t[s].infos[j].size);
+			}
+		}
+		ktab_free(&kt);
+		free(m);
+	}
+	if (!rc)
+		rc = acc_emit(&a, out);
+	free(a.rows);
+	pass_free(&p);
+	return rc;
+}
+
+int group_totals_tallies(struct cls_registry *r, uint32_t gci, const struct tally *t,
+			 uint32_t nt, const struct chain *ch, struct cls_row *row)
+{
+	struct pass p;
+	int rc = pass_init(&p, r, gci);
+	memset(row, 0, sizeof *row);
+	for (uint32_t s = 0; s < nt && !rc; s++) {
+		uint8_t *m = NULL;
+		p.infos = t[s].infos;
+		if ((rc = info_match(&p, ch, t[s].ninfos, &m)))
+			break;
+		for (uint32_t j = 0; j < t[s].ninfos; j++) {
+			for (int c = 0; c < NCOLS && m[j]; c++) {
+				if (!t[s].col[c])
+					continue;
+				row->c[c] += t[s].col[c][j];
+				row->b[c] += t[s].col[c][j] * t[s].infos[j].size;
+			}
+		}
+		free(m);
+	}
+	pass_free(&p);
+	return rc;
+}
+
+/* ---- object level ---- */
+
+/* Keeps the objects of `bits` that pass a classifier or filter step. */
+static int filter_bits(struct pass *p, const struct chain_step *st, const uint32_t *path,
+		       uint64_t *bits)
+{
+	const struct heap_state *s = p->s;
+	const struct cls_def *d = p->r->defs[st->cls];
+	int rc = cls_prepare(p->r, st->cls);
+	if (rc)
+		return rc;
+	if (!d->per_object) {
+		/* per info, then one lookup per object */
+		uint8_t *m = malloc(s->ninfos ? s->ninfos : 1);
+		if (!m)
+			return -ENOMEM;
+		p->info_mode = 1;
+		for (uint32_t j = 0; j < s->ninfos && !rc; j++) {
+			if (!(rc = keys_of(p, st->cls, j)))
+				m[j] = (uint8_t)step_match(d, &p->kb, path, st->nkeys);
+		}
+		p->info_mode = 0;
+		for (uint64_t i = bitset_next(bits, s->n, 0); i < s->n && !rc;
+		     i = bitset_next(bits, s->n, i + 1)) {
+			if (!m[s->info[i]])
+				bitset_clear(bits, i);
+		}
+		free(m);
+		return rc;
+	}
+	for (uint64_t i = bitset_next(bits, s->n, 0); i < s->n && !rc;
+	     i = bitset_next(bits, s->n, i + 1)) {
+		if (!(rc = keys_of(p, st->cls, (uint32_t)i)) && !step_match(d, &p->kb, path, st->nkeys))
+			bitset_clear(bits, i);
+	}
+	return rc;
+}
+
+/* points-to / pointed-from: the objects referenced by / referencing the
+ * set.  No graph at this GC: the empty set. */
+static int transform_bits(const struct heap_state *s, uint8_t op, uint64_t **bits)
+{
+	uint64_t *nb = bitset_alloc(s->n);
+	if (!nb)
+		return -ENOMEM;
+	if (s->has_graph) {
+		for (uint64_t i = bitset_next(*bits, s->n, 0); i < s->n;
+		     i = bitset_next(*bits, s->n, i + 1)) {
+			if (op == ST_POINTS_TO) {
+				for (uint32_t e = s->out_off[i]; e < s->out_off[i + 1]; e++)
+					bitset_set(nb, s->out_tgt[e]);
+			} else {
+				for (uint32_t e = s->in_off[i]; e < s->in_off[i + 1]; e++)
+					bitset_set(nb, s->in_src[e]);
+			}
+		}
+	}
+	free(*bits);
+	*bits = nb;
+	return 0;
+}
+
+/* The group's members in one state, as a bitset (caller frees). */
+static int members(struct pass *p, const struct chain *ch, uint64_t **out)
+{
+	const struct heap_state *s = p->s;
+	uint64_t *bits = bitset_alloc(s->n);
+	int rc = 0;
+	if (!bits)
+		return -ENOMEM;
+	bitset_fill(bits, s->n);
+	for (uint32_t d = 0; d < ch->depth && !rc; d++) {
+		const struct chain_step *st = &ch->steps[d];
+		if (is_transform(st->op))
+			rc = transform_bits(s, st->op, &bits);
+		else
+			rc = filter_bits(p, st, ch->keys + st->key0, bits);
+	}
+	if (rc) {
+		free(bits);
+		return rc;
+	}
+	*out = bits;
+	return 0;
+}
+
+/* Column of object i of a source, or -1 when it does not count there. */
+static int column_of(const struct objsrc *src, uint64_t i)
+{
+	if (!src->in_other)
+		return COL_LIVE;
+	int both = bitset_get(src->in_other, i);
+	if (src->side == 0)
+		return both ? COL_PERM : COL_LIVE;
+	return both ? -1 : COL_DIED;
+}
+
+static uint32_t src_gci(const struct objsrc *src)
+{
+	return src->s->gc_index;
+}
+
+int classify_objects(struct cls_registry *r, const struct objsrc *src, uint32_t nsrc,
+		     const struct chain *ch, uint32_t cls, struct buf *out)
+{
+	struct acc a = { 0 };
+	int rc = cls_prepare(r, cls);
+	const struct cls_def *d = r->defs[cls];
+	uint32_t level = level_of(ch, cls);
+	for (uint32_t k = 0; k < nsrc && !rc; k++) {
+		struct pass p;
+		uint64_t *bits = NULL;
+		struct ktab kt = { 0 };
+		const struct heap_state *s = src[k].s;
+		if ((rc = pass_init(&p, r, src_gci(&src[k]))))
+			break;
+		p.s = s;
+		p.infos = s->infos;
+		rc = members(&p, ch, &bits);
+		if (!rc && !d->per_object)
+			rc = ktab_build(&p, cls, s->ninfos, &kt);
+		for (uint64_t i = rc ? s->n : bitset_next(bits, s->n, 0); i < s->n && !rc;
+		     i = bitset_next(bits, s->n, i + 1)) {
+			int col = column_of(&src[k], i);
+			if (col < 0)
+				continue;
+			uint64_t size = hs_info(s, (uint32_t)i)->size;
+			if (d->per_object) {
+				if (!(rc = keys_of(&p, cls, (uint32_t)i)))
+					rc = acc_keys(&a, d, p.kb.k, p.kb.w, p.kb.n, level, col, 1, size);
+			} else {
+				uint32_t j = s->info[i];
+				rc = acc_keys(&a, d, kt.keys + kt.off[j], kt.w + kt.off[j],
+					      kt.off[j + 1] - kt.off[j], level, col, 1, size);
+			}
+		}
+		if (!d->per_object)
+			ktab_free(&kt);
+		free(bits);
+		pass_free(&p);
+	}
+	if (!rc)
+		rc = acc_emit(&a, out);
+	free(a.rows);
+	return rc;
+}
+
+int group_totals_objects(struct cls_registry *r, const struct objsrc *src, uint32_t nsrc,
+			 const struct chain *ch, struct cls_row *row)
+{
+	int rc = 0;
+	memset(row, 0, sizeof *row);
+	for (uint32_t k = 0; k < nsrc && !rc; k++) {
+		struct pass p;
+		uint64_t *bits = NULL;
+		const struct heap_state *s = src[k].s;
+		if ((rc = pass_init(&p, r, src_gci(&src[k]))))
+			break;
+		p.s = s;
+		p.infos = s->infos;
+		if (!(rc = members(&p, ch, &bits))) {
+			for (uint64_t i = bitset_next(bits, s->n, 0); i < s->n;
+			     i = bitset_next(bits, s->n, i + 1)) {
+				int col = column_of(&src[k], i);
+				if (col < 0)
+					continue;
+				row->c[col]++;
+				row->b[col] += hs_info(s, (uint32_t)i)->size;
+			}
+		}
+		free(bits);
+		pass_free(&p);
+	}
+	return rc;
+}
+
+int group_member_ids(struct cls_registry *r, const struct objsrc *src, const struct chain *ch,
+		     struct buf *out)
+{
+	struct pass p;
+	uint64_t *bits = NULL;
+	const struct heap_state *s = src->s;
+	int rc = pass_init(&p, r, src_gci(src));
+	p.s = s;
+	p.infos = s->infos;
+	if (!rc)
+		rc = members(&p, ch, &bits);
+	for (uint64_t i = rc ? s->n : bitset_next(bits, s->n, 0); i < s->n && !rc;
+	     i = bitset_next(bits, s->n, i + 1)) {
+		if (column_of(src, i) < 0)
+			continue;
+		/* Hand-rolled decimal: this loop writes millions of lines. */
+		char tmp[24];
+		int n = sizeof tmp;
+		uint64_t v = s->id[i];
+		tmp[--n] = '\n';
+		do {
+			tmp[--n] = (char)('0' + v % 10);
+			v /= 10;
+		} while (v);
+		rc = buf_put(out, tmp + n, sizeof tmp - (size_t)n);
+	}
+	free(bits);
+	pass_free(&p);
+	return rc;
 }
 
 /* ---- census ---- */
@@ -316,112 +1636,64 @@ int census_view(const void *data, size_t len, struct census *c)
 	return 0;
 }
 
-/* ---- groups ---- */
-
-int chain_match(struct cls_registry *r, const struct chain *ch, const struct objinfo *infos,
-		uint32_t ninfos, uint8_t **match)
+int diff_census_compute(const struct heap_state *sn, const struct heap_state *sm, struct buf *out)
 {
-	const struct cls_space *sp[CHAIN_MAX];
-	int rc = 0;
-	for (uint32_t d = 0; d < ch->depth && !rc; d++)
-		rc = cls_space_get(r, ch->steps[d].cls, &sp[d]);
-	if (rc)
-		return rc;
-	uint8_t *m = malloc(ninfos ? ninfos : 1);
-	if (!m)
-		return -ENOMEM;
-	for (uint32_t j = 0; j < ninfos; j++) {
-		uint8_t keep = 1;
-		for (uint32_t d = 0; d < ch->depth && keep; d++) {
-			const struct chain_step *st = &ch->steps[d];
-			keep = classifiers[st->cls].info_key(r->t, sp[d], &infos[j]) == st->key;
-		}
-		m[j] = keep;
-	}
-	*match = m;
-	return 0;
-}
-
-int group_totals(struct cls_registry *r, const struct census *c, const struct chain *ch,
-		 uint64_t *count, uint64_t *bytes)
-{
-	uint8_t *m;
-	int rc = chain_match(r, ch, c->infos, c->h->ninfos, &m);
-	if (rc)
-		return rc;
-	uint64_t n = 0, b = 0;
-	for (uint32_t j = 0; j < c->h->ninfos; j++) {
-		if (m[j]) {
-			n += c->counts[j];
-			b += c->counts[j] * c->infos[j].size;
-		}
-	}
-	free(m);
-	*count = n;
-	*bytes = b;
-	return 0;
-}
-
-int classify(struct cls_registry *r, const struct census *c, const struct chain *ch,
-	     uint32_t cls, struct buf *out)
-{
-	const struct cls_space *sp;
-	uint8_t *m = NULL;
-	uint64_t *cnt = NULL, *bytes = NULL;
-	int rc = cls_space_get(r, cls, &sp);
-	if (rc)
-		return rc;
-	if ((rc = chain_match(r, ch, c->infos, c->h->ninfos, &m)))
-		return rc;
-	rc = -ENOMEM;
-	cnt = calloc(sp->nkeys ? sp->nkeys : 1, sizeof *cnt);
-	bytes = calloc(sp->nkeys ? sp->nkeys : 1, sizeof *bytes);
-	if (!cnt || !bytes)
+	uint64_t *n_in_m = bitset_alloc(sn->n), *m_in_n = bitset_alloc(sm->n);
+	int rc = -ENOMEM;
+	if (!n_in_m || !m_in_n)
 		goto out;
-	for (uint32_t j = 0; j < c->h->ninfos; j++) {
-		if (!m[j] || !c->counts[j])
-			continue;
-		uint32_t k = classifiers[cls].info_key(r->t, sp, &c->infos[j]);
-		if (k >= sp->nkeys)
-			continue; /* a classifier bug must not write out of bounds */
-		cnt[k] += c->counts[j];
-		bytes[k] += c->counts[j] * c->infos[j].size;
+	diff_mark_common(sn->id, sn->n, sm->id, sm->n, n_in_m, m_in_n);
+	uint32_t hdr[2] = { sn->ninfos, sm->ninfos };
+	size_t need = sizeof hdr + (size_t)sn->ninfos * (sizeof(struct objinfo) + 2 * sizeof(uint64_t)) +
+		      (size_t)sm->ninfos * (sizeof(struct objinfo) + sizeof(uint64_t));
+	if ((rc = buf_reserve(out, need)))
+		goto out;
+	buf_put(out, hdr, sizeof hdr);
+	buf_put(out, sn->infos, (size_t)sn->ninfos * sizeof(struct objinfo));
+	uint64_t *born = (uint64_t *)(out->data + out->len), *perm = born + sn->ninfos;
+	memset(born, 0, 2 * (size_t)sn->ninfos * sizeof *born);
+	for (uint32_t i = 0; i < sn->n; i++) {
+		if (bitset_get(n_in_m, i))
+			perm[sn->info[i]]++;
+		else
+			born[sn->info[i]]++;
 	}
+	out->len += 2 * (size_t)sn->ninfos * sizeof *born;
+	buf_put(out, sm->infos, (size_t)sm->ninfos * sizeof(struct objinfo));
+	uint64_t *died = (uint64_t *)(out->data + out->len);
+	memset(died, 0, (size_t)sm->ninfos * sizeof *died);
+	for (uint32_t i = 0; i < sm->n; i++) {
+		if (!bitset_get(m_in_n, i))
+			died[sm->info[i]]++;
+	}
+	out->len += (size_t)sm->ninfos * sizeof *died;
 	rc = 0;
-	for (uint32_t k = 0; k < sp->nkeys && !rc; k++) {
-		if (!cnt[k])
-			continue;
-		struct cls_row row = { .key = k, .count = cnt[k], .bytes = bytes[k] };
-		rc = buf_put(out, &row, sizeof row);
-	}
 out:
-	free(m);
-	free(cnt);
-	free(bytes);
+	free(n_in_m);
+	free(m_in_n);
 	return rc;
 }
 
-int group_member_ids(struct cls_registry *r, const struct heap_state *s, const struct chain *ch,
-		     struct buf *out)
+int diff_census_view(const void *data, size_t len, struct tally t[2])
 {
-	uint8_t *m;
-	int rc = chain_match(r, ch, s->infos, s->ninfos, &m);
-	if (rc)
-		return rc;
-	for (uint32_t i = 0; i < s->n && !rc; i++) {
-		if (!m[s->info[i]])
-			continue;
-		/* Hand-rolled decimal: this loop writes millions of lines. */
-		char tmp[24];
-		int p = sizeof tmp;
-		uint64_t v = s->id[i];
-		tmp[--p] = '\n';
-		do {
-			tmp[--p] = (char)('0' + v % 10);
-			v /= 10;
-		} while (v);
-		rc = buf_put(out, tmp + p, sizeof tmp - (size_t)p);
-	}
-	free(m);
-	return rc;
+	const uint32_t *hdr = data;
+	if (len < 2 * sizeof *hdr)
+		return -EINVAL;
+	size_t need = 2 * sizeof *hdr + (size_t)hdr[0] * (sizeof(struct objinfo) + 2 * sizeof(uint64_t)) +
+		      (size_t)hdr[1] * (sizeof(struct objinfo) + sizeof(uint64_t));
+	if (len != need)
+		return -EINVAL;
+	const char *p = (const char *)(hdr + 2);
+	memset(t, 0, 2 * sizeof *t);
+	t[0].ninfos = hdr[0];
+	t[0].infos = (const struct objinfo *)p;
+	p += (size_t)hdr[0] * sizeof(struct objinfo);
+	t[0].col[COL_LIVE] = (const uint64_t *)p;
+	t[0].col[COL_PERM] = (const uint64_t *)p + hdr[0];
+	p += 2 * (size_t)hdr[0] * sizeof(uint64_t);
+	t[1].ninfos = hdr[1];
+	t[1].infos = (const struct objinfo *)p;
+	p += (size_t)hdr[1] * sizeof(struct objinfo);
+	t[1].col[COL_DIED] = (const uint64_t *)p;
+	return 0;
 }

@@ -1,30 +1,51 @@
-/* classify.h - classifiers, groups and the per-GC census.
+/* classify.h - classifiers, groups, filters, transformers and the per-GC
+ * census (classification paper §3).
  *
- * A group is (GC, chain of classifier steps): the root group of a GC has an
- * empty chain, gc/NNN/by-type/Foo/by-thread/main has the chain
- * [type=Foo, thread=main].  A chain never repeats a classifier, so every
- * chain of groups is finite (recursive walks terminate).
+ * A group is (GC, chain of steps): the root group of a GC has an empty
+ * chain; gc/NNN/by-type/Foo/pointed-from/by-type/Bar has the chain
+ * [type=Foo, pointed-from, type=Bar].  Steps:
+ *   ST_CLS        keep the objects a classifier puts under a key; for a
+ *                 one-to-hierarchy classifier the step holds the key path
+ *                 (by-site/A/B: allocated in A called from B)
+ *   ST_FILTER     only-<filter>/: keep the objects a filter accepts
+ *   ST_POINTS_TO / ST_POINTED_FROM   transformers: the objects the group
+ *                 references / is referenced by (paper §3.7)
+ * Within one segment (the steps after the last transformer) a classifier
+ * is never repeated, so chains are finite; a transformer starts a new
+ * segment (the paper's Figure 15: type, pointed-from, type, ...), and the
+ * number of steps is bounded by CHAIN_STEPS_MAX.
  *
- * Classifiers are rows of one table (classifiers[]).  Adding one (by-site
- * with callers, by-package, by-age, ...) is adding a row: a name, a key
- * space built from the trace (the names of all possible children), and a
- * function giving the key of an object.
+ * Diff groups (gc/N/diff/M/...) carry diff_gci = M: their objects are the
+ * group's objects at N (born: not alive at M, perm: alive at both) and at M
+ * (died: not alive at N).  Every count below has three columns,
+ * COL_LIVE (or born), COL_PERM, COL_DIED; a plain group uses COL_LIVE only.
  *
- * Fast path: the classifiers so far depend only on an object's interned
- * objinfo (type, site, thread, size).  The census of a GC counts objects per
- * objinfo in one pass over the dense index (counting into an array indexed
- * by info, no hashing); every group's count and shallow size and every
- * classification of an info-keyed chain is then a roll-up over the infos,
- * without touching objects again.  Member lists (the `objects` file) are
- * one pass over the state with a per-info match table.  A classifier that
- * needs the object itself (age, reachability, role) will set obj_key instead
- * of info_key and take the per-object pass; nothing else changes.
+ * Classifiers are rows of a registry: the predefined ones (type, package,
+ * site, thread, age, kind, array-length, size, birth, feature, filters),
+ * the predefined expression classifiers (collection-health,
+ * instance-health) and user-defined ones (analyses/expr.h) added at run
+ * time.  A classifier gives every object a list of keys: one key
+ * (one-to-one), a set (one-to-many), a path (one-to-hierarchy), or for a
+ * filter one key when it accepts the object.  Keys index the classifier's
+ * keyspace (analyses/keyspace.h): stable names for the whole mount.
  *
- * Key spaces are built once per trace, lazily, under reg->lock (a leaf lock:
- * nothing else is locked while it is held).  Built spaces are immutable.
+ * Two ways to evaluate, same results:
+ *   - info level: when every step and the classifier depend only on an
+ *     object's interned objinfo (type, site, thread, size, array length),
+ *     counts roll up from a tally (objects per objinfo: the census) without
+ *     touching objects again;
+ *   - object level: otherwise, one pass over the heap state's dense index
+ *     with the group as a bitset (age, birth, reachability, references,
+ *     transformers, per-object expressions).
+ * Parents never count an object twice (paper §3.6): a group's count is the
+ * number of distinct objects in it, never a sum of its children.
  *
- * Ownership: struct cls_registry owns the spaces; census blobs are plain
- * bytes owned by whoever holds them (the rendered cache in fs/tree.c).
+ * Locking: the registry lock (reg->lock, a leaf) guards adding/removing
+ * classifiers and preparing a classifier's trace-level tables; prepared
+ * tables are immutable.  Keyspaces have their own leaf lock.
+ *
+ * Ownership: the registry owns its classifiers, their expressions and
+ * keyspaces; results are appended to caller-owned bufs.
  */
 #ifndef HEAPFS_FS_CLASSIFY_H
 #define HEAPFS_FS_CLASSIFY_H
@@ -32,61 +53,123 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "analyses/expr.h"
+#include "analyses/features.h"
+#include "analyses/keyspace.h"
 #include "model/buf.h"
 #include "model/heap_state.h"
 #include "model/trace.h"
 
-enum cls_id { CLS_TYPE, CLS_SITE, CLS_THREAD, CLS_COUNT };
-#define CHAIN_MAX CLS_COUNT
-#define CLS_NO_KEY UINT32_MAX
+#define CLS_MAX 256
+#define CLS_NONE UINT32_MAX
+#define CHAIN_STEPS_MAX 16
+#define CHAIN_KEYS_MAX 160
+#define SMALL_ARRAY_MAX 254 /* kind: small array < 255 elements */
 
-struct name_ent;
+enum cls_card { CARD_ONE, CARD_MANY, CARD_HIER, CARD_FILTER, CARD_PARTS };
 
-/* All possible children of a classifier over the whole trace. */
-struct cls_space {
-	uint32_t nkeys;
-	char **raw;            /* [nkeys] names as the trace has them, owned */
-	char **names;          /* [nkeys] unique file names (names.h), owned */
-	struct name_ent *map;  /* file name -> key, owned */
-	uint32_t *site_key;    /* site classifier: site id -> key, owned */
-	uint32_t nsite_key;
+/* Predefined classifiers: fixed ids (registry rows in this order). */
+enum cls_builtin {
+	CB_TYPE, CB_PACKAGE, CB_SITE, CB_THREAD, CB_AGE, CB_KIND, CB_ARRAY_LENGTH, CB_SIZE,
+	CB_BIRTH, CB_FEATURE, CB_F_ARRAYS, CB_F_INSTANCES, CB_F_REACHABLE, CB_F_UNREACHABLE,
+	CB_COUNT_
+};
+#define CB_EXPR (-1)
+
+struct cls_def {
+	char name[64];
+	char about[200];
+	enum cls_card card;
+	int per_object;        /* needs the object, not only its objinfo */
+	int needs_graph;       /* only at GCs with a graph */
+	int builtin;           /* enum cls_builtin, or CB_EXPR */
+	struct expr *ex;       /* CB_EXPR: owned */
+	char *source;          /* CB_EXPR: the definition text, owned */
+	int user;              /* defined through classifiers/ or -o classifiers */
+	int removed;           /* atomic: hidden, id kept so old nodes stay valid */
+	struct keyspace ks;
+	/* trace-level tables, built once under reg->lock (prepared = 1) */
+	int prepared;
+	uint32_t *path_off;    /* site/package: per site/type id offsets into path_keys */
+	uint32_t *path_keys;
+	uint32_t npaths;
+	uint32_t unknown_key;  /* key of objects the tables do not cover */
+	uint32_t *feat_off, *feat_keys; /* feature: per site id, the feature keys */
 };
 
-struct classifier {
-	const char *name;      /* "type": the directory is by-type/ */
-	const char *about;     /* one line for README */
-	/* Fills sp->nkeys, sp->raw (and private maps). */
-	int (*build)(const struct trace *t, struct cls_space *sp);
-	/* Key of an object from its objinfo. */
-	uint32_t (*info_key)(const struct trace *t, const struct cls_space *sp,
-			     const struct objinfo *oi);
+struct cls_registry {
+	const struct trace *t;             /* borrowed */
+	pthread_mutex_t lock;
+	struct cls_def *defs[CLS_MAX];     /* append-only; lock to add */
+	uint32_t ndefs;                    /* atomic */
+	struct feature_map fm;             /* -o features, may be empty */
+	int has_features;
+	char errors[8192];                 /* lock: log of refused definitions */
 };
 
-extern const struct classifier classifiers[CLS_COUNT];
+/* Creates the registry with the predefined classifiers; features may be
+ * NULL (no by-feature).  Fails only on allocation. */
+int cls_registry_init(struct cls_registry *r, const struct trace *t, struct feature_map *features);
+void cls_registry_destroy(struct cls_registry *r);
+
+uint32_t cls_count(const struct cls_registry *r);
+/* The classifier, or NULL for an id out of range or removed. */
+const struct cls_def *cls_get(const struct cls_registry *r, uint32_t id);
+/* Id of a live classifier by name, or CLS_NONE. */
+uint32_t cls_find(const struct cls_registry *r, const char *name);
+/* Builds the classifier's trace-level tables if not yet done. */
+int cls_prepare(struct cls_registry *r, uint32_t id);
+
+/* Adds (or replaces) a user-defined classifier from its expression text.
+ * -EINVAL with "line L, column C: what" in msg when it does not compile or
+ * the name is taken by a predefined classifier. */
+int cls_define(struct cls_registry *r, const char *name, const char *src, size_t len, char *msg,
+	       size_t msglen);
+/* Loads a definitions file (NAME = EXPR ...); messages name the file. */
+int cls_define_file(struct cls_registry *r, const char *path, char *msg, size_t msglen);
+/* Removes a user-defined classifier (-ENOENT, -EPERM for predefined). */
+int cls_undefine(struct cls_registry *r, const char *name);
+/* Appends a line to the error log (classifiers/errors). */
+void cls_log_error(struct cls_registry *r, const char *line);
+int cls_errors(struct cls_registry *r, struct buf *out);
+
+/* ---- chains ---- */
+
+enum step_op { ST_CLS = 1, ST_FILTER, ST_POINTS_TO, ST_POINTED_FROM };
 
 struct chain_step {
-	uint32_t cls, key;
+	uint8_t op;
+	uint8_t nkeys;         /* ST_CLS: length of the key path (1 unless hierarchy) */
+	uint16_t key0;         /* first key in chain.keys */
+	uint32_t cls;          /* ST_CLS, ST_FILTER */
 };
 
 struct chain {
-	uint32_t depth;
-	struct chain_step steps[CHAIN_MAX];
+	uint32_t depth, nkeys;
+	uint32_t diff_gci;     /* UINT32_MAX: not a diff group */
+	struct chain_step steps[CHAIN_STEPS_MAX];
+	uint32_t keys[CHAIN_KEYS_MAX];
 };
 
+void chain_init(struct chain *c);
+/* 1 if cls is used in the current segment (after the last transformer). */
 int chain_uses(const struct chain *c, uint32_t cls);
+/* Appends a step; -E2BIG when the chain is full. */
+int chain_push(struct chain *c, enum step_op op, uint32_t cls, uint32_t key);
+/* Appends a key to the last (hierarchy) step. */
+int chain_extend(struct chain *c, uint32_t key);
+/* Transformer steps in the chain. */
+uint32_t chain_transforms(const struct chain *c);
+/* 1 if the chain's last step is a classifier step of cls (a hierarchy level). */
+int chain_at_level_of(const struct chain *c, uint32_t cls);
+/* A compact text key for caches. */
+int chain_key(const struct chain *c, struct buf *out);
+/* 1 if the chain and cls (CLS_NONE: none) can be evaluated from tallies. */
+int chain_info_level(const struct cls_registry *r, const struct chain *c, uint32_t cls);
 
-struct cls_registry {
-	const struct trace *t;         /* borrowed */
-	pthread_mutex_t lock;
-	struct cls_space *sp[CLS_COUNT]; /* lock until built, then immutable */
-};
+/* ---- tallies (the census) ---- */
 
-int cls_registry_init(struct cls_registry *r, const struct trace *t);
-void cls_registry_destroy(struct cls_registry *r);
-/* The key space of a classifier, built on first use. */
-int cls_space_get(struct cls_registry *r, uint32_t cls, const struct cls_space **out);
-/* Key of a file name, or CLS_NO_KEY. */
-uint32_t cls_space_find(const struct cls_space *sp, const char *name);
+enum { COL_LIVE = 0, COL_PERM = 1, COL_DIED = 2, NCOLS = 3 };
 
 /* The census of one GC, as one flat blob:
  *   struct census_hdr | struct objinfo[ninfos] | uint64_t counts[ninfos]
@@ -108,28 +191,57 @@ int census_compute(const struct heap_state *s, struct buf *out);
 /* Views a blob made by census_compute; -EINVAL if it is not one. */
 int census_view(const void *data, size_t len, struct census *c);
 
-/* match[j] = 1 iff an object with infos[j] belongs to the chain's group. */
-int chain_match(struct cls_registry *r, const struct chain *ch, const struct objinfo *infos,
-		uint32_t ninfos, uint8_t **match);
+/* The diff census of states N and M: per objinfo of N, born and perm
+ * counts; per objinfo of M, died counts.  Blob:
+ *   u32 ninfos_n, ninfos_m | infos_n | born[n] | perm[n] | infos_m | died[m] */
+int diff_census_compute(const struct heap_state *sn, const struct heap_state *sm,
+			struct buf *out);
 
-/* Count and shallow bytes of a group. */
-int group_totals(struct cls_registry *r, const struct census *c, const struct chain *ch,
-		 uint64_t *count, uint64_t *bytes);
+/* Objects per objinfo, in up to three columns (NULL: none). */
+struct tally {
+	const struct objinfo *infos;
+	uint32_t ninfos;
+	const uint64_t *col[NCOLS];
+};
+/* The two tallies of a diff census blob (N side, M side). */
+int diff_census_view(const void *data, size_t len, struct tally t[2]);
 
-/* One child of a classification: key with its metrics. */
+/* ---- object level ---- */
+
+/* One heap state and, for diff groups, which of its objects are alive in
+ * the other state (bitset, NULL for plain groups).  side 0: the state of
+ * the group's own GC (live / born / perm), side 1: the other one (died). */
+struct objsrc {
+	const struct heap_state *s;
+	const uint64_t *in_other;
+	int side;
+};
+
+/* ---- results ---- */
+
+/* One child of a classification: its key and per-column counts/bytes. */
 struct cls_row {
 	uint32_t key;
 	uint32_t reserved;
-	uint64_t count, bytes;
+	uint64_t c[NCOLS], b[NCOLS];
 };
 
-/* Rows (sorted by key, count > 0 only) of classifying the chain's group by
- * cls, appended to out as struct cls_row[]. */
-int classify(struct cls_registry *r, const struct census *c, const struct chain *ch,
-	     uint32_t cls, struct buf *out);
+/* Rows (sorted by key, non-empty only) of classifying the chain's group by
+ * cls, appended to out as struct cls_row[].  If the chain ends at a level of
+ * the hierarchy classifier cls, the rows are the next level. */
+int classify_tallies(struct cls_registry *r, uint32_t gci, const struct tally *t, uint32_t nt,
+		     const struct chain *ch, uint32_t cls, struct buf *out);
+int classify_objects(struct cls_registry *r, const struct objsrc *src, uint32_t nsrc,
+		     const struct chain *ch, uint32_t cls, struct buf *out);
+
+/* Totals of the chain's group as one row (key 0). */
+int group_totals_tallies(struct cls_registry *r, uint32_t gci, const struct tally *t,
+			 uint32_t nt, const struct chain *ch, struct cls_row *row);
+int group_totals_objects(struct cls_registry *r, const struct objsrc *src, uint32_t nsrc,
+			 const struct chain *ch, struct cls_row *row);
 
 /* Appends the ids of the group's members, ascending, one per line. */
-int group_member_ids(struct cls_registry *r, const struct heap_state *s, const struct chain *ch,
+int group_member_ids(struct cls_registry *r, const struct objsrc *src, const struct chain *ch,
 		     struct buf *out);
 
 /* "Class.method:line" for a frame (":line" only when known). */

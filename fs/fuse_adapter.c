@@ -49,6 +49,7 @@
 
 #include "fs/tree.h"
 #include "model/buf.h"
+#include "analyses/windows.h"
 #include "mountopts/mountopts.h"
 
 #define ENTRY_TIMEOUT_S 60.0
@@ -66,9 +67,12 @@ struct mount_ctx {
 };
 
 struct open_file {
-	pthread_mutex_t lock;  /* guards rendered, err, content */
-	int rendered;          /* 1 once hfs_read was called */
+	pthread_mutex_t lock;  /* guards rendered, err, content, dirty, created */
+	int rendered;          /* 1 once hfs_read was called (or content set) */
 	int err;               /* its result */
+	int writing;           /* opened for writing: content is the new text */
+	int dirty;             /* written since the last commit */
+	int created;           /* made by create, not yet committed to the tree */
 	struct buf content;    /* owned: the whole file */
 	char path[];           /* owned (allocated with the struct) */
 };
@@ -119,9 +123,22 @@ static void fill_stat(const struct mount_ctx *m, const struct hfs_attr *a, struc
 
 static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 {
-	(void)fi;
 	struct mount_ctx *m = ctx();
 	struct hfs_attr a;
+	struct open_file *h = fi ? (struct open_file *)(uintptr_t)fi->fh : NULL;
+	if (h && h->writing) {
+		/* a file being written: the tree has not seen its text yet */
+		pthread_mutex_lock(&h->lock);
+		a = (struct hfs_attr){ .kind = HFS_FILE, .ino = 0, .size = h->content.len,
+				       .size_exact = 1, .writable = 1, .nlink = 1 };
+		pthread_mutex_unlock(&h->lock);
+		int rc2 = h->created ? 0 : hfs_getattr(m->fs, path, &a);
+		if (rc2 != 0)
+			return as_errno(rc2);
+		a.size = h->content.len;
+		fill_stat(m, &a, st);
+		return 0;
+	}
 	int rc = hfs_getattr(m->fs, path, &a);
 	if (rc != 0)
 		return as_errno(rc);
@@ -195,6 +212,37 @@ static int op_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t
 	return rc < 0 ? as_errno(rc) : 0;
 }
 
+/* A new open-file handle; writing handles start with empty content that
+ * counts as rendered (reads of a file being written see the new text). */
+static int handle_new(const char *path, int writing, struct open_file **out)
+{
+	size_t plen = strlen(path) + 1;
+	struct open_file *h = malloc(sizeof *h + plen);
+	if (h == NULL)
+		return -ENOMEM;
+	int rc = pthread_mutex_init(&h->lock, NULL);
+	if (rc != 0) {
+		free(h);
+		return -rc;
+	}
+	h->rendered = writing;
+	h->err = 0;
+	h->writing = writing;
+	h->dirty = 0;
+	h->created = 0;
+	buf_init(&h->content);
+	memcpy(h->path, path, plen);
+	*out = h;
+	return 0;
+}
+
+static void handle_free(struct open_file *h)
+{
+	buf_free(&h->content);
+	pthread_mutex_destroy(&h->lock);
+	free(h);
+}
+
 static int op_open(const char *path, struct fuse_file_info *fi)
 {
 	struct hfs_attr a;
@@ -203,27 +251,26 @@ static int op_open(const char *path, struct fuse_file_info *fi)
 		return as_errno(rc);
 	if (a.kind == HFS_DIR)
 		return -EISDIR;
-	/* Nothing is writable yet (classifiers/ and groups/ will be). */
-	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
+	int writing = (fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC);
+	if (writing && !a.writable)
 		return -EROFS;
-
-	size_t plen = strlen(path) + 1;
-	struct open_file *h = malloc(sizeof *h + plen);
-	if (h == NULL)
-		return -ENOMEM;
-	rc = pthread_mutex_init(&h->lock, NULL);
-	if (rc != 0) {
-		free(h);
-		return -rc;
+	struct open_file *h;
+	rc = handle_new(path, writing, &h);
+	if (rc != 0)
+		return rc;
+	if (writing && !(fi->flags & O_TRUNC)) {
+		/* an update in place starts from the current text */
+		h->err = hfs_read(ctx()->fs, path, &h->content);
+		if (h->err != 0) {
+			rc = as_errno(h->err);
+			handle_free(h);
+			return rc;
+		}
 	}
-	h->rendered = 0;
-	h->err = 0;
-	buf_init(&h->content);
-	memcpy(h->path, path, plen);
-
+	h->dirty = writing && (fi->flags & O_TRUNC);
 	fi->fh = (uint64_t)(uintptr_t)h;
-	fi->direct_io = !a.size_exact;
-	fi->keep_cache = a.size_exact != 0;
+	fi->direct_io = writing || !a.size_exact;
+	fi->keep_cache = !writing && a.size_exact != 0;
 	return 0;
 }
 
@@ -263,14 +310,46 @@ static int op_read(const char *path, char *out, size_t size, off_t off, struct f
 	return (int)n;
 }
 
+/* Hands a written file's text to the tree.  The tree checks it (a
+ * classifier definition is compiled); a bad text fails with EINVAL, and
+ * the tree's message goes to classifiers/errors and, in the foreground,
+ * to stderr. */
+static int commit(struct open_file *h)
+{
+	pthread_mutex_lock(&h->lock);
+	int rc = 0;
+	if (h->writing && h->dirty) {
+		char msg[512];
+		rc = hfs_write_file(ctx()->fs, h->path, (const char *)h->content.data,
+				    h->content.len, msg, sizeof msg);
+		h->dirty = 0;
+		if (rc == 0)
+			h->created = 0;
+	}
+	pthread_mutex_unlock(&h->lock);
+	return rc == 0 ? 0 : as_errno(rc);
+}
+
+static int op_flush(const char *path, struct fuse_file_info *fi)
+{
+	(void)path;
+	struct open_file *h = (struct open_file *)(uintptr_t)fi->fh;
+	return h ? commit(h) : 0;
+}
+
+static int op_fsync(const char *path, int datasync, struct fuse_file_info *fi)
+{
+	(void)datasync;
+	return op_flush(path, fi);
+}
+
 static int op_release(const char *path, struct fuse_file_info *fi)
 {
 	(void)path;
 	struct open_file *h = (struct open_file *)(uintptr_t)fi->fh;
 	if (h) {
-		buf_free(&h->content);
-		pthread_mutex_destroy(&h->lock);
-		free(h);
+		commit(h); /* close() already had flush's verdict */
+		handle_free(h);
 	}
 	return 0;
 }
@@ -287,18 +366,53 @@ static int op_statfs(const char *path, struct statvfs *sv)
 	return 0;
 }
 
-/* ---- write-type operations: the tree is read-only for now --------------- */
+/* ---- write-type operations ----------------------------------------------
+ * Only files the tree marks writable (classifiers/NAME) take writes; their
+ * text is collected per open and committed at flush (close).  Everything
+ * else is read-only. */
+
+#define WRITE_MAX (1u << 20) /* a definition file is text, not data */
 
 static int op_write(const char *p, const char *b, size_t s, off_t o, struct fuse_file_info *fi)
 {
-	(void)p; (void)b; (void)s; (void)o; (void)fi;
-	return -EROFS;
+	(void)p;
+	struct open_file *h = (struct open_file *)(uintptr_t)fi->fh;
+	if (!h || !h->writing)
+		return -EBADF;
+	if (o < 0 || (uint64_t)o + s > WRITE_MAX || s > INT_MAX)
+		return -EFBIG;
+	pthread_mutex_lock(&h->lock);
+	int rc = 0;
+	size_t end = (size_t)o + s;
+	if (end > h->content.len) {
+		rc = buf_reserve(&h->content, end - h->content.len);
+		if (rc == 0) {
+			memset(h->content.data + h->content.len, 0, end - h->content.len);
+			h->content.len = end;
+		}
+	}
+	if (rc == 0) {
+		memcpy(h->content.data + o, b, s);
+		h->dirty = 1;
+	}
+	pthread_mutex_unlock(&h->lock);
+	return rc ? rc : (int)s;
 }
 
 static int op_create(const char *p, mode_t mode, struct fuse_file_info *fi)
 {
-	(void)p; (void)mode; (void)fi;
-	return -EROFS;
+	(void)mode;
+	if (!hfs_can_create(ctx()->fs, p))
+		return -EROFS;
+	struct open_file *h;
+	int rc = handle_new(p, 1, &h);
+	if (rc != 0)
+		return rc;
+	h->created = 1;
+	h->dirty = 1; /* even an empty file is handed to the tree (and refused) */
+	fi->fh = (uint64_t)(uintptr_t)h;
+	fi->direct_io = 1;
+	return 0;
 }
 
 static int op_mknod(const char *p, mode_t mode, dev_t dev)
@@ -315,8 +429,8 @@ static int op_mkdir(const char *p, mode_t mode)
 
 static int op_unlink(const char *p)
 {
-	(void)p;
-	return -EROFS;
+	int rc = hfs_unlink(ctx()->fs, p);
+	return rc == 0 ? 0 : as_errno(rc);
 }
 
 static int op_rmdir(const char *p)
@@ -345,8 +459,31 @@ static int op_link(const char *from, const char *to)
 
 static int op_truncate(const char *p, off_t size, struct fuse_file_info *fi)
 {
-	(void)p; (void)size; (void)fi;
-	return -EROFS;
+	struct open_file *h = fi ? (struct open_file *)(uintptr_t)fi->fh : NULL;
+	if (size < 0 || (uint64_t)size > WRITE_MAX)
+		return -EFBIG;
+	if (h && h->writing) {
+		pthread_mutex_lock(&h->lock);
+		int rc = 0;
+		if ((size_t)size > h->content.len) {
+			rc = buf_reserve(&h->content, (size_t)size - h->content.len);
+			if (rc == 0)
+				memset(h->content.data + h->content.len, 0, (size_t)size - h->content.len);
+		}
+		if (rc == 0) {
+			h->content.len = (size_t)size;
+			h->dirty = 1;
+		}
+		pthread_mutex_unlock(&h->lock);
+		return rc;
+	}
+	/* By path, on a writable file: the text arrives with the next open
+	 * (atomic O_TRUNC is requested at init, so this is rare). */
+	struct hfs_attr a;
+	int rc = hfs_getattr(ctx()->fs, p, &a);
+	if (rc != 0)
+		return as_errno(rc);
+	return a.writable ? 0 : -EROFS;
 }
 
 static int op_chmod(const char *p, mode_t mode, struct fuse_file_info *fi)
@@ -363,8 +500,16 @@ static int op_chown(const char *p, uid_t uid, gid_t gid, struct fuse_file_info *
 
 static int op_utimens(const char *p, const struct timespec tv[2], struct fuse_file_info *fi)
 {
-	(void)p; (void)tv; (void)fi;
-	return -EROFS;
+	(void)tv;
+	/* `touch` on a writable file is harmless; times are the trace's */
+	struct open_file *h = fi ? (struct open_file *)(uintptr_t)fi->fh : NULL;
+	if (h && h->writing)
+		return 0;
+	struct hfs_attr a;
+	int rc = hfs_getattr(ctx()->fs, p, &a);
+	if (rc != 0)
+		return as_errno(rc);
+	return a.writable ? 0 : -EROFS;
 }
 
 static int op_setxattr(const char *p, const char *name, const char *v, size_t s, int flags)
@@ -395,6 +540,9 @@ static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	cfg->auto_cache = 0;
 	if (m->conn)
 		fuse_apply_conn_info_opts(m->conn, conn);
+	/* O_TRUNC arrives with open, so a rewrite of a definition replaces it */
+	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
+		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
 	return m;
 }
 
@@ -408,6 +556,8 @@ static const struct fuse_operations heapfs_ops = {
 	.open = op_open,
 	.read = op_read,
 	.release = op_release,
+	.flush = op_flush,
+	.fsync = op_fsync,
 	.statfs = op_statfs,
 	.write = op_write,
 	.create = op_create,
@@ -541,7 +691,10 @@ static void print_trace_warnings(struct hfs *fs, const char *trace)
  * the offset.  Progress goes to stderr in the foreground or on a terminal. */
 static int open_tree(struct mount_ctx *m, const struct mountopts *mo)
 {
-	struct hfs_opts o = { .cache_mb = mo->cache_mb, .progress = NULL };
+	struct win_params wp;
+	mountopts_win_params(mo, &wp);
+	struct hfs_opts o = { .cache_mb = mo->cache_mb, .progress = NULL, .windows = &wp,
+			      .features = mo->features, .classifiers = mo->classifiers };
 	struct htr_err err;
 	struct stat st;
 

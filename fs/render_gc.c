@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "render.h"
+#include "render_ds.h"
+#include "render_windows.h"
 #include "table.h"
 #include "tree_internal.h"
 
@@ -70,44 +72,59 @@ static int render_gc_info(struct hfs *fs, const struct node *n, struct buf *out)
 	return rc;
 }
 
-/* "by-type/Foo/by-thread/main" for a chain; "all objects" for the root. */
+/* "by-type/Foo/by-thread/main" for a chain; "all objects" for the root;
+ * "diff/MMM/..." for diff groups. */
 static int chain_label(struct hfs *fs, const struct chain *ch, struct buf *out)
 {
 	int rc = 0;
-	if (ch->depth == 0)
+	const char *sep = "";
+	if (ch->diff_gci != UINT32_MAX) {
+		char name[16];
+		hfs_gc_name(fs, ch->diff_gci, name);
+		rc = buf_printf(out, "diff/%s", name);
+		sep = "/";
+	} else if (ch->depth == 0) {
 		return buf_printf(out, "all objects");
-	for (uint32_t d = 0; d < ch->depth && !rc; d++) {
-		const struct cls_space *sp;
-		rc = cls_space_get(&fs->reg, ch->steps[d].cls, &sp);
-		if (!rc)
-			rc = buf_printf(out, "%sby-%s/%s", d ? "/" : "",
-					classifiers[ch->steps[d].cls].name, sp->names[ch->steps[d].key]);
+	}
+	for (uint32_t d = 0; d < ch->depth && !rc; d++, sep = "/") {
+		const struct chain_step *st = &ch->steps[d];
+		const struct cls_def *def = st->cls < cls_count(&fs->reg) ? fs->reg.defs[st->cls] : NULL;
+		switch (st->op) {
+		case ST_POINTS_TO: rc = buf_printf(out, "%spoints-to", sep); break;
+		case ST_POINTED_FROM: rc = buf_printf(out, "%spointed-from", sep); break;
+		case ST_FILTER: rc = buf_printf(out, "%sonly-%s", sep, def ? def->name : "?"); break;
+		default:
+			rc = buf_printf(out, "%sby-%s", sep, def ? def->name : "?");
+			for (uint32_t k = 0; k < st->nkeys && !rc && def; k++)
+				rc = buf_printf(out, "/%s", ks_name(&def->ks, ch->keys[st->key0 + k]));
+			break;
+		}
 	}
 	return rc;
 }
 
-enum group_file { GF_COUNT, GF_SHALLOW, GF_SUMMARY };
+enum group_file { GF_COUNT, GF_SHALLOW, GF_SUMMARY, GF_BORN_C, GF_BORN_B, GF_DIED_C, GF_DIED_B,
+		  GF_PERM_C, GF_PERM_B };
 
 static int render_group_metric(struct hfs *fs, const struct node *n, enum group_file which,
 			       struct buf *out)
 {
-	struct rc_entry *e;
-	struct census c;
-	uint64_t count, bytes;
-	int rc = hfs_census_get(fs, n->gci, &e, &c);
+	struct cls_row r;
+	int rc = hfs_group_totals(fs, n->gci, &n->chain, &r);
 	if (rc)
 		return rc;
-	rc = group_totals(&fs->reg, &c, &n->chain, &count, &bytes);
-	rcache_put(fs->rc, e);
-	if (rc)
-		return rc;
+	/* count and shallow_size: the objects at this GC (born + perm in a diff) */
+	uint64_t count = r.c[COL_LIVE] + r.c[COL_PERM], bytes = r.b[COL_LIVE] + r.b[COL_PERM];
 	switch (which) {
-	case GF_COUNT:
-		return buf_printf(out, "%" PRIu64 "\n", count);
-	case GF_SHALLOW:
-		return buf_printf(out, "%" PRIu64 "\n", bytes);
-	case GF_SUMMARY:
-		break;
+	case GF_COUNT: return buf_printf(out, "%" PRIu64 "\n", count);
+	case GF_SHALLOW: return buf_printf(out, "%" PRIu64 "\n", bytes);
+	case GF_BORN_C: return buf_printf(out, "%" PRIu64 "\n", r.c[COL_LIVE]);
+	case GF_BORN_B: return buf_printf(out, "%" PRIu64 "\n", r.b[COL_LIVE]);
+	case GF_DIED_C: return buf_printf(out, "%" PRIu64 "\n", r.c[COL_DIED]);
+	case GF_DIED_B: return buf_printf(out, "%" PRIu64 "\n", r.b[COL_DIED]);
+	case GF_PERM_C: return buf_printf(out, "%" PRIu64 "\n", r.c[COL_PERM]);
+	case GF_PERM_B: return buf_printf(out, "%" PRIu64 "\n", r.b[COL_PERM]);
+	case GF_SUMMARY: break;
 	}
 	char gcname[16];
 	hfs_gc_name(fs, n->gci, gcname);
@@ -117,37 +134,45 @@ static int render_group_metric(struct hfs *fs, const struct node *n, enum group_
 	if (!rc) rc = buf_putc(out, '\n');
 	if (!rc) rc = kv_u64(out, "count", count);
 	if (!rc) rc = kv_u64(out, "shallow_size", bytes);
+	if (!rc && n->chain.diff_gci != UINT32_MAX) {
+		rc = kv_u64(out, "born_count", r.c[COL_LIVE]);
+		if (!rc) rc = kv_u64(out, "born_bytes", r.b[COL_LIVE]);
+		if (!rc) rc = kv_u64(out, "died_count", r.c[COL_DIED]);
+		if (!rc) rc = kv_u64(out, "died_bytes", r.b[COL_DIED]);
+		if (!rc) rc = kv_u64(out, "perm_count", r.c[COL_PERM]);
+		if (!rc) rc = kv_u64(out, "perm_bytes", r.b[COL_PERM]);
+	}
 	return rc;
 }
 
 static int render_group_objects(struct hfs *fs, const struct node *n, struct buf *out)
 {
-	const struct heap_state *s;
-	int rc = hfs_state_get(fs, n->gci, &s);
-	if (rc)
-		return rc;
 	/* objects/all is the root group: n->chain is empty there. */
-	rc = group_member_ids(&fs->reg, s, &n->chain, out);
-	hfs_state_put(fs, s);
-	return rc;
+	return hfs_group_objects(fs, n->gci, &n->chain, out);
 }
 
 /* The columns of a classification table.  Closures add deep_size,
- * retained_size, ... here; the renderers take the list as it is. */
+ * retained_size, ... here; the renderers take the list as it is.  Diff
+ * nodes add the born/died/perm columns. */
 static const struct tcol class_cols[] = {
 	{ "name", TCOL_STR }, { "count", TCOL_U64 }, { "shallow_size", TCOL_U64 },
+	{ "born_count", TCOL_U64 }, { "born_bytes", TCOL_U64 }, { "died_count", TCOL_U64 },
+	{ "died_bytes", TCOL_U64 }, { "perm_count", TCOL_U64 }, { "perm_bytes", TCOL_U64 },
 };
+#define PLAIN_COLS 3
 
 struct sort_row {
 	const struct cls_row *row;
 	const char *name;
+	uint64_t bytes;
 };
 
+/* Shallow size descending, then name: the biggest first, stable order. */
 static int by_size_then_name(const void *a, const void *b)
 {
 	const struct sort_row *x = a, *y = b;
-	if (x->row->bytes != y->row->bytes)
-		return x->row->bytes > y->row->bytes ? -1 : 1;
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
 	return strcmp(x->name, y->name);
 }
 
@@ -156,18 +181,18 @@ enum table_fmt { TF_TSV, TF_CSV, TF_JSON };
 static int render_class_table(struct hfs *fs, const struct node *n, enum table_fmt f,
 			      struct buf *out)
 {
-	const struct cls_space *sp;
+	const struct cls_def *d = cls_get(&fs->reg, n->cls);
 	const struct cls_row *rows;
 	struct rc_entry *e;
 	struct sort_row *sorted = NULL;
 	struct table tb;
 	uint32_t nrows;
-	int rc = cls_space_get(&fs->reg, n->cls, &sp);
-	if (rc)
-		return rc;
+	int diff = n->chain.diff_gci != UINT32_MAX, rc;
+	if (!d)
+		return -ENOENT;
 	if ((rc = hfs_classification_get(fs, n->gci, &n->chain, n->cls, &e, &rows, &nrows)))
 		return rc;
-	table_init(&tb, class_cols, sizeof class_cols / sizeof *class_cols);
+	table_init(&tb, class_cols, diff ? sizeof class_cols / sizeof *class_cols : PLAIN_COLS);
 	sorted = malloc((nrows ? nrows : 1) * sizeof *sorted);
 	if (!sorted) {
 		rc = -ENOMEM;
@@ -175,16 +200,25 @@ static int render_class_table(struct hfs *fs, const struct node *n, enum table_f
 	}
 	for (uint32_t r = 0; r < nrows; r++) {
 		sorted[r].row = &rows[r];
-		sorted[r].name = sp->names[rows[r].key];
+		sorted[r].name = ks_name(&d->ks, rows[r].key);
+		sorted[r].bytes = rows[r].b[COL_LIVE] + rows[r].b[COL_PERM];
 	}
 	qsort(sorted, nrows, sizeof *sorted, by_size_then_name);
 	for (uint32_t r = 0; r < nrows && !rc; r++) {
-		rc = table_add_row(&tb);
-		if (rc)
+		const struct cls_row *x = sorted[r].row;
+		if ((rc = table_add_row(&tb)))
 			break;
 		table_set_str(&tb, 0, sorted[r].name, strlen(sorted[r].name));
-		table_set_u64(&tb, 1, sorted[r].row->count);
-		table_set_u64(&tb, 2, sorted[r].row->bytes);
+		table_set_u64(&tb, 1, x->c[COL_LIVE] + x->c[COL_PERM]);
+		table_set_u64(&tb, 2, sorted[r].bytes);
+		if (diff) {
+			table_set_u64(&tb, 3, x->c[COL_LIVE]);
+			table_set_u64(&tb, 4, x->b[COL_LIVE]);
+			table_set_u64(&tb, 5, x->c[COL_DIED]);
+			table_set_u64(&tb, 6, x->b[COL_DIED]);
+			table_set_u64(&tb, 7, x->c[COL_PERM]);
+			table_set_u64(&tb, 8, x->b[COL_PERM]);
+		}
 	}
 	if (!rc) {
 		if (f == TF_TSV)
@@ -201,6 +235,62 @@ out:
 	return rc;
 }
 
+/* The table of a hierarchy level lists the level below: the node's cls
+ * is the hierarchy classifier there. */
+static int render_table(struct hfs *fs, const struct node *n, enum table_fmt f, struct buf *out)
+{
+	struct node m = *n;
+	const struct chain *ch = &n->chain;
+	if (ch->depth && ch->steps[ch->depth - 1].op == ST_CLS) {
+		const struct cls_def *d = cls_get(&fs->reg, ch->steps[ch->depth - 1].cls);
+		if (d && d->card == CARD_HIER && n->cls == ch->steps[ch->depth - 1].cls)
+			m.cls = ch->steps[ch->depth - 1].cls;
+	}
+	return render_class_table(fs, &m, f, out);
+}
+
+static int render_classifier_def(struct hfs *fs, const struct node *n, struct buf *out)
+{
+	const struct cls_def *d = cls_get(&fs->reg, n->cls);
+	if (!d || !d->source)
+		return -ENOENT;
+	size_t len = strlen(d->source);
+	int rc = buf_put(out, d->source, len);
+	if (!rc && len && d->source[len - 1] != '\n')
+		rc = buf_putc(out, '\n');
+	return rc;
+}
+
+static const char *card_word(enum cls_card c)
+{
+	switch (c) {
+	case CARD_ONE: return "one-to-one";
+	case CARD_MANY: return "one-to-many";
+	case CARD_HIER: return "one-to-hierarchy";
+	case CARD_FILTER: return "filter";
+	case CARD_PARTS: return "parts";
+	}
+	return "?";
+}
+
+/* classifiers/list: name, directory, cardinality, origin, what it does. */
+static int render_classifiers_list(struct hfs *fs, struct buf *out)
+{
+	int rc = buf_printf(out, "name\tdirectory\tcardinality\torigin\tabout\n");
+	for (uint32_t k = 0; k < cls_count(&fs->reg) && !rc; k++) {
+		const struct cls_def *d = cls_get(&fs->reg, k);
+		if (!d)
+			continue;
+		rc = buf_printf(out, "%s\t%s%s\t%s\t%s\t%s\n", d->name,
+				d->card == CARD_FILTER ? "only-" : "by-", d->name, card_word(d->card),
+				d->builtin != CB_EXPR ? "predefined" :
+				d->user ? "user" : "predefined expression", d->about);
+	}
+	return rc;
+}
+
+int render_classifiers_readme(struct hfs *fs, struct buf *out);
+
 int render_node(struct hfs *fs, const struct node *n, struct buf *out)
 {
 	switch (n->type) {
@@ -209,18 +299,33 @@ int render_node(struct hfs *fs, const struct node *n, struct buf *out)
 	case NT_TRACE_INFO: return render_trace_info(fs, out);
 	case NT_GCS_CSV: return render_gcs_csv(fs, out);
 	case NT_GC_INFO: return render_gc_info(fs, n, out);
+	case NT_DS_ROLES: case NT_DS_HEADS: case NT_DS_TABLE: return render_ds(fs, n, out);
 	case NT_GROUP_COUNT: return render_group_metric(fs, n, GF_COUNT, out);
 	case NT_GROUP_SHALLOW: return render_group_metric(fs, n, GF_SHALLOW, out);
 	case NT_GROUP_SUMMARY: return render_group_metric(fs, n, GF_SUMMARY, out);
 	case NT_GROUP_OBJECTS:
 	case NT_OBJECTS_ALL: return render_group_objects(fs, n, out);
-	case NT_TABLE_TSV: return render_class_table(fs, n, TF_TSV, out);
-	case NT_TABLE_CSV: return render_class_table(fs, n, TF_CSV, out);
-	case NT_TABLE_JSON: return render_class_table(fs, n, TF_JSON, out);
+	case NT_TABLE_TSV: return render_table(fs, n, TF_TSV, out);
+	case NT_TABLE_CSV: return render_table(fs, n, TF_CSV, out);
+	case NT_TABLE_JSON: return render_table(fs, n, TF_JSON, out);
+	case NT_GROUP_BORN_COUNT: return render_group_metric(fs, n, GF_BORN_C, out);
+	case NT_GROUP_BORN_BYTES: return render_group_metric(fs, n, GF_BORN_B, out);
+	case NT_GROUP_DIED_COUNT: return render_group_metric(fs, n, GF_DIED_C, out);
+	case NT_GROUP_DIED_BYTES: return render_group_metric(fs, n, GF_DIED_B, out);
+	case NT_GROUP_PERM_COUNT: return render_group_metric(fs, n, GF_PERM_C, out);
+	case NT_GROUP_PERM_BYTES: return render_group_metric(fs, n, GF_PERM_B, out);
+	case NT_CLASSIFIERS_README: return render_classifiers_readme(fs, out);
+	case NT_CLASSIFIERS_ERRORS: return cls_errors(&fs->reg, out);
+	case NT_CLASSIFIERS_LIST: return render_classifiers_list(fs, out);
+	case NT_CLASSIFIER_DEF: return render_classifier_def(fs, n, out);
 	case NT_OBJECT_INFO: return render_object_info(fs, n, out);
 	case NT_OBJECT_REFS: return render_object_refs(fs, n, out);
 	case NT_OBJECT_REFERRERS: return render_object_referrers(fs, n, out);
 	case NT_ROOTS_TABLE: return render_roots_table(fs, n, out);
+	case NT_MEMORY_SVG: return render_memory_svg(fs, out);
+	case NT_WINDOW_FILE: return render_window_file(fs, (enum win_kind)n->win, out);
+	case NT_WINDOWS_SUMMARY: return render_windows_summary(fs, out);
+	case NT_WINDOW_GROWING: return render_window_growing(fs, (enum win_kind)n->win, out);
 	default: return -EISDIR;
 	}
 }

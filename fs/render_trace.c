@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "render.h"
+#include "render_windows.h"
 #include "table.h"
 #include "tree_internal.h"
 
@@ -24,6 +25,12 @@ static const char readme_text[] =
 	"  timeline/gcs.csv    one row per GC: gc,start_ms,end_ms,pause_ms,cause,\n"
 	"                      used_before,used_after,reachable,freed,allocated\n"
 	"                      (an empty field: the trace has no value)\n"
+	"  timeline/memory.svg heap used, reachable memory, GC pauses, windows found\n"
+	"  windows/KIND        suspicious time windows (leak, leak-narrow,\n"
+	"                      leak-regression, gc-overhead, churn): key<TAB>value,\n"
+	"                      found or not and why; windows/summary: all in one TSV\n"
+	"  windows/diff/KIND/  start, end -> the window's GCs; diff -> their heap diff;\n"
+	"                      growing: types and sites ranked by net growth\n"
 	"  gc/NNN/             the heap after GC number NNN (zero-padded to the width\n"
 	"                      of the largest number, at least 3 digits; only that\n"
 	"                      spelling exists); gc/latest -> the last GC\n"
@@ -47,9 +54,12 @@ static const char readme_text[] =
 	"                      name is the child's directory name\n"
 	"Every child group directory has count, shallow_size, summary, objects (the\n"
 	"member ids, ascending, one per line) and by-<classifier>/ for each\n"
-	"classifier not used yet on the way down (a chain never repeats one, so\n"
-	"find and grep -r terminate).  gc/NNN/by-type/X/by-thread/Y is the objects\n"
-	"of type X allocated by thread Y.\n"
+	"classifier not used yet on the way down (a chain never repeats one).\n"
+	"gc/NNN/by-type/X/by-thread/Y is the objects of type X allocated by thread Y.\n"
+	"Listings stay small so that find, du and grep -r finish: below the first\n"
+	"classification a group lists its by-* directories, but those list only\n"
+	"their tables; type a child's name (the tables list them) to go deeper,\n"
+	"as deep as you like.  A diff (gc/NNN/diff/MMM) lists one level the same way.\n"
 	"\n"
 	"Classifiers:\n";
 
@@ -78,10 +88,14 @@ static const char readme_names[] =
 
 int render_readme(struct hfs *fs, struct buf *out)
 {
-	(void)fs;
 	int rc = buf_put(out, readme_text, sizeof readme_text - 1);
-	for (uint32_t k = 0; k < CLS_COUNT && !rc; k++)
-		rc = buf_printf(out, "  by-%-10s %s\n", classifiers[k].name, classifiers[k].about);
+	/* The classifiers known at mount (classifiers/list has them all). */
+	for (uint32_t k = 0; k < cls_count(&fs->reg) && !rc; k++) {
+		const struct cls_def *d = cls_get(&fs->reg, k);
+		if (d)
+			rc = buf_printf(out, "  %s%-18s %s\n", d->card == CARD_FILTER ? "only-" : "by-",
+					d->name, d->about);
+	}
 	return rc ? rc : buf_put(out, readme_names, sizeof readme_names - 1);
 }
 
@@ -153,51 +167,76 @@ int render_trace_info(struct hfs *fs, struct buf *out)
 	return rc;
 }
 
-static const struct tcol gcs_cols[] = {
-	{ "gc", TCOL_U64 }, { "start_ms", TCOL_U64 }, { "end_ms", TCOL_U64 },
-	{ "pause_ms", TCOL_U64 }, { "cause", TCOL_STR }, { "used_before", TCOL_U64 },
-	{ "used_after", TCOL_U64 }, { "reachable", TCOL_U64 }, { "freed", TCOL_U64 },
-	{ "allocated", TCOL_U64 },
-};
-enum { GC_COL_GC, GC_COL_START, GC_COL_END, GC_COL_PAUSE, GC_COL_CAUSE, GC_COL_BEFORE,
-       GC_COL_AFTER, GC_COL_REACHABLE, GC_COL_FREED, GC_COL_ALLOCATED };
+/* timeline/gcs.csv is written row by row without the table module: at
+ * 10^6 GCs a cell per value (and a copy per cause) costs seconds, and the
+ * goal is one second.  Same format as table_render_csv: an empty field
+ * where the trace has no value, RFC 4180 quoting of the cause. */
+static const char gcs_header[] =
+	"gc,start_ms,end_ms,pause_ms,cause,used_before,used_after,reachable,freed,allocated\n";
 
-static void gcs_row(struct table *tb, const struct trace *t, const struct htr_gc_summary *g)
+/* Appends v in decimal and a separator to p; returns the new end. */
+static char *put_dec(char *p, uint64_t v, char sep)
 {
-	table_set_u64(tb, GC_COL_GC, g->gc);
-	table_set_u64(tb, GC_COL_START, ms_since_start(t, g->start_ns));
-	table_set_u64(tb, GC_COL_END, ms_since_start(t, g->end_ns));
-	if (g->end_ns >= g->start_ns)
-		table_set_u64(tb, GC_COL_PAUSE, (g->end_ns - g->start_ns) / 1000000);
-	size_t cl = strnlen(g->cause, sizeof g->cause);
-	if (cl)
-		table_set_str(tb, GC_COL_CAUSE, g->cause, cl);
-	if (g->used_before != UINT64_MAX)
-		table_set_u64(tb, GC_COL_BEFORE, g->used_before);
-	if (g->used_after != UINT64_MAX)
-		table_set_u64(tb, GC_COL_AFTER, g->used_after);
-	/* reachable: filled in once reachable sizes are tracked per GC without
-	 * rebuilding every state; empty for now. */
-	if (g->used_before != UINT64_MAX && g->used_after != UINT64_MAX &&
-	    g->used_before >= g->used_after)
-		table_set_u64(tb, GC_COL_FREED, g->used_before - g->used_after);
-	table_set_u64(tb, GC_COL_ALLOCATED, g->alloc_bytes);
+	char tmp[20];
+	int n = 0;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	*p++ = sep;
+	return p;
+}
+
+/* As put_dec, or only the separator when v is UINT64_MAX (unknown). */
+static char *put_opt(char *p, uint64_t v, char sep)
+{
+	if (v == UINT64_MAX) {
+		*p++ = sep;
+		return p;
+	}
+	return put_dec(p, v, sep);
+}
+
+static int gcs_row(struct buf *out, const struct trace *t, const struct htr_gc_summary *g,
+		   uint64_t reachable)
+{
+	char line[8 * 22];
+	char *p = put_dec(line, g->gc, ',');
+	p = put_dec(p, ms_since_start(t, g->start_ns), ',');
+	p = put_dec(p, ms_since_start(t, g->end_ns), ',');
+	p = put_opt(p, g->end_ns >= g->start_ns ? (g->end_ns - g->start_ns) / 1000000 : UINT64_MAX,
+		    ',');
+	int rc = buf_put(out, line, (size_t)(p - line));
+	if (!rc)
+		rc = put_csv_field(out, g->cause, strnlen(g->cause, sizeof g->cause));
+	if (rc)
+		return rc;
+	p = line;
+	*p++ = ',';
+	p = put_opt(p, g->used_before, ',');
+	p = put_opt(p, g->used_after, ',');
+	/* reachable: at GCs with a graph (every reachable_every-th of them) */
+	p = put_opt(p, reachable, ',');
+	int have_freed = g->used_before != UINT64_MAX && g->used_after != UINT64_MAX &&
+		g->used_before >= g->used_after;
+	p = put_opt(p, have_freed ? g->used_before - g->used_after : UINT64_MAX, ',');
+	p = put_dec(p, g->alloc_bytes, '\n');
+	return buf_put(out, line, (size_t)(p - line));
 }
 
 int render_gcs_csv(struct hfs *fs, struct buf *out)
 {
 	const struct trace *t = fs->trace;
-	struct table tb;
-	int rc = 0;
-	table_init(&tb, gcs_cols, sizeof gcs_cols / sizeof *gcs_cols);
-	for (uint32_t i = 0; i < t->ngcs && !rc; i++) {
-		rc = table_add_row(&tb);
-		if (!rc)
-			gcs_row(&tb, t, &t->gcs[i]);
-	}
+	const uint64_t *reach;
+	int rc = hfs_reachable_series(fs, &reach);
 	if (!rc)
-		rc = table_render_csv(&tb, out);
-	table_free(&tb);
+		rc = buf_reserve(out, sizeof gcs_header + (size_t)t->ngcs * 80);
+	if (!rc)
+		rc = buf_put(out, gcs_header, sizeof gcs_header - 1);
+	for (uint32_t i = 0; i < t->ngcs && !rc; i++)
+		rc = gcs_row(out, t, &t->gcs[i], reach[i]);
 	return rc;
 }
 
@@ -234,6 +273,7 @@ int render_status(struct hfs *fs, struct buf *out)
 	if (!rc) rc = kv_u64(out, "render_cache_waits", rs.waits);
 	if (!rc) rc = kv_u64(out, "render_cache_evictions", rs.evictions);
 	if (!rc && hfs_last_error(fs, err, sizeof err)) rc = kv_str(out, "error", err);
+	if (!rc) rc = render_windows_status(fs, out);
 	/* Warnings of the trace, one "warning" line each. */
 	const char *w = t->warnings ? t->warnings : "";
 	while (*w && !rc) {

@@ -18,7 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyses/bitset.h"
+#include "analyses/diff.h"
 #include "names.h"
+#include "render_windows.h"
 #include "tree_internal.h"
 
 #define LINK_LOOP_MAX 40
@@ -44,7 +47,7 @@ static const struct nt_def nt_defs[NT_COUNT_] = {
 	[NT_TRACE_DIR] = { HFS_DIR, COST_NONE },
 	[NT_TRACE_INFO] = { HFS_FILE, COST_CHEAP },
 	[NT_TIMELINE_DIR] = { HFS_DIR, COST_NONE },
-	[NT_GCS_CSV] = { HFS_FILE, COST_CHEAP },
+	[NT_GCS_CSV] = { HFS_FILE, COST_EXPENSIVE }, /* reachable column: heap states */
 	[NT_GC_DIR] = { HFS_DIR, COST_NONE },
 	[NT_GC_LATEST] = { HFS_LINK, COST_NONE },
 	[NT_ROOTS_LINK] = { HFS_LINK, COST_NONE },
@@ -66,6 +69,34 @@ static const struct nt_def nt_defs[NT_COUNT_] = {
 	[NT_OBJECT_REFERRERS] = { HFS_FILE, COST_EXPENSIVE },
 	[NT_ROOTS_DIR] = { HFS_DIR, COST_NONE },
 	[NT_ROOTS_TABLE] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_GROUP_BORN_COUNT] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_GROUP_BORN_BYTES] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_GROUP_DIED_COUNT] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_GROUP_DIED_BYTES] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_GROUP_PERM_COUNT] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_GROUP_PERM_BYTES] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_DIFF_DIR] = { HFS_DIR, COST_NONE },
+	[NT_CLASSIFIERS_DIR] = { HFS_DIR, COST_NONE },
+	[NT_CLASSIFIERS_README] = { HFS_FILE, COST_CHEAP },
+	/* these change when definitions are written: never cached */
+	[NT_CLASSIFIERS_ERRORS] = { HFS_FILE, COST_VOLATILE },
+	[NT_CLASSIFIERS_LIST] = { HFS_FILE, COST_VOLATILE },
+	[NT_CLASSIFIER_DEF] = { HFS_FILE, COST_VOLATILE },
+	[NT_MEMORY_SVG] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_WINDOWS_DIR] = { HFS_DIR, COST_NONE },
+	[NT_WINDOW_FILE] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_WINDOWS_SUMMARY] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_WINDOWS_DIFF_DIR] = { HFS_DIR, COST_NONE },
+	[NT_WINDOW_DIFF_DIR] = { HFS_DIR, COST_NONE },
+	[NT_WINDOW_START] = { HFS_LINK, COST_NONE },
+	[NT_WINDOW_END] = { HFS_LINK, COST_NONE },
+	[NT_WINDOW_DIFF] = { HFS_LINK, COST_NONE },
+	[NT_WINDOW_GROWING] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_DS_DIR] = { HFS_DIR, COST_NONE },
+	[NT_DS_ROLES] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_DS_HEADS] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_DS_TABLE] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_DS_LINK] = { HFS_LINK, COST_NONE },
 };
 
 /* ---- presence tests for fixed children ---- */
@@ -87,18 +118,40 @@ static int latest_has_graph(const struct hfs *fs, const struct node *p)
 static int is_gc_root_group(const struct hfs *fs, const struct node *p)
 {
 	(void)fs;
-	return p->chain.depth == 0;
+	return p->chain.depth == 0 && p->chain.diff_gci == UINT32_MAX;
 }
 
 static int is_sub_group(const struct hfs *fs, const struct node *p)
 {
 	(void)fs;
-	return p->chain.depth > 0;
+	return p->chain.depth > 0 || p->chain.diff_gci != UINT32_MAX;
+}
+
+static int is_diff_group(const struct hfs *fs, const struct node *p)
+{
+	(void)fs;
+	return p->chain.diff_gci != UINT32_MAX;
+}
+
+static int gc_root_with_others(const struct hfs *fs, const struct node *p)
+{
+	return is_gc_root_group(fs, p) && fs->trace->ngcs > 1;
+}
+
+/* A level of a one-to-hierarchy classifier (by-site/A/B): its table lists
+ * the next level. */
+static int is_hier_level(const struct hfs *fs, const struct node *p)
+{
+	const struct chain *c = &p->chain;
+	if (!c->depth || c->steps[c->depth - 1].op != ST_CLS)
+		return 0;
+	const struct cls_def *d = cls_get(&fs->reg, c->steps[c->depth - 1].cls);
+	return d && d->card == CARD_HIER;
 }
 
 static int gc_root_with_graph(const struct hfs *fs, const struct node *p)
 {
-	return p->chain.depth == 0 && hfs_gc_has_graph(fs, p->gci);
+	return is_gc_root_group(fs, p) && hfs_gc_has_graph(fs, p->gci);
 }
 
 static int gc_with_graph(const struct hfs *fs, const struct node *p)
@@ -119,6 +172,15 @@ static const struct child_def root_children[] = {
 	{ "timeline", NT_TIMELINE_DIR, NULL },
 	{ "gc", NT_GC_DIR, NULL },
 	{ "roots", NT_ROOTS_LINK, latest_has_graph },
+	{ "ds", NT_DS_LINK, latest_has_graph },
+	{ "classifiers", NT_CLASSIFIERS_DIR, NULL },
+	{ "windows", NT_WINDOWS_DIR, NULL },
+	{ NULL, 0, NULL },
+};
+static const struct child_def classifiers_children[] = {
+	{ "README", NT_CLASSIFIERS_README, NULL },
+	{ "errors", NT_CLASSIFIERS_ERRORS, NULL },
+	{ "list", NT_CLASSIFIERS_LIST, NULL },
 	{ NULL, 0, NULL },
 };
 static const struct child_def trace_children[] = {
@@ -127,6 +189,28 @@ static const struct child_def trace_children[] = {
 };
 static const struct child_def timeline_children[] = {
 	{ "gcs.csv", NT_GCS_CSV, NULL },
+	{ "memory.svg", NT_MEMORY_SVG, NULL },
+	{ NULL, 0, NULL },
+};
+/* windows/: the five kinds (dynamic: they carry node.win), summary, diff/ */
+static const struct child_def windows_children[] = {
+	{ "summary", NT_WINDOWS_SUMMARY, NULL },
+	{ "diff", NT_WINDOWS_DIFF_DIR, NULL },
+	{ NULL, 0, NULL },
+};
+/* diff and growing need two distinct GCs (a gc-overhead or churn window
+ * of one GC has none).  The detectors' results are computed once and
+ * never change, so a presence test may compute them. */
+static int window_spans_gcs(const struct hfs *fs, const struct node *p)
+{
+	return hfs_window_spans((struct hfs *)fs, (enum win_kind)p->win);
+}
+
+static const struct child_def window_diff_children[] = {
+	{ "start", NT_WINDOW_START, NULL },
+	{ "end", NT_WINDOW_END, NULL },
+	{ "diff", NT_WINDOW_DIFF, window_spans_gcs },
+	{ "growing", NT_WINDOW_GROWING, window_spans_gcs },
 	{ NULL, 0, NULL },
 };
 static const struct child_def gc_dir_children[] = {
@@ -143,6 +227,17 @@ static const struct child_def group_children[] = {
 	{ "objects", NT_OBJECTS_DIR, is_gc_root_group },
 	{ "objects", NT_GROUP_OBJECTS, is_sub_group },
 	{ "roots", NT_ROOTS_DIR, gc_root_with_graph },
+	{ "ds", NT_DS_DIR, gc_root_with_graph },
+	{ "born_count", NT_GROUP_BORN_COUNT, is_diff_group },
+	{ "born_bytes", NT_GROUP_BORN_BYTES, is_diff_group },
+	{ "died_count", NT_GROUP_DIED_COUNT, is_diff_group },
+	{ "died_bytes", NT_GROUP_DIED_BYTES, is_diff_group },
+	{ "perm_count", NT_GROUP_PERM_COUNT, is_diff_group },
+	{ "perm_bytes", NT_GROUP_PERM_BYTES, is_diff_group },
+	{ "diff", NT_DIFF_DIR, gc_root_with_others },
+	{ "table", NT_TABLE_TSV, is_hier_level },
+	{ "table.csv", NT_TABLE_CSV, is_hier_level },
+	{ "table.json", NT_TABLE_JSON, is_hier_level },
 	{ NULL, 0, NULL },
 };
 static const struct child_def classification_children[] = {
@@ -161,8 +256,17 @@ static const struct child_def object_children[] = {
 	{ "referrers", NT_OBJECT_REFERRERS, gc_with_graph },
 	{ NULL, 0, NULL },
 };
+static const struct child_def ds_children[] = {
+	{ "roles", NT_DS_ROLES, NULL },
+	{ "heads", NT_DS_HEADS, NULL },
+	{ "table", NT_DS_TABLE, NULL },
+	{ NULL, 0, NULL },
+};
 static const struct child_def roots_children[] = {
 	{ "table", NT_ROOTS_TABLE, NULL },
+	{ NULL, 0, NULL },
+};
+static const struct child_def no_children[] = {
 	{ NULL, 0, NULL },
 };
 
@@ -211,37 +315,168 @@ static int gc_dir_lookup(struct hfs *fs, const struct node *p, const char *name,
 	return 0;
 }
 
-/* by-<classifier> for every classifier the chain has not used. */
-static int group_list(struct hfs *fs, const struct node *p, emit_fn emit, void *ctx)
+/* What listings offer, so that `find` and `grep -r` over a GC finish in
+ * reasonable time (every ordering of every classifier would be factorial):
+ * a GC's root group lists its classifications with their children, and
+ * each child lists further classifications (by-*, only-*, points-to/,
+ * pointed-from/); those deeper classification directories list only their
+ * tables.  A diff root lists one level.  Every deeper path still resolves
+ * when typed: the tables name the children.  README says so. */
+#define LIST_STEPS_MAX 2
+
+static int lists_steps(const struct node *p)
 {
-	(void)fs;
-	for (uint32_t k = 0; k < CLS_COUNT; k++) {
-		if (chain_uses(&p->chain, k))
+	if (p->chain.diff_gci != UINT32_MAX)
+		return p->chain.depth == 0;
+	return p->chain.depth < LIST_STEPS_MAX;
+}
+
+static int lists_children(const struct node *classification)
+{
+	return classification->chain.depth == 0;
+}
+
+static int listable(const struct hfs *fs, const struct node *p, uint32_t cls)
+{
+	const struct cls_def *d = cls_get(&fs->reg, cls);
+	if (!d || chain_uses(&p->chain, cls))
+		return 0;
+	return !d->needs_graph || hfs_gc_has_graph(fs, p->gci);
+}
+
+static int step_room(const struct node *p)
+{
+	return p->chain.depth < CHAIN_STEPS_MAX;
+}
+
+static int emit_steps(struct hfs *fs, const struct node *p, emit_fn emit, void *ctx)
+{
+	char name[80];
+	if (!step_room(p))
+		return 0;
+	for (uint32_t k = 0; k < cls_count(&fs->reg); k++) {
+		if (!listable(fs, p, k))
 			continue;
-		char name[64];
-		snprintf(name, sizeof name, "by-%s", classifiers[k].name);
+		const struct cls_def *d = cls_get(&fs->reg, k);
 		struct node c = *p;
-		c.type = NT_CLASSIFICATION;
-		c.cls = k;
+		if (d->card == CARD_FILTER) {
+			if (chain_push(&c.chain, ST_FILTER, k, 0))
+				continue;
+			c.type = NT_GROUP;
+			snprintf(name, sizeof name, "only-%s", d->name);
+		} else {
+			c.type = NT_CLASSIFICATION;
+			c.cls = k;
+			snprintf(name, sizeof name, "by-%s", d->name);
+		}
 		if (emit(ctx, name, &c))
+			return 1;
+	}
+	static const struct { const char *name; enum step_op op; } tr[] = {
+		{ "points-to", ST_POINTS_TO }, { "pointed-from", ST_POINTED_FROM },
+	};
+	for (size_t t = 0; t < 2 && hfs_gc_has_graph(fs, p->gci); t++) {
+		struct node c = *p;
+		c.type = NT_GROUP;
+		if (!chain_push(&c.chain, tr[t].op, CLS_NONE, 0) && emit(ctx, tr[t].name, &c))
 			return 1;
 	}
 	return 0;
 }
 
+/* Children of a hierarchy level: the next level's keys. */
+static int hier_children(struct hfs *fs, const struct node *p, emit_fn emit, void *ctx)
+{
+	const struct chain *ch = &p->chain;
+	uint32_t cls = ch->steps[ch->depth - 1].cls;
+	const struct cls_def *d = cls_get(&fs->reg, cls);
+	const struct cls_row *rows;
+	struct rc_entry *e;
+	uint32_t nrows;
+	int rc = hfs_classification_get(fs, p->gci, ch, cls, &e, &rows, &nrows);
+	if (rc)
+		return rc;
+	for (uint32_t r = 0; r < nrows && !rc; r++) {
+		struct node c = *p;
+		c.cls = cls;
+		if (chain_extend(&c.chain, rows[r].key))
+			break;
+		rc = emit(ctx, ks_name(&d->ks, rows[r].key), &c);
+	}
+	rcache_put(fs->rc, e);
+	return rc > 0 ? 1 : rc;
+}
+
+static int group_list(struct hfs *fs, const struct node *p, emit_fn emit, void *ctx)
+{
+	if (is_hier_level(fs, p)) {
+		int rc = hier_children(fs, p, emit, ctx);
+		if (rc)
+			return rc;
+	}
+	if (!lists_steps(p))
+		return 0;
+	return emit_steps(fs, p, emit, ctx);
+}
+
+struct find_ctx {
+	const char *name;
+	struct node *out;
+	int found;
+};
+
+static int find_emit(void *vctx, const char *name, const struct node *child)
+{
+	struct find_ctx *f = vctx;
+	if (strcmp(name, f->name) != 0)
+		return 0;
+	*f->out = *child;
+	f->found = 1;
+	return 1;
+}
+
+/* A hierarchy level's child by name, without listing them all. */
+static int hier_lookup(struct hfs *fs, const struct node *p, const char *name, struct node *c)
+{
+	const struct chain *ch = &p->chain;
+	uint32_t cls = ch->steps[ch->depth - 1].cls;
+	const struct cls_def *d = cls_get(&fs->reg, cls);
+	const struct cls_row *rows;
+	struct rc_entry *e;
+	uint32_t nrows;
+	if (!d)
+		return -ENOENT;
+	int rc = hfs_classification_get(fs, p->gci, ch, cls, &e, &rows, &nrows);
+	if (rc)
+		return rc;
+	uint32_t key = ks_find_name((struct keyspace *)&d->ks, name);
+	rc = -ENOENT;
+	for (uint32_t r = 0; r < nrows; r++) {
+		if (rows[r].key == key) {
+			rc = 0;
+			break;
+		}
+	}
+	rcache_put(fs->rc, e);
+	if (!rc) {
+		*c = *p;
+		c->cls = cls;
+		rc = chain_extend(&c->chain, key) ? -ENOENT : 0;
+	}
+	return rc;
+}
+
 static int group_lookup(struct hfs *fs, const struct node *p, const char *name, struct node *c)
 {
-	(void)fs;
-	if (strncmp(name, "by-", 3) != 0)
-		return -ENOENT;
-	for (uint32_t k = 0; k < CLS_COUNT; k++) {
-		if (strcmp(name + 3, classifiers[k].name) != 0 || chain_uses(&p->chain, k))
-			continue;
-		*c = *p;
-		c->type = NT_CLASSIFICATION;
-		c->cls = k;
+	/* Steps resolve at any depth (LIST_STEPS_MAX only limits listings). */
+	struct find_ctx f = { name, c, 0 };
+	int rc = emit_steps(fs, p, find_emit, &f);
+	if (rc < 0)
+		return rc;
+	if (f.found)
 		return 0;
-	}
+	if (is_hier_level(fs, p))
+		return hier_lookup(fs, p, name, c);
 	return -ENOENT;
 }
 
@@ -249,27 +484,29 @@ static void child_group(const struct node *p, uint32_t key, struct node *c)
 {
 	*c = *p;
 	c->type = NT_GROUP;
-	c->chain.steps[c->chain.depth].cls = p->cls;
-	c->chain.steps[c->chain.depth].key = key;
-	c->chain.depth++;
+	if (chain_push(&c->chain, ST_CLS, p->cls, key))
+		c->type = NT_COUNT_; /* no room: the caller checks */
 }
 
 static int classification_list(struct hfs *fs, const struct node *p, emit_fn emit, void *ctx)
 {
-	const struct cls_space *sp;
+	const struct cls_def *d = cls_get(&fs->reg, p->cls);
 	const struct cls_row *rows;
 	struct rc_entry *e;
 	uint32_t nrows;
-	int rc = cls_space_get(&fs->reg, p->cls, &sp);
-	if (rc)
-		return rc;
-	rc = hfs_classification_get(fs, p->gci, &p->chain, p->cls, &e, &rows, &nrows);
+	if (!d)
+		return -ENOENT;
+	if (!lists_children(p))
+		return 0; /* the tables (fixed children) name them */
+	int rc = hfs_classification_get(fs, p->gci, &p->chain, p->cls, &e, &rows, &nrows);
 	if (rc)
 		return rc;
 	for (uint32_t r = 0; r < nrows && !rc; r++) {
 		struct node c;
 		child_group(p, rows[r].key, &c);
-		rc = emit(ctx, sp->names[rows[r].key], &c);
+		if (c.type != NT_GROUP)
+			break;
+		rc = emit(ctx, ks_name(&d->ks, rows[r].key), &c);
 	}
 	rcache_put(fs->rc, e);
 	return rc > 0 ? 1 : rc;
@@ -278,19 +515,17 @@ static int classification_list(struct hfs *fs, const struct node *p, emit_fn emi
 static int classification_lookup(struct hfs *fs, const struct node *p, const char *name,
 				 struct node *c)
 {
-	const struct cls_space *sp;
+	const struct cls_def *d = cls_get(&fs->reg, p->cls);
 	const struct cls_row *rows;
 	struct rc_entry *e;
 	uint32_t nrows;
-	int rc = cls_space_get(&fs->reg, p->cls, &sp);
-	if (rc)
-		return rc;
-	uint32_t key = cls_space_find(sp, name);
-	if (key == CLS_NO_KEY)
+	if (!d)
 		return -ENOENT;
-	rc = hfs_classification_get(fs, p->gci, &p->chain, p->cls, &e, &rows, &nrows);
+	/* Classify first: dynamic keyspaces learn their keys while classifying. */
+	int rc = hfs_classification_get(fs, p->gci, &p->chain, p->cls, &e, &rows, &nrows);
 	if (rc)
 		return rc;
+	uint32_t key = ks_find_name((struct keyspace *)&d->ks, name);
 	uint32_t lo = 0, hi = nrows;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
@@ -301,9 +536,70 @@ static int classification_lookup(struct hfs *fs, const struct node *p, const cha
 	}
 	rc = (lo < nrows && rows[lo].key == key) ? 0 : -ENOENT;
 	rcache_put(fs->rc, e);
-	if (!rc)
+	if (!rc) {
 		child_group(p, key, c);
+		if (c->type != NT_GROUP)
+			rc = -ENOENT;
+	}
 	return rc;
+}
+
+/* gc/NNN/diff/MMM: every other GC. */
+static int diff_dir_list(struct hfs *fs, const struct node *p, emit_fn emit, void *ctx)
+{
+	for (uint32_t i = 0; i < fs->trace->ngcs; i++) {
+		if (i == p->gci)
+			continue;
+		char name[16];
+		struct node c = *p;
+		c.type = NT_GROUP;
+		c.chain.diff_gci = i;
+		hfs_gc_name(fs, i, name);
+		if (emit(ctx, name, &c))
+			return 1;
+	}
+	return 0;
+}
+
+static int diff_dir_lookup(struct hfs *fs, const struct node *p, const char *name, struct node *c)
+{
+	struct node tmp;
+	int rc = gc_dir_lookup(fs, p, name, &tmp);
+	if (rc || tmp.gci == p->gci)
+		return -ENOENT;
+	*c = *p;
+	c->type = NT_GROUP;
+	c->chain.diff_gci = tmp.gci;
+	return 0;
+}
+
+/* classifiers/NAME: the user-defined classifiers. */
+static int classifiers_list(struct hfs *fs, const struct node *p, emit_fn emit, void *ctx)
+{
+	for (uint32_t k = 0; k < cls_count(&fs->reg); k++) {
+		const struct cls_def *d = cls_get(&fs->reg, k);
+		if (!d || !d->user)
+			continue;
+		struct node c = *p;
+		c.type = NT_CLASSIFIER_DEF;
+		c.cls = k;
+		if (emit(ctx, d->name, &c))
+			return 1;
+	}
+	return 0;
+}
+
+static int classifiers_lookup(struct hfs *fs, const struct node *p, const char *name,
+			      struct node *c)
+{
+	uint32_t k = cls_find(&fs->reg, name);
+	const struct cls_def *d = k == CLS_NONE ? NULL : cls_get(&fs->reg, k);
+	if (!d || !d->user)
+		return -ENOENT;
+	*c = *p;
+	c->type = NT_CLASSIFIER_DEF;
+	c->cls = k;
+	return 0;
 }
 
 /* objects/<id>: canonical decimal ids of objects live at that GC. */
@@ -339,6 +635,74 @@ static const struct dyn_ops gc_dir_ops = { gc_dir_list, gc_dir_lookup };
 static const struct dyn_ops group_ops = { group_list, group_lookup };
 static const struct dyn_ops classification_ops = { classification_list, classification_lookup };
 static const struct dyn_ops objects_ops = { NULL, objects_lookup };
+static const struct dyn_ops diff_dir_ops = { diff_dir_list, diff_dir_lookup };
+static const struct dyn_ops classifiers_ops = { classifiers_list, classifiers_lookup };
+
+/* windows/<kind> files (always all five) and windows/diff/<kind>/
+ * directories (only the kinds that found a window: listing or looking one
+ * up runs the detectors). */
+static int windows_emit(struct hfs *fs, const struct node *p, emit_fn emit, void *ctx,
+			enum nt type, int only_found)
+{
+	const struct win_result *res = NULL;
+	int rc = only_found ? hfs_windows_results(fs, &res) : 0;
+	if (rc)
+		return rc;
+	for (uint32_t k = 0; k < WK_COUNT; k++) {
+		if (only_found && !res[k].found)
+			continue;
+		struct node c = *p;
+		c.type = type;
+		c.win = k;
+		if (emit(ctx, win_kind_name((enum win_kind)k), &c))
+			return 1;
+	}
+	return 0;
+}
+
+static int windows_lookup_kind(struct hfs *fs, const struct node *p, const char *name,
+			       struct node *c, enum nt type, int only_found)
+{
+	enum win_kind k = win_kind_of(name);
+	const struct win_result *res;
+	if (k == WK_COUNT)
+		return -ENOENT;
+	if (only_found) {
+		int rc = hfs_windows_results(fs, &res);
+		if (rc)
+			return rc;
+		if (!res[k].found)
+			return -ENOENT;
+	}
+	*c = *p;
+	c->type = type;
+	c->win = k;
+	return 0;
+}
+
+static int windows_list(struct hfs *fs, const struct node *p, emit_fn emit, void *ctx)
+{
+	return windows_emit(fs, p, emit, ctx, NT_WINDOW_FILE, 0);
+}
+
+static int windows_lookup(struct hfs *fs, const struct node *p, const char *name, struct node *c)
+{
+	return windows_lookup_kind(fs, p, name, c, NT_WINDOW_FILE, 0);
+}
+
+static int windows_diff_list(struct hfs *fs, const struct node *p, emit_fn emit, void *ctx)
+{
+	return windows_emit(fs, p, emit, ctx, NT_WINDOW_DIFF_DIR, 1);
+}
+
+static int windows_diff_lookup(struct hfs *fs, const struct node *p, const char *name,
+			       struct node *c)
+{
+	return windows_lookup_kind(fs, p, name, c, NT_WINDOW_DIFF_DIR, 1);
+}
+
+static const struct dyn_ops windows_ops = { windows_list, windows_lookup };
+static const struct dyn_ops windows_diff_ops = { windows_diff_list, windows_diff_lookup };
 
 struct dir_def {
 	const struct child_def *fixed;
@@ -361,6 +725,12 @@ static int dir_def_of(enum nt type, struct dir_def *d)
 	case NT_OBJECTS_DIR: d->fixed = objects_children; d->dyn = &objects_ops; break;
 	case NT_OBJECT_DIR: d->fixed = object_children; break;
 	case NT_ROOTS_DIR: d->fixed = roots_children; break;
+	case NT_DS_DIR: d->fixed = ds_children; break;
+	case NT_DIFF_DIR: d->fixed = no_children; d->dyn = &diff_dir_ops; break;
+	case NT_CLASSIFIERS_DIR: d->fixed = classifiers_children; d->dyn = &classifiers_ops; break;
+	case NT_WINDOWS_DIR: d->fixed = windows_children; d->dyn = &windows_ops; break;
+	case NT_WINDOWS_DIFF_DIR: d->fixed = no_children; d->dyn = &windows_diff_ops; break;
+	case NT_WINDOW_DIFF_DIR: d->fixed = window_diff_children; break;
 	default: return -ENOTDIR;
 	}
 	return 0;
@@ -413,9 +783,17 @@ static int link_target(struct hfs *fs, const struct node *n, char *buf, size_t l
 		hfs_gc_name(fs, fs->trace->ngcs - 1, name);
 		snprintf(buf, len, "%s", name);
 		return 0;
+	case NT_DS_LINK:
+		snprintf(buf, len, "gc/latest/ds");
+		return 0;
 	case NT_ROOTS_LINK:
 		snprintf(buf, len, "gc/latest/roots");
 		return 0;
+	case NT_WINDOW_START:
+	case NT_WINDOW_END:
+		return hfs_window_link(fs, (enum win_kind)n->win, n->type == NT_WINDOW_END, buf, len);
+	case NT_WINDOW_DIFF:
+		return hfs_window_diff_link(fs, (enum win_kind)n->win, buf, len);
 	default:
 		return -EINVAL;
 	}
@@ -481,6 +859,7 @@ static int resolve(struct hfs *fs, const char *path, int follow_last, struct nod
 restart:
 	memset(n, 0, sizeof *n);
 	n->type = NT_ROOT;
+	chain_init(&n->chain);
 	canon[0] = '\0';
 	const char *p = work;
 	while ((rc = next_component(&p, comp)) > 0) {
@@ -554,6 +933,7 @@ static int node_attr(struct hfs *fs, const struct node *n, const char *canon, st
 	a->kind = d->kind;
 	a->ino = path_ino(canon);
 	a->nlink = d->kind == HFS_DIR ? 2 : 1;
+	a->writable = n->type == NT_CLASSIFIER_DEF || n->type == NT_CLASSIFIERS_DIR;
 	if (d->kind == HFS_LINK) {
 		char target[HFS_PATH_MAX];
 		int rc = link_target(fs, n, target, sizeof target);
@@ -747,6 +1127,102 @@ int hfs_census_get(struct hfs *fs, uint32_t gci, struct rc_entry **e, struct cen
 	return rc;
 }
 
+/* ---- groups: tallies, classifications, totals, members ---- */
+
+struct dcensus_ctx {
+	struct hfs *fs;
+	uint32_t gci, other;
+};
+
+static int dcensus_cb(void *vctx, struct buf *out)
+{
+	struct dcensus_ctx *c = vctx;
+	const struct heap_state *sn, *sm;
+	int rc = hfs_state_get(c->fs, c->gci, &sn);
+	if (rc)
+		return rc;
+	if (!(rc = hfs_state_get(c->fs, c->other, &sm))) {
+		rc = diff_census_compute(sn, sm, out);
+		hfs_state_put(c->fs, sm);
+	}
+	hfs_state_put(c->fs, sn);
+	return rc;
+}
+
+int hfs_tallies_get(struct hfs *fs, uint32_t gci, uint32_t diff_gci, struct rc_entry **e,
+		    struct tally t[2], uint32_t *nt)
+{
+	memset(t, 0, 2 * sizeof *t);
+	if (diff_gci == UINT32_MAX) {
+		struct census c;
+		int rc = hfs_census_get(fs, gci, e, &c);
+		if (rc)
+			return rc;
+		t[0].infos = c.infos;
+		t[0].ninfos = c.h->ninfos;
+		t[0].col[COL_LIVE] = c.counts;
+		*nt = 1;
+		return 0;
+	}
+	char key[64];
+	struct dcensus_ctx ctx = { fs, gci, diff_gci };
+	snprintf(key, sizeof key, "\x01" "dcensus/%" PRIu32 "/%" PRIu32, gci, diff_gci);
+	int rc = rcache_get(fs->rc, key, dcensus_cb, &ctx, e);
+	if (rc)
+		return rc;
+	if ((rc = diff_census_view(rc_data(*e), rc_len(*e), t))) {
+		rcache_put(fs->rc, *e);
+		return rc;
+	}
+	*nt = 2;
+	return 0;
+}
+
+/* The heap states of a group (one, or two for a diff) with, for a diff,
+ * which objects are alive in the other state. */
+struct objsrcs {
+	struct objsrc src[2];
+	uint32_t n;
+	uint64_t *in_other[2];
+};
+
+static void objsrcs_put(struct hfs *fs, struct objsrcs *o)
+{
+	for (uint32_t k = 0; k < o->n; k++) {
+		hfs_state_put(fs, o->src[k].s);
+		free(o->in_other[k]);
+	}
+	o->n = 0;
+}
+
+static int objsrcs_get(struct hfs *fs, uint32_t gci, uint32_t diff_gci, struct objsrcs *o)
+{
+	memset(o, 0, sizeof *o);
+	int rc = hfs_state_get(fs, gci, &o->src[0].s);
+	if (rc)
+		return rc;
+	o->n = 1;
+	if (diff_gci == UINT32_MAX)
+		return 0;
+	if ((rc = hfs_state_get(fs, diff_gci, &o->src[1].s)))
+		goto fail;
+	o->n = 2;
+	o->src[1].side = 1;
+	o->in_other[0] = bitset_alloc(o->src[0].s->n);
+	o->in_other[1] = bitset_alloc(o->src[1].s->n);
+	rc = -ENOMEM;
+	if (!o->in_other[0] || !o->in_other[1])
+		goto fail;
+	diff_mark_common(o->src[0].s->id, o->src[0].s->n, o->src[1].s->id, o->src[1].s->n,
+			 o->in_other[0], o->in_other[1]);
+	o->src[0].in_other = o->in_other[0];
+	o->src[1].in_other = o->in_other[1];
+	return 0;
+fail:
+	objsrcs_put(fs, o);
+	return rc;
+}
+
 struct classify_ctx {
 	struct hfs *fs;
 	uint32_t gci, cls;
@@ -756,31 +1232,179 @@ struct classify_ctx {
 static int classify_cb(void *vctx, struct buf *out)
 {
 	struct classify_ctx *c = vctx;
-	struct rc_entry *e;
-	struct census cs;
-	int rc = hfs_census_get(c->fs, c->gci, &e, &cs);
-	if (rc)
+	int rc;
+	if (chain_info_level(&c->fs->reg, c->ch, c->cls)) {
+		struct rc_entry *e;
+		struct tally t[2];
+		uint32_t nt;
+		if ((rc = hfs_tallies_get(c->fs, c->gci, c->ch->diff_gci, &e, t, &nt)))
+			return rc;
+		rc = classify_tallies(&c->fs->reg, c->gci, t, nt, c->ch, c->cls, out);
+		rcache_put(c->fs->rc, e);
 		return rc;
-	rc = classify(&c->fs->reg, &cs, c->ch, c->cls, out);
-	rcache_put(c->fs->rc, e);
+	}
+	struct objsrcs o;
+	if ((rc = objsrcs_get(c->fs, c->gci, c->ch->diff_gci, &o)))
+		return rc;
+	rc = classify_objects(&c->fs->reg, o.src, o.n, c->ch, c->cls, out);
+	objsrcs_put(c->fs, &o);
 	return rc;
+}
+
+static int cache_key(char prefix, uint32_t gci, uint32_t cls, const struct chain *ch, struct buf *k)
+{
+	int rc = buf_printf(k, "\x01%c/%" PRIu32 "/%" PRIu32 "/", prefix, gci, cls);
+	if (!rc)
+		rc = chain_key(ch, k);
+	return rc ? rc : buf_putc(k, '\0');
 }
 
 int hfs_classification_get(struct hfs *fs, uint32_t gci, const struct chain *ch, uint32_t cls,
 			   struct rc_entry **e, const struct cls_row **rows, uint32_t *nrows)
 {
-	char key[256];
-	int n = snprintf(key, sizeof key, "\x01" "cls/%" PRIu32 "/%" PRIu32, gci, cls);
-	for (uint32_t d = 0; d < ch->depth; d++)
-		n += snprintf(key + n, sizeof key - (size_t)n, "/%" PRIu32 ":%" PRIu32,
-			      ch->steps[d].cls, ch->steps[d].key);
+	struct buf key;
+	buf_init(&key);
+	int rc = cache_key('c', gci, cls, ch, &key);
 	struct classify_ctx ctx = { fs, gci, cls, ch };
-	int rc = rcache_get(fs->rc, key, classify_cb, &ctx, e);
+	if (!rc)
+		rc = rcache_get(fs->rc, (const char *)key.data, classify_cb, &ctx, e);
+	buf_free(&key);
 	if (rc)
 		return rc;
 	*rows = rc_data(*e);
 	*nrows = (uint32_t)(rc_len(*e) / sizeof **rows);
 	return 0;
+}
+
+static int totals_cb(void *vctx, struct buf *out)
+{
+	struct classify_ctx *c = vctx;
+	struct cls_row row;
+	int rc;
+	if (chain_info_level(&c->fs->reg, c->ch, CLS_NONE)) {
+		struct rc_entry *e;
+		struct tally t[2];
+		uint32_t nt;
+		if ((rc = hfs_tallies_get(c->fs, c->gci, c->ch->diff_gci, &e, t, &nt)))
+			return rc;
+		rc = group_totals_tallies(&c->fs->reg, c->gci, t, nt, c->ch, &row);
+		rcache_put(c->fs->rc, e);
+	} else {
+		struct objsrcs o;
+		if ((rc = objsrcs_get(c->fs, c->gci, c->ch->diff_gci, &o)))
+			return rc;
+		rc = group_totals_objects(&c->fs->reg, o.src, o.n, c->ch, &row);
+		objsrcs_put(c->fs, &o);
+	}
+	return rc ? rc : buf_put(out, &row, sizeof row);
+}
+
+/* A classifier step's group is one row of its parent's classification
+ * (computed once for all siblings); other groups are counted directly. */
+int hfs_group_totals(struct hfs *fs, uint32_t gci, const struct chain *ch, struct cls_row *row)
+{
+	const struct chain_step *last = ch->depth ? &ch->steps[ch->depth - 1] : NULL;
+	struct rc_entry *e;
+	int rc;
+	if (last && last->op == ST_CLS) {
+		struct chain parent = *ch;
+		uint32_t key = ch->keys[last->key0 + last->nkeys - 1];
+		parent.nkeys--;
+		if (--parent.steps[parent.depth - 1].nkeys == 0)
+			parent.depth--;
+		const struct cls_row *rows;
+		uint32_t nrows;
+		if ((rc = hfs_classification_get(fs, gci, &parent, last->cls, &e, &rows, &nrows)))
+			return rc;
+		memset(row, 0, sizeof *row);
+		for (uint32_t r = 0; r < nrows; r++) {
+			if (rows[r].key == key)
+				*row = rows[r];
+		}
+		rcache_put(fs->rc, e);
+		return 0;
+	}
+	struct buf key;
+	buf_init(&key);
+	rc = cache_key('t', gci, 0, ch, &key);
+	struct classify_ctx ctx = { fs, gci, CLS_NONE, ch };
+	if (!rc)
+		rc = rcache_get(fs->rc, (const char *)key.data, totals_cb, &ctx, &e);
+	buf_free(&key);
+	if (rc)
+		return rc;
+	if (rc_len(e) == sizeof *row)
+		memcpy(row, rc_data(e), sizeof *row);
+	else
+		rc = -EIO;
+	rcache_put(fs->rc, e);
+	return rc;
+}
+
+int hfs_group_objects(struct hfs *fs, uint32_t gci, const struct chain *ch, struct buf *out)
+{
+	struct objsrcs o;
+	int rc = objsrcs_get(fs, gci, ch->diff_gci, &o);
+	if (rc)
+		return rc;
+	for (uint32_t k = 0; k < o.n && !rc; k++)
+		rc = group_member_ids(&fs->reg, &o.src[k], ch, out);
+	objsrcs_put(fs, &o);
+	return rc;
+}
+
+/* ---- writable classifiers/ ---- */
+
+/* NAME when path is /classifiers/NAME, else NULL. */
+static const char *classifier_file_name(const char *path)
+{
+	while (*path == '/')
+		path++;
+	if (strncmp(path, "classifiers/", 12) != 0)
+		return NULL;
+	const char *name = path + 12;
+	if (!*name || strchr(name, '/'))
+		return NULL;
+	return name;
+}
+
+static int reserved_in_classifiers(const char *name)
+{
+	for (const struct child_def *f = classifiers_children; f->name; f++) {
+		if (!strcmp(f->name, name))
+			return 1;
+	}
+	return 0;
+}
+
+int hfs_can_create(struct hfs *fs, const char *path)
+{
+	(void)fs;
+	const char *name = classifier_file_name(path);
+	return name && !reserved_in_classifiers(name) && expr_valid_name(name, strlen(name));
+}
+
+int hfs_write_file(struct hfs *fs, const char *path, const char *data, size_t len, char *msg,
+		   size_t msglen)
+{
+	const char *name = classifier_file_name(path);
+	if (!name || reserved_in_classifiers(name))
+		return -EROFS;
+	int rc = cls_define(&fs->reg, name, data, len, msg, msglen);
+	if (rc == -EINVAL) {
+		cls_log_error(&fs->reg, msg);
+		if (fs->progress)
+			fprintf(fs->progress, "heapfs: classifiers/%s\n", msg);
+	}
+	return rc;
+}
+
+int hfs_unlink(struct hfs *fs, const char *path)
+{
+	const char *name = classifier_file_name(path);
+	if (!name || reserved_in_classifiers(name))
+		return -EROFS;
+	return cls_undefine(&fs->reg, name);
 }
 
 /* ---- open / close ---- */
@@ -793,6 +1417,29 @@ static uint32_t digits(uint32_t v)
 		d++;
 	}
 	return d;
+}
+
+/* The classifier registry, with -o features and -o classifiers: a bad
+ * file refuses the mount with the message (file, line, column). */
+static int open_classifiers(struct hfs *fs, const struct hfs_opts *o, struct htr_err *err)
+{
+	struct feature_map fm;
+	char msg[sizeof err->msg];
+	int have_fm = 0, rc;
+	if (o && o->features) {
+		if ((rc = feature_map_load(o->features, &fm, msg, sizeof msg)))
+			return htr_errf(err, rc, 0, "features: %s", msg);
+		have_fm = 1;
+	}
+	if ((rc = cls_registry_init(&fs->reg, fs->trace, have_fm ? &fm : NULL))) {
+		if (have_fm)
+			feature_map_free(&fm);
+		return htr_errf(err, rc, 0, "cannot initialize classifiers");
+	}
+	fs->reg_ready = 1;
+	if (o && o->classifiers && (rc = cls_define_file(&fs->reg, o->classifiers, msg, sizeof msg)))
+		return htr_errf(err, rc, 0, "classifiers: %s", msg);
+	return 0;
 }
 
 int hfs_open(struct hfs **out, const char *trace_path, const struct hfs_opts *o,
@@ -819,8 +1466,10 @@ int hfs_open(struct hfs **out, const char *trace_path, const struct hfs_opts *o,
 		htr_errf(err, rc, 0, "out of memory");
 		goto fail;
 	}
-	if ((rc = cls_registry_init(&fs->reg, fs->trace))) {
-		htr_errf(err, rc, 0, "cannot initialize classifiers");
+	if ((rc = open_classifiers(fs, o, err)))
+		goto fail;
+	if ((rc = hfs_windows_new(&fs->win, o ? o->windows : NULL))) {
+		htr_errf(err, rc, 0, "out of memory");
 		goto fail;
 	}
 	uint32_t maxgc = 0;
@@ -832,6 +1481,9 @@ int hfs_open(struct hfs **out, const char *trace_path, const struct hfs_opts *o,
 	*out = fs;
 	return 0;
 fail:
+	hfs_windows_free(fs->win);
+	if (fs->reg_ready)
+		cls_registry_destroy(&fs->reg);
 	if (fs->rc)
 		rcache_free(fs->rc);
 	if (fs->states)
@@ -848,6 +1500,7 @@ void hfs_close(struct hfs *fs)
 	if (!fs)
 		return;
 	cls_registry_destroy(&fs->reg);
+	hfs_windows_free(fs->win);
 	rcache_free(fs->rc);
 	state_cache_free(fs->states);
 	trace_close(fs->trace);

@@ -32,9 +32,15 @@
 #include "model/buf.h"
 #include "model/htr_reader.h"
 
+struct win_params; /* analyses/windows.h */
+
 struct hfs_opts {
 	uint64_t cache_mb;     /* budget for heap states (0: default 1024) */
 	FILE *progress;        /* progress lines for long work; NULL: quiet */
+	const char *features;  /* -o features=FILE: feature map (README); NULL: none */
+	const char *classifiers; /* -o classifiers=FILE: definitions; NULL: none */
+	const struct win_params *windows; /* window detector options (borrowed, copied
+	                                     at open); NULL: the paper's defaults */
 };
 
 struct hfs;
@@ -67,6 +73,20 @@ int hfs_readlink(struct hfs *fs, const char *path, char *buf, size_t len);
 
 /* Appends the whole content of a file to out. */
 int hfs_read(struct hfs *fs, const char *path, struct buf *out);
+
+/* Writable files (classifiers/NAME): replaces the whole content of the
+ * file at path with data and applies it.  A definition that does not
+ * compile is refused with -EINVAL and the message ("NAME: line L, column C:
+ * what") in msg, in classifiers/errors and on the progress stream; other
+ * paths give -EROFS (-ENOENT under a missing directory).  The FUSE adapter
+ * collects an open file's writes and calls this at flush/release (and may
+ * call it on every write to fail the write itself). */
+int hfs_write_file(struct hfs *fs, const char *path, const char *data, size_t len, char *msg,
+		   size_t msglen);
+/* Removes classifiers/NAME (-EROFS elsewhere, -EPERM for predefined). */
+int hfs_unlink(struct hfs *fs, const char *path);
+/* 1 if a file may be created at path (a new classifiers/NAME), else 0. */
+int hfs_can_create(struct hfs *fs, const char *path);
 
 /* The message of the last damage found while rebuilding a heap state
  * ("FILE: offset N: what"), copied into buf.  Returns 1 if there is one,

@@ -31,11 +31,13 @@ struct hfs {
 	struct state_cache *states; /* owned; own lock */
 	struct rcache *rc;          /* owned; own lock */
 	struct cls_registry reg;    /* owned; own lock */
+	int reg_ready;              /* reg initialized (for cleanup) */
 	uint32_t gc_width;          /* digits of gc/NNN names */
 	uint64_t state_budget;
 	FILE *progress;             /* borrowed */
 	pthread_mutex_t err_lock;
 	char last_error[600];       /* err_lock; "" = none */
+	struct hfs_windows *win;    /* owned; fs/render_windows.c, own lock (a leaf) */
 };
 
 /* Node types.  A node is a value (no allocation): its type plus the
@@ -69,6 +71,32 @@ enum nt {
 	NT_OBJECT_REFERRERS,
 	NT_ROOTS_DIR,
 	NT_ROOTS_TABLE,
+	/* issue 3: classification, diff, user-defined classifiers */
+	NT_GROUP_BORN_COUNT, NT_GROUP_BORN_BYTES, NT_GROUP_DIED_COUNT, NT_GROUP_DIED_BYTES,
+	NT_GROUP_PERM_COUNT, NT_GROUP_PERM_BYTES,
+	NT_DIFF_DIR,        /* gc/NNN/diff/ */
+	NT_CLASSIFIERS_DIR, /* /classifiers */
+	NT_CLASSIFIERS_README,
+	NT_CLASSIFIERS_ERRORS,
+	NT_CLASSIFIERS_LIST, /* classifiers/list: every classifier, one per line */
+	NT_CLASSIFIER_DEF,  /* classifiers/NAME: a user definition (writable) */
+	/* issue 5: windows and the memory plot (fs/render_windows.c) */
+	NT_MEMORY_SVG,      /* timeline/memory.svg */
+	NT_WINDOWS_DIR,     /* /windows */
+	NT_WINDOW_FILE,     /* windows/<kind>; node.win = kind */
+	NT_WINDOWS_SUMMARY,
+	NT_WINDOWS_DIFF_DIR, /* windows/diff/ */
+	NT_WINDOW_DIFF_DIR, /* windows/diff/<kind>/; node.win = kind */
+	NT_WINDOW_START,    /* link windows/diff/<kind>/start -> ../../../gc/NNN */
+	NT_WINDOW_END,      /* link .../end */
+	NT_WINDOW_DIFF,     /* link .../diff -> ../../../gc/END/diff/START */
+	NT_WINDOW_GROWING,  /* windows/diff/<kind>/growing: groups by net growth */
+	/* issue 6: data-structure roles (fs/render_ds.c) */
+	NT_DS_DIR,          /* gc/NNN/ds/ */
+	NT_DS_ROLES,        /* gc/NNN/ds/roles */
+	NT_DS_HEADS,        /* gc/NNN/ds/heads */
+	NT_DS_TABLE,        /* gc/NNN/ds/table */
+	NT_DS_LINK,         /* link /ds -> gc/latest/ds */
 	NT_COUNT_
 };
 
@@ -76,8 +104,10 @@ struct node {
 	enum nt type;
 	uint32_t gci;          /* gc index, for everything under gc/NNN */
 	struct chain chain;    /* group nodes and what is below them */
-	uint32_t cls;          /* classification node and its tables */
+	uint32_t cls;          /* classification node and its tables; classifier
+	                          definition file */
 	uint64_t obj;          /* object id, under objects/<id> */
+	uint32_t win;          /* window kind (enum win_kind), under windows/ */
 };
 
 /* Renders a file node into out.  Expensive renders get heap states and
@@ -89,11 +119,20 @@ int render_node(struct hfs *fs, const struct node *n, struct buf *out);
 int hfs_state_get(struct hfs *fs, uint32_t gci, const struct heap_state **s);
 void hfs_state_put(struct hfs *fs, const struct heap_state *s);
 
+/* Tallies of a group's GC: the census (plain) or the diff census (diff
+ * groups); nt is 1 or 2.  Release *e with rcache_put. */
+int hfs_tallies_get(struct hfs *fs, uint32_t gci, uint32_t diff_gci, struct rc_entry **e,
+		    struct tally t[2], uint32_t *nt);
+
+/* Totals of a group (count and bytes per column). */
+int hfs_group_totals(struct hfs *fs, uint32_t gci, const struct chain *ch, struct cls_row *row);
+
 /* Census of GC gci (cached); release *e with rcache_put(fs->rc, *e). */
 int hfs_census_get(struct hfs *fs, uint32_t gci, struct rc_entry **e, struct census *c);
 
 /* Classification of the chain's group at gci by cls (cached): rows sorted
- * by key; release *e with rcache_put. */
+ * by key; the next level when the chain ends at a level of hierarchy
+ * classifier cls.  Release *e with rcache_put. */
 int hfs_classification_get(struct hfs *fs, uint32_t gci, const struct chain *ch, uint32_t cls,
 			   struct rc_entry **e, const struct cls_row **rows, uint32_t *nrows);
 
@@ -102,5 +141,8 @@ void hfs_gc_name(const struct hfs *fs, uint32_t gci, char out[16]);
 int hfs_gc_has_graph(const struct hfs *fs, uint32_t gci);
 
 void hfs_set_error(struct hfs *fs, const struct htr_err *err);
+
+/* The ids of a group's members (objects file). */
+int hfs_group_objects(struct hfs *fs, uint32_t gci, const struct chain *ch, struct buf *out);
 
 #endif

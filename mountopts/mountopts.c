@@ -12,6 +12,8 @@
  */
 #include "mountopts/mountopts.h"
 
+#include "analyses/windows.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -34,9 +36,46 @@ static const struct heapfs_opt heapfs_opts[] = {
 	  "memory for cached heap states, MiB" },
 	{ "threads", offsetof(struct mountopts, threads), 10, 1, 256,
 	  "maximum FUSE worker threads" },
+#define WOPT(name, def, min, max, help) { #name, offsetof(struct mountopts, name), def, min, max, help }
+	WOPT(leak_min_gcs_pct, WIN_DEF_LEAK_MIN_GCS_PCT, 0, 100,
+	     "windows/leak: the window covers at least this % of all GCs"),
+	WOPT(leak_keep_pct, WIN_DEF_LEAK_KEEP_PCT, 1, 100,
+	     "windows/leak: a drop is tolerated down to this % of the window's maximum"),
+	WOPT(narrow_min_pct, WIN_DEF_NARROW_MIN_PCT, 1, 100,
+	     "windows/leak-narrow: smallest subwindow, % of the leak window's points"),
+	WOPT(narrow_max_pct, WIN_DEF_NARROW_MAX_PCT, 1, 100,
+	     "windows/leak-narrow: largest subwindow, % of the leak window's points"),
+	WOPT(regression_start_pct, WIN_DEF_REGRESSION_START_PCT, 1, 100,
+	     "windows/leak-regression: first window, the last % of all GCs"),
+	WOPT(gc_window_min, WIN_DEF_GC_WINDOW_MIN, 1, 100000, "windows/gc-overhead: fewest GCs"),
+	WOPT(gc_window_max, WIN_DEF_GC_WINDOW_MAX, 1, 100000, "windows/gc-overhead: most GCs"),
+	WOPT(gc_overhead_min_pct, WIN_DEF_GC_OVERHEAD_MIN_PCT, 0, 100,
+	     "windows/gc-overhead: reported from this % of time in GC"),
+	WOPT(churn_window_min, WIN_DEF_CHURN_WINDOW_MIN, 1, 100000, "windows/churn: fewest GCs"),
+	WOPT(churn_window_max, WIN_DEF_CHURN_WINDOW_MAX, 1, 100000, "windows/churn: most GCs"),
+	WOPT(churn_min_bytes_per_s, WIN_DEF_CHURN_MIN_BYTES_PER_S, 0, UINT64_MAX / 1000000000u,
+	     "windows/churn: reported from this many bytes freed per second"),
+	WOPT(reachable_every, WIN_DEF_REACHABLE_EVERY, 1, 1000000,
+	     "reachable memory at every K-th GC with a graph (timeline/, windows/)"),
+#undef WOPT
 };
 #define N_HEAPFS_OPTS (sizeof heapfs_opts / sizeof heapfs_opts[0])
 _Static_assert(N_HEAPFS_OPTS <= 32, "mountopts.given has one bit per option");
+
+/* File options: a path, kept as given (the tree opens and checks it, so
+ * its errors can name line and column). */
+struct heapfs_path_opt {
+	const char *name;
+	size_t offset;          /* of a char * in struct mountopts (owned) */
+	const char *help;
+};
+static const struct heapfs_path_opt heapfs_path_opts[] = {
+	{ "features", offsetof(struct mountopts, features),
+	  "feature map for by-feature: FEATURE PATTERN... lines (README)" },
+	{ "classifiers", offsetof(struct mountopts, classifiers),
+	  "user-defined classifiers: NAME = EXPR definitions (classifiers/README)" },
+};
+#define N_HEAPFS_PATH_OPTS (sizeof heapfs_path_opts / sizeof heapfs_path_opts[0])
 
 /* ---- the FUSE allow-list ----------------------------------------------- */
 
@@ -181,6 +220,23 @@ static const struct fuse_allowed *find_fuse_opt(const char *name, size_t len)
 	return NULL;
 }
 
+void mountopts_win_params(const struct mountopts *mo, struct win_params *p)
+{
+	win_params_default(p);
+	p->leak_min_gcs_pct = (uint32_t)mo->leak_min_gcs_pct;
+	p->leak_keep_pct = (uint32_t)mo->leak_keep_pct;
+	p->narrow_min_pct = (uint32_t)mo->narrow_min_pct;
+	p->narrow_max_pct = (uint32_t)mo->narrow_max_pct;
+	p->regression_start_pct = (uint32_t)mo->regression_start_pct;
+	p->gc_window_min = (uint32_t)mo->gc_window_min;
+	p->gc_window_max = (uint32_t)mo->gc_window_max;
+	p->gc_overhead_min_pct = (uint32_t)mo->gc_overhead_min_pct;
+	p->churn_window_min = (uint32_t)mo->churn_window_min;
+	p->churn_window_max = (uint32_t)mo->churn_window_max;
+	p->churn_min_bytes_per_s = mo->churn_min_bytes_per_s;
+	p->reachable_every = (uint32_t)mo->reachable_every;
+}
+
 int mountopts_is_fuse_option(const char *name)
 {
 	return find_fuse_opt(name, strlen(name)) != NULL;
@@ -236,6 +292,17 @@ static int take_option(struct parse_ctx *ctx, const char *arg)
 
 	if (arg[0] == '-')
 		return fail(mo, "unknown option '%s'", arg);
+	for (size_t i = 0; i < N_HEAPFS_PATH_OPTS; i++) {
+		const struct heapfs_path_opt *po = &heapfs_path_opts[i];
+		if (strlen(po->name) != name_len || memcmp(po->name, arg, name_len) != 0)
+			continue;
+		if (value == NULL || *value == '\0')
+			return fail(mo, "invalid value for %s: expected a file name", po->name);
+		char **slot = (char **)((char *)mo + po->offset);
+		free(*slot);
+		*slot = strdup(value);
+		return *slot ? 0 : fail(mo, "out of memory");
+	}
 	const struct heapfs_opt *h = find_heapfs_opt(arg, name_len);
 	if (h)
 		return take_heapfs_opt(mo, h, value);
@@ -299,6 +366,16 @@ static int check_cross_options(struct mountopts *mo)
 	if (mo->single_thread && was_given(mo, "threads") && mo->threads > 1)
 		return fail(mo, "-s (single-threaded) conflicts with threads=%llu",
 			    (unsigned long long)mo->threads);
+	if (mo->narrow_min_pct > mo->narrow_max_pct)
+		return fail(mo, "narrow_min_pct=%llu is above narrow_max_pct=%llu",
+			    (unsigned long long)mo->narrow_min_pct, (unsigned long long)mo->narrow_max_pct);
+	if (mo->gc_window_min > mo->gc_window_max)
+		return fail(mo, "gc_window_min=%llu is above gc_window_max=%llu",
+			    (unsigned long long)mo->gc_window_min, (unsigned long long)mo->gc_window_max);
+	if (mo->churn_window_min > mo->churn_window_max)
+		return fail(mo, "churn_window_min=%llu is above churn_window_max=%llu",
+			    (unsigned long long)mo->churn_window_min,
+			    (unsigned long long)mo->churn_window_max);
 	return 0;
 }
 
@@ -374,8 +451,11 @@ void mountopts_free(struct mountopts *mo)
 {
 	free(mo->trace);
 	free(mo->mountpoint);
+	free(mo->features);
+	free(mo->classifiers);
 	fuse_opt_free_args(&mo->fuse_args);
 	mo->trace = mo->mountpoint = NULL;
+	mo->features = mo->classifiers = NULL;
 }
 
 void mountopts_print_help(FILE *out)
@@ -394,6 +474,11 @@ void mountopts_print_help(FILE *out)
 		fprintf(out, "  %-19s %s (default %llu, %llu..%llu)\n", lhs, o->help,
 			(unsigned long long)o->def, (unsigned long long)o->min,
 			(unsigned long long)o->max);
+	}
+	for (size_t i = 0; i < N_HEAPFS_PATH_OPTS; i++) {
+		char lhs[64];
+		snprintf(lhs, sizeof lhs, "-o %s=FILE", heapfs_path_opts[i].name);
+		fprintf(out, "  %-19s %s\n", lhs, heapfs_path_opts[i].help);
 	}
 	fprintf(out, "\nFUSE and mount options passed to libfuse (see mount.fuse3(8)):\n");
 	for (size_t i = 0; i < N_FUSE_OPTS; i++) {

@@ -38,7 +38,13 @@ struct mountopts {
 	/* heapfs options (rows of the option table; defaults filled by parse) */
 	uint64_t cache_mb;         /* heap-state cache budget, MiB */
 	uint64_t threads;          /* max FUSE worker threads */
+	/* suspicious time windows (analyses/windows.h; defaults: the paper's) */
+	uint64_t leak_min_gcs_pct, leak_keep_pct, narrow_min_pct, narrow_max_pct;
+	uint64_t regression_start_pct, gc_window_min, gc_window_max, gc_overhead_min_pct;
+	uint64_t churn_window_min, churn_window_max, churn_min_bytes_per_s, reachable_every;
 	uint32_t given;            /* bit i: table row i appeared on the command line */
+	char *features;            /* owned; -o features=FILE, NULL if not given */
+	char *classifiers;         /* owned; -o classifiers=FILE, NULL if not given */
 
 	/* What libfuse gets: argv[0], "-o" with the allowed FUSE options (plus
 	 * defaults fsname=heapfs:TRACE and subtype=heapfs unless given), and -d. */
@@ -57,6 +63,10 @@ void mountopts_free(struct mountopts *mo);
 /* The mount part of `heapfs --help`: every option with default and range,
  * and the FUSE options passed through. */
 void mountopts_print_help(FILE *out);
+
+struct win_params;
+/* The window detector options as analyses/windows.h takes them. */
+void mountopts_win_params(const struct mountopts *mo, struct win_params *p);
 
 /* 1 if the -o option NAME (the part before '=') is on the FUSE allow-list. */
 int mountopts_is_fuse_option(const char *name);

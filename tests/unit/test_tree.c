@@ -308,7 +308,7 @@ static void long_type_dir(struct hfs *fs, const char *gcdir, char out[NAME_BUF])
 static void test_root_listing(void **state)
 {
 	struct fixture *f = *state;
-	expect_list(f->fs, "/", "README\nstatus\ntrace\ntimeline\ngc\nroots\n");
+	expect_list(f->fs, "/", "README\nstatus\ntrace\ntimeline\ngc\nroots\nds\nclassifiers\nwindows\n");
 	expect_list(f->fs, "/gc", "latest\n001\n002\n003\n");
 	expect_kind(f->fs, "/gc/latest", HFS_LINK);
 	expect_kind(f->fs, "/roots", HFS_LINK);
@@ -318,7 +318,7 @@ static void test_root_listing(void **state)
 	assert_int_equal(hfs_readlink(f->fs, "/roots", target, sizeof target), 0);
 	assert_string_equal(target, "gc/latest/roots");
 	expect_list(f->fs, "/trace", "info\n");
-	expect_list(f->fs, "/timeline", "gcs.csv\n");
+	expect_list(f->fs, "/timeline", "gcs.csv\nmemory.svg\n");
 }
 
 static void test_gc_names_canonical_only(void **state)
@@ -334,14 +334,21 @@ static void test_gc_names_canonical_only(void **state)
 	assert_int_equal(hfs_getattr(f->fs, "/gc/001/info/x", &a), -ENOTDIR);
 }
 
+/* The steps a group offers (fs/classify.c's registry order); the graph
+ * ones only at GCs with a graph. */
+#define STEPS_AFTER_TYPE "by-package\nby-site\nby-thread\nby-age\nby-kind\nby-array-length\n" \
+	"by-size\nby-birth\nonly-arrays\nonly-instances\n"
+#define STEPS_GRAPH "only-reachable\nonly-unreachable\nby-collection-health\n" \
+	"by-instance-health\npoints-to\npointed-from\n"
+
 static void test_gc_dir_listing(void **state)
 {
 	struct fixture *f = *state;
-	expect_list(f->fs, "/gc/001", "info\ncount\nshallow_size\nsummary\nobjects\nroots\n"
-				      "by-type\nby-site\nby-thread\n");
-	/* GC 2 has no graph: no roots/ */
-	expect_list(f->fs, "/gc/002", "info\ncount\nshallow_size\nsummary\nobjects\n"
-				      "by-type\nby-site\nby-thread\n");
+	expect_list(f->fs, "/gc/001", "info\ncount\nshallow_size\nsummary\nobjects\nroots\nds\ndiff\n"
+				      "by-type\n" STEPS_AFTER_TYPE STEPS_GRAPH);
+	/* GC 2 has no graph: no roots/, no graph classifiers or transformers */
+	expect_list(f->fs, "/gc/002", "info\ncount\nshallow_size\nsummary\nobjects\ndiff\n"
+				      "by-type\n" STEPS_AFTER_TYPE);
 	expect_kind(f->fs, "/gc/001/objects", HFS_DIR);
 	expect_list(f->fs, "/gc/001/objects", "all\n");
 }
@@ -424,9 +431,11 @@ static void test_gcs_csv(void **state)
 	struct fixture *f = *state;
 	expect_file(f->fs, "/timeline/gcs.csv",
 		    "gc,start_ms,end_ms,pause_ms,cause,used_before,used_after,reachable,freed,allocated\n"
-		    "1,500,520,20,Allocation Failure,1000,900,,100,216\n"
+		    /* reachable at graph GCs: GC 1 {1..7} = 5*24+32+16, GC 3
+		     * {6,1,5,2,4,10,11} = 6*24+32 */
+		    "1,500,520,20,Allocation Failure,1000,900,168,100,216\n"
 		    "2,1000,1005,5,\"System.gc(), \"\"forced\"\"\",,,,,48\n"
-		    "3,2000,2030,30,G1 Evacuation Pause,2000,1500,,500,24\n");
+		    "3,2000,2030,30,G1 Evacuation Pause,2000,1500,176,500,24\n");
 }
 
 static void test_trace_info(void **state)
@@ -531,7 +540,7 @@ static void test_by_type_groups(void **state)
 	snprintf(path, sizeof path, "/gc/001/by-type/%s/shallow_size", lname);
 	expect_file(f->fs, path, "40\n");
 	expect_list(f->fs, "/gc/001/by-type/com.example.Node",
-		    "count\nshallow_size\nsummary\nobjects\nby-site\nby-thread\n");
+		    "count\nshallow_size\nsummary\nobjects\n" STEPS_AFTER_TYPE STEPS_GRAPH);
 	expect_file(f->fs, "/gc/001/by-type/com.example.Node/summary",
 		    "gc\t001\ngroup\tby-type/com.example.Node\ncount\t5\nshallow_size\t120\n");
 	/* a chain never repeats a classifier */
@@ -556,8 +565,11 @@ static void test_multilevel(void **state)
 		    "name\tcount\tshallow_size\nmain\t4\t96\nworker%2F1\t2\t48\n");
 	expect_file(f->fs, "/gc/002/by-type/com.example.Node/by-thread/worker%2F1/objects",
 		    "10\n11\n");
+	/* listings offer no further steps at depth 2 (they still resolve) */
 	expect_list(f->fs, "/gc/002/by-type/com.example.Node/by-thread/worker%2F1",
-		    "count\nshallow_size\nsummary\nobjects\nby-site\n");
+		    "count\nshallow_size\nsummary\nobjects\n");
+	expect_file(f->fs, "/gc/002/by-type/com.example.Node/by-thread/worker%2F1/by-site/table",
+		    "name\tcount\tshallow_size\ncom.example.Node.<init>:10\t2\t48\n");
 	expect_file(f->fs, "/gc/001/by-site/table",
 		    "name\tcount\tshallow_size\n"
 		    "com.example.Node.<init>:10\t5\t120\n"
@@ -742,7 +754,7 @@ static void test_truncated_trace(void **state)
 	free(s);
 	expect_file(fs, "/gc/002/count", "9\n");
 	/* the latest GC has no graph: no roots link */
-	expect_list(fs, "/", "README\nstatus\ntrace\ntimeline\ngc\n");
+	expect_list(fs, "/", "README\nstatus\ntrace\ntimeline\ngc\nclassifiers\nwindows\n");
 	hfs_close(fs);
 	unlink(path);
 }

@@ -1,0 +1,540 @@
+/* roles.c - data-structure roles, heads, owners and per-head measures.
+ * See roles.h for the interface and docs/roles.md for every decision taken
+ * where Listing 3 and the paper's prose disagree.
+ */
+#include "roles.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyses/bitset.h"
+
+static const char *const role_names[DS_NROLES] = {
+	"recursive", "reference-array", "transition", "primitive-array", "mcontainer",
+	"container", "icontainer", "hcontainer", "estructure", "container-impl-detail",
+	"true-data",
+};
+
+const char *ds_role_name(uint32_t k)
+{
+	return k < DS_NROLES ? role_names[k] : NULL;
+}
+
+/* ---- neighbours, self references filtered ---- */
+
+/* Distinct objects o references (not itself), counted up to 2. */
+static uint32_t out_distinct2(const struct heap_state *s, uint32_t o, uint32_t *first)
+{
+	uint32_t n = 0, f = DS_NONE;
+	for (uint32_t e = s->out_off[o]; e < s->out_off[o + 1]; e++) {
+		uint32_t t = s->out_tgt[e];
+		if (t == o)
+			continue;
+		if (n == 0) {
+			f = t;
+			n = 1;
+		} else if (t != f) {
+			n = 2;
+			break;
+		}
+	}
+	if (first)
+		*first = f;
+	return n;
+}
+
+/* Distinct objects referencing o (not itself), counted up to 2. */
+static uint32_t in_distinct2(const struct heap_state *s, uint32_t o, uint32_t *first)
+{
+	uint32_t n = 0, f = DS_NONE;
+	for (uint32_t e = s->in_off[o]; e < s->in_off[o + 1]; e++) {
+		uint32_t r = s->in_src[e];
+		if (r == o)
+			continue;
+		if (n == 0) {
+			f = r;
+			n = 1;
+		} else if (r != f) {
+			n = 2;
+			break;
+		}
+	}
+	if (first)
+		*first = f;
+	return n;
+}
+
+/* 1 if some other object referencing o has one of the roles in mask. */
+static int referrer_has(const struct heap_state *s, const uint16_t *roles, uint32_t o,
+			uint16_t mask)
+{
+	for (uint32_t e = s->in_off[o]; e < s->in_off[o + 1]; e++) {
+		uint32_t r = s->in_src[e];
+		if (r != o && (roles[r] & mask))
+			return 1;
+	}
+	return 0;
+}
+
+/* ---- basic roles ---- */
+
+/* The kind of an object: its type's kind, or for a type the trace never
+ * defined, an array with references is a reference array and one without
+ * is a primitive array. */
+static uint32_t kind_of(const struct heap_state *s, const struct trace_type *types,
+			uint32_t ntypes, uint32_t o)
+{
+	const struct objinfo *oi = hs_info(s, o);
+	if (oi->type < ntypes && types[oi->type].name)
+		return types[oi->type].kind;
+	if (oi->array_length < 0)
+		return HTR_TYPE_INSTANCE;
+	return s->out_off[o + 1] > s->out_off[o] ? HTR_TYPE_OBJ_ARRAY : HTR_TYPE_PRIM_ARRAY;
+}
+
+/* 1 if field signature sig is "L<name with / for .>;". */
+static int sig_names(const char *sig, const char *name)
+{
+	if (!sig || sig[0] != 'L')
+		return 0;
+	const char *p = sig + 1;
+	for (; *name; name++, p++) {
+		char c = *p == '/' ? '.' : *p;
+		if (c != *name)
+			return 0;
+	}
+	return p[0] == ';' && p[1] == '\0';
+}
+
+/* Recursive types: an instance type that declares an instance reference
+ * field of its own type, or one of whose objects references another of
+ * its objects in this state.  Arrays are never recursive (docs/roles.md).
+ * rec has one byte per type id below ntypes_ext. */
+static void recursive_types(const struct heap_state *s, const struct trace_type *types,
+			    uint32_t ntypes, uint8_t *rec, uint32_t ntypes_ext)
+{
+	for (uint32_t t = 0; t < ntypes && t < ntypes_ext; t++) {
+		const struct trace_type *ty = &types[t];
+		if (!ty->name || ty->kind != HTR_TYPE_INSTANCE)
+			continue;
+		for (uint32_t f = 0; f < ty->nfields && !rec[t]; f++) {
+			const struct trace_field *fd = &ty->fields[f];
+			if ((fd->flags & HTR_FIELD_REF) && !(fd->flags & HTR_FIELD_STATIC) &&
+			    sig_names(fd->sig, ty->name))
+				rec[t] = 1;
+		}
+	}
+	for (uint32_t o = 0; o < s->n; o++) {
+		uint32_t t = hs_info(s, o)->type;
+		if (t >= ntypes_ext || rec[t] || hs_info(s, o)->array_length >= 0)
+			continue;
+		for (uint32_t e = s->out_off[o]; e < s->out_off[o + 1]; e++) {
+			uint32_t x = s->out_tgt[e];
+			if (x != o && hs_info(s, x)->type == t) {
+				rec[t] = 1;
+				break;
+			}
+		}
+	}
+}
+
+static int basic_roles(const struct heap_state *s, const struct trace_type *types,
+		       uint32_t ntypes, uint16_t *roles)
+{
+	uint32_t ntypes_ext = ntypes;
+	for (uint32_t i = 0; i < s->ninfos; i++) {
+		if (s->infos[i].type != UINT32_MAX && s->infos[i].type >= ntypes_ext)
+			ntypes_ext = s->infos[i].type + 1;
+	}
+	uint8_t *rec = calloc(ntypes_ext ? ntypes_ext : 1, 1);
+	if (!rec)
+		return -ENOMEM;
+	recursive_types(s, types, ntypes, rec, ntypes_ext);
+	for (uint32_t o = 0; o < s->n; o++) {
+		uint32_t k = kind_of(s, types, ntypes, o), t = hs_info(s, o)->type;
+		if (k == HTR_TYPE_PRIM_ARRAY)
+			roles[o] = DS_PRIM_ARRAY;
+		else if (k == HTR_TYPE_OBJ_ARRAY)
+			roles[o] = DS_REF_ARRAY;
+		else if (t < ntypes_ext && rec[t])
+			roles[o] = DS_RECURSIVE | DS_TRANSITION;
+		else
+			roles[o] = 0;
+	}
+	free(rec);
+	/* Transition: a reference array none of whose elements is recursive
+	 * (the prose and Chis et al.; Listing 3 line 9 says the opposite). */
+	for (uint32_t o = 0; o < s->n; o++) {
+		if (!(roles[o] & DS_REF_ARRAY))
+			continue;
+		int to_rec = 0;
+		for (uint32_t e = s->out_off[o]; e < s->out_off[o + 1] && !to_rec; e++) {
+			uint32_t x = s->out_tgt[e];
+			to_rec = x != o && (roles[x] & DS_RECURSIVE);
+		}
+		if (!to_rec)
+			roles[o] |= DS_TRANSITION;
+	}
+	return 0;
+}
+
+/* ---- complex roles ---- */
+
+/* Leaves (complex objects that reference nothing): Container Impl. Detail
+ * when a backbone holds them, else EStructure for now (a container parent
+ * may still make them CID at the end). */
+static void leaf_roles(const struct heap_state *s, uint16_t *roles)
+{
+	for (uint32_t o = 0; o < s->n; o++) {
+		if (roles[o] || out_distinct2(s, o, NULL))
+			continue;
+		roles[o] = referrer_has(s, roles, o, DS_RECURSIVE | DS_REF_ARRAY) ? DS_CID
+										 : DS_ESTRUCTURE;
+	}
+}
+
+/* Evidence a child gives its referrer, from roles already final. */
+static int child_is_evidence(uint16_t r)
+{
+	return (r & (DS_RECURSIVE | DS_REF_ARRAY | DS_PRIM_ARRAY | DS_CID)) != 0;
+}
+
+/* Strong objects: complex non-leaves that hold, directly or through other
+ * complex non-leaves, a backbone, a primitive array or a CID leaf.  This
+ * is the least fixpoint of Listing 3's downward rules (a cycle of objects
+ * that hold nothing else stays weak); computed as a backward BFS from the
+ * seeds.  Complex non-leaves are exactly the objects with roles[o] == 0
+ * after leaf_roles. */
+static int strong_objects(const struct heap_state *s, const uint16_t *roles, uint64_t *strong)
+{
+	uint32_t *q = malloc((s->n ? s->n : 1) * sizeof *q);
+	uint32_t head = 0, tail = 0;
+	if (!q)
+		return -ENOMEM;
+	for (uint32_t o = 0; o < s->n; o++) {
+		if (roles[o])
+			continue;
+		for (uint32_t e = s->out_off[o]; e < s->out_off[o + 1]; e++) {
+			uint32_t x = s->out_tgt[e];
+			if (x != o && child_is_evidence(roles[x])) {
+				bitset_set(strong, o);
+				q[tail++] = o;
+				break;
+			}
+		}
+	}
+	while (head < tail) {
+		uint32_t o = q[head++];
+		for (uint32_t e = s->in_off[o]; e < s->in_off[o + 1]; e++) {
+			uint32_t r = s->in_src[e];
+			if (r != o && !roles[r] && !bitset_get(strong, r)) {
+				bitset_set(strong, r);
+				q[tail++] = r;
+			}
+		}
+	}
+	free(q);
+	return 0;
+}
+
+/* IContainer: one referrer, one referenced object, and the referrer is a
+ * complex object that references nothing else (a proxy such as HashSet
+ * around its HashMap).  A backbone referrer makes a nested head instead. */
+static int is_icontainer(const struct heap_state *s, const uint16_t *roles, uint32_t o)
+{
+	uint32_t p;
+	if (in_distinct2(s, o, &p) != 1 || out_distinct2(s, o, NULL) != 1)
+		return 0;
+	return !(roles[p] & DS_BASIC_MASK) && out_distinct2(s, p, NULL) == 1;
+}
+
+/* The downward role of a strong object: Container/IContainer when it holds
+ * a backbone, a CID or another strong object; True Data when all it holds
+ * is one primitive array; Container when a primitive array is one of
+ * several things it holds.  Reads only basic roles, leaf roles and the
+ * strong set, which are final here. */
+static uint16_t strong_role(const struct heap_state *s, const uint16_t *roles,
+			    const uint64_t *strong, uint32_t o)
+{
+	int holds = 0;
+	for (uint32_t e = s->out_off[o]; e < s->out_off[o + 1] && !holds; e++) {
+		uint32_t x = s->out_tgt[e];
+		if (x == o)
+			continue;
+		holds = (roles[x] & (DS_RECURSIVE | DS_REF_ARRAY | DS_CID)) || bitset_get(strong, x);
+	}
+	if (holds)
+		return is_icontainer(s, roles, o) ? DS_ICONTAINER : DS_CONTAINER;
+	return out_distinct2(s, o, NULL) == 1 ? DS_TRUE_DATA : DS_CONTAINER;
+}
+
+static void upward_roles(const struct heap_state *s, uint16_t *roles)
+{
+	/* MContainer: referenced by nothing, references something. */
+	for (uint32_t o = 0; o < s->n; o++) {
+		if (!(roles[o] & DS_BASIC_MASK) && in_distinct2(s, o, NULL) == 0 &&
+		    out_distinct2(s, o, NULL) > 0)
+			roles[o] |= DS_MCONTAINER;
+	}
+	/* HContainer: a container held by a backbone (Listing 3 lines 91-94
+	 * with the referrers' basic roles). */
+	for (uint32_t o = 0; o < s->n; o++) {
+		if ((roles[o] & (DS_CONTAINER | DS_ICONTAINER)) &&
+		    referrer_has(s, roles, o, DS_RECURSIVE | DS_REF_ARRAY))
+			roles[o] |= DS_HCONTAINER;
+	}
+	/* CID through a container referrer (the prose of §4.1; lines 97-104). */
+	const uint16_t holders = DS_MCONTAINER | DS_CONTAINER | DS_ICONTAINER | DS_HCONTAINER;
+	for (uint32_t o = 0; o < s->n; o++) {
+		if (roles[o] == DS_ESTRUCTURE && out_distinct2(s, o, NULL) == 0 &&
+		    referrer_has(s, roles, o, holders))
+			roles[o] = DS_CID;
+	}
+}
+
+int ds_roles_compute(const struct heap_state *s, const struct trace_type *types, uint32_t ntypes,
+		     uint16_t *roles)
+{
+	if (!s->has_graph)
+		return -EINVAL;
+	int rc = basic_roles(s, types, ntypes, roles);
+	if (rc)
+		return rc;
+	leaf_roles(s, roles);
+	uint64_t *strong = bitset_new(s->n);
+	if (!strong)
+		return -ENOMEM;
+	if ((rc = strong_objects(s, roles, strong))) {
+		bitset_free(strong);
+		return rc;
+	}
+	/* strong_role reads basic and leaf roles and the strong set; the
+	 * roles it writes (Container, IContainer, True Data) never carry a
+	 * basic bit, so deciding objects in index order is order-free. */
+	for (uint32_t o = 0; o < s->n; o++) {
+		if (bitset_get(strong, o))
+			roles[o] = strong_role(s, roles, strong, o);
+		else if (!roles[o])
+			roles[o] = DS_ESTRUCTURE;
+	}
+	bitset_free(strong);
+	upward_roles(s, roles);
+	return 0;
+}
+
+/* ---- heads and owners ---- */
+
+uint32_t ds_heads_index(const struct heap_state *s, const uint16_t *roles, uint32_t *head_obj)
+{
+	uint32_t k = 0;
+	for (uint32_t o = 0; o < s->n; o++) {
+		if (roles[o] & DS_CONTAINER) {
+			if (head_obj)
+				head_obj[k] = o;
+			k++;
+		}
+	}
+	return k;
+}
+
+int ds_is_element(const struct heap_state *s, const uint16_t *roles, uint32_t o)
+{
+	if (roles[o] & (DS_ICONTAINER | DS_RECURSIVE | DS_REF_ARRAY))
+		return 0;
+	/* A CID leaf held by several objects is a shared implementation
+	 * detail (HashSet's PRESENT); held by one, it is a value boxed into a
+	 * backbone slot (an Integer in an ArrayList): data. */
+	if (roles[o] & DS_CID)
+		return in_distinct2(s, o, NULL) < 2;
+	return 1;
+}
+
+/* Objects a head's structure may claim as members. */
+static int claimable(const struct heap_state *s, const uint16_t *roles, uint32_t o)
+{
+	return !(roles[o] & DS_CONTAINER) && !ds_is_element(s, roles, o);
+}
+
+int ds_owners_compute(const struct heap_state *s, const uint16_t *roles,
+		      const uint32_t *head_obj, uint32_t nheads, uint32_t *owner)
+{
+	if (!s->has_graph)
+		return -EINVAL;
+	uint32_t *q = malloc((s->n ? s->n : 1) * sizeof *q);
+	uint32_t head = 0, tail = 0;
+	if (!q)
+		return -ENOMEM;
+	memset(owner, 0xff, (size_t)s->n * sizeof *owner);
+	for (uint32_t k = 0; k < nheads; k++) {
+		owner[head_obj[k]] = k;
+		q[tail++] = head_obj[k];
+	}
+	/* Multi-source BFS: every internal object goes to the nearest head;
+	 * at equal distance, to the head whose wave arrives first (slot order,
+	 * then field order): deterministic. */
+	while (head < tail) {
+		uint32_t m = q[head++], k = owner[m];
+		for (uint32_t e = s->out_off[m]; e < s->out_off[m + 1]; e++) {
+			uint32_t t = s->out_tgt[e];
+			if (t != m && owner[t] == DS_NONE && claimable(s, roles, t)) {
+				owner[t] = k;
+				q[tail++] = t;
+			}
+		}
+	}
+	free(q);
+	return 0;
+}
+
+/* ---- per-head measures ---- */
+
+struct u32vec {
+	uint32_t *v;
+	size_t n, cap;
+};
+
+static int vec_push(struct u32vec *a, uint32_t x)
+{
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 1024;
+		uint32_t *v = realloc(a->v, cap * sizeof *v);
+		if (!v)
+			return -ENOMEM;
+		a->v = v;
+		a->cap = cap;
+	}
+	a->v[a->n++] = x;
+	return 0;
+}
+
+struct measure {
+	const struct heap_state *s;
+	const uint16_t *roles;
+	const uint32_t *owner;
+	uint64_t *member_seen, *elem_seen;
+	uint32_t *type_stamp;   /* [ntypes_ext]: slot + 1 of the last head that counted the type */
+	uint32_t ntypes_ext;
+	struct u32vec stack, members, elems;
+};
+
+static void count_element(struct measure *m, struct ds_head *out, uint32_t k, uint32_t t)
+{
+	struct ds_head *h = &out[k];
+	bitset_set(m->elem_seen, t);
+	h->elements++;
+	h->element_bytes += hs_info(m->s, t)->size;
+	if (!(m->roles[t] & DS_CONTAINER))
+		return;
+	h->heads_held++;
+	uint32_t ty = hs_info(m->s, t)->type;
+	if (ty < m->ntypes_ext && m->type_stamp[ty] != k + 1) {
+		m->type_stamp[ty] = k + 1;
+		h->head_types++;
+	}
+	struct ds_head *inner = &out[m->owner[t]];
+	if (inner->outer == DS_NONE)
+		inner->outer = k; /* slots run ascending: the first is the smallest */
+}
+
+/* Walks head k's members (the objects it owns, all reachable from it
+ * through objects it owns) and the elements they hold. */
+static int measure_head(struct measure *m, struct ds_head *out, uint32_t k)
+{
+	const struct heap_state *s = m->s;
+	struct ds_head *h = &out[k];
+	int rc = 0;
+	m->stack.n = m->members.n = m->elems.n = 0;
+	bitset_set(m->member_seen, h->obj);
+	if ((rc = vec_push(&m->stack, h->obj)))
+		return rc;
+	while (m->stack.n && !rc) {
+		uint32_t x = m->stack.v[--m->stack.n];
+		if ((rc = vec_push(&m->members, x)))
+			break;
+		h->members++;
+		h->member_bytes += hs_info(s, x)->size;
+		if ((m->roles[x] & DS_ICONTAINER) && h->icontainer == DS_NONE)
+			h->icontainer = x;
+		for (uint32_t e = s->out_off[x]; e < s->out_off[x + 1] && !rc; e++) {
+			uint32_t t = s->out_tgt[e];
+			if (t == x)
+				continue;
+			if (m->owner[t] == k) {
+				if (!bitset_get(m->member_seen, t)) {
+					bitset_set(m->member_seen, t);
+					rc = vec_push(&m->stack, t);
+				}
+			} else if (!bitset_get(m->elem_seen, t) && ds_is_element(s, m->roles, t)) {
+				count_element(m, out, k, t);
+				rc = vec_push(&m->elems, t);
+			}
+		}
+	}
+	/* Clear what this head marked (the stack's leftovers only on error). */
+	for (size_t i = 0; i < m->members.n; i++)
+		bitset_clear(m->member_seen, m->members.v[i]);
+	for (size_t i = 0; i < m->stack.n; i++)
+		bitset_clear(m->member_seen, m->stack.v[i]);
+	for (size_t i = 0; i < m->elems.n; i++)
+		bitset_clear(m->elem_seen, m->elems.v[i]);
+	return rc;
+}
+
+int ds_heads_measure(const struct heap_state *s, const uint16_t *roles, const uint32_t *owner,
+		     const uint32_t *head_obj, uint32_t nheads, const struct dominators *dom,
+		     struct ds_head *out)
+{
+	struct measure m = { .s = s, .roles = roles, .owner = owner };
+	int rc = -ENOMEM;
+	if (!s->has_graph)
+		return -EINVAL;
+	for (uint32_t i = 0; i < s->ninfos; i++) {
+		if (s->infos[i].type != UINT32_MAX && s->infos[i].type >= m.ntypes_ext)
+			m.ntypes_ext = s->infos[i].type + 1;
+	}
+	m.member_seen = bitset_new(s->n);
+	m.elem_seen = bitset_new(s->n);
+	m.type_stamp = calloc(m.ntypes_ext ? m.ntypes_ext : 1, sizeof *m.type_stamp);
+	if (!m.member_seen || !m.elem_seen || !m.type_stamp)
+		goto out;
+	for (uint32_t k = 0; k < nheads; k++) {
+		uint32_t o = head_obj[k];
+		memset(&out[k], 0, sizeof out[k]);
+		out[k].obj = o;
+		out[k].icontainer = out[k].outer = DS_NONE;
+		out[k].retained = dom && o < dom->n && dom->idom[o] != DOM_UNREACHABLE ?
+					  dom->retained[o] : DS_NO_RETAINED;
+	}
+	rc = 0;
+	for (uint32_t k = 0; k < nheads && !rc; k++) {
+		rc = measure_head(&m, out, k);
+		if (!rc && out[k].heads_held >= DS_LOADER_MIN_HEADS &&
+		    out[k].head_types >= DS_LOADER_MIN_TYPES)
+			out[k].flags |= DS_FLAG_LOADER_LIKE;
+	}
+out:
+	bitset_free(m.member_seen);
+	bitset_free(m.elem_seen);
+	free(m.type_stamp);
+	free(m.stack.v);
+	free(m.members.v);
+	free(m.elems.v);
+	return rc;
+}
+
+int ds_for_each_holder(const struct heap_state *s, const uint16_t *roles, const uint32_t *owner,
+		       uint32_t o, ds_holder_fn fn, void *ctx)
+{
+	if (!ds_is_element(s, roles, o))
+		return 0;
+	for (uint32_t e = s->in_off[o]; e < s->in_off[o + 1]; e++) {
+		uint32_t r = s->in_src[e];
+		if (r == o || owner[r] == DS_NONE || owner[r] == owner[o])
+			continue;
+		int rc = fn(ctx, owner[r]);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}

@@ -1,0 +1,87 @@
+/* render_windows.h - the per-GC series, the suspicious time windows and the
+ * memory plot as files of the tree:
+ *
+ *   timeline/gcs.csv      its reachable column comes from here
+ *   timeline/memory.svg   used and reachable memory, GC pauses, windows
+ *   windows/<kind>        key<TAB>value per detector (analyses/windows.h)
+ *   windows/summary       one TSV row per kind
+ *   windows/diff/<kind>/  start, end -> ../../../gc/NNN (found kinds only),
+ *                         diff -> ../../../gc/END/diff/START (the heap diff
+ *                         node over the window: born, died, perm per group),
+ *                         growing: groups by type and by allocation site
+ *                         ranked by net growth over the window
+ *
+ * Reachable memory per GC (§3.2.1 of the windows paper) needs the heap
+ * state of every GC with a graph, i.e. a rebuild per GC: it is computed
+ * once, on the first read that needs it, with progress in `status`, and
+ * kept for the life of the mount (8 bytes per GC).  With -o
+ * reachable_every=K only every K-th GC with a graph is rebuilt.
+ *
+ * The leak detectors run on the reachable series when at least two GCs
+ * have a reachable value, and otherwise on used_after at every GC (a trace
+ * without graphs).  The two are never mixed: used_after includes floating
+ * garbage, so alternating the two would turn every sample into a false
+ * drop or rise.
+ *
+ * Ownership: struct hfs owns one struct hfs_windows (fs->win), created by
+ * hfs_windows_new in hfs_open and freed by hfs_windows_free in hfs_close.
+ *
+ * Locking: hfs_windows.lock is a leaf; it is never held while a heap state
+ * is built or a detector runs (one thread computes, the others wait on the
+ * condition variable: single flight).
+ */
+#ifndef HEAPFS_FS_RENDER_WINDOWS_H
+#define HEAPFS_FS_RENDER_WINDOWS_H
+
+#include <stdint.h>
+
+#include "analyses/windows.h"
+#include "model/buf.h"
+
+struct hfs;
+struct hfs_windows;
+
+enum win_kind { WK_LEAK, WK_NARROW, WK_REGRESSION, WK_GC_OVERHEAD, WK_CHURN, WK_COUNT };
+
+/* File name of a kind under windows/ ("leak", "leak-narrow", ...). */
+const char *win_kind_name(enum win_kind k);
+/* Kind of a name, or WK_COUNT. */
+enum win_kind win_kind_of(const char *name);
+
+/* p NULL: the paper's defaults. */
+int hfs_windows_new(struct hfs_windows **out, const struct win_params *p);
+void hfs_windows_free(struct hfs_windows *w);
+
+/* Reachable bytes per GC index ([ngcs], UINT64_MAX where not computed:
+ * no graph, or not sampled), computed on first use.  Valid until
+ * hfs_close.  0, -EIO (damage, message in hfs_last_error), -ENOMEM. */
+int hfs_reachable_series(struct hfs *fs, const uint64_t **reachable);
+
+/* The five results, computed on first use (needs the reachable series). */
+int hfs_windows_results(struct hfs *fs, const struct win_result **res);
+
+/* windows/diff/<kind>/{start,end} link targets ("../../../gc/NNN");
+ * -ENOENT when the kind found no window. */
+int hfs_window_link(struct hfs *fs, enum win_kind k, int end, char *buf, size_t len);
+
+/* 1 if kind k found a window whose first and last GC differ (it then has
+ * diff and growing), else 0 (also when the detectors failed). */
+int hfs_window_spans(struct hfs *fs, enum win_kind k);
+/* windows/diff/<kind>/diff target ("../../../gc/END/diff/START"); -ENOENT
+ * when the kind found no window or its window is a single GC. */
+int hfs_window_diff_link(struct hfs *fs, enum win_kind k, char *buf, size_t len);
+
+int render_window_file(struct hfs *fs, enum win_kind k, struct buf *out);
+/* windows/diff/<kind>/growing: TSV, header first, one row per type and
+ * per allocation site (top frame) present at the window's first or last
+ * GC: classifier, name (as under by-type/ and by-site/), net_bytes,
+ * net_count (last minus first), born_count, born_bytes, died_count,
+ * died_bytes, start_count, start_bytes, end_count, end_bytes.  Type rows
+ * first, then site rows, each by net_bytes descending, then by name. */
+int render_window_growing(struct hfs *fs, enum win_kind k, struct buf *out);
+int render_windows_summary(struct hfs *fs, struct buf *out);
+int render_memory_svg(struct hfs *fs, struct buf *out);
+/* key<TAB>value lines for `status`: progress of the reachable series. */
+int render_windows_status(struct hfs *fs, struct buf *out);
+
+#endif
