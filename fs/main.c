@@ -15,6 +15,7 @@
 #include "mountopts/mountopts.h"
 #include "fs/tree.h"
 #include "model/heap_state.h"
+#include "model/hprof.h"
 #include "model/htr.h"
 #include "model/synth.h"
 #include "model/trace.h"
@@ -43,8 +44,9 @@ static const char usage_text[] =
 	"  heapfs check TRACE\n"
 	"        validate and summarize TRACE and rebuild the heap after every GC;\n"
 	"        exit 1 on damage, with the file, the offset and what is wrong\n"
-	"  heapfs import DUMP.hprof... -o OUT.htr\n"
-	"        heap dumps as one trace (not implemented yet)\n"
+	"  heapfs import DUMP.hprof... -o OUT.htr [--layout=visualvm|hotspot]\n"
+	"        HPROF heap dumps as one trace, one GC per dump (heapfs import --help);\n"
+	"        TRACE may also be a single .hprof dump: it is imported on the fly\n"
 	"  heapfs --help | -h      this text\n"
 	"  heapfs --version        the version\n";
 
@@ -323,11 +325,7 @@ static int cmd_check(int argc, char **argv)
 
 static int cmd_import(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "heapfs: import: not implemented yet (HPROF heap dump import is planned; "
-		"record with the agent or use heapfs synth meanwhile)\n");
-	return EXIT_USAGE;
+	return hprof_import_cli_main(argc, argv);
 }
 
 int main(int argc, char **argv)

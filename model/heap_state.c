@@ -460,7 +460,7 @@ static int build_directory(struct heap_state *s)
 	uint32_t shift = 0;
 	/* about one entry per four objects: 1 byte per object, and a lookup
 	 * binary-searches a handful of ids */
-	while ((span >> shift) + 2 > (uint64_t)s->n / 4 + 2)
+	while (shift < 63 && (span >> shift) + 2 > (uint64_t)s->n / 4 + 2)
 		shift++;
 	s->dir_base = lo;
 	s->dir_shift = shift;

@@ -613,7 +613,8 @@ int htr_write_graph_object(struct htr_writer *w, uint64_t id, uint32_t nrefs,
 		if (rc)
 			return rc;
 		w->prev_graph_id = id;
-		refs += n;
+		if (n) /* refs may be NULL when there are none */
+			refs += n;
 		nrefs -= n;
 	} while (nrefs);
 	return 0;

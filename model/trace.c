@@ -13,8 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "buf.h"
+#include "hprof.h"
 
 #define MAX_SYMBOL_ID (1u << 24) /* type, method and site ids */
 
@@ -555,8 +557,8 @@ static void reset_index(struct trace *t, struct caps *caps)
 	memset(caps, 0, sizeof(*caps));
 }
 
-int trace_open(struct trace **out, const char *path, const struct trace_open_opts *opts,
-	       struct htr_err *err)
+static int trace_open_htr(struct trace **out, const char *path, const struct trace_open_opts *opts,
+			  struct htr_err *err)
 {
 	int rc;
 	struct caps caps;
@@ -631,4 +633,30 @@ const char *trace_type_name(const struct trace *t, uint32_t type, char *scratch,
 		return t->types[type].name;
 	snprintf(scratch, len, "<unknown type %u>", type);
 	return scratch;
+}
+
+/* A heap dump (told apart by its magic bytes) is imported into a temporary
+ * trace first, which is unlinked as soon as it is open. */
+int trace_open(struct trace **out, const char *path, const struct trace_open_opts *opts,
+	       struct htr_err *err)
+{
+	if (!hprof_is_dump(path))
+		return trace_open_htr(out, path, opts, err);
+	char tmp[4096];
+	struct hprof_import_opts ho;
+	hprof_import_opts_init(&ho);
+	ho.progress = opts ? opts->progress : NULL;
+	int rc = hprof_import_temp(path, &ho, tmp, sizeof tmp, err);
+	if (rc)
+		return rc;
+	rc = trace_open_htr(out, tmp, opts, err);
+	unlink(tmp);
+	if (!rc) {
+		char *p = strdup(path);   /* show the dump, not the temporary file */
+		if (p) {
+			free((*out)->path);
+			(*out)->path = p;
+		}
+	}
+	return rc;
 }

@@ -1,0 +1,201 @@
+/* hprof_maps.c - see hprof_maps.h. */
+#include "hprof_maps.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Fibonacci hashing: one multiply; the caller masks the high-quality
+ * high bits down by shifting (see slot_of). */
+static uint64_t mix64(uint64_t k)
+{
+	return k * 0x9e3779b97f4a7c15ull;
+}
+
+static uint64_t slot_of(uint64_t k1, uint64_t cap)
+{
+	return mix64(k1) >> (64 - __builtin_ctzll(cap));
+}
+
+void u64map_free(struct u64map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof *m);
+}
+
+static void u64map_insert(uint64_t *keys, uint32_t *vals, uint64_t cap, uint64_t k1, uint32_t v,
+			  uint64_t *n)
+{
+	uint64_t i = slot_of(k1, cap);
+	while (keys[i] && keys[i] != k1)
+		i = (i + 1) & (cap - 1);
+	if (!keys[i])
+		(*n)++;
+	keys[i] = k1;
+	vals[i] = v;
+}
+
+static int u64map_grow(struct u64map *m)
+{
+	uint64_t cap = m->cap ? m->cap * 2 : 64;
+	uint64_t *keys = calloc(cap, sizeof *keys);
+	uint32_t *vals = malloc(cap * sizeof *vals);
+	if (!keys || !vals) {
+		free(keys);
+		free(vals);
+		return -ENOMEM;
+	}
+	uint64_t n = 0;
+	for (uint64_t i = 0; i < m->cap; i++)
+		if (m->keys[i])
+			u64map_insert(keys, vals, cap, m->keys[i], m->vals[i], &n);
+	free(m->keys);
+	free(m->vals);
+	m->keys = keys;
+	m->vals = vals;
+	m->cap = cap;
+	m->n = n;
+	return 0;
+}
+
+int u64map_put(struct u64map *m, uint64_t key, uint32_t val)
+{
+	if (key == UINT64_MAX)
+		return -ERANGE;
+	if ((m->n + 1) * 4 > m->cap * 3) {
+		int rc = u64map_grow(m);
+		if (rc)
+			return rc;
+	}
+	u64map_insert(m->keys, m->vals, m->cap, key + 1, val, &m->n);
+	return 0;
+}
+
+uint32_t u64map_get(const struct u64map *m, uint64_t key)
+{
+	if (!m->cap || key == UINT64_MAX)
+		return U64MAP_NONE;
+	uint64_t k1 = key + 1, i = slot_of(k1, m->cap);
+	while (m->keys[i]) {
+		if (m->keys[i] == k1)
+			return m->vals[i];
+		i = (i + 1) & (m->cap - 1);
+	}
+	return U64MAP_NONE;
+}
+
+/* ---- byte-string map ---------------------------------------------------- */
+
+static uint32_t fnv1a(const void *key, size_t len)
+{
+	const uint8_t *p = key;
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * 16777619u;
+	return h;
+}
+
+void strmap_free(struct strmap *m)
+{
+	buf_free(&m->arena);
+	free(m->ent);
+	free(m->slots);
+	memset(m, 0, sizeof *m);
+}
+
+uint32_t strmap_get(const struct strmap *m, const void *key, size_t len)
+{
+	if (!m->cap)
+		return U64MAP_NONE;
+	uint32_t h = fnv1a(key, len), i = h & (m->cap - 1);
+	while (m->slots[i]) {
+		const struct strmap_entry *e = &m->ent[m->slots[i] - 1];
+		if (e->hash == h && e->len == len && memcmp(m->arena.data + e->off, key, len) == 0)
+			return e->val;
+		i = (i + 1) & (m->cap - 1);
+	}
+	return U64MAP_NONE;
+}
+
+static int strmap_rehash(struct strmap *m)
+{
+	uint32_t cap = m->cap ? m->cap * 2 : 64;
+	uint32_t *slots = calloc(cap, sizeof *slots);
+	if (!slots)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < m->nent; k++) {
+		uint32_t i = m->ent[k].hash & (cap - 1);
+		while (slots[i])
+			i = (i + 1) & (cap - 1);
+		slots[i] = k + 1;
+	}
+	free(m->slots);
+	m->slots = slots;
+	m->cap = cap;
+	return 0;
+}
+
+int strmap_put(struct strmap *m, const void *key, size_t len, uint32_t val)
+{
+	int rc;
+	if (len > UINT32_MAX || m->nent == UINT32_MAX - 1)
+		return -E2BIG;
+	if ((uint64_t)(m->nent + 1) * 4 > (uint64_t)m->cap * 3 && (rc = strmap_rehash(m)))
+		return rc;
+	if (m->nent == m->capent) {
+		uint32_t nc = m->capent ? m->capent * 2 : 64;
+		struct strmap_entry *p = realloc(m->ent, nc * sizeof *p);
+		if (!p)
+			return -ENOMEM;
+		m->ent = p;
+		m->capent = nc;
+	}
+	struct strmap_entry *e = &m->ent[m->nent];
+	e->off = m->arena.len;
+	e->len = (uint32_t)len;
+	e->hash = fnv1a(key, len);
+	e->val = val;
+	if ((rc = buf_put(&m->arena, key, len)))
+		return rc;
+	uint32_t i = e->hash & (m->cap - 1);
+	while (m->slots[i])
+		i = (i + 1) & (m->cap - 1);
+	m->slots[i] = ++m->nent;
+	return 0;
+}
+
+/* ---- radix sort ----------------------------------------------------------- */
+
+void keyidx_sort(struct keyidx *a, struct keyidx *tmp, size_t n)
+{
+	if (n < 2)
+		return;
+	uint64_t or_all = 0, and_all = UINT64_MAX;
+	for (size_t i = 0; i < n; i++) {
+		or_all |= a[i].key;
+		and_all &= a[i].key;
+	}
+	uint64_t differ = or_all ^ and_all;   /* bits that are not the same everywhere */
+	struct keyidx *src = a, *dst = tmp;
+	for (int shift = 0; shift < 64; shift += 8) {
+		if (!((differ >> shift) & 0xff))
+			continue;
+		size_t count[256] = { 0 };
+		for (size_t i = 0; i < n; i++)
+			count[(src[i].key >> shift) & 0xff]++;
+		size_t sum = 0;
+		for (int b = 0; b < 256; b++) {
+			size_t c = count[b];
+			count[b] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[count[(src[i].key >> shift) & 0xff]++] = src[i];
+		struct keyidx *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != a)
+		memcpy(a, src, n * sizeof *a);
+}

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# test_hprof.sh - real heap dumps, imported and compared with independent
+# class histograms:
+#   1. examples/java/example/dumpgen/DumpGen makes three dumps of a growing
+#      cache with HotSpotDiagnosticMXBean.dumpHeap and prints how many of
+#      its own objects each dump holds;
+#   2. `heapfs import` makes one trace of them (three GCs with graphs);
+#   3. gc/NNN/by-type/table (count, shallow_size) must equal, class by
+#      class, the histogram of VisualVM's heap library on the same dump
+#      (JavaClass.getInstancesCount / getAllInstancesSize; Debian package
+#      visualvm), and the counts of DumpGen's own classes what DumpGen
+#      printed;
+#   4. the dump mounts and lists directly (`heapfs ls DUMP.hprof`), and a
+#      truncated dump imports with a warning naming the record and offset.
+# Without the VisualVM jar, step 3 compares against DumpGen's counts only
+# (and says so).  Takes about 10 s.
+#
+# Usage: HEAPFS=/abs/path/build/heapfs bash tests/integration/test_hprof.sh
+. "$(dirname "$0")/mountlib.bash"
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+VVM_JAR=${VVM_JAR:-/usr/share/visualvm/visualvm/modules/org-graalvm-visualvm-lib-jfluid-heap.jar}
+command -v javac >/dev/null || fail "javac not found (make deps installs a JDK)"
+
+CLASSES=$WORK/classes
+mkdir -p "$CLASSES"
+t javac -d "$CLASSES" "$ROOT/examples/java/example/dumpgen/DumpGen.java" || fail "javac DumpGen"
+have_vvm=0
+if [ -r "$VVM_JAR" ]; then
+	t javac -cp "$VVM_JAR" -d "$CLASSES" "$ROOT/examples/java/example/dumpgen/VvmHistogram.java" ||
+		fail "javac VvmHistogram"
+	have_vvm=1
+else
+	echo "# VisualVM's heap library not found at $VVM_JAR (apt-get install visualvm):"
+	echo "# comparing with DumpGen's own counts only"
+fi
+
+# --- 1. dumps -----------------------------------------------------------------
+t java -Xmx512m -cp "$CLASSES" example.dumpgen.DumpGen "$WORK/dg" 20000 3 >"$WORK/made.txt" ||
+	fail "DumpGen failed"
+for k in 0 1 2; do [ -s "$WORK/dg-$k.hprof" ] || fail "no dump $k"; done
+ok "DumpGen wrote 3 dumps ($(du -ch "$WORK"/dg-*.hprof | tail -n 1 | cut -f1))"
+
+# --- 2. import -----------------------------------------------------------------
+TRACE=$WORK/dg.htr
+t "$HEAPFS" import "$WORK/dg-0.hprof" "$WORK/dg-1.hprof" "$WORK/dg-2.hprof" -o "$TRACE" \
+	2>"$WORK/import.err" || fail "import failed: $(cat "$WORK/import.err")"
+grep -q "wrote $TRACE" "$WORK/import.err" || fail "no progress on stderr: $(cat "$WORK/import.err")"
+t "$HEAPFS" check "$TRACE" >"$WORK/check.txt" 2>/dev/null || fail "check of the imported trace failed"
+grep -qx "gcs	3" "$WORK/check.txt" || fail "expected 3 GCs: $(cat "$WORK/check.txt")"
+ok "imported 3 dumps into one trace of 3 GCs"
+
+# by_type GC: name<TAB>count<TAB>shallow_size, sorted, from the tree
+by_type() {
+	t "$HEAPFS" cat "$TRACE" "gc/$1/by-type/table" | awk -F'\t' '
+		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		{ print $col["name"] "\t" $col["count"] "\t" $col["shallow_size"] }' | LC_ALL=C sort
+}
+
+# --- 3. histograms -------------------------------------------------------------
+for k in 0 2; do
+	gc=$(printf '%03d' "$k")
+	by_type "$gc" >"$WORK/ours-$k.tsv"
+	[ -s "$WORK/ours-$k.tsv" ] || fail "empty by-type table at gc/$gc"
+	# DumpGen's own count per class
+	while read -r _ d cls n; do
+		[ "$d" = "$k" ] || continue
+		got=$(awk -F'\t' -v c="$cls" '$1 == c { print $2 }' "$WORK/ours-$k.tsv")
+		[ "$got" = "$n" ] || fail "gc/$gc: $cls count $got, DumpGen made $n"
+	done < <(grep '^dump ' "$WORK/made.txt")
+	ok "gc/$gc: DumpGen's classes counted as DumpGen made them"
+	if [ "$have_vvm" = 1 ]; then
+		cp "$WORK/dg-$k.hprof" "$WORK/vvm-$k.hprof"   # VisualVM writes a cache file next to it
+		t java -cp "$CLASSES:$VVM_JAR" example.dumpgen.VvmHistogram "$WORK/vvm-$k.hprof" histogram \
+			>"$WORK/vvm-raw-$k.tsv" 2>"$WORK/vvm-$k.err" || fail "VisualVM histogram: $(cat "$WORK/vvm-$k.err")"
+		# same-named classes (several loaders) are one row in ours
+		awk -F'\t' '{ c[$1] += $2; b[$1] += $3 } END { for (k in c) print k "\t" c[k] "\t" b[k] }' \
+			"$WORK/vvm-raw-$k.tsv" | LC_ALL=C sort >"$WORK/vvm-$k.tsv"
+		if ! diff "$WORK/vvm-$k.tsv" "$WORK/ours-$k.tsv" >"$WORK/diff-$k.txt"; then
+			head -n 20 "$WORK/diff-$k.txt" >&2
+			fail "gc/$gc: by-type table differs from VisualVM's histogram (< VisualVM, > heapfs)"
+		fi
+		ok "gc/$gc: $(wc -l <"$WORK/ours-$k.tsv") classes, counts and shallow sizes equal VisualVM's"
+	fi
+done
+
+# the growth shows in the timeline: 20000 products more per dump
+used() { t "$HEAPFS" cat "$TRACE" timeline/gcs.csv | awk -F, -v g="$1" '$1 == g { print $6 }'; }
+[ "$(used 2)" -gt "$(used 0)" ] || fail "heap did not grow: $(used 0) -> $(used 2)"
+ok "used bytes grow: $(used 0) -> $(used 2)"
+
+# --- 4. direct use of a dump and a truncated dump -------------------------------
+t "$HEAPFS" ls "$WORK/dg-0.hprof" gc >"$WORK/ls.txt" 2>"$WORK/ls.err" ||
+	fail "heapfs ls DUMP.hprof failed: $(cat "$WORK/ls.err")"
+grep -qx 000 "$WORK/ls.txt" || fail "heapfs ls DUMP.hprof gc: $(cat "$WORK/ls.txt")"
+ok "heapfs ls DUMP.hprof works without an import step"
+
+size=$(stat -c %s "$WORK/dg-0.hprof")
+head -c $((size * 2 / 3)) "$WORK/dg-0.hprof" >"$WORK/cut.hprof"
+t "$HEAPFS" import "$WORK/cut.hprof" -o "$WORK/cut.htr" 2>"$WORK/cut.err" ||
+	fail "a truncated dump was refused: $(cat "$WORK/cut.err")"
+grep -qE "warning: the file ends inside record HEAP_DUMP_SEGMENT \(0x1c\) at offset [0-9]+" "$WORK/cut.err" ||
+	fail "no truncation warning: $(cat "$WORK/cut.err")"
+t "$HEAPFS" cat "$WORK/cut.htr" trace/info | grep -q "^hprof.0.truncated" ||
+	fail "trace/info does not say the dump was truncated"
+ok "truncated dump imported up to its last complete record, with a warning"
+
+printf 'not a dump' >"$WORK/bad.hprof"
+rc=0
+t "$HEAPFS" import "$WORK/bad.hprof" -o "$WORK/bad.htr" 2>"$WORK/bad.err" || rc=$?
+[ "$rc" -eq 1 ] || fail "a non-dump: exit $rc, expected 1"
+grep -q "bad.hprof: not an HPROF heap dump" "$WORK/bad.err" || fail "message: $(cat "$WORK/bad.err")"
+[ ! -e "$WORK/bad.htr" ] || fail "a failed import left a trace behind"
+ok "a file that is not a dump is refused, naming it"
