@@ -1,12 +1,17 @@
 /* heap_state.c - rebuilding the heap at one GC; see heap_state.h.
  *
- * One pass over the frames up to the target GC collects allocation records
- * (id, interned info, birth) and deaths; the target GC's graph frame, if it
- * has one, gives the exact live set with references.  Records are kept as
- * an array sorted by id (allocation ids normally arrive ascending, so the
- * sort is a check; out-of-order ids take an LSD radix sort), and deaths are
- * applied in batches by a merge, so memory stays proportional to the live
- * set plus one batch of garbage, not to every allocation of the run.
+ * With a graph (the usual case): the target GC's graph frames are read
+ * first; they are the exact live set, so the dense index and the id
+ * directory exist before a single allocation is read.  Then one pass over
+ * the event frames up to the GC looks each allocation up and stores its
+ * interned info and birth straight into the state's columns; allocations
+ * of objects that are dead by then are decoded and dropped, never stored.
+ *
+ * Without a graph: allocation records (id, interned info, birth) and deaths
+ * are collected; records stay sorted by id (ids normally arrive ascending,
+ * so the sort is a check; out-of-order ids take an LSD radix sort), and
+ * deaths are applied in batches by a merge, so memory stays proportional
+ * to the live set plus one batch of garbage, not to every allocation.
  */
 #include "heap_state.h"
 
@@ -41,13 +46,15 @@ struct builder {
 	uint64_t *dead; size_t ndead, dead_cap;
 
 	uint64_t *g_id; uint64_t ng, g_cap;
-	uint64_t *g_off;                  /* [ng+1] */
+	uint32_t *g_off;                  /* [ng+1] edge offsets (edges < 2^32) */
 	uint32_t *e_slot; uint64_t *e_tgt; uint64_t ne, e_cap;
 	int graph_sorted;
 
 	struct htr_root *roots; uint32_t nroots, roots_cap;
 
 	uint32_t gc_ends;                 /* GCs ended so far in the scan */
+	uint32_t cursor;                  /* graph mode: slot after the last hit */
+	const struct heap_state *base;    /* earlier state to start from, or NULL */
 	uint64_t memo_thread_id; uint32_t memo_thread_idx;
 	const struct heap_build_opts *o;
 	uint64_t work_done, work_total, last_progress_ns;
@@ -271,11 +278,40 @@ static int on_alloc(struct builder *b, const struct htr_event *ev)
 	return 0;
 }
 
+/* Graph mode: the live set is known; store the allocation of a live
+ * object into its slot, drop the others. */
+static int on_alloc_live(struct builder *b, const struct htr_event *ev)
+{
+	struct heap_state *s = b->s;
+	uint64_t id = ev->u.alloc.id;
+	uint32_t i = b->cursor;
+	/* ids mostly arrive ascending: try the next slot before searching */
+	if (!(i < s->n && s->id[i] == id))
+		i = heap_state_find(s, id);
+	if (i == UINT32_MAX)
+		return 0; /* dead by the target GC */
+	b->cursor = i + 1;
+	struct objinfo x = {
+		.type = ev->u.alloc.type, .site = ev->u.alloc.site,
+		.thread = thread_index(b, ev->u.alloc.thread),
+		.flags = ev->u.alloc.flags, .size = ev->u.alloc.size,
+		.array_length = ev->u.alloc.array_length,
+	};
+	int rc = intern_get(&b->in, &x, &s->info[i]);
+	if (rc)
+		return rc;
+	s->birth[i] = (b->gc_ends && !(ev->u.alloc.flags & HTR_ALLOC_PREEXISTING)) ? b->gc_ends - 1
+										 : HS_NO_BIRTH;
+	return 0;
+}
+
 static int on_deaths(struct builder *b, const struct htr_event *ev)
 {
 	if (ev->u.deaths.gc > b->G)
 		return 0;
 	uint32_t n = ev->u.deaths.count;
+	if (n == 0)
+		return 0;
 	int rc = grow((void **)&b->dead, &b->dead_cap, b->ndead + n, sizeof(*b->dead));
 	if (rc)
 		return rc;
@@ -298,7 +334,7 @@ static int on_graph(struct builder *b, const struct htr_event *ev)
 		if (rc)
 			return rc;
 		if (b->g_cap != old_cap) { /* g_off has g_cap + 1 entries */
-			uint64_t *p = realloc(b->g_off, (b->g_cap + 1) * sizeof(uint64_t));
+			uint32_t *p = realloc(b->g_off, (b->g_cap + 1) * sizeof(uint32_t));
 			if (!p)
 				return -ENOMEM;
 			b->g_off = p;
@@ -306,7 +342,9 @@ static int on_graph(struct builder *b, const struct htr_event *ev)
 		if (b->ng && id < b->g_id[b->ng - 1])
 			b->graph_sorted = 0;
 		b->g_id[b->ng] = id;
-		b->g_off[b->ng] = b->ne;
+		if (b->ne > UINT32_MAX - 1)
+			return -E2BIG;
+		b->g_off[b->ng] = (uint32_t)b->ne;
 		b->ng++;
 	}
 	uint32_t n = ev->u.graph.count;
@@ -330,6 +368,8 @@ static int on_graph(struct builder *b, const struct htr_event *ev)
 static int on_roots(struct builder *b, const struct htr_event *ev)
 {
 	uint32_t n = ev->u.roots.count;
+	if (n == 0)
+		return 0;
 	uint64_t cap = b->roots_cap;
 	int rc = grow((void **)&b->roots, &cap, (uint64_t)b->nroots + n, sizeof(*b->roots));
 	if (rc)
@@ -360,7 +400,7 @@ static void progress(struct builder *b, int last)
 	fflush(o->progress);
 }
 
-enum read_mode { READ_ALL, READ_DEATHS, READ_GRAPH };
+enum read_mode { READ_ALL, READ_LIVE, READ_DEATHS, READ_GRAPH };
 
 static int read_frame(struct builder *b, uint32_t f, enum read_mode mode, int *stop,
 		      struct htr_err *err)
@@ -385,13 +425,15 @@ static int read_frame(struct builder *b, uint32_t f, enum read_mode mode, int *s
 		case HTR_EV_ALLOC:
 			if (mode == READ_ALL)
 				rc = on_alloc(b, &ev);
+			else if (mode == READ_LIVE)
+				rc = on_alloc_live(b, &ev);
 			break;
 		case HTR_EV_DEATHS:
-			if (mode != READ_GRAPH)
+			if (mode == READ_ALL || mode == READ_DEATHS)
 				rc = on_deaths(b, &ev);
 			break;
 		case HTR_EV_GC_END:
-			if (mode == READ_ALL) {
+			if (mode == READ_ALL || mode == READ_LIVE) {
 				b->gc_ends++;
 				if (ev.u.gc.gc == b->G)
 					*stop = 1;
@@ -420,34 +462,80 @@ static int read_frame(struct builder *b, uint32_t f, enum read_mode mode, int *s
 	return rc < 0 ? rc : 0;
 }
 
+static int read_one(struct builder *b, uint32_t f, enum read_mode mode, struct htr_err *err)
+{
+	int stop = 0;
+	int rc = read_frame(b, f, mode, &stop, err);
+	if (rc)
+		return rc;
+	b->work_done += b->t->frames[f].comp_len;
+	progress(b, 0);
+	return 0;
+}
+
+static int adopt_graph(struct builder *b, struct htr_err *err);
+
+/* Objects alive at both the base and the target take the base's info and
+ * birth: one merge of the two ascending id columns.  The base's interned
+ * infos are re-interned here through a translation table, once each. */
+static int take_from_base(struct builder *b, struct htr_err *err)
+{
+	const struct heap_state *base = b->base;
+	struct heap_state *s = b->s;
+	uint32_t *xlat = malloc((base->ninfos ? base->ninfos : 1) * sizeof(uint32_t));
+	if (!xlat)
+		return htr_errf(err, -ENOMEM, 0, "out of memory rebuilding GC %u", b->G);
+	memset(xlat, 0xff, (size_t)base->ninfos * sizeof(uint32_t));
+	int rc = 0;
+	uint32_t j = 0;
+	for (uint32_t i = 0; i < s->n && j < base->n && !rc; i++) {
+		while (j < base->n && base->id[j] < s->id[i])
+			j++;
+		if (j == base->n || base->id[j] != s->id[i])
+			continue;
+		uint32_t bi = base->info[j];
+		if (xlat[bi] == UINT32_MAX)
+			rc = intern_get(&b->in, &base->infos[bi], &xlat[bi]);
+		s->info[i] = xlat[bi];
+		s->birth[i] = base->birth[j];
+	}
+	free(xlat);
+	return rc ? htr_errf(err, rc, 0, "out of memory rebuilding GC %u", b->G) : 0;
+}
+
 static int read_frames(struct builder *b, struct htr_err *err)
 {
 	const struct trace *t = b->t;
 	uint32_t last = t->gcs[b->gi].frame;
-	for (uint32_t f = 0; f < t->nframes; f++) {
-		const struct trace_frame *fr = &t->frames[f];
-		int want = 0, stop = 0;
-		enum read_mode mode = READ_ALL;
-		if (fr->kind == HTR_FRAME_GRAPH) {
-			want = b->has_graph && fr->graph_gc == b->G;
-			mode = READ_GRAPH;
-		} else if (f <= last) {
-			want = 1;
-		} else if (!b->has_graph && fr->min_death_gc <= b->G) {
-			want = 1;             /* deaths of our GC that arrived late */
-			mode = READ_DEATHS;
+	int rc = 0;
+	if (b->has_graph) {
+		/* the live set first, then only its allocations */
+		for (uint32_t f = 0; f < t->nframes && !rc; f++)
+			if (t->frames[f].kind == HTR_FRAME_GRAPH && t->frames[f].graph_gc == b->G)
+				rc = read_one(b, f, READ_GRAPH, err);
+		if (!rc)
+			rc = adopt_graph(b, err);
+		uint32_t first = 0;
+		if (!rc && b->base) {
+			rc = take_from_base(b, err);
+			first = t->gcs[b->base->gc_index].frame + 1;
+			b->gc_ends = b->base->gc_index + 1;
 		}
-		if (want) {
-			int rc = read_frame(b, f, mode, &stop, err);
-			if (rc)
-				return rc;
-			b->work_done += fr->comp_len;
-			progress(b, 0);
-		}
-		if (f >= last && b->has_graph && fr->kind != HTR_FRAME_GRAPH)
-			break;
+		for (uint32_t f = first; f <= last && f < t->nframes && !rc; f++)
+			if (t->frames[f].kind != HTR_FRAME_GRAPH)
+				rc = read_one(b, f, READ_LIVE, err);
+		return rc;
 	}
-	return 0;
+	for (uint32_t f = 0; f < t->nframes && !rc; f++) {
+		const struct trace_frame *fr = &t->frames[f];
+		if (fr->kind == HTR_FRAME_GRAPH)
+			continue;
+		if (f <= last)
+			rc = read_one(b, f, READ_ALL, err);
+		else if (fr->min_death_gc <= b->G) /* deaths of our GC that came late */
+			rc = read_one(b, f, READ_DEATHS, err);
+	}
+	return rc;
 }
 
 /* ---- assembling the state ----------------------------------------------- */
@@ -459,8 +547,9 @@ static int build_directory(struct heap_state *s)
 	uint64_t lo = s->id[0], span = s->id[s->n - 1] - lo;
 	uint32_t shift = 0;
 	/* about one entry per four objects: 1 byte per object, and a lookup
-	 * binary-searches a handful of ids */
-	while (shift < 63 && (span >> shift) + 2 > (uint64_t)s->n / 4 + 2)
+	 * binary-searches a handful of ids.  span >> 63 <= 1: no overflow. */
+	uint64_t want = (uint64_t)s->n / 4 + 1;
+	while (shift < 63 && (span >> shift) >= want)
 		shift++;
 	s->dir_base = lo;
 	s->dir_shift = shift;
@@ -504,7 +593,7 @@ static int sort_graph(struct builder *b, struct htr_err *err)
 		return 0;
 	struct pair { uint64_t id; uint64_t idx; } *p = malloc((b->ng ? b->ng : 1) * sizeof(*p));
 	struct pair *tmp = malloc((b->ng ? b->ng : 1) * sizeof(*p));
-	uint64_t *noff = malloc((b->ng + 1) * sizeof(uint64_t));
+	uint32_t *noff = malloc((b->ng + 1) * sizeof(uint32_t));
 	uint64_t *ntgt = malloc((b->ne ? b->ne : 1) * sizeof(uint64_t));
 	uint32_t *nslot = malloc((b->ne ? b->ne : 1) * sizeof(uint32_t));
 	int rc = -ENOMEM;
@@ -523,7 +612,7 @@ static int sort_graph(struct builder *b, struct htr_err *err)
 		}
 		uint64_t from = b->g_off[o], to = o + 1 < b->ng ? b->g_off[o + 1] : b->ne;
 		b->g_id[i] = r[i].id;
-		noff[i] = e;
+		noff[i] = (uint32_t)e;
 		for (uint64_t k = from; k < to; k++, e++) {
 			ntgt[e] = b->e_tgt[k];
 			nslot[e] = b->e_slot[k];
@@ -548,44 +637,54 @@ static int unknown_info(struct builder *b, uint32_t *out)
 	return intern_get(&b->in, &x, out);
 }
 
-/* Live set = graph objects; properties joined from the allocation records. */
-static int assemble_objects_from_graph(struct builder *b)
+/* Graph mode, after the graph frames: the graph's objects become the
+ * state's dense index, with the id directory, before any allocation is
+ * read.  info starts as UINT32_MAX: "no allocation seen". */
+static int adopt_graph(struct builder *b, struct htr_err *err)
 {
 	struct heap_state *s = b->s;
+	int rc = sort_graph(b, err);
+	if (rc)
+		return rc;
 	if (b->ng > UINT32_MAX - 1)
-		return -E2BIG;
+		return htr_errf(err, -E2BIG, 0, "GC %u has more than 2^32 objects", b->G);
 	s->n = (uint32_t)b->ng;
 	s->id = b->g_id;
 	b->g_id = NULL;
 	s->info = malloc((s->n ? s->n : 1) * sizeof(uint32_t));
 	s->birth = malloc((s->n ? s->n : 1) * sizeof(uint32_t));
-	if (!s->info || !s->birth)
-		return -ENOMEM;
-	size_t a = 0;
+	if (!s->info || !s->birth || build_directory(s))
+		return htr_errf(err, -ENOMEM, 0, "out of memory rebuilding GC %u", b->G);
+	memset(s->info, 0xff, (size_t)s->n * sizeof(uint32_t));
+	return 0;
+}
+
+/* Graph objects that no allocation event described. */
+static int fill_unknown_objects(struct builder *b)
+{
+	struct heap_state *s = b->s;
 	for (uint32_t i = 0; i < s->n; i++) {
-		uint64_t id = s->id[i];
-		while (a < b->nalloc && b->allocs[a].id < id)
-			a++;
-		if (a < b->nalloc && b->allocs[a].id == id) {
-			s->info[i] = b->allocs[a].info;
-			s->birth[i] = b->allocs[a].birth;
-		} else {
-			int rc = unknown_info(b, &s->info[i]);
-			if (rc)
-				return rc;
-			s->birth[i] = HS_NO_BIRTH;
-			s->unknown_objects++;
-		}
+		if (s->info[i] != UINT32_MAX)
+			continue;
+		int rc = unknown_info(b, &s->info[i]);
+		if (rc)
+			return rc;
+		s->birth[i] = HS_NO_BIRTH;
+		s->unknown_objects++;
 	}
 	return 0;
 }
 
-static int assemble_objects_from_allocs(struct builder *b)
+static int assemble_objects_from_allocs(struct builder *b, struct htr_err *err)
 {
 	struct heap_state *s = b->s;
 	int rc = apply_deaths(b);
 	if (rc)
 		return rc;
+	for (size_t i = 1; i < b->nalloc; i++)
+		if (b->allocs[i].id == b->allocs[i - 1].id)
+			return htr_errf(err, -EBADMSG, 0, "object id %llu allocated twice",
+					(unsigned long long)b->allocs[i].id);
 	if (b->nalloc > UINT32_MAX - 1)
 		return -E2BIG;
 	s->n = (uint32_t)b->nalloc;
@@ -620,24 +719,23 @@ static int add_slot_hi(struct heap_state *s, uint64_t *cap, uint64_t edge, uint3
 /* Out-edges: target ids -> dense indexes, dropping references to objects
  * that are not in the graph; slots split into low 16 bits and runs of
  * high bits.  Converts in place: edge e is written as a u32 target and a
- * u16 slot where the u64 target and u32 slot of edge k >= e were read, and
- * offsets shrink from u64 to u32 the same way, so no second copy of the
- * edges is ever allocated. */
+ * u16 slot where the u64 target and u32 slot of edge k >= e were read, so
+ * no second copy of the edges is ever allocated. */
 static int assemble_out_edges(struct builder *b)
 {
 	struct heap_state *s = b->s;
 	if (b->ne > UINT32_MAX - 1)
 		return -E2BIG;
-	if (!b->g_off && !(b->g_off = malloc(sizeof(uint64_t)))) /* empty graph */
+	if (!b->g_off && !(b->g_off = malloc(sizeof(uint32_t)))) /* empty graph */
 		return -ENOMEM;
 	uint32_t *tgt32 = (uint32_t *)b->e_tgt;
 	uint16_t *slot16 = (uint16_t *)b->e_slot;
-	uint32_t *off32 = (uint32_t *)b->g_off;
+	uint32_t *off32 = b->g_off;
 	uint64_t e = 0, hi_cap = 0;
 	uint32_t cur_hi = 0;
 	for (uint32_t i = 0; i < s->n; i++) {
 		uint64_t from = b->g_off[i], to = i + 1 < s->n ? b->g_off[i + 1] : b->ne;
-		off32[i] = (uint32_t)e;
+		off32[i] = (uint32_t)e; /* e <= from: in place is safe */
 		for (uint64_t k = from; k < to; k++) {
 			uint64_t id = b->e_tgt[k];
 			uint32_t slot = b->e_slot[k];
@@ -761,16 +859,15 @@ static int mark_reachable(struct heap_state *s)
 static int assemble(struct builder *b, struct htr_err *err)
 {
 	struct heap_state *s = b->s;
-	int rc = sort_allocs(b);
-	if (rc)
-		goto oom;
+	int rc;
 	if (b->has_graph) {
-		rc = sort_graph(b, err);
-		if (rc)
-			return rc;
-		rc = assemble_objects_from_graph(b);
+		rc = fill_unknown_objects(b);
 	} else {
-		rc = assemble_objects_from_allocs(b);
+		rc = assemble_objects_from_allocs(b, err);
+		if (rc == -EBADMSG)
+			return rc;
+		if (!rc)
+			rc = build_directory(s);
 	}
 	free(b->allocs); b->allocs = NULL;
 	free(b->dead); b->dead = NULL;
@@ -778,17 +875,17 @@ static int assemble(struct builder *b, struct htr_err *err)
 	s->infos = b->in.infos;
 	s->ninfos = b->in.n;
 	b->in.infos = NULL;
-	if (!rc)
-		rc = build_directory(s);
 	if (!rc && b->has_graph) {
 		s->has_graph = 1;
+		/* reachability before in-edges: its queue is freed by the time
+		 * the in-edges are allocated, which keeps the peak lower */
 		rc = assemble_out_edges(b);
-		if (!rc)
-			rc = assemble_in_edges(s);
 		if (!rc)
 			rc = assemble_roots(b);
 		if (!rc)
 			rc = mark_reachable(s);
+		if (!rc)
+			rc = assemble_in_edges(s);
 	}
 	if (rc)
 		goto oom;
@@ -829,7 +926,12 @@ int heap_state_build(const struct trace *t, uint32_t gc_index, const struct heap
 	b.memo_thread_id = UINT64_MAX;
 	b.memo_thread_idx = UINT32_MAX;
 	b.o = o;
-	for (uint32_t f = 0; f <= t->gcs[gc_index].frame && f < t->nframes; f++)
+	/* a base helps only a graph GC, and must be an earlier GC of this trace */
+	if (o && o->base && b.has_graph && o->base->gc_index < gc_index &&
+	    o->base->gc == t->gcs[o->base->gc_index].gc)
+		b.base = o->base;
+	uint32_t first = b.base ? t->gcs[b.base->gc_index].frame + 1 : 0;
+	for (uint32_t f = first; f <= t->gcs[gc_index].frame && f < t->nframes; f++)
 		b.work_total += t->frames[f].comp_len;
 	int rc = -ENOMEM;
 	b.s = calloc(1, sizeof(*b.s));

@@ -86,6 +86,12 @@ struct heap_build_opts {
 	FILE *progress;        /* NULL: quiet */
 	uint64_t *progress_done; /* optional atomic counters for `status` */
 	uint64_t *progress_total;
+	/* Optional: the state of an earlier GC of the same trace.  When the
+	 * target GC has a graph, objects already alive at the base take their
+	 * properties from it and only the frames after the base are read, so
+	 * rebuilding GC after GC costs the live set plus the new events, not
+	 * the whole trace each time.  Ignored otherwise.  Borrowed. */
+	const struct heap_state *base;
 };
 
 /* Rebuilds the heap state after GC number gc_index (position in t->gcs).

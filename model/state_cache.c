@@ -112,14 +112,28 @@ int state_cache_get(struct state_cache *c, uint32_t gc_index, const struct heap_
 	e->building = 1;
 	c->building++;
 	c->builds++;
+	/* The nearest earlier state in the cache saves reading the trace from
+	 * its start (GC after GC, as the timeline does, costs the live set
+	 * each, not the whole prefix).  Pinned while it serves as the base. */
+	struct entry *be = NULL;
+	for (uint32_t i = gc_index; i-- > 0;) {
+		if (c->e[i].state) {
+			be = &c->e[i];
+			be->pins++;
+			break;
+		}
+	}
 	pthread_mutex_unlock(&c->lock);
 
 	struct heap_state *s = NULL;
 	struct htr_err berr;
-	struct heap_build_opts o = { c->progress, &c->build_done, &c->build_total };
+	struct heap_build_opts o = { c->progress, &c->build_done, &c->build_total,
+				     be ? be->state : NULL };
 	int rc = heap_state_build(c->t, gc_index, &o, &s, &berr);
 
 	pthread_mutex_lock(&c->lock);
+	if (be)
+		be->pins--;
 	e->building = 0;
 	c->building--;
 	if (rc == 0) {

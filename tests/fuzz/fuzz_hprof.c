@@ -116,7 +116,7 @@ static void walk_import(void)
 		abort();   /* the importer wrote a trace the reader refuses */
 	for (uint32_t g = 0; g < t->ngcs && g < MAX_GCS; g++) {
 		struct heap_state *s = NULL;
-		struct heap_build_opts bo = { NULL, NULL, NULL };
+		struct heap_build_opts bo = { .progress = NULL };
 		if (heap_state_build(t, g, &bo, &s, &e) != 0)
 			abort();
 		heap_state_free(s);

@@ -282,7 +282,9 @@ static void test_diff(void **state)
 		    "example.buggystack.BuggyMain.main:43\t900\t14400\t0\t0\t100\t1600\t900\t14400\n"
 		    "example.buggystack.BuggyMain.main:137\t100\t1600\t100\t1600\t0\t0\t0\t0\n");
 	/* a per-object chain in a diff gives the same counts */
-	expect_file(fs, "/gc/010/diff/005/by-age/table", read_path(fs, "/gc/010/diff/005/by-age/table"));
+	char *by_age = read_path(fs, "/gc/010/diff/005/by-age/table");
+	expect_file(fs, "/gc/010/diff/005/by-age/table", by_age);
+	free(by_age);
 	hfs_close(fs);
 	fs = open_tree(g_mc, NULL);
 	expect_file(fs, "/gc/004/diff/001/by-type/example.multicache.Product/born_count", "75\n");

@@ -472,7 +472,7 @@ static void open_state(const char *path, uint32_t gc_index, struct trace **t, st
 	int rc = trace_open(t, path, &oo, &err);
 	if (rc)
 		fail_msg("trace_open: %s", err.msg);
-	struct heap_build_opts bo = { NULL, NULL, NULL };
+	struct heap_build_opts bo = { .progress = NULL };
 	rc = heap_state_build(*t, gc_index, &bo, s, &err);
 	if (rc)
 		fail_msg("heap_state_build: %s", err.msg);
@@ -752,7 +752,7 @@ static void test_three_dumps(void **state)
 	heap_state_free(s);
 
 	struct htr_err e;
-	struct heap_build_opts bo = { NULL, NULL, NULL };
+	struct heap_build_opts bo = { .progress = NULL };
 	assert_int_equal(heap_state_build(t, 1, &bo, &s, &e), 0);
 	assert_int_equal(s->n, 3);
 	assert_true(has_id(s, 0xA0) && has_id(s, 0xD0));

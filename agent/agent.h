@@ -1,0 +1,211 @@
+/* agent.h - shared state of the heapfs JVMTI agent (libheapfs-agent.so).
+ *
+ * Threads and who does what (docs in agent/README.md):
+ *   application threads  allocation callbacks: tag the object with the next
+ *                        64-bit id, look up its class and site, append one
+ *                        record to their own buffer (struct tstate) under
+ *                        their own mutex; no global lock per allocation.
+ *   VM / GC threads      GC start/finish callbacks: a timestamp, a counter,
+ *                        a raw-monitor notify.  Nothing else.
+ *   Service thread       ObjectFree: appends (id, GC) to the death queue.
+ *   agent thread         one JVMTI agent thread (recorder.c): drains the
+ *                        buffers, walks the heap, resolves names, and is
+ *                        the only user of the trace writer.
+ *
+ * Lock order: tstate.mu -> sym_mu -> (nothing).  deaths_mu and free_mu are
+ * leaves.  The heap-walk callbacks (run by the VM thread inside a safepoint)
+ * take no lock at all: an application thread can hold any of the mutexes
+ * while it waits for that safepoint to end.
+ *
+ * Object ids are the JVMTI tags.  Class mirrors get the ids 1..CLASS_TAG_MAX
+ * (type id + 1), so the class of an allocation is one GetTag away; all other
+ * objects get sequential ids from CLASS_TAG_MAX + 1 on.
+ */
+#ifndef HEAPFS_AGENT_H
+#define HEAPFS_AGENT_H
+
+#include <jvmti.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include "agent/agent_opts.h"
+#include "model/htr.h"
+#include "model/htr_writer.h"
+
+#define CLASS_TAG_MAX ((uint64_t)1 << 20)   /* type ids < 2^20 */
+#define MAX_TYPES ((uint32_t)CLASS_TAG_MAX)
+#define CHUNK_RECS 4096u
+#define GC_RING 4096u
+#define SITE_CACHE 1024u                      /* per-thread, power of two */
+
+/* One recorded allocation (or an object that appeared without one). */
+struct arec {
+	uint64_t id;
+	uint64_t size;
+	uint64_t time_ns;
+	uint32_t type;
+	uint32_t site;         /* HTR_NO_SITE: none */
+	int32_t length;        /* -1: not an array */
+	uint32_t epoch;        /* GCs started when it was recorded */
+	uint64_t thread;       /* trace thread id (tag of the Thread object), 0 none */
+	uint32_t flags;        /* enum htr_alloc_flags */
+	uint32_t pad;
+};
+
+struct chunk {
+	struct chunk *next;
+	uint32_t n;
+	struct arec r[CHUNK_RECS];
+};
+
+/* A chain of chunks, oldest first. */
+struct rlist {
+	struct chunk *head, *tail;
+};
+
+/* Per application thread.  Owned by the registry (A.threads); freed by the
+ * agent thread after ThreadEnd once drained. */
+struct tstate {
+	pthread_mutex_t mu;
+	struct tstate *next;      /* registry list, under threads_mu */
+	uint64_t thread_id;       /* tag of the java.lang.Thread object */
+	char name[128];
+	int is_agent;             /* the agent's own thread: allocations not recorded */
+	int ended;                /* ThreadEnd seen */
+	int announced;            /* THREAD event written (agent thread only) */
+	uint32_t last_walk_seq;
+	struct rlist recs;        /* under mu */
+	/* site cache: hash of the raw frames -> site id */
+	uint64_t sc_hash[SITE_CACHE];
+	uint32_t sc_site[SITE_CACHE];
+	jvmtiFrameInfo *frames;   /* [depth] scratch for GetStackTrace */
+	jvmtiFrameInfo *sc_key;   /* [SITE_CACHE * depth] raw frames of each entry */
+	uint8_t sc_n[SITE_CACHE];
+};
+
+struct death {
+	uint64_t id;
+	uint32_t gc;             /* the GC it is attributed to */
+};
+
+struct gc_times {
+	uint64_t start_ns, end_ns;
+};
+
+struct agent {
+	jvmtiEnv *jvmti;
+	JavaVM *vm;
+	struct agent_opts opts;
+	char opts_string[1024];
+	struct htr_writer *w;          /* agent thread only (after VMInit) */
+	uint64_t t0_ns;                /* CLOCK_MONOTONIC at load */
+
+	/* counters shared with callbacks (atomics) */
+	uint32_t gc_started, gc_finished;
+	uint32_t walk_seq;
+	uint64_t next_tag;
+	int recording;                 /* 1 between VMInit and VMDeath */
+	struct gc_times gcs[GC_RING];
+
+	jrawMonitorID mon;             /* GC finish / stop -> agent thread */
+	int stop;                      /* under mon: VMDeath asked to finish */
+	int done;                      /* under mon: agent thread finished */
+	int agent_started;             /* RunAgentThread succeeded */
+
+	pthread_mutex_t threads_mu;
+	struct tstate *threads;
+	struct tstate init_ts;         /* objects found at VMInit (thread 0) */
+
+	pthread_mutex_t deaths_mu;
+	struct death *deaths; size_t ndeaths, deaths_cap;
+
+	pthread_mutex_t free_mu;       /* recycled chunks */
+	struct chunk *free_chunks;
+
+	uint32_t class_type;           /* type id of java.lang.Class */
+	uint64_t agent_thread_tag;
+	jobject agent_thread;          /* global ref */
+
+	/* statistics */
+	uint64_t n_allocs, n_vm_allocs, n_dup, n_deaths, n_walks, n_walk_objects;
+	uint64_t walk_ns, write_ns, flush_ns, n_site_miss;
+};
+
+extern struct agent A;
+
+uint64_t agent_now_ns(void);
+/* Next object id (never a class id). */
+static inline uint64_t agent_new_tag(void)
+{
+	return __atomic_fetch_add(&A.next_tag, 1, __ATOMIC_RELAXED);
+}
+
+/* ---- record buffers (agent.c) ---- */
+struct chunk *chunk_get(void);
+void chunk_put_list(struct chunk *head);
+/* Appends to ts->recs; caller holds ts->mu.  Returns 0 or -ENOMEM. */
+int ts_append(struct tstate *ts, const struct arec *r);
+/* The calling thread's state, created on first use; NULL on failure. */
+struct tstate *ts_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
+
+/* ---- symbols (symbols.c) ---- */
+int sym_init(void);
+/* Type id of a class, registering it (and its superclasses) on first sight.
+ * Caller holds its tstate mu; mirror records go to ts.  HTR_NO_TYPE on error. */
+uint32_t sym_type_of_class(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass, struct tstate *ts);
+/* Type id for a class tag seen in a heap walk, or HTR_NO_TYPE. Lock-free
+ * for class ids; takes sym_mu for the rare classes tagged otherwise. */
+uint32_t sym_type_of_tag(uint64_t class_tag);
+/* Kind (enum htr_type_kind) of a registered type; lock-free. */
+uint32_t sym_type_kind(uint32_t type);
+/* Site id for raw frames; HTR_NO_SITE on error. */
+uint32_t sym_site(jvmtiEnv *jvmti, const jvmtiFrameInfo *frames, int n);
+/* Method id for a jmethodID (registering it); UINT32_MAX on error. */
+uint32_t sym_method(jvmtiEnv *jvmti, jmethodID m);
+/* JVMTI field index -> slot in our field list, for a FIELD reference of an
+ * object of this type, or a STATIC_FIELD reference from the mirror of this
+ * type (is_static).  -1 if none. */
+int32_t sym_field_slot(uint32_t type, uint32_t jvmti_index, int is_static);
+/* Number of fields in our list of the type (for synthetic class slots). */
+uint32_t sym_nfields(uint32_t type);
+/* Writes TYPE/METHOD/SITE events not yet written that these ids need.
+ * Agent thread only. */
+int sym_emit_type(struct htr_writer *w, uint32_t type, uint64_t size_hint);
+int sym_emit_site(struct htr_writer *w, uint32_t site);
+int sym_emit_method(struct htr_writer *w, uint32_t method);
+void sym_stats(uint32_t *ntypes, uint32_t *nmethods, uint32_t *nsites);
+/* Type id recorded for class mirrors registered before java.lang.Class:
+ * the writer substitutes A.class_type. */
+uint32_t sym_mirror_pending_type(void);
+
+/* ---- management beans (mgmt.c), agent thread only ---- */
+struct gc_info {
+	int full;
+	char cause[64];
+	uint64_t used_before, used_after, capacity; /* UINT64_MAX unknown */
+};
+int mgmt_init(JNIEnv *jni);
+void mgmt_query(JNIEnv *jni, struct gc_info *out);
+
+/* ---- heap walks (walk.c), agent thread only ---- */
+struct walk;
+/* Tags every untagged object in the heap (VMInit) as an object that existed
+ * before recording; records go to ts. */
+int walk_tag_preexisting(jvmtiEnv *jvmti, struct tstate *ts);
+/* Heap walk for GC gc: collects roots and references.  Caller holds every
+ * tstate mu.  *out is owned by the caller (walk_free). */
+int walk_collect(jvmtiEnv *jvmti, struct walk **out);
+/* Resolves, then writes the objects first seen in the walk (PREEXISTING),
+ * the roots and every object's references. Agent thread, no tstate lock. */
+int walk_write(jvmtiEnv *jvmti, JNIEnv *jni, struct walk *wk, struct htr_writer *w, uint32_t gc,
+	       uint64_t *nobjects);
+void walk_free(struct walk *wk);
+/* Makes the JVM post pending ObjectFree events now, on this thread. */
+int walk_flush_deaths(jvmtiEnv *jvmti);
+
+/* ---- the agent thread (recorder.c) ---- */
+void JNICALL recorder_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg);
+/* Writes one record (and the symbols it needs). */
+int recorder_write_rec(const struct arec *r);
+
+#endif

@@ -1,0 +1,91 @@
+# The JVMTI agent (agent/), the example Java programs (examples/java/) and
+# their recorded traces.  Included by the top-level Makefile.
+#
+#   make agent        build/libheapfs-agent.so
+#   make examples     compile the examples, record build/examples/<name>.htr
+#   make agent-test   agent unit tests + recorded-JVM integration tests
+#   make bench-agent  run time without agent / allocations only / graphs
+
+JAVAC      ?= $(shell readlink -f $$(command -v javac) 2>/dev/null)
+JAVA_HOME_DIR := $(patsubst %/bin/javac,%,$(JAVAC))
+JAVA       ?= $(JAVA_HOME_DIR)/bin/java
+AGENT_SO   := $(BUILD)/libheapfs-agent.so
+AGENT_SRC  := $(wildcard agent/*.c)
+AGENT_OBJ  := $(AGENT_SRC:%.c=$(BUILD)/obj-pic/%.o) $(BUILD)/obj-pic/model/htr_writer.o $(BUILD)/obj-pic/model/buf.o
+AGENT_CFLAGS := $(CFLAGS) -fPIC -fvisibility=hidden -I$(JAVA_HOME_DIR)/include -I$(JAVA_HOME_DIR)/include/linux
+
+.PHONY: agent agent-test bench-agent examples
+
+agent: $(AGENT_SO)
+
+$(BUILD)/obj-pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(AGENT_CFLAGS) -MMD -MP -c $< -o $@
+
+$(AGENT_SO): $(AGENT_OBJ)
+	$(CC) -shared -o $@ $^ -lzstd -lpthread
+
+-include $(AGENT_OBJ:.o=.d)
+
+# A trace counter for the agent's integration tests (independent of fs/).
+AGENT_COUNT := $(BUILD)/tests/agent_count
+# Links the model objects only, so that work in progress elsewhere in the
+# library does not stop the agent's tests.
+AGENT_MODEL_OBJ := $(filter $(BUILD)/obj/model/%,$(LIB_OBJ))
+$(AGENT_COUNT): tests/integration/agent_count.c $(AGENT_MODEL_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(AGENT_MODEL_OBJ) $(LDLIBS)
+
+# ---- the example programs ----------------------------------------------------
+EXAMPLE_PKGS := multicache buggystack company churn gcstress slowleak
+EXAMPLE_SRC  := $(foreach p,$(EXAMPLE_PKGS),$(wildcard examples/java/example/$(p)/*.java))
+EXAMPLE_CLASSES := $(BUILD)/examples/classes/.stamp
+EXAMPLE_JVM  := -Xmx128m -XX:+UseG1GC
+
+.PHONY: examples-classes
+examples-classes: $(EXAMPLE_CLASSES)
+$(EXAMPLE_CLASSES): $(EXAMPLE_SRC)
+	@mkdir -p $(dir $@)
+	$(JAVAC) -d $(dir $@) $(EXAMPLE_SRC)
+	@touch $@
+
+# name | main class | arguments | agent options
+EXAMPLE_RUNS := \
+	multicache:example.multicache.Main:20000_8:graph=every \
+	buggystack:example.buggystack.BuggyMain:20000:graph=every \
+	company:example.company.Main:2000_3:graph=every \
+	churn:example.churn.Server:2000000_20000:graph=4 \
+	gcstress:example.gcstress.Pipeline:200000_8:graph=4 \
+	slowleak:example.slowleak.Main:400000_20:graph=4
+
+# Records every example; each program's printout lands next to its trace.
+examples: $(AGENT_SO) $(EXAMPLE_CLASSES)
+	@set -e; for r in $(EXAMPLE_RUNS); do \
+	  name=$${r%%:*}; rest=$${r#*:}; cls=$${rest%%:*}; rest=$${rest#*:}; \
+	  args=$$(echo $${rest%%:*} | tr _ ' '); opts=$${rest#*:}; \
+	  echo "== recording $$name: $$cls $$args ($$opts)"; \
+	  $(JAVA) $(EXAMPLE_JVM) -agentpath:$(abspath $(AGENT_SO))=out=$(BUILD)/examples/$$name.htr,$$opts \
+	    -cp $(BUILD)/examples/classes $$cls $$args > $(BUILD)/examples/$$name.out; \
+	  cat $(BUILD)/examples/$$name.out; \
+	done
+
+# The small MultiCache trace committed for `make demo` (needs no JVM).
+.PHONY: demo-trace
+demo-trace: $(AGENT_SO) $(EXAMPLE_CLASSES)
+	$(JAVA) $(EXAMPLE_JVM) -agentpath:$(abspath $(AGENT_SO))=out=examples/multicache.htr,graph=every,zstd=3 \
+	  -cp $(BUILD)/examples/classes example.multicache.Main 15000 8 > examples/multicache.out
+	cat examples/multicache.out
+
+# ---- tests and benchmark ------------------------------------------------------
+AGENT_UNIT := $(BUILD)/tests/test_agent_opts
+$(AGENT_UNIT): tests/unit/test_agent_opts.c agent/agent_opts.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ -lcmocka
+
+agent-test: $(AGENT_SO) $(AGENT_COUNT) $(AGENT_UNIT) $(EXAMPLE_CLASSES) $(BUILD)/heapfs
+	$(AGENT_UNIT)
+	@set -e; for t in tests/integration/test_agent*.sh; do echo "== $$t"; \
+	  HEAPFS=$(abspath $(BUILD)/heapfs) BUILD=$(BUILD) bash $$t; done
+
+bench-agent: $(AGENT_SO) $(EXAMPLE_CLASSES)
+	BUILD=$(BUILD) JAVA=$(JAVA) bash agent/bench.sh

@@ -1,0 +1,162 @@
+/* agent_opts.c - see agent_opts.h. */
+#include "agent_opts.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char help_text[] =
+	"heapfs JVMTI agent: records a JVM's allocations, deaths, GCs and heap graphs\n"
+	"into a heapfs trace (.htr).\n"
+	"\n"
+	"usage: java -agentpath:/path/to/libheapfs-agent.so=OPT[,OPT...] ...\n"
+	"\n"
+	"  out=FILE        trace file to write (default heapfs.htr)\n"
+	"  graph=MODE      when to record the object graph and roots with a heap walk:\n"
+	"                  every (after every GC, default), N (every N-th GC),\n"
+	"                  full (after full GCs only), none (never)\n"
+	"  depth=N         stack frames per allocation site, 0..64 (default 4;\n"
+	"                  0 records no sites, the cheapest)\n"
+	"  deaths=on|off   record object deaths (default on)\n"
+	"  stacks=jvmti|fast  how sites are taken: GetStackTrace (default) or\n"
+	"                  AsyncGetCallTrace with a GetStackTrace fallback (experimental)\n"
+	"  zstd=LEVEL      compression level 1..19 (default 1)\n"
+	"  verbose         print recording statistics on stderr at exit\n"
+	"  help            print this text and stop the JVM\n";
+
+const char *agent_opts_help(void)
+{
+	return help_text;
+}
+
+static void defaults(struct agent_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	snprintf(o->out, sizeof(o->out), "heapfs.htr");
+	o->graph = AGENT_GRAPH_EVERY;
+	o->graph_every = 1;
+	o->depth = AGENT_DEFAULT_DEPTH;
+	o->zstd_level = 1;
+	o->deaths = 1;
+	o->stacks_asgct = 0;
+}
+
+/* Strict unsigned decimal in [lo, hi]. */
+static int parse_uint(const char *v, unsigned long lo, unsigned long hi, uint32_t *out)
+{
+	if (!*v || strspn(v, "0123456789") != strlen(v) || strlen(v) > 9)
+		return -EINVAL;
+	unsigned long x = strtoul(v, NULL, 10);
+	if (x < lo || x > hi)
+		return -EINVAL;
+	*out = (uint32_t)x;
+	return 0;
+}
+
+static int parse_graph(struct agent_opts *o, const char *v)
+{
+	if (!strcmp(v, "every")) {
+		o->graph = AGENT_GRAPH_EVERY;
+	} else if (!strcmp(v, "full")) {
+		o->graph = AGENT_GRAPH_FULL;
+	} else if (!strcmp(v, "none")) {
+		o->graph = AGENT_GRAPH_NONE;
+	} else {
+		if (parse_uint(v, 1, 1000000, &o->graph_every))
+			return -EINVAL;
+		o->graph = o->graph_every == 1 ? AGENT_GRAPH_EVERY : AGENT_GRAPH_NTH;
+	}
+	return 0;
+}
+
+static int parse_onoff(const char *v, int *out)
+{
+	if (!strcmp(v, "on") || !strcmp(v, "1") || !strcmp(v, "yes"))
+		*out = 1;
+	else if (!strcmp(v, "off") || !strcmp(v, "0") || !strcmp(v, "no"))
+		*out = 0;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* One "key" or "key=value" item. */
+static int parse_item(struct agent_opts *o, char *item, char *err, size_t errlen)
+{
+	char *eq = strchr(item, '=');
+	const char *key = item, *val = eq ? eq + 1 : NULL;
+	if (eq)
+		*eq = 0;
+	int rc = 0;
+	uint32_t u = 0;
+	if (!strcmp(key, "help") && !val) {
+		o->help = 1;
+	} else if (!strcmp(key, "verbose") && !val) {
+		o->verbose = 1;
+	} else if (!strcmp(key, "out") && val) {
+		if (!*val || strlen(val) >= sizeof(o->out))
+			rc = -EINVAL;
+		else
+			snprintf(o->out, sizeof(o->out), "%s", val);
+	} else if (!strcmp(key, "graph") && val) {
+		rc = parse_graph(o, val);
+	} else if (!strcmp(key, "depth") && val) {
+		rc = parse_uint(val, 0, AGENT_MAX_DEPTH, &o->depth);
+	} else if (!strcmp(key, "zstd") && val) {
+		rc = parse_uint(val, 1, 19, &u);
+		o->zstd_level = (int)u;
+	} else if (!strcmp(key, "deaths") && val) {
+		rc = parse_onoff(val, &o->deaths);
+	} else if (!strcmp(key, "stacks") && val) {
+		if (!strcmp(val, "fast"))
+			o->stacks_asgct = 1;
+		else if (!strcmp(val, "jvmti"))
+			o->stacks_asgct = 0;
+		else
+			rc = -EINVAL;
+	} else {
+		snprintf(err, errlen, "unknown option '%s%s%s' (use the option 'help' for the list)", key,
+			 val ? "=" : "", val ? val : "");
+		return -EINVAL;
+	}
+	if (rc)
+		snprintf(err, errlen, "bad value '%s' for option '%s' (use the option 'help' for the list)",
+			 val ? val : "", key);
+	return rc;
+}
+
+int agent_opts_parse(struct agent_opts *o, const char *s, char *err, size_t errlen)
+{
+	defaults(o);
+	if (err && errlen)
+		err[0] = 0;
+	if (!s || !*s)
+		return 0;
+	char *copy = strdup(s);
+	if (!copy) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	int rc = 0;
+	char *save = NULL;
+	for (char *item = strtok_r(copy, ",", &save); item && !rc; item = strtok_r(NULL, ",", &save))
+		rc = parse_item(o, item, err, errlen);
+	free(copy);
+	return rc;
+}
+
+int agent_opts_wants_graph(const struct agent_opts *o, uint32_t gc, int full)
+{
+	switch (o->graph) {
+	case AGENT_GRAPH_EVERY:
+		return 1;
+	case AGENT_GRAPH_NTH:
+		return gc % o->graph_every == 0;
+	case AGENT_GRAPH_FULL:
+		return full;
+	case AGENT_GRAPH_NONE:
+		return 0;
+	}
+	return 0;
+}

@@ -1,0 +1,49 @@
+/* agent_opts.h - the option string of libheapfs-agent.so.
+ *
+ *   java -agentpath:build/libheapfs-agent.so=out=APP.htr,graph=every,depth=4 ...
+ *
+ * Pure C (no jvmti.h) so that it is unit-tested on its own.
+ * Ownership: agent_opts_parse fills a caller-owned struct; `out` points into
+ * the struct's own storage.
+ */
+#ifndef HEAPFS_AGENT_OPTS_H
+#define HEAPFS_AGENT_OPTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum agent_graph_mode {
+	AGENT_GRAPH_EVERY = 0, /* a heap walk after every GC */
+	AGENT_GRAPH_NTH,       /* after every N-th GC (N = graph_every) */
+	AGENT_GRAPH_FULL,      /* after full collections only */
+	AGENT_GRAPH_NONE,      /* never: allocations, deaths and GCs only */
+};
+
+#define AGENT_DEFAULT_DEPTH 4
+#define AGENT_MAX_DEPTH 64
+#define AGENT_OUT_MAX 4096
+
+struct agent_opts {
+	char out[AGENT_OUT_MAX];   /* trace file (default heapfs.htr) */
+	enum agent_graph_mode graph;
+	uint32_t graph_every;      /* AGENT_GRAPH_NTH: N >= 1 */
+	uint32_t depth;            /* stack frames per allocation site; 0 = no sites */
+	int zstd_level;            /* 1..19 */
+	int deaths;                /* 1: record object deaths (ObjectFree) */
+	int verbose;               /* 1: statistics on stderr at exit */
+	int stacks_asgct;          /* 1: AsyncGetCallTrace for sites, 0: GetStackTrace only */
+	int help;                  /* 1: print agent_opts_help() and refuse to start */
+};
+
+/* Parses "key=val,key=val".  NULL or "" gives the defaults.  Returns 0, or
+ * -EINVAL with a one-line message naming the bad option in err. */
+int agent_opts_parse(struct agent_opts *o, const char *s, char *err, size_t errlen);
+
+/* The text printed for `help`. */
+const char *agent_opts_help(void);
+
+/* Whether GC number gc (1, 2, ...) gets a heap walk; full = it was a full
+ * collection (as far as the agent knows). */
+int agent_opts_wants_graph(const struct agent_opts *o, uint32_t gc, int full);
+
+#endif

@@ -1,0 +1,620 @@
+/* symbols.c - types, methods and allocation sites of the recorded JVM.
+ *
+ * Application threads register symbols (under sym_mu) the first time they
+ * meet them; the agent thread writes each one to the trace once, before the
+ * first event that needs it.  Symbols live until the process exits (never
+ * freed: the JVM unloads few classes, and an id is never reused).
+ *
+ * Field lists: ours are "instance fields, inherited first (from
+ * java.lang.Object down), then the class's own statics" (trace format).
+ * JVMTI numbers fields in heap-walk references differently: the fields of
+ * all transitively implemented interfaces first, then every class's own
+ * fields (static and instance, declaration order) from java.lang.Object
+ * down.  Each type keeps the map from the JVMTI index to our slot.
+ */
+#include "agent/agent.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uthash.h>
+
+#define TYPE_MIRROR_PENDING (HTR_NO_TYPE - 1) /* mirror record before Class was known */
+
+struct atype {
+	char *name;
+	uint32_t kind, elem_size, inst_size, super_id;
+	uint32_t nfields, ninst;        /* fields[0..ninst) instance, then statics */
+	struct htr_field *fields;       /* names/sigs owned (strdup) */
+	uint32_t iface_fields;          /* JVMTI: fields of all interfaces */
+	uint32_t nchain;                /* JVMTI: own fields of Object..this */
+	int32_t *chain_slot;            /* [nchain] our slot, -1 for statics */
+	uint32_t own_base;              /* index into chain of this class's own fields */
+	int32_t *own_static_slot;       /* [nchain - own_base] slot of own fields (statics too) */
+	int written;
+};
+
+struct tagmap {                  /* classes tagged with an object id */
+	uint64_t tag;
+	uint32_t type;
+	UT_hash_handle hh;
+};
+
+struct amethod {
+	jmethodID key;
+	uint32_t id;
+	char *cls, *name, *sig, *file;
+	jint nlines;
+	jvmtiLineNumberEntry *lines;  /* JVMTI-allocated */
+	int written;
+	UT_hash_handle hh;
+};
+
+struct asite {
+	uint32_t nframes;
+	struct htr_site_frame *frames;
+	int written;
+};
+
+struct sitekey {                 /* raw frames or canonical frames -> site */
+	void *key;
+	size_t keylen;
+	uint32_t site;
+	UT_hash_handle hh;
+};
+
+static pthread_mutex_t sym_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct atype *types;
+static uint32_t ntypes, types_cap;
+static uint8_t type_kind[MAX_TYPES];     /* lock-free reads */
+static struct tagmap *tagmap;
+static struct amethod *methods_by_key;
+static struct amethod **methods;
+static uint32_t nmethods, methods_cap;
+static struct asite *sites;
+static uint32_t nsites, sites_cap;
+static struct sitekey *raw_sites, *canon_sites;
+
+int sym_init(void)
+{
+	A.class_type = HTR_NO_TYPE;
+	return 0;
+}
+
+void sym_stats(uint32_t *nt, uint32_t *nm, uint32_t *ns)
+{
+	pthread_mutex_lock(&sym_mu);
+	*nt = ntypes;
+	*nm = nmethods;
+	*ns = nsites;
+	pthread_mutex_unlock(&sym_mu);
+}
+
+uint32_t sym_type_kind(uint32_t type)
+{
+	return type < MAX_TYPES ? type_kind[type] : HTR_TYPE_INSTANCE;
+}
+
+static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	uint32_t c = *cap ? *cap : 256;
+	while (c < need)
+		c *= 2;
+	void *q = realloc(*p, (size_t)c * elem);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
+/* "Ljava/lang/String;" -> "java.lang.String", "[[I" -> "int[][]". */
+static char *java_name(const char *sig)
+{
+	size_t dims = 0;
+	while (sig[dims] == '[')
+		dims++;
+	const char *b = sig + dims;
+	static const struct { char c; const char *n; } prim[] = {
+		{ 'Z', "boolean" }, { 'B', "byte" }, { 'C', "char" }, { 'S', "short" },
+		{ 'I', "int" }, { 'J', "long" }, { 'F', "float" }, { 'D', "double" }, { 'V', "void" },
+	};
+	const char *base = NULL;
+	size_t blen = 0;
+	if (*b == 'L') {
+		base = b + 1;
+		blen = strlen(base);
+		if (blen && base[blen - 1] == ';')
+			blen--;
+	} else {
+		for (size_t i = 0; i < sizeof(prim) / sizeof(prim[0]); i++)
+			if (prim[i].c == *b)
+				base = prim[i].n;
+		if (!base)
+			base = b;
+		blen = strlen(base);
+	}
+	char *s = malloc(blen + 2 * dims + 1);
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < blen; i++)
+		s[i] = base[i] == '/' ? '.' : base[i];
+	for (size_t i = 0; i < dims; i++)
+		memcpy(s + blen + 2 * i, "[]", 2);
+	s[blen + 2 * dims] = 0;
+	return s;
+}
+
+static uint32_t prim_size(char c)
+{
+	switch (c) {
+	case 'Z': case 'B': return 1;
+	case 'C': case 'S': return 2;
+	case 'I': case 'F': return 4;
+	case 'J': case 'D': return 8;
+	default: return 4; /* references: compressed oops */
+	}
+}
+
+/* Type of a class already registered, or HTR_NO_TYPE.  sym_mu held. */
+static uint32_t lookup_locked(jvmtiEnv *jvmti, jclass k, uint64_t *tag_out)
+{
+	jlong t = 0;
+	if ((*jvmti)->GetTag(jvmti, k, &t) != JVMTI_ERROR_NONE)
+		t = 0;
+	*tag_out = (uint64_t)t;
+	if (t > 0 && (uint64_t)t <= CLASS_TAG_MAX)
+		return (uint32_t)(t - 1);
+	if (t) {
+		struct tagmap *m = NULL;
+		uint64_t key = (uint64_t)t;
+		HASH_FIND(hh, tagmap, &key, sizeof(key), m);
+		if (m)
+			return m->type;
+	}
+	return HTR_NO_TYPE;
+}
+
+uint32_t sym_type_of_tag(uint64_t class_tag)
+{
+	if (class_tag > 0 && class_tag <= CLASS_TAG_MAX)
+		return (uint32_t)(class_tag - 1);
+	if (!class_tag)
+		return HTR_NO_TYPE;
+	struct tagmap *m = NULL;
+	pthread_mutex_lock(&sym_mu);
+	HASH_FIND(hh, tagmap, &class_tag, sizeof(class_tag), m);
+	uint32_t t = m ? m->type : HTR_NO_TYPE;
+	pthread_mutex_unlock(&sym_mu);
+	return t;
+}
+
+/* Number of fields declared by all interfaces k implements (transitively,
+ * also through its superclasses), each interface counted once. */
+static uint32_t interface_fields(jvmtiEnv *jvmti, JNIEnv *jni, jclass k)
+{
+	jclass stack[512], seen[512];
+	uint32_t nstack = 0, nseen = 0, total = 0;
+	for (jclass c = k; c && nstack < 256;) {
+		jint n = 0;
+		jclass *ifs = NULL;
+		if ((*jvmti)->GetImplementedInterfaces(jvmti, c, &n, &ifs) == JVMTI_ERROR_NONE) {
+			for (jint i = 0; i < n && nstack < 512; i++)
+				stack[nstack++] = ifs[i];
+			(*jvmti)->Deallocate(jvmti, (unsigned char *)ifs);
+		}
+		c = (*jni)->GetSuperclass(jni, c);
+	}
+	while (nstack) {
+		jclass i = stack[--nstack];
+		int dup = 0;
+		for (uint32_t s = 0; s < nseen && !dup; s++)
+			dup = (*jni)->IsSameObject(jni, seen[s], i);
+		if (dup || nseen == 512)
+			continue;
+		seen[nseen++] = i;
+		jint nf = 0;
+		jfieldID *f = NULL;
+		if ((*jvmti)->GetClassFields(jvmti, i, &nf, &f) == JVMTI_ERROR_NONE) {
+			total += (uint32_t)nf;
+			(*jvmti)->Deallocate(jvmti, (unsigned char *)f);
+		}
+		jint n = 0;
+		jclass *ifs = NULL;
+		if ((*jvmti)->GetImplementedInterfaces(jvmti, i, &n, &ifs) == JVMTI_ERROR_NONE) {
+			for (jint j = 0; j < n && nstack < 512; j++)
+				stack[nstack++] = ifs[j];
+			(*jvmti)->Deallocate(jvmti, (unsigned char *)ifs);
+		}
+	}
+	return total;
+}
+
+/* Fills t's field list and JVMTI maps from the class's own fields and the
+ * (registered) superclass.  sym_mu held. */
+static int build_fields(jvmtiEnv *jvmti, JNIEnv *jni, jclass k, struct atype *t)
+{
+	const struct atype *sup = t->super_id != HTR_NO_TYPE ? &types[t->super_id] : NULL;
+	jint nf = 0;
+	jfieldID *f = NULL;
+	if ((*jvmti)->GetClassFields(jvmti, k, &nf, &f) != JVMTI_ERROR_NONE)
+		nf = 0;
+	uint32_t sup_inst = sup ? sup->ninst : 0, sup_chain = sup ? sup->nchain : 0;
+	uint32_t own_inst = 0, own_static = 0;
+	uint8_t *is_static = calloc((size_t)nf + 1, 1);
+	char **names = calloc((size_t)nf + 1, sizeof(char *)), **sigs = calloc((size_t)nf + 1, sizeof(char *));
+	t->fields = calloc((size_t)sup_inst + (size_t)nf + 1, sizeof(struct htr_field));
+	t->chain_slot = calloc((size_t)sup_chain + (size_t)nf + 1, sizeof(int32_t));
+	t->own_static_slot = calloc((size_t)nf + 1, sizeof(int32_t));
+	int rc = -ENOMEM;
+	if (!is_static || !names || !sigs || !t->fields || !t->chain_slot || !t->own_static_slot)
+		goto out;
+	for (jint i = 0; i < nf; i++) {
+		jint mod = 0;
+		char *n = NULL, *s = NULL;
+		(*jvmti)->GetFieldModifiers(jvmti, k, f[i], &mod);
+		is_static[i] = (mod & 0x0008) != 0;
+		if ((*jvmti)->GetFieldName(jvmti, k, f[i], &n, &s, NULL) == JVMTI_ERROR_NONE) {
+			names[i] = strdup(n);
+			sigs[i] = strdup(s);
+			(*jvmti)->Deallocate(jvmti, (unsigned char *)n);
+			(*jvmti)->Deallocate(jvmti, (unsigned char *)s);
+		}
+		if (!names[i] || !sigs[i])
+			goto out;
+		if (is_static[i])
+			own_static++;
+		else
+			own_inst++;
+	}
+	/* our list: inherited instance fields, own instance fields, own statics */
+	uint32_t nfields = 0;
+	for (uint32_t i = 0; i < sup_inst; i++)
+		t->fields[nfields++] = sup->fields[i];
+	t->ninst = sup_inst + own_inst;
+	uint32_t next_inst = sup_inst, next_static = t->ninst;
+	if (sup_chain)
+		memcpy(t->chain_slot, sup->chain_slot, sup_chain * sizeof(int32_t));
+	for (jint i = 0; i < nf; i++) {
+		uint32_t slot = is_static[i] ? next_static++ : next_inst++;
+		struct htr_field *fl = &t->fields[slot];
+		fl->name = names[i];
+		fl->sig = sigs[i];
+		fl->flags = (is_static[i] ? HTR_FIELD_STATIC : 0) |
+			    (sigs[i][0] == 'L' || sigs[i][0] == '[' ? HTR_FIELD_REF : 0);
+		names[i] = sigs[i] = NULL;
+		t->chain_slot[sup_chain + (uint32_t)i] = is_static[i] ? -1 : (int32_t)slot;
+		t->own_static_slot[i] = (int32_t)slot;
+	}
+	t->nfields = t->ninst + own_static;
+	t->nchain = sup_chain + (uint32_t)nf;
+	t->own_base = sup_chain;
+	t->iface_fields = interface_fields(jvmti, jni, k);
+	rc = 0;
+out:
+	for (jint i = 0; names && sigs && i < nf; i++) {
+		free(names[i]);
+		free(sigs[i]);
+	}
+	free(names);
+	free(sigs);
+	free(is_static);
+	if (f)
+		(*jvmti)->Deallocate(jvmti, (unsigned char *)f);
+	return rc;
+}
+
+/* Registers one class whose superclass (if any) is registered.  sym_mu
+ * held; the mirror's record goes to ts. */
+static uint32_t register_one(jvmtiEnv *jvmti, JNIEnv *jni, jclass k, uint32_t super_id, uint64_t tag,
+			     struct tstate *ts)
+{
+	char *sig = NULL;
+	if (ntypes >= MAX_TYPES || grow((void **)&types, &types_cap, ntypes + 1, sizeof(*types)) ||
+	    (*jvmti)->GetClassSignature(jvmti, k, &sig, NULL) != JVMTI_ERROR_NONE)
+		return HTR_NO_TYPE;
+	uint32_t id = ntypes;
+	struct atype *t = &types[id];
+	memset(t, 0, sizeof(*t));
+	t->name = java_name(sig);
+	t->super_id = super_id;
+	if (sig[0] == '[') {
+		t->kind = sig[1] == 'L' || sig[1] == '[' ? HTR_TYPE_OBJ_ARRAY : HTR_TYPE_PRIM_ARRAY;
+		t->elem_size = prim_size(sig[1]);
+		t->inst_size = 16;
+	}
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+	if (!t->name || (t->kind == HTR_TYPE_INSTANCE && build_fields(jvmti, jni, k, t)))
+		return HTR_NO_TYPE;
+	ntypes++;
+	type_kind[id] = (uint8_t)t->kind;
+	if (!strcmp(t->name, "java.lang.Class"))
+		A.class_type = id;
+	if (tag) {
+		/* tagged as a plain object before (a heap walk met the mirror
+		 * first): keep that id, remember its type */
+		struct tagmap *m = malloc(sizeof(*m));
+		if (m) {
+			m->tag = tag;
+			m->type = id;
+			HASH_ADD(hh, tagmap, tag, sizeof(m->tag), m);
+		}
+		return id;
+	}
+	if ((*jvmti)->SetTag(jvmti, k, (jlong)id + 1) != JVMTI_ERROR_NONE)
+		return id;
+	jlong size = 0;
+	(*jvmti)->GetObjectSize(jvmti, k, &size);
+	struct arec r = { .id = (uint64_t)id + 1, .size = (uint64_t)size, .time_ns = agent_now_ns(),
+			  .type = A.class_type == HTR_NO_TYPE ? TYPE_MIRROR_PENDING : A.class_type,
+			  .site = HTR_NO_SITE, .length = -1,
+			  .epoch = __atomic_load_n(&A.gc_started, __ATOMIC_ACQUIRE),
+			  .flags = HTR_ALLOC_PREEXISTING };
+	if (ts)
+		ts_append(ts, &r);
+	return id;
+}
+
+uint32_t sym_type_of_class(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass, struct tstate *ts)
+{
+	uint64_t tag = 0;
+	pthread_mutex_lock(&sym_mu);
+	uint32_t type = lookup_locked(jvmti, klass, &tag);
+	if (type != HTR_NO_TYPE || (*jni)->PushLocalFrame(jni, 300) != 0)
+		goto out;
+	/* the unregistered part of the superclass chain, registered top down */
+	jclass chain[256];
+	uint64_t tags[256];
+	uint32_t n = 0, super_id = HTR_NO_TYPE;
+	chain[n] = klass;
+	tags[n++] = tag;
+	for (;;) {
+		jclass s = (*jni)->GetSuperclass(jni, chain[n - 1]);
+		if (!s)
+			break;
+		uint64_t st = 0;
+		super_id = lookup_locked(jvmti, s, &st);
+		if (super_id != HTR_NO_TYPE || n == 256)
+			break;
+		chain[n] = s;
+		tags[n++] = st;
+	}
+	while (n-- > 0) {
+		super_id = register_one(jvmti, jni, chain[n], super_id, tags[n], ts);
+		if (super_id == HTR_NO_TYPE)
+			break;
+	}
+	type = super_id;
+	(*jni)->PopLocalFrame(jni, NULL);
+out:
+	pthread_mutex_unlock(&sym_mu);
+	return type;
+}
+
+int32_t sym_field_slot(uint32_t type, uint32_t j, int is_static)
+{
+	int32_t slot = -1;
+	pthread_mutex_lock(&sym_mu);
+	if (type < ntypes) {
+		const struct atype *t = &types[type];
+		if (j >= t->iface_fields) {
+			uint32_t c = j - t->iface_fields;
+			if (!is_static && c < t->nchain)
+				slot = t->chain_slot[c];
+			else if (is_static && c >= t->own_base && c < t->nchain)
+				slot = t->own_static_slot[c - t->own_base];
+		}
+	}
+	pthread_mutex_unlock(&sym_mu);
+	return slot;
+}
+
+uint32_t sym_nfields(uint32_t type)
+{
+	pthread_mutex_lock(&sym_mu);
+	uint32_t n = type < ntypes ? types[type].nfields : 0;
+	pthread_mutex_unlock(&sym_mu);
+	return n;
+}
+
+/* ---- methods and sites ---------------------------------------------------- */
+
+static char *dup_or_empty(const char *s)
+{
+	return strdup(s ? s : "");
+}
+
+static uint32_t method_locked(jvmtiEnv *jvmti, jmethodID m)
+{
+	struct amethod *am = NULL;
+	HASH_FIND_PTR(methods_by_key, &m, am);
+	if (am)
+		return am->id;
+	if (grow((void **)&methods, &methods_cap, nmethods + 1, sizeof(*methods)))
+		return UINT32_MAX;
+	am = calloc(1, sizeof(*am));
+	if (!am)
+		return UINT32_MAX;
+	am->key = m;
+	am->id = nmethods;
+	char *name = NULL, *sig = NULL, *csig = NULL, *file = NULL;
+	jclass k = NULL;
+	(*jvmti)->GetMethodName(jvmti, m, &name, &sig, NULL);
+	if ((*jvmti)->GetMethodDeclaringClass(jvmti, m, &k) == JVMTI_ERROR_NONE && k) {
+		if ((*jvmti)->GetClassSignature(jvmti, k, &csig, NULL) == JVMTI_ERROR_NONE)
+			am->cls = java_name(csig);
+		(*jvmti)->GetSourceFileName(jvmti, k, &file);
+	}
+	am->name = dup_or_empty(name);
+	am->sig = dup_or_empty(sig);
+	am->file = dup_or_empty(file);
+	if (!am->cls)
+		am->cls = dup_or_empty(NULL);
+	if ((*jvmti)->GetLineNumberTable(jvmti, m, &am->nlines, &am->lines) != JVMTI_ERROR_NONE) {
+		am->nlines = 0;
+		am->lines = NULL;
+	}
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)csig);
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)file);
+	/* k is a local reference of a callback or of the agent thread's local
+	 * frame: released with it */
+	methods[nmethods++] = am;
+	HASH_ADD_PTR(methods_by_key, key, am);
+	return am->id;
+}
+
+uint32_t sym_method(jvmtiEnv *jvmti, jmethodID m)
+{
+	pthread_mutex_lock(&sym_mu);
+	uint32_t id = method_locked(jvmti, m);
+	pthread_mutex_unlock(&sym_mu);
+	return id;
+}
+
+static int32_t line_of(const struct amethod *am, jlocation loc)
+{
+	int32_t line = -1;
+	jlocation best = -1;
+	for (jint i = 0; i < am->nlines; i++)
+		if (am->lines[i].start_location <= loc && am->lines[i].start_location > best) {
+			best = am->lines[i].start_location;
+			line = am->lines[i].line_number;
+		}
+	return line;
+}
+
+static struct sitekey *key_find(struct sitekey *head, const void *key, size_t len)
+{
+	struct sitekey *k = NULL;
+	HASH_FIND(hh, head, key, len, k);
+	return k;
+}
+
+static int key_add(struct sitekey **head, const void *key, size_t len, uint32_t site)
+{
+	struct sitekey *k = malloc(sizeof(*k));
+	void *copy = malloc(len);
+	if (!k || !copy) {
+		free(k);
+		free(copy);
+		return -ENOMEM;
+	}
+	memcpy(copy, key, len);
+	k->key = copy;
+	k->keylen = len;
+	k->site = site;
+	HASH_ADD_KEYPTR(hh, *head, k->key, k->keylen, k);
+	return 0;
+}
+
+uint32_t sym_site(jvmtiEnv *jvmti, const jvmtiFrameInfo *frames, int n)
+{
+	uint32_t site = HTR_NO_SITE;
+	size_t rawlen = (size_t)n * sizeof(*frames);
+	struct htr_site_frame canon[AGENT_MAX_DEPTH];
+	pthread_mutex_lock(&sym_mu);
+	struct sitekey *k = key_find(raw_sites, frames, rawlen);
+	if (k) {
+		site = k->site;
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		uint32_t m = method_locked(jvmti, frames[i].method);
+		if (m == UINT32_MAX)
+			goto out;
+		canon[i].method = m;
+		canon[i].line = line_of(methods[m], frames[i].location);
+	}
+	/* two bytecode indexes on one line are one site */
+	k = key_find(canon_sites, canon, (size_t)n * sizeof(canon[0]));
+	if (k) {
+		site = k->site;
+	} else {
+		if (grow((void **)&sites, &sites_cap, nsites + 1, sizeof(*sites)))
+			goto out;
+		struct asite *s = &sites[nsites];
+		s->frames = malloc((size_t)n * sizeof(canon[0]));
+		if (!s->frames)
+			goto out;
+		memcpy(s->frames, canon, (size_t)n * sizeof(canon[0]));
+		s->nframes = (uint32_t)n;
+		s->written = 0;
+		if (key_add(&canon_sites, canon, (size_t)n * sizeof(canon[0]), nsites))
+			goto out;
+		site = nsites++;
+	}
+	if (key_add(&raw_sites, frames, rawlen, site))
+		site = HTR_NO_SITE;
+out:
+	pthread_mutex_unlock(&sym_mu);
+	return site;
+}
+
+/* ---- writing ---------------------------------------------------------------- */
+
+static int emit_method_locked(struct htr_writer *w, uint32_t id)
+{
+	if (id >= nmethods || methods[id]->written)
+		return 0;
+	struct amethod *m = methods[id];
+	int rc = htr_write_method(w, id, m->cls, m->name, m->sig, m->file);
+	if (!rc)
+		m->written = 1;
+	return rc;
+}
+
+int sym_emit_method(struct htr_writer *w, uint32_t id)
+{
+	pthread_mutex_lock(&sym_mu);
+	int rc = emit_method_locked(w, id);
+	pthread_mutex_unlock(&sym_mu);
+	return rc;
+}
+
+int sym_emit_site(struct htr_writer *w, uint32_t id)
+{
+	int rc = 0;
+	pthread_mutex_lock(&sym_mu);
+	if (id < nsites && !sites[id].written) {
+		for (uint32_t i = 0; i < sites[id].nframes && !rc; i++)
+			rc = emit_method_locked(w, sites[id].frames[i].method);
+		if (!rc)
+			rc = htr_write_site(w, id, sites[id].nframes, sites[id].frames);
+		if (!rc)
+			sites[id].written = 1;
+	}
+	pthread_mutex_unlock(&sym_mu);
+	return rc;
+}
+
+int sym_emit_type(struct htr_writer *w, uint32_t id, uint64_t size_hint)
+{
+	int rc = 0;
+	pthread_mutex_lock(&sym_mu);
+	if (id < ntypes && !types[id].written && types[id].kind == HTR_TYPE_INSTANCE && !types[id].inst_size)
+		types[id].inst_size = (uint32_t)size_hint;
+	/* superclasses first, top down, without recursion */
+	while (!rc && id < ntypes && !types[id].written) {
+		uint32_t t = id;
+		while (types[t].super_id != HTR_NO_TYPE && !types[types[t].super_id].written)
+			t = types[t].super_id;
+		struct atype *a = &types[t];
+		struct htr_type_def d = { .id = t, .name = a->name, .kind = a->kind,
+					  .instance_size = a->inst_size, .elem_size = a->elem_size,
+					  .super_id = a->super_id, .nfields = a->nfields, .fields = a->fields };
+		rc = htr_write_type(w, &d);
+		if (!rc)
+			a->written = 1;
+	}
+	pthread_mutex_unlock(&sym_mu);
+	return rc;
+}
+
+uint32_t sym_mirror_pending_type(void)
+{
+	return TYPE_MIRROR_PENDING;
+}

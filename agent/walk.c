@@ -1,0 +1,494 @@
+/* walk.c - heap walks: tagging the objects that existed before recording,
+ * and the object graph with its roots at a GC.
+ *
+ * FollowReferences runs its callbacks in the VM thread at a safepoint: they
+ * only append to the walk's own arrays (malloc, no lock; an application
+ * thread may hold any agent mutex while it waits for the safepoint).
+ * Everything that needs names or locks happens afterwards in walk_write.
+ *
+ * The graph is the heap at walk time: the walk starts after the GC ended,
+ * so objects allocated between the GC's end and the walk are in it (their
+ * allocation events precede the GC_END), and objects that became
+ * unreachable after the GC are not (FollowReferences visits reachable
+ * objects only).
+ */
+#include "agent/agent.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum edge_kind { EK_FIELD, EK_ELEM, EK_CLASSREF };
+
+struct wroot {
+	uint64_t obj, thread, aux;   /* STATIC: aux = tag of the class mirror */
+	jmethodID method;
+	uint32_t kind, depth, slot;  /* STATIC: slot = JVMTI field index */
+};
+
+struct wedge {
+	uint64_t src, dst, src_class;
+	uint32_t index, kind;
+};
+
+struct wnew {
+	uint64_t id, class_tag, size;
+	int32_t length;
+};
+
+struct walk {
+	uint64_t *seen;  uint64_t seen_words;     /* bitset over object ids */
+	struct wroot *roots; size_t nroots, roots_cap;
+	struct wedge *edges; size_t nedges, edges_cap;
+	struct wnew *news;  size_t nnews, news_cap;
+	int oom;
+	uint64_t time_ns;
+};
+
+static int push(void **p, size_t *n, size_t *cap, size_t elem)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 4096;
+		void *q = realloc(*p, c * elem);
+		if (!q)
+			return -ENOMEM;
+		*p = q;
+		*cap = c;
+	}
+	(*n)++;
+	return 0;
+}
+
+#define PUSH(wk, arr, n, cap) \
+	(push((void **)&(wk)->arr, &(wk)->n, &(wk)->cap, sizeof(*(wk)->arr)) ? ((wk)->oom = 1, NULL) \
+									       : &(wk)->arr[(wk)->n - 1])
+
+static void mark_seen(struct walk *wk, uint64_t id)
+{
+	uint64_t word = id >> 6;
+	if (word >= wk->seen_words) {
+		uint64_t nw = (word + 1) * 2;
+		uint64_t *p = realloc(wk->seen, nw * sizeof(uint64_t));
+		if (!p) {
+			wk->oom = 1;
+			return;
+		}
+		memset(p + wk->seen_words, 0, (nw - wk->seen_words) * sizeof(uint64_t));
+		wk->seen = p;
+		wk->seen_words = nw;
+	}
+	wk->seen[word] |= 1ull << (id & 63);
+}
+
+/* An object without a tag: give it an id, remember what it is. */
+static uint64_t tag_new(struct walk *wk, jlong class_tag, jlong size, jint length, jlong *tag_ptr)
+{
+	uint64_t id = agent_new_tag();
+	*tag_ptr = (jlong)id;
+	struct wnew *n = PUSH(wk, news, nnews, news_cap);
+	if (n) {
+		n->id = id;
+		n->class_tag = (uint64_t)class_tag;
+		n->size = (uint64_t)size;
+		n->length = length;
+	}
+	return id;
+}
+
+static void add_root(struct walk *wk, jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
+		     uint64_t obj)
+{
+	struct wroot r = { .obj = obj };
+	switch (kind) {
+	case JVMTI_HEAP_REFERENCE_STACK_LOCAL:
+		r.kind = HTR_ROOT_LOCAL;
+		r.thread = (uint64_t)info->stack_local.thread_tag;
+		r.depth = (uint32_t)info->stack_local.depth;
+		r.slot = (uint32_t)info->stack_local.slot;
+		r.method = info->stack_local.method;
+		break;
+	case JVMTI_HEAP_REFERENCE_JNI_LOCAL:
+		r.kind = HTR_ROOT_JNI_LOCAL;
+		r.thread = (uint64_t)info->jni_local.thread_tag;
+		r.depth = (uint32_t)info->jni_local.depth;
+		break;
+	case JVMTI_HEAP_REFERENCE_JNI_GLOBAL: r.kind = HTR_ROOT_JNI_GLOBAL; break;
+	case JVMTI_HEAP_REFERENCE_SYSTEM_CLASS: r.kind = HTR_ROOT_SYSTEM_CLASS; break;
+	case JVMTI_HEAP_REFERENCE_MONITOR: r.kind = HTR_ROOT_MONITOR; break;
+	case JVMTI_HEAP_REFERENCE_THREAD: r.kind = HTR_ROOT_THREAD; r.thread = obj; break;
+	default: r.kind = HTR_ROOT_OTHER; break;
+	}
+	/* the agent's own references are no application root */
+	if (r.thread && r.thread == A.agent_thread_tag && kind != JVMTI_HEAP_REFERENCE_THREAD)
+		return;
+	struct wroot *p = PUSH(wk, roots, nroots, roots_cap);
+	if (p)
+		*p = r;
+}
+
+static jint JNICALL on_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
+			   jlong class_tag, jlong referrer_class_tag, jlong size, jlong *tag_ptr,
+			   jlong *referrer_tag_ptr, jint length, void *user)
+{
+	struct walk *wk = user;
+	uint64_t id = *tag_ptr ? (uint64_t)*tag_ptr : tag_new(wk, class_tag, size, length, tag_ptr);
+	mark_seen(wk, id);
+	if (!referrer_tag_ptr) {
+		add_root(wk, kind, info, id);
+		return JVMTI_VISIT_OBJECTS;
+	}
+	uint64_t src = (uint64_t)*referrer_tag_ptr;
+	struct wedge e = { .src = src, .dst = id, .src_class = (uint64_t)referrer_class_tag };
+	switch (kind) {
+	case JVMTI_HEAP_REFERENCE_FIELD:
+		e.kind = EK_FIELD;
+		e.index = (uint32_t)info->field.index;
+		break;
+	case JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT:
+		e.kind = EK_ELEM;
+		e.index = (uint32_t)info->array.index;
+		break;
+	case JVMTI_HEAP_REFERENCE_STATIC_FIELD: {
+		/* static fields are roots (gc-roots paper, Table 1) */
+		struct wroot *r = PUSH(wk, roots, nroots, roots_cap);
+		if (r) {
+			memset(r, 0, sizeof(*r));
+			r->kind = HTR_ROOT_STATIC;
+			r->obj = id;
+			r->aux = src;
+			r->slot = (uint32_t)info->field.index;
+		}
+		return JVMTI_VISIT_OBJECTS;
+	}
+	case JVMTI_HEAP_REFERENCE_CLASS:
+		return JVMTI_VISIT_OBJECTS; /* an object's class is no field */
+	default:
+		/* loader, signers, protection domain, interfaces, superclass,
+		 * constant pool: what a class mirror keeps alive */
+		e.kind = EK_CLASSREF;
+		break;
+	}
+	struct wedge *p = PUSH(wk, edges, nedges, edges_cap);
+	if (p)
+		*p = e;
+	return JVMTI_VISIT_OBJECTS;
+}
+
+static int walk_new(struct walk **out)
+{
+	struct walk *wk = calloc(1, sizeof(*wk));
+	if (!wk)
+		return -ENOMEM;
+	wk->seen_words = (__atomic_load_n(&A.next_tag, __ATOMIC_RELAXED) >> 6) + 1024;
+	wk->seen = calloc(wk->seen_words, sizeof(uint64_t));
+	if (!wk->seen) {
+		free(wk);
+		return -ENOMEM;
+	}
+	*out = wk;
+	return 0;
+}
+
+void walk_free(struct walk *wk)
+{
+	if (!wk)
+		return;
+	free(wk->seen);
+	free(wk->roots);
+	free(wk->edges);
+	free(wk->news);
+	free(wk);
+}
+
+int walk_collect(jvmtiEnv *jvmti, struct walk **out)
+{
+	struct walk *wk = NULL;
+	int rc = walk_new(&wk);
+	if (rc)
+		return rc;
+	jvmtiHeapCallbacks cb;
+	memset(&cb, 0, sizeof(cb));
+	cb.heap_reference_callback = on_ref;
+	wk->time_ns = agent_now_ns();
+	jvmtiError e = (*jvmti)->FollowReferences(jvmti, 0, NULL, NULL, &cb, wk);
+	if (e != JVMTI_ERROR_NONE || wk->oom) {
+		walk_free(wk);
+		return e != JVMTI_ERROR_NONE ? -EIO : -ENOMEM;
+	}
+	*out = wk;
+	return 0;
+}
+
+static jint JNICALL stop_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
+			     jlong class_tag, jlong referrer_class_tag, jlong size, jlong *tag_ptr,
+			     jlong *referrer_tag_ptr, jint length, void *user)
+{
+	(void)kind; (void)info; (void)class_tag; (void)referrer_class_tag; (void)size;
+	(void)tag_ptr; (void)referrer_tag_ptr; (void)length; (void)user;
+	return 0;
+}
+
+int walk_flush_deaths(jvmtiEnv *jvmti)
+{
+	/* A heap walk first posts every pending ObjectFree on the calling
+	 * thread; this one starts at one object and follows nothing. */
+	jvmtiHeapCallbacks cb;
+	memset(&cb, 0, sizeof(cb));
+	cb.heap_reference_callback = stop_ref;
+	return (*jvmti)->FollowReferences(jvmti, 0, NULL, A.agent_thread, &cb, NULL) == JVMTI_ERROR_NONE
+		       ? 0 : -EIO;
+}
+
+/* ---- before recording -------------------------------------------------------- */
+
+static jint JNICALL on_iter(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *user)
+{
+	if (!*tag_ptr)
+		tag_new(user, class_tag, size, length, tag_ptr);
+	return 0;
+}
+
+/* Types of the objects first seen in a walk; a class that was never
+ * registered is found through the object itself. */
+static void resolve_news(jvmtiEnv *jvmti, JNIEnv *jni, struct walk *wk, uint32_t *types,
+			 struct tstate *ts)
+{
+	for (size_t i = 0; i < wk->nnews; i++) {
+		types[i] = sym_type_of_tag(wk->news[i].class_tag);
+		if (types[i] != HTR_NO_TYPE || !jni)
+			continue;
+		jlong tag = (jlong)wk->news[i].id;
+		jint n = 0;
+		jobject *objs = NULL;
+		if ((*jvmti)->GetObjectsWithTags(jvmti, 1, &tag, &n, &objs, NULL) != JVMTI_ERROR_NONE)
+			continue;
+		if (n == 1) {
+			jclass k = (*jni)->GetObjectClass(jni, objs[0]);
+			if (k) {
+				if (ts)
+					pthread_mutex_lock(&ts->mu);
+				types[i] = sym_type_of_class(jvmti, jni, k, ts);
+				if (ts)
+					pthread_mutex_unlock(&ts->mu);
+				(*jni)->DeleteLocalRef(jni, k);
+			}
+		}
+		for (jint j = 0; j < n; j++)
+			(*jni)->DeleteLocalRef(jni, objs[j]);
+		(*jvmti)->Deallocate(jvmti, (unsigned char *)objs);
+	}
+}
+
+int walk_tag_preexisting(jvmtiEnv *jvmti, struct tstate *ts)
+{
+	struct walk *wk = NULL;
+	int rc = walk_new(&wk);
+	if (rc)
+		return rc;
+	JNIEnv *jni = NULL;
+	(*A.vm)->GetEnv(A.vm, (void **)&jni, JNI_VERSION_1_8);
+	jvmtiHeapCallbacks cb;
+	memset(&cb, 0, sizeof(cb));
+	cb.heap_iteration_callback = on_iter;
+	if ((*jvmti)->IterateThroughHeap(jvmti, 0, NULL, &cb, wk) != JVMTI_ERROR_NONE || wk->oom) {
+		walk_free(wk);
+		return -EIO;
+	}
+	uint32_t *types = malloc((wk->nnews + 1) * sizeof(uint32_t));
+	if (!types) {
+		walk_free(wk);
+		return -ENOMEM;
+	}
+	/* ts->mu is held by the caller: resolve without re-locking it */
+	resolve_news(jvmti, jni, wk, types, NULL);
+	for (size_t i = 0; i < wk->nnews; i++) {
+		if (types[i] == HTR_NO_TYPE)
+			continue;
+		const struct wnew *n = &wk->news[i];
+		struct arec r = { .id = n->id, .size = n->size, .time_ns = 0, .type = types[i],
+				  .site = HTR_NO_SITE,
+				  .length = sym_type_kind(types[i]) == HTR_TYPE_INSTANCE ? -1 : n->length,
+				  .flags = HTR_ALLOC_PREEXISTING };
+		ts_append(ts, &r);
+	}
+	free(types);
+	walk_free(wk);
+	return 0;
+}
+
+/* ---- writing a graph ------------------------------------------------------------ */
+
+struct run {
+	uint64_t src;
+	size_t start, count;
+};
+
+static int cmp_run(const void *a, const void *b)
+{
+	const struct run *x = a, *y = b;
+	if (x->src != y->src)
+		return x->src < y->src ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* References of one referrer arrive together; runs of equal src, sorted. */
+static struct run *make_runs(const struct walk *wk, size_t *nruns)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < wk->nedges; i++)
+		if (!i || wk->edges[i].src != wk->edges[i - 1].src)
+			n++;
+	struct run *r = malloc((n + 1) * sizeof(*r));
+	if (!r)
+		return NULL;
+	size_t k = 0;
+	for (size_t i = 0; i < wk->nedges; i++) {
+		if (!i || wk->edges[i].src != wk->edges[i - 1].src)
+			r[k++] = (struct run){ wk->edges[i].src, i, 0 };
+		r[k - 1].count++;
+	}
+	qsort(r, n, sizeof(*r), cmp_run);
+	*nruns = n;
+	return r;
+}
+
+static int write_news(struct walk *wk, struct htr_writer *w, const uint32_t *types)
+{
+	int rc = 0;
+	for (size_t i = 0; i < wk->nnews && !rc; i++) {
+		const struct wnew *n = &wk->news[i];
+		struct arec r = { .id = n->id, .size = n->size, .time_ns = wk->time_ns,
+				  .type = types[i], .site = HTR_NO_SITE,
+				  .length = sym_type_kind(types[i]) == HTR_TYPE_INSTANCE ? -1 : n->length,
+				  .flags = HTR_ALLOC_PREEXISTING };
+		if (r.type == HTR_NO_TYPE)
+			r.type = A.class_type; /* unknown: should not happen */
+		rc = recorder_write_rec(&r);
+	}
+	(void)w;
+	return rc;
+}
+
+static int write_roots(jvmtiEnv *jvmti, struct walk *wk, struct htr_writer *w, uint32_t gc)
+{
+	struct htr_root *out = malloc((wk->nroots + 1) * sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	int rc = 0;
+	size_t n = 0;
+	for (size_t i = 0; i < wk->nroots && !rc; i++) {
+		const struct wroot *r = &wk->roots[i];
+		struct htr_root h = { .kind = r->kind, .object = r->obj, .thread = r->thread,
+				      .depth = r->depth, .slot = r->slot };
+		if (r->kind == HTR_ROOT_LOCAL) {
+			h.method = sym_method(jvmti, r->method);
+			if (h.method == UINT32_MAX)
+				h.kind = HTR_ROOT_OTHER;
+			else
+				rc = sym_emit_method(w, h.method);
+		} else if (r->kind == HTR_ROOT_STATIC) {
+			h.type = sym_type_of_tag(r->aux);
+			int32_t f = h.type == HTR_NO_TYPE ? -1 : sym_field_slot(h.type, r->slot, 1);
+			if (f < 0) {
+				h.kind = HTR_ROOT_OTHER;
+			} else {
+				h.field = (uint32_t)f;
+				h.slot = 0;
+				rc = sym_emit_type(w, h.type, 0);
+			}
+		}
+		out[n++] = h;
+	}
+	if (!rc)
+		rc = htr_write_roots(w, gc, (uint32_t)n, out);
+	free(out);
+	return rc;
+}
+
+/* The references of object id, from its runs, as trace slots. */
+static int object_refs(const struct walk *wk, const struct run *runs, size_t nruns, size_t *ri,
+		       uint64_t id, struct htr_ref **refs, size_t *cap, uint32_t *nrefs,
+		       uint32_t class_nfields)
+{
+	uint32_t n = 0, classref = 0;
+	uint32_t cached_type = HTR_NO_TYPE;
+	uint64_t cached_class = 0;
+	for (; *ri < nruns && runs[*ri].src == id; (*ri)++) {
+		const struct run *r = &runs[*ri];
+		if (n + r->count > *cap) {
+			size_t c = (n + r->count) * 2;
+			struct htr_ref *p = realloc(*refs, c * sizeof(*p));
+			if (!p)
+				return -ENOMEM;
+			*refs = p;
+			*cap = c;
+		}
+		for (size_t e = r->start; e < r->start + r->count; e++) {
+			const struct wedge *ed = &wk->edges[e];
+			int32_t slot = -1;
+			if (ed->kind == EK_ELEM) {
+				slot = (int32_t)ed->index;
+			} else if (ed->kind == EK_CLASSREF) {
+				slot = (int32_t)(class_nfields + classref++);
+			} else {
+				if (ed->src_class != cached_class || cached_type == HTR_NO_TYPE) {
+					cached_class = ed->src_class;
+					cached_type = sym_type_of_tag(ed->src_class);
+				}
+				if (cached_type != HTR_NO_TYPE)
+					slot = sym_field_slot(cached_type, ed->index, 0);
+			}
+			if (slot < 0)
+				continue;
+			(*refs)[n].slot = (uint32_t)slot;
+			(*refs)[n].target = ed->dst;
+			n++;
+		}
+	}
+	*nrefs = n;
+	return 0;
+}
+
+static int write_graph(struct walk *wk, struct htr_writer *w, uint64_t *nobjects)
+{
+	size_t nruns = 0, ri = 0, cap = 0;
+	struct run *runs = make_runs(wk, &nruns);
+	struct htr_ref *refs = NULL;
+	if (!runs)
+		return -ENOMEM;
+	uint32_t class_nfields = A.class_type != HTR_NO_TYPE ? sym_nfields(A.class_type) : 0;
+	int rc = 0;
+	uint64_t count = 0;
+	for (uint64_t word = 0; word < wk->seen_words && !rc; word++) {
+		for (uint64_t bits = wk->seen[word]; bits && !rc; bits &= bits - 1) {
+			uint64_t id = word * 64 + (uint64_t)__builtin_ctzll(bits);
+			while (ri < nruns && runs[ri].src < id)
+				ri++; /* a referrer not seen as an object: cannot happen */
+			uint32_t n = 0;
+			rc = object_refs(wk, runs, nruns, &ri, id, &refs, &cap, &n, class_nfields);
+			if (!rc)
+				rc = htr_write_graph_object(w, id, n, refs);
+			count++;
+		}
+	}
+	free(runs);
+	free(refs);
+	*nobjects = count;
+	return rc;
+}
+
+int walk_write(jvmtiEnv *jvmti, JNIEnv *jni, struct walk *wk, struct htr_writer *w, uint32_t gc,
+	       uint64_t *nobjects)
+{
+	uint32_t *types = malloc((wk->nnews + 1) * sizeof(uint32_t));
+	if (!types)
+		return -ENOMEM;
+	resolve_news(jvmti, jni, wk, types, ts_current(jvmti, jni, NULL));
+	int rc = write_news(wk, w, types);
+	free(types);
+	if (!rc)
+		rc = write_roots(jvmti, wk, w, gc);
+	if (!rc)
+		rc = write_graph(wk, w, nobjects);
+	return rc;
+}

@@ -1,0 +1,283 @@
+/* agent_count.c - counts what a recorded trace holds, independently of the
+ * fs/ tree, for the agent's integration tests (tests/integration/test_agent*.sh).
+ *
+ *   agent_count TRACE
+ *
+ * prints TSV lines:
+ *   allocs N | preexisting N | duplicate_ids N | deaths N | deaths_unallocated N
+ *   last_gc_graph 0|1 | gcs N | graph_gcs N | merged_gcs N | full_gcs N | truncated 0|1
+ *   type <TAB> NAME <TAB> allocations (recorded allocations only)
+ *   type-site <TAB> TYPE <TAB> Class.method:line (allocating frame) <TAB> allocations
+ *   type-app <TAB> TYPE <TAB> Class.method:line (innermost frame in a class
+ *            named example.*) <TAB> allocations
+ *
+ *   agent_count TRACE --reach TYPE
+ *
+ * rebuilds the last GC and prints, for every static-field and local-variable
+ * root, how many objects of TYPE are reachable from it:
+ *   reach <TAB> static:Class.field | local:Class.method:slot <TAB> count
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uthash.h>
+
+#include "model/heap_state.h"
+#include "model/trace.h"
+
+struct key {
+	uint32_t type, site;
+};
+
+struct count {
+	struct key k;
+	uint64_t n;
+	UT_hash_handle hh;
+};
+
+struct ids {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+static int push_id(struct ids *s, uint64_t id)
+{
+	if (s->n == s->cap) {
+		size_t c = s->cap ? s->cap * 2 : 65536;
+		uint64_t *p = realloc(s->v, c * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		s->v = p;
+		s->cap = c;
+	}
+	s->v[s->n++] = id;
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int bump(struct count **h, uint32_t type, uint32_t site)
+{
+	struct key k = { type, site };
+	struct count *c = NULL;
+	HASH_FIND(hh, *h, &k, sizeof(k), c);
+	if (!c) {
+		c = calloc(1, sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		c->k = k;
+		HASH_ADD(hh, *h, k, sizeof(c->k), c);
+	}
+	c->n++;
+	return 0;
+}
+
+struct totals {
+	uint64_t allocs, pre, deaths;
+	struct ids alloc_ids, death_ids;
+	struct count *by_site;
+};
+
+static int scan_frame(const struct trace *t, const struct trace_frame *fr, struct totals *s,
+		      struct htr_err *err)
+{
+	struct htr_frame_hdr h = { fr->offset, fr->kind, fr->comp_len, fr->raw_len, fr->nevents };
+	struct htr_iter *it = NULL;
+	int rc = htr_iter_open(&it, t->file, &h, err);
+	if (rc)
+		return rc;
+	struct htr_event ev;
+	while (!rc && (rc = htr_iter_next(it, &ev, err)) == 1) {
+		rc = 0;
+		if (ev.type == HTR_EV_ALLOC) {
+			rc = push_id(&s->alloc_ids, ev.u.alloc.id);
+			if (ev.u.alloc.flags & HTR_ALLOC_PREEXISTING) {
+				s->pre++;
+			} else {
+				s->allocs++;
+				if (!rc)
+					rc = bump(&s->by_site, ev.u.alloc.type, ev.u.alloc.site);
+			}
+		} else if (ev.type == HTR_EV_DEATHS) {
+			for (uint32_t i = 0; i < ev.u.deaths.count && !rc; i++)
+				rc = push_id(&s->death_ids, ev.u.deaths.ids[i]);
+			s->deaths += ev.u.deaths.count;
+		}
+	}
+	htr_iter_close(it);
+	return rc < 0 ? rc : 0;
+}
+
+static void print_frame(const struct trace *t, const struct htr_site_frame *f)
+{
+	const struct trace_method *m = f->method < t->nmethods ? &t->methods[f->method] : NULL;
+	printf("%s.%s:%d", m && m->cls ? m->cls : "?", m && m->name ? m->name : "?", (int)f->line);
+}
+
+static void print_site(const struct trace *t, const struct count *c, char *scratch, size_t len)
+{
+	const char *tn = trace_type_name(t, c->k.type, scratch, len);
+	const struct trace_site *s = c->k.site < t->nsites ? &t->sites[c->k.site] : NULL;
+	printf("type-site\t%s\t", tn);
+	if (s && s->nframes)
+		print_frame(t, &s->frames[0]);
+	else
+		printf("?");
+	printf("\t%" PRIu64 "\n", c->n);
+	for (uint32_t i = 0; s && i < s->nframes; i++) {
+		const struct htr_site_frame *f = &s->frames[i];
+		const struct trace_method *m = f->method < t->nmethods ? &t->methods[f->method] : NULL;
+		if (m && m->cls && !strncmp(m->cls, "example.", 8)) {
+			printf("type-app\t%s\t", tn);
+			print_frame(t, f);
+			printf("\t%" PRIu64 "\n", c->n);
+			break;
+		}
+	}
+}
+
+static void root_label(const struct trace *t, const struct hs_root *r, char *out, size_t len)
+{
+	char scratch[64];
+	if (r->kind == HTR_ROOT_STATIC) {
+		const struct trace_type *ty = r->type < t->ntypes ? &t->types[r->type] : NULL;
+		snprintf(out, len, "static:%s.%s", trace_type_name(t, r->type, scratch, sizeof(scratch)),
+			 ty && r->field < ty->nfields ? ty->fields[r->field].name : "?");
+	} else {
+		const struct trace_method *m = r->method < t->nmethods ? &t->methods[r->method] : NULL;
+		snprintf(out, len, "local:%s.%s:%u", m && m->cls ? m->cls : "?", m && m->name ? m->name : "?",
+			 r->slot);
+	}
+}
+
+/* Objects of type `type` reachable from root object `start` (BFS with an
+ * explicit queue; mark is scratch of s->n bytes). */
+static uint64_t reach_count(const struct heap_state *s, uint32_t start, uint32_t type, uint8_t *mark,
+			    uint32_t *queue)
+{
+	memset(mark, 0, s->n);
+	uint32_t head = 0, tail = 0;
+	uint64_t n = 0;
+	queue[tail++] = start;
+	mark[start] = 1;
+	while (head < tail) {
+		uint32_t i = queue[head++];
+		n += hs_info(s, i)->type == type;
+		for (uint32_t e = s->out_off[i]; e < s->out_off[i + 1]; e++) {
+			uint32_t j = s->out_tgt[e];
+			if (!mark[j]) {
+				mark[j] = 1;
+				queue[tail++] = j;
+			}
+		}
+	}
+	return n;
+}
+
+static int reach(const struct trace *t, const char *type_name)
+{
+	uint32_t type = UINT32_MAX;
+	for (uint32_t i = 0; i < t->ntypes; i++)
+		if (t->types[i].name && !strcmp(t->types[i].name, type_name))
+			type = i;
+	if (type == UINT32_MAX || !t->ngcs) {
+		fprintf(stderr, "agent_count: no type %s or no GC\n", type_name);
+		return 1;
+	}
+	struct heap_state *s = NULL;
+	struct htr_err err;
+	memset(&err, 0, sizeof(err));
+	if (heap_state_build(t, t->ngcs - 1, NULL, &s, &err)) {
+		fprintf(stderr, "agent_count: %s\n", err.msg);
+		return 1;
+	}
+	uint8_t *mark = malloc(s->n + 1);
+	uint32_t *queue = malloc((s->n + 1) * sizeof(uint32_t));
+	for (uint32_t r = 0; mark && queue && s->has_graph && r < s->nroots; r++) {
+		const struct hs_root *rt = &s->roots[r];
+		if (rt->kind != HTR_ROOT_STATIC && rt->kind != HTR_ROOT_LOCAL)
+			continue;
+		char label[512];
+		root_label(t, rt, label, sizeof(label));
+		uint64_t n = reach_count(s, rt->object, type, mark, queue);
+		if (n)
+			printf("reach\t%s\t%" PRIu64 "\n", label, n);
+	}
+	free(mark);
+	free(queue);
+	heap_state_free(s);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2 && !(argc == 4 && !strcmp(argv[2], "--reach"))) {
+		fprintf(stderr, "usage: agent_count TRACE [--reach TYPE]\n");
+		return 2;
+	}
+	struct trace *t = NULL;
+	struct htr_err err;
+	memset(&err, 0, sizeof(err));
+	int rc = trace_open(&t, argv[1], NULL, &err);
+	if (rc) {
+		fprintf(stderr, "agent_count: %s: %s\n", argv[1], err.msg);
+		return 1;
+	}
+	if (argc == 4) {
+		rc = reach(t, argv[3]);
+		trace_close(t);
+		return rc;
+	}
+	struct totals s;
+	memset(&s, 0, sizeof(s));
+	for (uint32_t f = 0; f < t->nframes && !rc; f++)
+		if (t->frames[f].kind == HTR_FRAME_EVENTS)
+			rc = scan_frame(t, &t->frames[f], &s, &err);
+	if (rc) {
+		fprintf(stderr, "agent_count: %s: %s\n", argv[1], err.msg);
+		return 1;
+	}
+	qsort(s.alloc_ids.v, s.alloc_ids.n, sizeof(uint64_t), cmp_u64);
+	uint64_t dup = 0, unalloc = 0;
+	for (size_t i = 1; i < s.alloc_ids.n; i++)
+		dup += s.alloc_ids.v[i] == s.alloc_ids.v[i - 1];
+	for (size_t i = 0; i < s.death_ids.n; i++)
+		unalloc += !bsearch(&s.death_ids.v[i], s.alloc_ids.v, s.alloc_ids.n, sizeof(uint64_t), cmp_u64);
+	uint32_t graphs = 0, merged = 0, full = 0;
+	for (uint32_t g = 0; g < t->ngcs; g++) {
+		graphs += !!(t->gcs[g].flags & HTR_GC_HAS_GRAPH);
+		merged += !!(t->gcs[g].flags & HTR_GC_DEATHS_MERGED);
+		full += !!(t->gcs[g].flags & HTR_GC_FULL);
+	}
+	printf("allocs\t%" PRIu64 "\npreexisting\t%" PRIu64 "\nduplicate_ids\t%" PRIu64 "\n", s.allocs, s.pre, dup);
+	printf("deaths\t%" PRIu64 "\ndeaths_unallocated\t%" PRIu64 "\n", s.deaths, unalloc);
+	printf("last_gc_graph\t%d\n", t->ngcs ? !!(t->gcs[t->ngcs - 1].flags & HTR_GC_HAS_GRAPH) : 0);
+	printf("gcs\t%u\ngraph_gcs\t%u\nmerged_gcs\t%u\nfull_gcs\t%u\ntruncated\t%d\n", t->ngcs, graphs, merged,
+	       full, t->truncated);
+	/* per type, then per (type, allocating frame) */
+	uint64_t *per_type = calloc(t->ntypes + 1, sizeof(uint64_t));
+	char scratch[64];
+	struct count *c, *tmp;
+	HASH_ITER(hh, s.by_site, c, tmp)
+		if (per_type && c->k.type < t->ntypes)
+			per_type[c->k.type] += c->n;
+	for (uint32_t i = 0; per_type && i < t->ntypes; i++)
+		if (per_type[i])
+			printf("type\t%s\t%" PRIu64 "\n", trace_type_name(t, i, scratch, sizeof(scratch)), per_type[i]);
+	HASH_ITER(hh, s.by_site, c, tmp) {
+		print_site(t, c, scratch, sizeof(scratch));
+		HASH_DEL(s.by_site, c);
+		free(c);
+	}
+	free(per_type);
+	free(s.alloc_ids.v);
+	free(s.death_ids.v);
+	trace_close(t);
+	return 0;
+}

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Records real JVM runs with the JVMTI agent and checks the traces against
+# what the programs print: with build/tests/agent_count (counts straight
+# from the trace's events, independent of fs/) and with `heapfs cat`.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+HEAPFS=${HEAPFS:-$PWD/$BUILD/heapfs}
+${MAKE:-make} -s BUILD="$BUILD" agent "$BUILD/tests/agent_count" examples-classes >/dev/null
+AGENT=$PWD/$BUILD/libheapfs-agent.so
+COUNT=$PWD/$BUILD/tests/agent_count
+CP=$PWD/$BUILD/examples/classes
+JAVA=${JAVA:-java}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# value of key $1 in "key<TAB>value" lines on stdin
+val() { awk -F'\t' -v k="$1" '$1 == k { print $2; exit }'; }
+# count of allocations of type $2 at allocating frame $3 in trace $1
+site_count() { "$COUNT" "$1" | awk -F'\t' -v t="$2" -v s="$3" '$1 == "type-site" && $2 == t && $3 == s { n += $4 } END { print n + 0 }'; }
+# the same, by the innermost frame in the example's own code
+app_count() { "$COUNT" "$1" | awk -F'\t' -v t="$2" -v s="$3" '$1 == "type-app" && $2 == t && $3 == s { n += $4 } END { print n + 0 }'; }
+expect() { [ "$2" = "$3" ] || fail "$1: expected $3, got $2"; echo "ok: $1 = $2"; }
+record() { local out=$1; shift; "$JAVA" -Xmx128m "-agentpath:$AGENT=out=$out$OPTS" -cp "$CP" "$@"; }
+
+echo "== options: help prints the options, a bad option stops the JVM"
+if "$JAVA" "-agentpath:$AGENT=help" -version >"$TMP/help.out" 2>&1; then fail "help: JVM started"; fi
+grep -q "graph=MODE" "$TMP/help.out" || fail "help text missing"
+if "$JAVA" "-agentpath:$AGENT=out=$TMP/x.htr,colour=blue" -version >"$TMP/bad.out" 2>&1; then
+	fail "bad option: JVM started"
+fi
+grep -q "unknown option 'colour=blue'" "$TMP/bad.out" || fail "bad option not named: $(cat "$TMP/bad.out")"
+echo "ok: options"
+
+echo "== MultiCache: allocation counts per site, Products under both static roots"
+OPTS=",graph=every"
+record "$TMP/mc.htr" example.multicache.Main 5000 4 >"$TMP/mc.out"
+products=$(sed -n 's/^products=//p' "$TMP/mc.out")
+"$COUNT" "$TMP/mc.htr" >"$TMP/mc.count"
+expect "duplicate ids" "$(val duplicate_ids <"$TMP/mc.count")" 0
+expect "deaths of unknown objects" "$(val deaths_unallocated <"$TMP/mc.count")" 0
+# a GC whose successor starts before the agent's walk gets no graph (README);
+# the last one always has time for it
+expect "last GC has a graph" "$(val last_gc_graph <"$TMP/mc.count")" 1
+expect "Products allocated at Loader.load" \
+	"$(site_count "$TMP/mc.htr" example.multicache.Product example.multicache.Loader.load:15)" "$products"
+expect "int[] allocated in Product.<init>" \
+	"$(site_count "$TMP/mc.htr" 'int[]' 'example.multicache.Product.<init>:13')" "$products"
+expect "StringBuilders allocated at Loader.load" \
+	"$(site_count "$TMP/mc.htr" java.lang.StringBuilder example.multicache.Loader.load:14)" "$products"
+"$COUNT" "$TMP/mc.htr" --reach example.multicache.Product >"$TMP/mc.reach"
+expect "Products reachable from IdCache.byId" \
+	"$(val static:example.multicache.IdCache.byId <<<"$(cut -f2- "$TMP/mc.reach")")" "$products"
+expect "Products reachable from NameCache.byName" \
+	"$(val static:example.multicache.NameCache.byName <<<"$(cut -f2- "$TMP/mc.reach")")" "$products"
+expect "gc/latest Product count (heapfs cat)" \
+	"$("$HEAPFS" cat "$TMP/mc.htr" gc/latest/by-type/example.multicache.Product/count)" "$products"
+roots=$("$HEAPFS" cat "$TMP/mc.htr" gc/latest/roots/table)
+grep -q "example.multicache.IdCache.byId" <<<"$roots" || fail "roots: no IdCache.byId"
+grep -q "example.multicache.NameCache.byName" <<<"$roots" || fail "roots: no NameCache.byName"
+echo "ok: both static roots in roots/table"
+
+echo "== BuggyStack: the leak chain local -> BuggyStack.elements -> Object[] -> TestObject"
+record "$TMP/bs.htr" example.buggystack.BuggyMain 5000 >"$TMP/bs.out"
+leaked=$(sed -n 's/^leaked=//p' "$TMP/bs.out")
+first=$(sed -n 's/^first_round=//p' "$TMP/bs.out")
+second=$(sed -n 's/^second_round=//p' "$TMP/bs.out")
+expect "TestObjects of the first round" \
+	"$(site_count "$TMP/bs.htr" example.buggystack.TestObject example.buggystack.BuggyMain.main:12)" "$first"
+expect "TestObjects of the second round" \
+	"$(site_count "$TMP/bs.htr" example.buggystack.TestObject example.buggystack.BuggyMain.main:17)" "$second"
+"$COUNT" "$TMP/bs.htr" --reach example.buggystack.TestObject >"$TMP/bs.reach"
+expect "TestObjects reachable from BuggyMain.main's local 'stack' (slot 3)" \
+	"$(val local:example.buggystack.BuggyMain.main:3 <<<"$(cut -f2- "$TMP/bs.reach")")" "$leaked"
+obj=$("$HEAPFS" cat "$TMP/bs.htr" gc/latest/by-type/example.buggystack.TestObject/objects | sed -n 1p)
+arr=$("$HEAPFS" cat "$TMP/bs.htr" "gc/latest/objects/$obj/referrers" | awk -F'\t' 'NR == 2 && $2 == "java.lang.Object[]" { print $1 }')
+[ -n "$arr" ] || fail "TestObject $obj is not referenced from an Object[]"
+"$HEAPFS" cat "$TMP/bs.htr" "gc/latest/objects/$arr/referrers" |
+	awk -F'\t' '$2 == "example.buggystack.BuggyStack" && $3 == "elements" { ok = 1 } END { exit !ok }' ||
+	fail "Object[] $arr is not BuggyStack.elements"
+echo "ok: chain"
+
+echo "== Churn without graphs: every Integer of the churn phase"
+OPTS=",graph=none"
+record "$TMP/ch.htr" example.churn.Server 300000 2000 >"$TMP/ch.out"
+"$COUNT" "$TMP/ch.htr" >"$TMP/ch.count"
+expect "Integers at Worker.sum" \
+	"$(app_count "$TMP/ch.htr" java.lang.Integer example.churn.Worker.sum:22)" "$(sed -n 's/^integers=//p' "$TMP/ch.out")"
+expect "GCs with graph" "$(val graph_gcs <"$TMP/ch.count")" 0
+[ "$(val gcs <"$TMP/ch.count")" -gt 0 ] || fail "churn: no GC recorded"
+
+echo "== a JVM killed with SIGKILL leaves a trace readable up to its last GC"
+OPTS=",graph=2"
+"$JAVA" -Xmx64m "-agentpath:$AGENT=out=$TMP/kill.htr$OPTS" -cp "$CP" example.gcstress.Pipeline 50000000 8 \
+	>/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 300); do
+	sleep 0.1
+	n=$("$COUNT" "$TMP/kill.htr" 2>/dev/null | val gcs || true)
+	[ "${n:-0}" -ge 3 ] && break
+done
+kill -9 "$pid"
+wait "$pid" 2>/dev/null || true
+"$COUNT" "$TMP/kill.htr" >"$TMP/kill.count" || fail "killed trace does not open"
+[ "$(val gcs <"$TMP/kill.count")" -ge 3 ] || fail "killed trace: fewer than 3 GCs"
+# (truncated is 1 when the kill tore a frame, 0 when it fell between two)
+"$HEAPFS" check "$TMP/kill.htr" >"$TMP/kill.check" 2>&1 || fail "heapfs check: $(cat "$TMP/kill.check")"
+"$HEAPFS" cat "$TMP/kill.htr" gc/latest/info | grep -q "^graph" || fail "killed trace: no gc/latest/info"
+echo "ok: killed trace opens with $(val gcs <"$TMP/kill.count") GCs"
+echo "test_agent: all passed"

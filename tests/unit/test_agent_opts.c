@@ -1,0 +1,104 @@
+/* test_agent_opts.c - the agent's option string (agent/agent_opts.c).
+ * Built by agent/agent.mk (it needs no libheapfs.a and no jvmti.h). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "agent/agent_opts.h"
+
+static void test_defaults(void **state)
+{
+	(void)state;
+	struct agent_opts o;
+	char err[256];
+	assert_int_equal(agent_opts_parse(&o, NULL, err, sizeof(err)), 0);
+	assert_string_equal(o.out, "heapfs.htr");
+	assert_int_equal(o.graph, AGENT_GRAPH_EVERY);
+	assert_int_equal(o.depth, AGENT_DEFAULT_DEPTH);
+	assert_int_equal(o.deaths, 1);
+	assert_int_equal(o.help, 0);
+	assert_int_equal(agent_opts_parse(&o, "", err, sizeof(err)), 0);
+}
+
+static void test_all_options(void **state)
+{
+	(void)state;
+	struct agent_opts o;
+	char err[256];
+	assert_int_equal(agent_opts_parse(&o, "out=/tmp/a.htr,graph=none,depth=0,deaths=off,zstd=7,verbose",
+					  err, sizeof(err)), 0);
+	assert_string_equal(o.out, "/tmp/a.htr");
+	assert_int_equal(o.graph, AGENT_GRAPH_NONE);
+	assert_int_equal(o.depth, 0);
+	assert_int_equal(o.deaths, 0);
+	assert_int_equal(o.zstd_level, 7);
+	assert_int_equal(o.verbose, 1);
+}
+
+static void test_graph_modes(void **state)
+{
+	(void)state;
+	struct agent_opts o;
+	char err[256];
+	assert_int_equal(agent_opts_parse(&o, "graph=3", err, sizeof(err)), 0);
+	assert_int_equal(o.graph, AGENT_GRAPH_NTH);
+	/* every third GC: 3, 6, ... */
+	assert_false(agent_opts_wants_graph(&o, 1, 0));
+	assert_false(agent_opts_wants_graph(&o, 2, 1));
+	assert_true(agent_opts_wants_graph(&o, 3, 0));
+	assert_true(agent_opts_wants_graph(&o, 6, 0));
+	assert_int_equal(agent_opts_parse(&o, "graph=full", err, sizeof(err)), 0);
+	assert_false(agent_opts_wants_graph(&o, 1, 0));
+	assert_true(agent_opts_wants_graph(&o, 2, 1));
+	assert_int_equal(agent_opts_parse(&o, "graph=every", err, sizeof(err)), 0);
+	assert_true(agent_opts_wants_graph(&o, 7, 0));
+	assert_int_equal(agent_opts_parse(&o, "graph=1", err, sizeof(err)), 0);
+	assert_int_equal(o.graph, AGENT_GRAPH_EVERY);
+	assert_int_equal(agent_opts_parse(&o, "graph=none", err, sizeof(err)), 0);
+	assert_false(agent_opts_wants_graph(&o, 1, 1));
+}
+
+static void test_bad_options_name_the_option(void **state)
+{
+	(void)state;
+	struct agent_opts o;
+	char err[256];
+	static const char *const bad[] = {
+		"bogus", "bogus=1", "graph=sometimes", "graph=0", "graph=-1", "depth=65", "depth=x",
+		"depth=", "zstd=0", "zstd=20", "deaths=maybe", "out=", "help=1", "out",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(agent_opts_parse(&o, bad[i], err, sizeof(err)), -EINVAL);
+		char key[32];
+		snprintf(key, sizeof(key), "%.*s", (int)strcspn(bad[i], "="), bad[i]);
+		assert_non_null(strstr(err, key));
+	}
+}
+
+static void test_help(void **state)
+{
+	(void)state;
+	struct agent_opts o;
+	char err[256];
+	assert_int_equal(agent_opts_parse(&o, "out=x.htr,help", err, sizeof(err)), 0);
+	assert_int_equal(o.help, 1);
+	assert_non_null(strstr(agent_opts_help(), "graph="));
+	assert_non_null(strstr(agent_opts_help(), "depth="));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_all_options),
+		cmocka_unit_test(test_graph_modes),
+		cmocka_unit_test(test_bad_options_name_the_option),
+		cmocka_unit_test(test_help),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
