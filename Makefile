@@ -67,6 +67,8 @@ FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 # The fuzz targets read traces: model/ only, so that work in progress elsewhere
 # (analyses/, fs/) cannot break `make fuzz-short`, and builds stay quick.
 FUZZ_LIB_SRC := $(wildcard model/*.c)
+# fuzz_expr reads classifier definitions: the expression language too.
+build-fuzz/fuzz_expr: FUZZ_LIB_SRC += analyses/expr.c analyses/features.c
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC)
 	@mkdir -p build-fuzz
 	clang -std=gnu11 -g -O1 -D_GNU_SOURCE -I. $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \

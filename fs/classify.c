@@ -96,6 +96,17 @@ static int is_builtin_name(const char *name)
 	return 0;
 }
 
+/* A predefined or analysis classifier's name (user definitions may not
+ * take it); r->lock held. */
+static int is_reserved_name_locked(const struct cls_registry *r, const char *name)
+{
+	for (uint32_t i = 0; i < r->ndefs; i++) {
+		if (r->defs[i]->builtin == CB_EXT && !strcmp(r->defs[i]->name, name))
+			return 1;
+	}
+	return is_builtin_name(name);
+}
+
 static void def_free(struct cls_def *d)
 {
 	if (!d)
@@ -210,6 +221,12 @@ static int install_expr(struct cls_registry *r, const char *name, struct expr *e
 	snprintf(d->about, sizeof d->about, "%s, defined as an expression (%s)",
 		 card_name(d->card), user ? "classifiers/" : "predefined");
 	pthread_mutex_lock(&r->lock);
+	if (is_reserved_name_locked(r, name)) {
+		pthread_mutex_unlock(&r->lock);
+		snprintf(msg, msglen, "%s: the name of a predefined classifier", name);
+		def_free(d);
+		return -EINVAL;
+	}
 	/* A new definition of a name replaces the old one; the old id stays
 	 * valid (hidden) for nodes that still hold it. */
 	for (uint32_t i = 0; i < r->ndefs; i++) {
@@ -308,6 +325,38 @@ int cls_define_file(struct cls_registry *r, const char *path, char *msg, size_t 
 	else
 		rc = define_text(r, path, (const char *)b.data, b.len, 1, msg, msglen);
 	buf_free(&b);
+	return rc;
+}
+
+int cls_register_ext(struct cls_registry *r, const struct cls_ext *x, uint32_t *id)
+{
+	struct cls_def *d = def_new(x->name);
+	int rc = 0;
+	if (!d)
+		return -ENOMEM;
+	d->builtin = CB_EXT;
+	d->card = x->card;
+	d->multi_path = x->card == CARD_HIER && x->multi_path;
+	d->per_object = 1;
+	d->needs_graph = x->needs_graph;
+	d->ext_ops = x->ops;
+	d->ext_ctx = x->ctx;
+	d->ext_fixed = x->fixed;
+	d->ext_nfixed = x->nfixed;
+	snprintf(d->about, sizeof d->about, "%s", x->about ? x->about : "");
+	pthread_mutex_lock(&r->lock);
+	for (uint32_t i = 0; i < r->ndefs && !rc; i++) {
+		if (!r->defs[i]->removed && !strcmp(r->defs[i]->name, x->name))
+			rc = -EEXIST;
+	}
+	uint32_t at = r->ndefs;
+	if (!rc)
+		rc = add_def_locked(r, d);
+	pthread_mutex_unlock(&r->lock);
+	if (rc)
+		def_free(d);
+	else if (id)
+		*id = at;
 	return rc;
 }
 
@@ -595,6 +644,10 @@ int cls_prepare(struct cls_registry *r, uint32_t id)
 		case CB_PACKAGE: rc = prepare_package(d, r->t); break;
 		case CB_FEATURE: rc = prepare_feature(r, d); break;
 		case CB_KIND: rc = prepare_fixed(d, kind_names, 3); break;
+		case CB_EXT:
+			rc = d->card == CARD_FILTER ? prepare_fixed(d, filter_names, 1) :
+			     prepare_fixed(d, d->ext_fixed, d->ext_nfixed);
+			break;
 		case CB_F_ARRAYS: case CB_F_INSTANCES: case CB_F_REACHABLE: case CB_F_UNREACHABLE:
 			rc = prepare_fixed(d, filter_names, 1);
 			break;
@@ -620,7 +673,8 @@ void chain_init(struct chain *c)
 
 static int is_transform(uint8_t op)
 {
-	return op == ST_POINTS_TO || op == ST_POINTED_FROM;
+	return op == ST_POINTS_TO || op == ST_POINTED_FROM || op == ST_CLOSURE_TRANSITIVE ||
+	       op == ST_CLOSURE_RETAINED || op == ST_ADHOC; /* the last three: issue 4 */
 }
 
 int chain_uses(const struct chain *c, uint32_t cls)
@@ -642,7 +696,8 @@ int chain_push(struct chain *c, enum step_op op, uint32_t cls, uint32_t key)
 		return -E2BIG;
 	struct chain_step *s = &c->steps[c->depth++];
 	s->op = (uint8_t)op;
-	s->cls = is_transform((uint8_t)op) ? CLS_NONE : cls;
+	/* an ad-hoc step keeps its group's version id (issue 4) */
+	s->cls = is_transform((uint8_t)op) && op != ST_ADHOC ? CLS_NONE : cls;
 	s->key0 = (uint16_t)c->nkeys;
 	s->nkeys = 0;
 	if (has_key) {
@@ -705,13 +760,20 @@ int chain_info_level(const struct cls_registry *r, const struct chain *c, uint32
 
 /* ---- keys of objects ---- */
 
-struct keybuf {
+struct cls_keys {
 	uint32_t n, cap;
 	uint32_t *k;
 	int64_t *w;      /* CARD_PARTS: bytes per key */
 };
 
-static int kb_add(struct keybuf *kb, uint32_t key, int64_t w)
+static int kb_add(struct cls_keys *kb, uint32_t key, int64_t w);
+
+int cls_keys_add(struct cls_keys *kb, uint32_t key)
+{
+	return kb_add(kb, key, 0);
+}
+
+static int kb_add(struct cls_keys *kb, uint32_t key, int64_t w)
 {
 	if (kb->n == kb->cap) {
 		uint32_t cap = kb->cap ? kb->cap * 2 : 16;
@@ -747,9 +809,12 @@ struct pass {
 	int info_mode;                /* expression host: o is an info index */
 	uint32_t gci;
 	struct xarena arena;
-	struct keybuf kb;
+	struct cls_keys kb;
 	struct lkey *lcache[CLS_MAX];
 	uint32_t *birth_key[CLS_MAX]; /* age/birth: key per birth value + 2 */
+	uint32_t *tname_len;          /* per type with a name: strlen, UINT32_MAX unknown */
+	void *ext_h[CLS_MAX];         /* CB_EXT: acquired analysis handles */
+	uint8_t ext_held[CLS_MAX];
 	struct buf scratch;
 };
 
@@ -762,6 +827,10 @@ static int pass_init(struct pass *p, struct cls_registry *r, uint32_t gci)
 	buf_init(&p->scratch);
 	p->arena.cap = ARENA_BYTES;
 	p->arena.buf = malloc(ARENA_BYTES);
+	/* NULL (no memo) is fine: neighbour types are then copied */
+	p->tname_len = malloc(((size_t)r->t->ntypes + 1) * sizeof *p->tname_len);
+	if (p->tname_len)
+		memset(p->tname_len, 0xff, ((size_t)r->t->ntypes + 1) * sizeof *p->tname_len);
 	return p->arena.buf ? 0 : -ENOMEM;
 }
 
@@ -774,8 +843,11 @@ static void pass_free(struct pass *p)
 			free(e);
 		}
 		free(p->birth_key[c]);
+		if (p->ext_held[c] == 1)
+			p->r->defs[c]->ext_ops->release(p->r->defs[c]->ext_ctx, p->ext_h[c]);
 	}
 	free(p->arena.buf);
+	free(p->tname_len);
 	free(p->kb.k);
 	free(p->kb.w);
 	buf_free(&p->scratch);
@@ -902,7 +974,15 @@ static int prop_neighbour_types(struct pass *p, uint32_t o, int dir, struct xval
 	char scratch[64];
 	for (uint32_t k = 0; k < deg; k++) {
 		uint32_t j = dir ? s->in_src[s->in_off[o] + k] : s->out_tgt[s->out_off[o] + k];
-		const char *n = type_name(p, hs_info(s, j)->type, scratch, sizeof scratch);
+		uint32_t type = hs_info(s, j)->type;
+		/* the trace's names are stable: no copy, lengths memoized per pass */
+		if (p->tname_len && type < p->t->ntypes && p->t->types[type].name) {
+			if (p->tname_len[type] == UINT32_MAX)
+				p->tname_len[type] = (uint32_t)strlen(type_name(p, type, scratch, sizeof scratch));
+			out->items[out->n++] = (struct xstr){ p->t->types[type].name, p->tname_len[type] };
+			continue;
+		}
+		const char *n = type_name(p, type, scratch, sizeof scratch);
 		struct xval v;
 		if (put_str(&p->arena, n, strlen(n), &v))
 			return -ERANGE;
@@ -965,6 +1045,12 @@ static int host_prop(void *ctx, uint32_t o, enum xprop prop, struct xval *out, s
 	switch (prop) {
 	case XP_TYPE: {
 		const char *n = type_name(p, oi->type, scratch, sizeof scratch);
+		if (n != scratch && p->tname_len) { /* the trace's name: stable, no copy */
+			if (p->tname_len[oi->type] == UINT32_MAX)
+				p->tname_len[oi->type] = (uint32_t)strlen(n);
+			out->s = (struct xstr){ n, p->tname_len[oi->type] };
+			return 0;
+		}
 		return put_str(&p->arena, n, strlen(n), out);
 	}
 	case XP_PACKAGE: {
@@ -1002,9 +1088,13 @@ static int host_prop(void *ctx, uint32_t o, enum xprop prop, struct xval *out, s
 	}
 	if (p->info_mode)
 		return -ERANGE; /* a per-object property with no object: a bug */
-	uint64_t slots = ref_slots(p->t, oi), nonnull = out_degree(s, o);
-	if (nonnull > slots)
-		slots = nonnull;
+	uint64_t nonnull = out_degree(s, o), slots = 0;
+	/* reference slots walk the class's fields: only for the two that need them */
+	if (prop == XP_NULL_BYTES || prop == XP_PRIMITIVE_BYTES) {
+		slots = ref_slots(p->t, oi);
+		if (nonnull > slots)
+			slots = nonnull;
+	}
 	switch (prop) {
 	case XP_AGE: out->i = age_of(p, s->birth[o], oi); return 0;
 	case XP_BIRTH: out->i = birth_of(p, s->birth[o], oi); return 0;
@@ -1136,6 +1226,26 @@ static int birth_keys(struct pass *p, struct cls_def *d, uint32_t cls, uint32_t 
 	return kb_add(&p->kb, *k, 0);
 }
 
+/* An analysis classifier: its per-GC result acquired once per pass. */
+static int ext_keys(struct pass *p, struct cls_def *d, uint32_t cls, uint32_t o)
+{
+	if (p->info_mode)
+		return -ERANGE; /* per-object only: a bug if reached */
+	if (p->ext_held[cls] == 2)
+		return 0; /* no such analysis at this GC (the other side of a diff) */
+	if (!p->ext_held[cls]) {
+		int rc = d->ext_ops->acquire(d->ext_ctx, &d->ks, p->gci, &p->ext_h[cls]);
+		if (rc == -EINVAL && !p->s->has_graph) {
+			p->ext_held[cls] = 2;
+			return 0;
+		}
+		if (rc)
+			return rc;
+		p->ext_held[cls] = 1;
+	}
+	return d->ext_ops->keys(p->ext_h[cls], p->s, o, &p->kb);
+}
+
 /* Fills p->kb with the keys of object o (an info index in info mode). */
 static int keys_of(struct pass *p, uint32_t cls, uint32_t o)
 {
@@ -1164,16 +1274,62 @@ static int keys_of(struct pass *p, uint32_t cls, uint32_t o)
 	case CB_F_REACHABLE: return hs_is_reachable(p->s, o) ? kb_add(&p->kb, 0, 0) : 0;
 	case CB_F_UNREACHABLE:
 		return p->s->reachable && !hs_is_reachable(p->s, o) ? kb_add(&p->kb, 0, 0) : 0;
+	case CB_EXT: return ext_keys(p, d, cls, o);
 	default: return expr_keys(p, d, cls, o);
 	}
 }
 
+/* Multi-path keys: does one of the paths (each ended by CLS_PATH_END)
+ * start with prefix? */
+static int paths_match(const uint32_t *k, uint32_t nk, const uint32_t *prefix, uint32_t plen)
+{
+	uint32_t start = 0;
+	for (uint32_t i = 0; i <= nk; i++) {
+		if (i < nk && k[i] != CLS_PATH_END)
+			continue;
+		uint32_t len = i - start, j = 0;
+		while (j < plen && j < len && k[start + j] == prefix[j])
+			j++;
+		if (j == plen)
+			return 1;
+		start = i + 1;
+	}
+	return 0;
+}
+
+/* Multi-path keys: the distinct keys at `level` of the paths that start
+ * with prefix[0..level), into out (at most nk); returns how many.  An
+ * object with two paths through one child counts once there (§3.6). */
+static uint32_t paths_level_keys(const uint32_t *k, uint32_t nk, const uint32_t *prefix,
+				 uint32_t level, uint32_t *out)
+{
+	uint32_t start = 0, n = 0;
+	for (uint32_t i = 0; i <= nk; i++) {
+		if (i < nk && k[i] != CLS_PATH_END)
+			continue;
+		uint32_t len = i - start, j = 0;
+		while (j < level && j < len && k[start + j] == prefix[j])
+			j++;
+		if (j == level && len > level) {
+			uint32_t key = k[start + level], dup = 0;
+			for (uint32_t m = 0; m < n && !dup; m++)
+				dup = out[m] == key;
+			if (!dup)
+				out[n++] = key;
+		}
+		start = i + 1;
+	}
+	return n;
+}
+
 /* Does a key list match a step? */
-static int step_match(const struct cls_def *d, const struct keybuf *kb, const uint32_t *path,
+static int step_match(const struct cls_def *d, const struct cls_keys *kb, const uint32_t *path,
 		      uint32_t plen)
 {
 	if (d->card == CARD_FILTER)
 		return kb->n > 0;
+	if (d->multi_path)
+		return paths_match(kb->k, kb->n, path, plen);
 	if (d->card == CARD_HIER) {
 		if (kb->n < plen)
 			return 0;
@@ -1207,7 +1363,7 @@ static void ktab_free(struct ktab *kt)
 
 static int ktab_build(struct pass *p, uint32_t cls, uint32_t ninfos, struct ktab *kt)
 {
-	struct keybuf all = { 0 };
+	struct cls_keys all = { 0 };
 	int rc = 0;
 	memset(kt, 0, sizeof *kt);
 	kt->off = malloc(((size_t)ninfos + 1) * sizeof *kt->off);
@@ -1306,7 +1462,7 @@ static int acc_keys(struct acc *a, const struct cls_def *d, const uint32_t *keys
 		    const int64_t *w, uint32_t nk, uint32_t level, int col, uint64_t count,
 		    uint64_t size)
 {
-	if (d->card == CARD_HIER)
+	if (d->card == CARD_HIER && !d->multi_path) /* multi-path: kb_level made them a set */
 		return nk > level ? acc_add(a, keys[level], col, count, count * size) : 0;
 	if (d->card == CARD_FILTER)
 		return nk ? acc_add(a, 0, col, count, count * size) : 0;
@@ -1321,6 +1477,18 @@ static int acc_keys(struct acc *a, const struct cls_def *d, const uint32_t *keys
 static uint32_t level_of(const struct chain *ch, uint32_t cls)
 {
 	return chain_at_level_of(ch, cls) ? ch->steps[ch->depth - 1].nkeys : 0;
+}
+
+/* Multi-path hierarchies: replaces an object's paths by the distinct keys
+ * of the level below the chain's (in place); a no-op for the others. */
+static void kb_level(struct cls_keys *kb, const struct cls_def *d, const struct chain *ch,
+		     uint32_t cls)
+{
+	if (!d->multi_path)
+		return;
+	uint32_t level = level_of(ch, cls);
+	const uint32_t *prefix = level ? ch->keys + ch->steps[ch->depth - 1].key0 : NULL;
+	kb->n = paths_level_keys(kb->k, kb->n, prefix, level, kb->k);
 }
 
 int classify_tallies(struct cls_registry *r, uint32_t gci, const struct tally *t, uint32_t nt,
@@ -1431,6 +1599,8 @@ static int filter_bits(struct pass *p, const struct chain_step *st, const uint32
  * set.  No graph at this GC: the empty set. */
 static int transform_bits(const struct heap_state *s, uint8_t op, uint64_t **bits)
 {
+	if (op == ST_CLOSURE_TRANSITIVE || op == ST_CLOSURE_RETAINED) /* issue 4 */
+		return closure_step_bits(s, op == ST_CLOSURE_RETAINED, bits);
 	uint64_t *nb = bitset_alloc(s->n);
 	if (!nb)
 		return -ENOMEM;
@@ -1451,6 +1621,14 @@ static int transform_bits(const struct heap_state *s, uint8_t op, uint64_t **bit
 	return 0;
 }
 
+/* issue 4: an ad-hoc group's members (groups/NAME) replace the set. */
+static int adhoc_step_bits(struct cls_registry *r, uint32_t version, const struct heap_state *s,
+			   uint64_t *bits)
+{
+	memset(bits, 0, bitset_words(s->n) * sizeof *bits);
+	return r->adhoc_bits ? r->adhoc_bits(r->adhoc_ctx, version, s, bits) : -ENOENT;
+}
+
 /* The group's members in one state, as a bitset (caller frees). */
 static int members(struct pass *p, const struct chain *ch, uint64_t **out)
 {
@@ -1462,7 +1640,9 @@ static int members(struct pass *p, const struct chain *ch, uint64_t **out)
 	bitset_fill(bits, s->n);
 	for (uint32_t d = 0; d < ch->depth && !rc; d++) {
 		const struct chain_step *st = &ch->steps[d];
-		if (is_transform(st->op))
+		if (st->op == ST_ADHOC) /* issue 4: groups/NAME replaces the set */
+			rc = adhoc_step_bits(p->r, st->cls, s, bits);
+		else if (is_transform(st->op))
 			rc = transform_bits(s, st->op, &bits);
 		else
 			rc = filter_bits(p, st, ch->keys + st->key0, bits);
@@ -1517,8 +1697,10 @@ int classify_objects(struct cls_registry *r, const struct objsrc *src, uint32_t 
 				continue;
 			uint64_t size = hs_info(s, (uint32_t)i)->size;
 			if (d->per_object) {
-				if (!(rc = keys_of(&p, cls, (uint32_t)i)))
+				if (!(rc = keys_of(&p, cls, (uint32_t)i))) {
+					kb_level(&p.kb, d, ch, cls);
 					rc = acc_keys(&a, d, p.kb.k, p.kb.w, p.kb.n, level, col, 1, size);
+				}
 			} else {
 				uint32_t j = s->info[i];
 				rc = acc_keys(&a, d, kt.keys + kt.off[j], kt.w + kt.off[j],
@@ -1696,4 +1878,109 @@ int diff_census_view(const void *data, size_t len, struct tally t[2])
 	p += (size_t)hdr[1] * sizeof(struct objinfo);
 	t[1].col[COL_DIED] = (const uint64_t *)p;
 	return 0;
+}
+
+/* ---- issue 4: member sets for closures (fs/render_closure.c) ---- */
+
+int group_members_bits(struct cls_registry *r, const struct heap_state *s, const struct chain *ch,
+		       uint64_t **out)
+{
+	struct pass p;
+	int rc = pass_init(&p, r, s->gc_index);
+	if (rc)
+		return rc;
+	p.s = s;
+	p.infos = s->infos;
+	rc = members(&p, ch, out);
+	pass_free(&p);
+	return rc;
+}
+
+/* Pairs arrive in index order: a stable counting sort by key keeps the
+ * index order within a key, in O(n + keys) (qsort of 10^7 pairs: ~1.5 s). */
+static int pairs_sort(struct cls_pair *a, size_t n)
+{
+	uint32_t maxk = 0;
+	for (size_t i = 0; i < n; i++)
+		maxk = a[i].key > maxk ? a[i].key : maxk;
+	size_t *start = calloc((size_t)maxk + 2, sizeof *start);
+	struct cls_pair *tmp = malloc((n ? n : 1) * sizeof *tmp);
+	if (!start || !tmp) {
+		free(start);
+		free(tmp);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		start[a[i].key + 1]++;
+	for (uint32_t k = 0; k <= maxk; k++)
+		start[k + 1] += start[k];
+	for (size_t i = 0; i < n; i++)
+		tmp[start[a[i].key]++] = a[i];
+	memcpy(a, tmp, n * sizeof *a);
+	free(tmp);
+	free(start);
+	return 0;
+}
+
+/* Keys of one member at the classification's level, as acc_keys counts them. */
+static int pairs_add(struct buf *out, const struct cls_def *d, const uint32_t *keys, uint32_t nk,
+		     uint32_t level, uint32_t o)
+{
+	struct cls_pair pr = { 0, o };
+	if (d->card == CARD_HIER && !d->multi_path) { /* multi-path: kb_level made a set */
+		if (nk <= level)
+			return 0;
+		pr.key = keys[level];
+		return buf_put(out, &pr, sizeof pr);
+	}
+	if (d->card == CARD_FILTER)
+		return nk ? buf_put(out, &pr, sizeof pr) : 0;
+	int rc = 0;
+	for (uint32_t i = 0; i < nk && !rc; i++) {
+		pr.key = keys[i];
+		rc = buf_put(out, &pr, sizeof pr);
+	}
+	return rc;
+}
+
+int classify_member_pairs(struct cls_registry *r, const struct heap_state *s,
+			  const struct chain *ch, uint32_t cls, struct buf *out)
+{
+	struct pass p;
+	uint64_t *bits = NULL;
+	struct ktab kt = { 0 };
+	int rc = cls_prepare(r, cls);
+	if (rc)
+		return rc;
+	const struct cls_def *d = r->defs[cls];
+	uint32_t level = level_of(ch, cls);
+	size_t base = out->len;
+	if ((rc = pass_init(&p, r, s->gc_index)))
+		return rc;
+	p.s = s;
+	p.infos = s->infos;
+	rc = members(&p, ch, &bits);
+	if (!rc && !d->per_object)
+		rc = ktab_build(&p, cls, s->ninfos, &kt);
+	for (uint64_t i = rc ? s->n : bitset_next(bits, s->n, 0); i < s->n && !rc;
+	     i = bitset_next(bits, s->n, i + 1)) {
+		if (d->per_object) {
+			if (!(rc = keys_of(&p, cls, (uint32_t)i))) {
+				kb_level(&p.kb, d, ch, cls);
+				rc = pairs_add(out, d, p.kb.k, p.kb.n, level, (uint32_t)i);
+			}
+		} else {
+			uint32_t j = s->info[i];
+			rc = pairs_add(out, d, kt.keys + kt.off[j], kt.off[j + 1] - kt.off[j], level,
+				       (uint32_t)i);
+		}
+	}
+	if (!d->per_object)
+		ktab_free(&kt);
+	free(bits);
+	pass_free(&p);
+	if (!rc)
+		rc = pairs_sort((struct cls_pair *)(out->data + base),
+				(out->len - base) / sizeof(struct cls_pair));
+	return rc;
 }

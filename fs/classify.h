@@ -75,6 +75,51 @@ enum cls_builtin {
 	CB_COUNT_
 };
 #define CB_EXPR (-1)
+#define CB_EXT (-2)    /* registered with cls_register_ext */
+
+/* ---- classifiers over a per-GC analysis ----
+ *
+ * Some classifiers need a result computed once per heap state (roles, root
+ * labels, ...) that fs/ keeps in its rendered cache.  classify.c knows
+ * nothing of that cache: such a classifier is registered with three
+ * callbacks.  An evaluation pass (one classification, one group's totals
+ * or members, at one GC) calls acquire the first time it needs the
+ * classifier's keys at that GC, keys once per object, and release when the
+ * pass ends.  The handle is used by one thread only.  At a GC without a
+ * graph (acquire: -EINVAL), e.g. the other side of a diff, objects get no
+ * keys: they count in the group, under no child.
+ *
+ * Multi-path hierarchies (multi_path = 1 with CARD_HIER): keys returns
+ * several paths, each terminated by CLS_PATH_END (by-indirect-root: an
+ * object reached from two roots sits under both).  An object counts once
+ * per child at every level whatever the number of its paths through that
+ * child (paper §3.6).  CARD_MANY keys must be distinct (the callbacks
+ * ensure it). */
+#define CLS_PATH_END (UINT32_MAX - 1)
+
+struct cls_keys;   /* a pass's key list */
+/* Appends a key; -ENOMEM. */
+int cls_keys_add(struct cls_keys *kb, uint32_t key);
+
+struct cls_ext_ops {
+	/* The analysis of GC gci for classifier keyspace ks (keys may be
+	 * interned into it).  -EINVAL when the GC has no such analysis. */
+	int (*acquire)(void *ctx, struct keyspace *ks, uint32_t gci, void **h);
+	/* Keys of object o (dense index) of state s into kb. */
+	int (*keys)(void *h, const struct heap_state *s, uint32_t o, struct cls_keys *kb);
+	void (*release)(void *ctx, void *h);
+};
+
+struct cls_ext {
+	const char *name, *about;
+	enum cls_card card;          /* CARD_ONE, CARD_MANY, CARD_HIER or CARD_FILTER */
+	int multi_path;              /* CARD_HIER: several paths per object */
+	int needs_graph;
+	const char *const *fixed;    /* names interned first (keys 0..nfixed-1), may be NULL */
+	uint32_t nfixed;
+	const struct cls_ext_ops *ops;
+	void *ctx;                   /* borrowed: must outlive the registry */
+};
 
 struct cls_def {
 	char name[64];
@@ -87,6 +132,10 @@ struct cls_def {
 	char *source;          /* CB_EXPR: the definition text, owned */
 	int user;              /* defined through classifiers/ or -o classifiers */
 	int removed;           /* atomic: hidden, id kept so old nodes stay valid */
+	int multi_path;        /* CARD_HIER with several paths per object (CB_EXT) */
+	const struct cls_ext_ops *ext_ops; /* CB_EXT, borrowed */
+	void *ext_ctx;         /* CB_EXT, borrowed */
+	const char *const *ext_fixed; uint32_t ext_nfixed; /* CB_EXT, borrowed */
 	struct keyspace ks;
 	/* trace-level tables, built once under reg->lock (prepared = 1) */
 	int prepared;
@@ -105,6 +154,10 @@ struct cls_registry {
 	struct feature_map fm;             /* -o features, may be empty */
 	int has_features;
 	char errors[8192];                 /* lock: log of refused definitions */
+	/* issue 4: members of an ad-hoc group (ST_ADHOC step, version id) in
+	 * state s, OR-ed into bits; set once at open (fs/render_closure.c). */
+	int (*adhoc_bits)(void *ctx, uint32_t version, const struct heap_state *s, uint64_t *bits);
+	void *adhoc_ctx;
 };
 
 /* Creates the registry with the predefined classifiers; features may be
@@ -125,6 +178,9 @@ int cls_prepare(struct cls_registry *r, uint32_t id);
  * the name is taken by a predefined classifier. */
 int cls_define(struct cls_registry *r, const char *name, const char *src, size_t len, char *msg,
 	       size_t msglen);
+/* Registers a classifier over a per-GC analysis; its id in *id (may be
+ * NULL).  -EEXIST for a name already taken, -ENOSPC when full. */
+int cls_register_ext(struct cls_registry *r, const struct cls_ext *x, uint32_t *id);
 /* Loads a definitions file (NAME = EXPR ...); messages name the file. */
 int cls_define_file(struct cls_registry *r, const char *path, char *msg, size_t msglen);
 /* Removes a user-defined classifier (-ENOENT, -EPERM for predefined). */
@@ -135,7 +191,11 @@ int cls_errors(struct cls_registry *r, struct buf *out);
 
 /* ---- chains ---- */
 
-enum step_op { ST_CLS = 1, ST_FILTER, ST_POINTS_TO, ST_POINTED_FROM };
+enum step_op { ST_CLS = 1, ST_FILTER, ST_POINTS_TO, ST_POINTED_FROM,
+	/* issue 4 (fs/render_closure.c): closure/transitive/, closure/retained/
+	 * and ad-hoc groups (groups/NAME: the step's cls holds the group's
+	 * version id).  All three are transformers: they start a new segment. */
+	ST_CLOSURE_TRANSITIVE, ST_CLOSURE_RETAINED, ST_ADHOC };
 
 struct chain_step {
 	uint8_t op;
@@ -243,6 +303,28 @@ int group_totals_objects(struct cls_registry *r, const struct objsrc *src, uint3
 /* Appends the ids of the group's members, ascending, one per line. */
 int group_member_ids(struct cls_registry *r, const struct objsrc *src, const struct chain *ch,
 		     struct buf *out);
+
+/* ---- issue 4: closures (fs/render_closure.c) ---- */
+
+/* The group's members in state s as a bitset over s's dense index (caller
+ * frees).  A diff chain is evaluated on s alone. */
+int group_members_bits(struct cls_registry *r, const struct heap_state *s, const struct chain *ch,
+		       uint64_t **out);
+
+/* (key, dense index) of every member of the chain's group, for the children
+ * of classifying it by cls (the next level when the chain ends at a level of
+ * hierarchy classifier cls), appended to out as struct cls_pair[], sorted by
+ * key then index.  One-to-many classifiers give an object one pair per key. */
+struct cls_pair {
+	uint32_t key, obj;
+};
+int classify_member_pairs(struct cls_registry *r, const struct heap_state *s,
+			  const struct chain *ch, uint32_t cls, struct buf *out);
+
+/* Defined in fs/render_closure.c, called by the step evaluation: replaces
+ * *bits by its transitive closure (retained = 0) or GC closure (1); the
+ * empty set at a GC without a graph. */
+int closure_step_bits(const struct heap_state *s, int retained, uint64_t **bits);
 
 /* "Class.method:line" for a frame (":line" only when known). */
 int sym_frame(const struct trace *t, const struct htr_site_frame *f, struct buf *out);

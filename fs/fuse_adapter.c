@@ -5,8 +5,9 @@
  *
  * Caching policy (the trace never changes, but file sizes become known
  * only once a file has been rendered):
- *   - names: entry_timeout 60 s, negative_timeout 3600 s (an absent name
- *     stays absent);
+ *   - names: entry_timeout 60 s, negative_timeout 0 (names appear when
+ *     classifiers/ and groups/ are written; a stale positive entry is
+ *     harmless: attr_timeout 0 re-asks getattr, which says ENOENT);
  *   - attributes: attr_timeout 0.  The kernel trusts a cached i_size when
  *     it reads through the page cache; a size cached as 0 while the file
  *     was not yet rendered would make a later keep_cache open read as
@@ -53,7 +54,10 @@
 #include "mountopts/mountopts.h"
 
 #define ENTRY_TIMEOUT_S 60.0
-#define NEGATIVE_TIMEOUT_S 3600.0
+/* 0: names appear at run time (classifiers/NAME -> by-NAME/, and under
+ * groups/NAME whenever its members change), and the high-level API has no
+ * per-entry timeout: a cached "absent" would hide them (issue 4). */
+#define NEGATIVE_TIMEOUT_S 0.0
 #define ATTR_TIMEOUT_S 0.0
 #define BLOCK_SIZE 4096
 
@@ -73,6 +77,8 @@ struct open_file {
 	int writing;           /* opened for writing: content is the new text */
 	int dirty;             /* written since the last commit */
 	int created;           /* made by create, not yet committed to the tree */
+	int append;            /* O_APPEND: every write goes to the end of content
+	                          (the kernel's offset follows a size we report as 0) */
 	struct buf content;    /* owned: the whole file */
 	char path[];           /* owned (allocated with the struct) */
 };
@@ -230,6 +236,7 @@ static int handle_new(const char *path, int writing, struct open_file **out)
 	h->writing = writing;
 	h->dirty = 0;
 	h->created = 0;
+	h->append = 0;
 	buf_init(&h->content);
 	memcpy(h->path, path, plen);
 	*out = h;
@@ -268,6 +275,7 @@ static int op_open(const char *path, struct fuse_file_info *fi)
 		}
 	}
 	h->dirty = writing && (fi->flags & O_TRUNC);
+	h->append = writing && (fi->flags & O_APPEND);
 	fi->fh = (uint64_t)(uintptr_t)h;
 	fi->direct_io = writing || !a.size_exact;
 	fi->keep_cache = !writing && a.size_exact != 0;
@@ -379,9 +387,13 @@ static int op_write(const char *p, const char *b, size_t s, off_t o, struct fuse
 	struct open_file *h = (struct open_file *)(uintptr_t)fi->fh;
 	if (!h || !h->writing)
 		return -EBADF;
-	if (o < 0 || (uint64_t)o + s > WRITE_MAX || s > INT_MAX)
-		return -EFBIG;
 	pthread_mutex_lock(&h->lock);
+	if (h->append)
+		o = (off_t)h->content.len;
+	if (o < 0 || (uint64_t)o + s > WRITE_MAX || s > INT_MAX) {
+		pthread_mutex_unlock(&h->lock);
+		return -EFBIG;
+	}
 	int rc = 0;
 	size_t end = (size_t)o + s;
 	if (end > h->content.len) {
@@ -421,10 +433,12 @@ static int op_mknod(const char *p, mode_t mode, dev_t dev)
 	return -EROFS;
 }
 
+/* groups/NAME only (issue 4); the tree refuses anything else with EROFS */
 static int op_mkdir(const char *p, mode_t mode)
 {
-	(void)p; (void)mode;
-	return -EROFS;
+	(void)mode;
+	int rc = hfs_mkdir(ctx()->fs, p);
+	return rc == 0 ? 0 : as_errno(rc);
 }
 
 static int op_unlink(const char *p)
@@ -435,8 +449,8 @@ static int op_unlink(const char *p)
 
 static int op_rmdir(const char *p)
 {
-	(void)p;
-	return -EROFS;
+	int rc = hfs_rmdir(ctx()->fs, p);
+	return rc == 0 ? 0 : as_errno(rc);
 }
 
 static int op_rename(const char *from, const char *to, unsigned int flags)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analyses/dominators.h"
+#include "render_closure.h"
 #include "table.h"
 #include "tree_internal.h"
 
@@ -110,7 +111,9 @@ static int heads_cb(void *vctx, struct buf *out)
 	struct ds_ctx *c = vctx;
 	struct rc_entry *e;
 	struct ds_view v;
-	struct dominators *dom = NULL;
+	struct rc_entry *de = NULL;
+	struct dom_view dv;
+	struct dominators dom;
 	const struct heap_state *s;
 	int rc = hfs_ds_get(c->fs, c->gci, &e, &v);
 	if (rc)
@@ -120,13 +123,17 @@ static int heads_cb(void *vctx, struct buf *out)
 		return rc;
 	}
 	size_t bytes = (size_t)v.nheads * sizeof(struct ds_head);
-	if (!(rc = dominators_compute(s, &dom)) && !(rc = buf_reserve(out, bytes ? bytes : 1))) {
-		rc = ds_heads_measure(s, v.roles, v.owner, v.head_obj, v.nheads, dom,
+	/* the shared per-GC dominator tree (render_closure.h), computed once */
+	if (!(rc = hfs_dominators_get(c->fs, c->gci, &de, &dv)) &&
+	    !(rc = buf_reserve(out, bytes ? bytes : 1))) {
+		dom_view_as_dominators(&dv, &dom);
+		rc = ds_heads_measure(s, v.roles, v.owner, v.head_obj, v.nheads, &dom,
 				      (struct ds_head *)(out->data + out->len));
 		if (!rc)
 			out->len += bytes;
 	}
-	dominators_free(dom);
+	if (de)
+		rcache_put(c->fs->rc, de);
 	hfs_state_put(c->fs, s);
 	rcache_put(c->fs->rc, e);
 	return rc;

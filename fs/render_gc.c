@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "render.h"
+#include "render_closure.h"
 #include "render_ds.h"
 #include "render_windows.h"
 #include "table.h"
@@ -92,6 +93,10 @@ static int chain_label(struct hfs *fs, const struct chain *ch, struct buf *out)
 		switch (st->op) {
 		case ST_POINTS_TO: rc = buf_printf(out, "%spoints-to", sep); break;
 		case ST_POINTED_FROM: rc = buf_printf(out, "%spointed-from", sep); break;
+		/* issue 4 */
+		case ST_CLOSURE_TRANSITIVE: rc = buf_printf(out, "%sclosure/transitive", sep); break;
+		case ST_CLOSURE_RETAINED: rc = buf_printf(out, "%sclosure/retained", sep); break;
+		case ST_ADHOC: rc = buf_printf(out, "%sad-hoc group", sep); break;
 		case ST_FILTER: rc = buf_printf(out, "%sonly-%s", sep, def ? def->name : "?"); break;
 		default:
 			rc = buf_printf(out, "%sby-%s", sep, def ? def->name : "?");
@@ -134,6 +139,8 @@ static int render_group_metric(struct hfs *fs, const struct node *n, enum group_
 	if (!rc) rc = buf_putc(out, '\n');
 	if (!rc) rc = kv_u64(out, "count", count);
 	if (!rc) rc = kv_u64(out, "shallow_size", bytes);
+	if (!rc) /* issue 4: deep_* and retained_* where there is a graph */
+		rc = render_group_closure_summary(fs, n, out);
 	if (!rc && n->chain.diff_gci != UINT32_MAX) {
 		rc = kv_u64(out, "born_count", r.c[COL_LIVE]);
 		if (!rc) rc = kv_u64(out, "born_bytes", r.b[COL_LIVE]);
@@ -161,11 +168,33 @@ static const struct tcol class_cols[] = {
 };
 #define PLAIN_COLS 3
 
+/* issue 4: plain tables at a GC with a graph: deep and retained columns,
+ * rows sorted by retained size. */
+static const struct tcol closure_cols[] = {
+	{ "name", TCOL_STR }, { "count", TCOL_U64 }, { "shallow_size", TCOL_U64 },
+	{ "deep_count", TCOL_U64 }, { "deep_size", TCOL_U64 }, { "retained_count", TCOL_U64 },
+	{ "retained_size", TCOL_U64 },
+};
+
 struct sort_row {
 	const struct cls_row *row;
 	const char *name;
 	uint64_t bytes;
+	const struct clo_row *clo; /* issue 4: NULL without closures */
 };
+
+static const struct clo_row *clo_find(const struct clo_row *rows, uint32_t n, uint32_t key)
+{
+	uint32_t lo = 0, hi = n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (rows[mid].key < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && rows[lo].key == key ? &rows[lo] : NULL;
+}
 
 /* Shallow size descending, then name: the biggest first, stable order. */
 static int by_size_then_name(const void *a, const void *b)
@@ -174,6 +203,16 @@ static int by_size_then_name(const void *a, const void *b)
 	if (x->bytes != y->bytes)
 		return x->bytes > y->bytes ? -1 : 1;
 	return strcmp(x->name, y->name);
+}
+
+/* issue 4: retained size descending, then shallow size, then name */
+static int by_retained_then_name(const void *a, const void *b)
+{
+	const struct sort_row *x = a, *y = b;
+	uint64_t rx = x->clo ? x->clo->m.retained_bytes : 0, ry = y->clo ? y->clo->m.retained_bytes : 0;
+	if (rx != ry)
+		return rx > ry ? -1 : 1;
+	return by_size_then_name(a, b);
 }
 
 enum table_fmt { TF_TSV, TF_CSV, TF_JSON };
@@ -188,11 +227,22 @@ static int render_class_table(struct hfs *fs, const struct node *n, enum table_f
 	struct table tb;
 	uint32_t nrows;
 	int diff = n->chain.diff_gci != UINT32_MAX, rc;
+	struct rc_entry *ce = NULL;
+	const struct clo_row *clo = NULL;
+	uint32_t nclo = 0;
 	if (!d)
 		return -ENOENT;
 	if ((rc = hfs_classification_get(fs, n->gci, &n->chain, n->cls, &e, &rows, &nrows)))
 		return rc;
-	table_init(&tb, class_cols, diff ? sizeof class_cols / sizeof *class_cols : PLAIN_COLS);
+	if (!diff && hfs_gc_has_graph(fs, n->gci) &&
+	    (rc = hfs_class_closures_get(fs, n->gci, &n->chain, n->cls, &ce, &clo, &nclo))) {
+		rcache_put(fs->rc, e);
+		return rc;
+	}
+	if (ce)
+		table_init(&tb, closure_cols, sizeof closure_cols / sizeof *closure_cols);
+	else
+		table_init(&tb, class_cols, diff ? sizeof class_cols / sizeof *class_cols : PLAIN_COLS);
 	sorted = malloc((nrows ? nrows : 1) * sizeof *sorted);
 	if (!sorted) {
 		rc = -ENOMEM;
@@ -202,8 +252,9 @@ static int render_class_table(struct hfs *fs, const struct node *n, enum table_f
 		sorted[r].row = &rows[r];
 		sorted[r].name = ks_name(&d->ks, rows[r].key);
 		sorted[r].bytes = rows[r].b[COL_LIVE] + rows[r].b[COL_PERM];
+		sorted[r].clo = ce ? clo_find(clo, nclo, rows[r].key) : NULL;
 	}
-	qsort(sorted, nrows, sizeof *sorted, by_size_then_name);
+	qsort(sorted, nrows, sizeof *sorted, ce ? by_retained_then_name : by_size_then_name);
 	for (uint32_t r = 0; r < nrows && !rc; r++) {
 		const struct cls_row *x = sorted[r].row;
 		if ((rc = table_add_row(&tb)))
@@ -211,6 +262,12 @@ static int render_class_table(struct hfs *fs, const struct node *n, enum table_f
 		table_set_str(&tb, 0, sorted[r].name, strlen(sorted[r].name));
 		table_set_u64(&tb, 1, x->c[COL_LIVE] + x->c[COL_PERM]);
 		table_set_u64(&tb, 2, sorted[r].bytes);
+		if (sorted[r].clo) {
+			table_set_u64(&tb, 3, sorted[r].clo->m.deep_count);
+			table_set_u64(&tb, 4, sorted[r].clo->m.deep_bytes);
+			table_set_u64(&tb, 5, sorted[r].clo->m.retained_count);
+			table_set_u64(&tb, 6, sorted[r].clo->m.retained_bytes);
+		}
 		if (diff) {
 			table_set_u64(&tb, 3, x->c[COL_LIVE]);
 			table_set_u64(&tb, 4, x->b[COL_LIVE]);
@@ -231,6 +288,8 @@ static int render_class_table(struct hfs *fs, const struct node *n, enum table_f
 out:
 	free(sorted);
 	table_free(&tb);
+	if (ce)
+		rcache_put(fs->rc, ce);
 	rcache_put(fs->rc, e);
 	return rc;
 }
@@ -322,6 +381,20 @@ int render_node(struct hfs *fs, const struct node *n, struct buf *out)
 	case NT_OBJECT_REFS: return render_object_refs(fs, n, out);
 	case NT_OBJECT_REFERRERS: return render_object_referrers(fs, n, out);
 	case NT_ROOTS_TABLE: return render_roots_table(fs, n, out);
+	/* issue 4 (fs/render_closure.c) */
+	case NT_GROUP_DEEP_COUNT: return render_group_closure_file(fs, n, 0, out);
+	case NT_GROUP_DEEP_SIZE: return render_group_closure_file(fs, n, 1, out);
+	case NT_GROUP_RET_COUNT: return render_group_closure_file(fs, n, 2, out);
+	case NT_GROUP_RET_SIZE: return render_group_closure_file(fs, n, 3, out);
+	case NT_GROUP_ROOTS: return render_group_roots(fs, n, out);
+	case NT_GROUP_PATHS: return render_group_paths(fs, n, out);
+	case NT_DOMINATORS_TOP: return render_dominators_top(fs, n, out);
+	case NT_OBJECT_RETAINED: return render_object_retained(fs, n, out);
+	case NT_OBJECT_DOMINATOR: return render_object_dominator(fs, n, out);
+	case NT_OBJECT_PATH: return render_object_path(fs, n, out);
+	case NT_ROOTS_FILE: return render_roots_file(fs, n, out);
+	case NT_THREAD_STACK: return render_thread_stack(fs, n, out);
+	case NT_ADHOC_MEMBERS: return render_adhoc_members(fs, n, out);
 	case NT_MEMORY_SVG: return render_memory_svg(fs, out);
 	case NT_WINDOW_FILE: return render_window_file(fs, (enum win_kind)n->win, out);
 	case NT_WINDOWS_SUMMARY: return render_windows_summary(fs, out);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "render.h"
+#include "render_closure.h"
 #include "table.h"
 #include "tree_internal.h"
 
@@ -199,7 +200,7 @@ int render_object_referrers(struct hfs *fs, const struct node *n, struct buf *ou
 
 /* What identifies a root beyond its object: the static field, the thread,
  * the frame. */
-static int root_detail(const struct trace *t, const struct hs_root *r, struct buf *out)
+int render_root_detail(const struct trace *t, const struct hs_root *r, struct buf *out)
 {
 	char scratch[64];
 	switch (r->kind) {
@@ -231,7 +232,25 @@ static int root_detail(const struct trace *t, const struct hs_root *r, struct bu
 
 static const struct tcol root_cols[] = {
 	{ "kind", TCOL_STR }, { "object", TCOL_U64 }, { "type", TCOL_STR }, { "detail", TCOL_STR },
+	{ "retained_size", TCOL_U64 },
 };
+
+/* issue 4: roots in descending retained size of their object (dominator
+ * tree), then in trace order. */
+struct root_order {
+	const uint64_t *retained;
+	const struct hs_root *roots;
+};
+
+static int by_root_retained(const void *a, const void *b, void *vctx)
+{
+	const struct root_order *c = vctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	uint64_t rx = c->retained[c->roots[x].object], ry = c->retained[c->roots[y].object];
+	if (rx != ry)
+		return rx > ry ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
 
 int render_roots_table(struct hfs *fs, const struct node *n, struct buf *out)
 {
@@ -239,12 +258,25 @@ int render_roots_table(struct hfs *fs, const struct node *n, struct buf *out)
 	struct table tb;
 	struct buf detail;
 	char scratch[64];
+	struct rc_entry *de = NULL;
+	struct dom_view dv;
+	uint32_t *order = NULL;
 	int rc = hfs_state_get(fs, n->gci, &s);
 	if (rc)
 		return rc;
 	table_init(&tb, root_cols, sizeof root_cols / sizeof *root_cols);
 	buf_init(&detail);
-	for (uint32_t r = 0; r < s->nroots && !rc; r++) {
+	order = malloc(((size_t)s->nroots + 1) * sizeof *order);
+	if (!order)
+		rc = -ENOMEM;
+	else if (!(rc = hfs_dominators_get(fs, n->gci, &de, &dv))) {
+		struct root_order ro = { dv.retained, s->roots };
+		for (uint32_t r = 0; r < s->nroots; r++)
+			order[r] = r;
+		qsort_r(order, s->nroots, sizeof *order, by_root_retained, &ro);
+	}
+	for (uint32_t k = 0; k < s->nroots && !rc; k++) {
+		uint32_t r = order[k];
 		const struct hs_root *root = &s->roots[r];
 		const char *kind = htr_root_kind_name(root->kind);
 		char kbuf[24];
@@ -260,9 +292,10 @@ int render_roots_table(struct hfs *fs, const struct node *n, struct buf *out)
 							 scratch, sizeof scratch);
 			table_set_u64(&tb, 1, s->id[root->object]);
 			table_set_str(&tb, 2, tn, strlen(tn));
+			table_set_u64(&tb, 4, dv.retained[root->object]);
 		}
 		buf_reset(&detail);
-		rc = root_detail(fs->trace, root, &detail);
+		rc = render_root_detail(fs->trace, root, &detail);
 		if (!rc)
 			table_set_str(&tb, 3, detail.len ? (const char *)detail.data : "", detail.len);
 	}
@@ -270,6 +303,9 @@ int render_roots_table(struct hfs *fs, const struct node *n, struct buf *out)
 		rc = table_render_tsv(&tb, out);
 	buf_free(&detail);
 	table_free(&tb);
+	free(order);
+	if (de)
+		rcache_put(fs->rc, de);
 	hfs_state_put(fs, s);
 	return rc;
 }

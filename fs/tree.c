@@ -20,7 +20,9 @@
 
 #include "analyses/bitset.h"
 #include "analyses/diff.h"
+#include "classify_ext.h"
 #include "names.h"
+#include "render_closure.h"
 #include "render_windows.h"
 #include "tree_internal.h"
 
@@ -97,6 +99,27 @@ static const struct nt_def nt_defs[NT_COUNT_] = {
 	[NT_DS_HEADS] = { HFS_FILE, COST_EXPENSIVE },
 	[NT_DS_TABLE] = { HFS_FILE, COST_EXPENSIVE },
 	[NT_DS_LINK] = { HFS_LINK, COST_NONE },
+	/* issue 4 (fs/render_closure.c) */
+	[NT_GROUP_DEEP_COUNT] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_GROUP_DEEP_SIZE] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_GROUP_RET_COUNT] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_GROUP_RET_SIZE] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_CLOSURE_DIR] = { HFS_DIR, COST_NONE },
+	[NT_GROUP_ROOTS] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_GROUP_PATHS] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_DOMINATORS_DIR] = { HFS_DIR, COST_NONE },
+	[NT_DOMINATORS_TOP] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_OBJECT_RETAINED] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_OBJECT_DOMINATOR] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_OBJECT_PATH] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_ROOTS_SUBDIR] = { HFS_DIR, COST_NONE },
+	[NT_ROOTS_FILE] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_THREADS_DIR] = { HFS_DIR, COST_NONE },
+	[NT_THREAD_DIR] = { HFS_DIR, COST_NONE },
+	[NT_THREAD_STACK] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_GROUPS_DIR] = { HFS_DIR, COST_NONE },
+	[NT_ADHOC_MEMBERS] = { HFS_FILE, COST_VOLATILE },
+	[NT_ADHOC_GC_DIR] = { HFS_DIR, COST_NONE },
 };
 
 /* ---- presence tests for fixed children ---- */
@@ -159,6 +182,24 @@ static int gc_with_graph(const struct hfs *fs, const struct node *p)
 	return hfs_gc_has_graph(fs, p->gci);
 }
 
+/* issue 4: closure files on plain groups at GCs with a graph */
+static int has_closures(const struct hfs *fs, const struct node *p)
+{
+	return closure_files_present(fs, p);
+}
+
+static int sub_group_with_closures(const struct hfs *fs, const struct node *p)
+{
+	return is_sub_group(fs, p) && closure_files_present(fs, p);
+}
+
+/* groups/NAME itself (not groups/NAME/gc/NNN or a subgroup) */
+static int is_adhoc_top(const struct hfs *fs, const struct node *p)
+{
+	(void)fs;
+	return p->aux[0] == 1 && p->chain.depth == 1 && p->chain.steps[0].op == ST_ADHOC;
+}
+
 struct child_def {
 	const char *name;
 	enum nt type;
@@ -175,6 +216,7 @@ static const struct child_def root_children[] = {
 	{ "ds", NT_DS_LINK, latest_has_graph },
 	{ "classifiers", NT_CLASSIFIERS_DIR, NULL },
 	{ "windows", NT_WINDOWS_DIR, NULL },
+	{ "groups", NT_GROUPS_DIR, NULL },
 	{ NULL, 0, NULL },
 };
 static const struct child_def classifiers_children[] = {
@@ -238,6 +280,17 @@ static const struct child_def group_children[] = {
 	{ "table", NT_TABLE_TSV, is_hier_level },
 	{ "table.csv", NT_TABLE_CSV, is_hier_level },
 	{ "table.json", NT_TABLE_JSON, is_hier_level },
+	/* issue 4 */
+	{ "deep_count", NT_GROUP_DEEP_COUNT, has_closures },
+	{ "deep_size", NT_GROUP_DEEP_SIZE, has_closures },
+	{ "retained_count", NT_GROUP_RET_COUNT, has_closures },
+	{ "retained_size", NT_GROUP_RET_SIZE, has_closures },
+	{ "roots", NT_GROUP_ROOTS, sub_group_with_closures },
+	{ "paths", NT_GROUP_PATHS, has_closures },
+	{ "dominators", NT_DOMINATORS_DIR, gc_root_with_graph },
+	{ "threads", NT_THREADS_DIR, gc_root_with_graph },
+	{ "members", NT_ADHOC_MEMBERS, is_adhoc_top },
+	{ "gc", NT_ADHOC_GC_DIR, is_adhoc_top },
 	{ NULL, 0, NULL },
 };
 static const struct child_def classification_children[] = {
@@ -254,6 +307,9 @@ static const struct child_def object_children[] = {
 	{ "info", NT_OBJECT_INFO, NULL },
 	{ "refs", NT_OBJECT_REFS, gc_with_graph },
 	{ "referrers", NT_OBJECT_REFERRERS, gc_with_graph },
+	{ "retained_size", NT_OBJECT_RETAINED, gc_with_graph },
+	{ "dominator", NT_OBJECT_DOMINATOR, gc_with_graph },
+	{ "path-to-root", NT_OBJECT_PATH, gc_with_graph },
 	{ NULL, 0, NULL },
 };
 static const struct child_def ds_children[] = {
@@ -264,6 +320,14 @@ static const struct child_def ds_children[] = {
 };
 static const struct child_def roots_children[] = {
 	{ "table", NT_ROOTS_TABLE, NULL },
+	{ NULL, 0, NULL },
+};
+static const struct child_def dominators_children[] = {
+	{ "top", NT_DOMINATORS_TOP, NULL },
+	{ NULL, 0, NULL },
+};
+static const struct child_def thread_children[] = {
+	{ "stack", NT_THREAD_STACK, NULL },
 	{ NULL, 0, NULL },
 };
 static const struct child_def no_children[] = {
@@ -379,6 +443,12 @@ static int emit_steps(struct hfs *fs, const struct node *p, emit_fn emit, void *
 		struct node c = *p;
 		c.type = NT_GROUP;
 		if (!chain_push(&c.chain, tr[t].op, CLS_NONE, 0) && emit(ctx, tr[t].name, &c))
+			return 1;
+	}
+	if (closure_files_present(fs, p)) { /* issue 4: closure/{transitive,retained} */
+		struct node c = *p;
+		c.type = NT_CLOSURE_DIR;
+		if (emit(ctx, "closure", &c))
 			return 1;
 	}
 	return 0;
@@ -637,6 +707,12 @@ static const struct dyn_ops classification_ops = { classification_list, classifi
 static const struct dyn_ops objects_ops = { NULL, objects_lookup };
 static const struct dyn_ops diff_dir_ops = { diff_dir_list, diff_dir_lookup };
 static const struct dyn_ops classifiers_ops = { classifiers_list, classifiers_lookup };
+/* issue 4 (fs/render_closure.c) */
+static const struct dyn_ops roots_ops = { roots_dir_list, roots_dir_lookup };
+static const struct dyn_ops threads_ops = { threads_dir_list, threads_dir_lookup };
+static const struct dyn_ops closure_ops = { closure_dir_list, closure_dir_lookup };
+static const struct dyn_ops groups_ops = { groups_dir_list, groups_dir_lookup };
+static const struct dyn_ops adhoc_gc_ops = { adhoc_gc_list, adhoc_gc_lookup };
 
 /* windows/<kind> files (always all five) and windows/diff/<kind>/
  * directories (only the kinds that found a window: listing or looking one
@@ -724,7 +800,14 @@ static int dir_def_of(enum nt type, struct dir_def *d)
 		break;
 	case NT_OBJECTS_DIR: d->fixed = objects_children; d->dyn = &objects_ops; break;
 	case NT_OBJECT_DIR: d->fixed = object_children; break;
-	case NT_ROOTS_DIR: d->fixed = roots_children; break;
+	case NT_ROOTS_DIR: d->fixed = roots_children; d->dyn = &roots_ops; break;
+	case NT_ROOTS_SUBDIR: d->fixed = no_children; d->dyn = &roots_ops; break;
+	case NT_DOMINATORS_DIR: d->fixed = dominators_children; break;
+	case NT_THREADS_DIR: d->fixed = no_children; d->dyn = &threads_ops; break;
+	case NT_THREAD_DIR: d->fixed = thread_children; break;
+	case NT_CLOSURE_DIR: d->fixed = no_children; d->dyn = &closure_ops; break;
+	case NT_GROUPS_DIR: d->fixed = no_children; d->dyn = &groups_ops; break;
+	case NT_ADHOC_GC_DIR: d->fixed = no_children; d->dyn = &adhoc_gc_ops; break;
 	case NT_DS_DIR: d->fixed = ds_children; break;
 	case NT_DIFF_DIR: d->fixed = no_children; d->dyn = &diff_dir_ops; break;
 	case NT_CLASSIFIERS_DIR: d->fixed = classifiers_children; d->dyn = &classifiers_ops; break;
@@ -933,7 +1016,8 @@ static int node_attr(struct hfs *fs, const struct node *n, const char *canon, st
 	a->kind = d->kind;
 	a->ino = path_ino(canon);
 	a->nlink = d->kind == HFS_DIR ? 2 : 1;
-	a->writable = n->type == NT_CLASSIFIER_DEF || n->type == NT_CLASSIFIERS_DIR;
+	a->writable = n->type == NT_CLASSIFIER_DEF || n->type == NT_CLASSIFIERS_DIR ||
+		      n->type == NT_GROUPS_DIR || n->type == NT_ADHOC_MEMBERS;
 	if (d->kind == HFS_LINK) {
 		char target[HFS_PATH_MAX];
 		int rc = link_target(fs, n, target, sizeof target);
@@ -1038,7 +1122,9 @@ int hfs_read(struct hfs *fs, const char *path, struct buf *out)
 	const struct nt_def *d = &nt_defs[n.type];
 	if (d->kind == HFS_DIR)
 		return -EISDIR;
-	if (d->cost == COST_VOLATILE)
+	/* groups/NAME changes when its members do: its files are rendered
+	 * each time (the results below them are cached per member version) */
+	if (d->cost == COST_VOLATILE || strncmp(canon, "/groups/", 8) == 0)
 		return render_node(fs, &n, out);
 	struct rc_entry *e;
 	if ((rc = render_cached(fs, &n, canon, &e)))
@@ -1387,6 +1473,13 @@ int hfs_can_create(struct hfs *fs, const char *path)
 int hfs_write_file(struct hfs *fs, const char *path, const char *data, size_t len, char *msg,
 		   size_t msglen)
 {
+	char gname[256];
+	if (adhoc_members_name(path, gname)) { /* issue 4: groups/NAME/members */
+		int rc = hfs_adhoc_set_members(fs, gname, data, len, msg, msglen);
+		if (rc == -EINVAL && fs->progress)
+			fprintf(fs->progress, "heapfs: %s\n", msg);
+		return rc;
+	}
 	const char *name = classifier_file_name(path);
 	if (!name || reserved_in_classifiers(name))
 		return -EROFS;
@@ -1405,6 +1498,23 @@ int hfs_unlink(struct hfs *fs, const char *path)
 	if (!name || reserved_in_classifiers(name))
 		return -EROFS;
 	return cls_undefine(&fs->reg, name);
+}
+
+/* issue 4: groups/NAME */
+int hfs_mkdir(struct hfs *fs, const char *path)
+{
+	char name[256];
+	if (!adhoc_dir_name(path, name))
+		return -EROFS;
+	return hfs_adhoc_mkdir(fs, name);
+}
+
+int hfs_rmdir(struct hfs *fs, const char *path)
+{
+	char name[256];
+	if (!adhoc_dir_name(path, name))
+		return -EROFS;
+	return hfs_adhoc_rmdir(fs, name);
 }
 
 /* ---- open / close ---- */
@@ -1437,6 +1547,8 @@ static int open_classifiers(struct hfs *fs, const struct hfs_opts *o, struct htr
 		return htr_errf(err, rc, 0, "cannot initialize classifiers");
 	}
 	fs->reg_ready = 1;
+	if ((rc = hfs_register_analysis_classifiers(fs)))
+		return htr_errf(err, rc, 0, "cannot register the analysis classifiers");
 	if (o && o->classifiers && (rc = cls_define_file(&fs->reg, o->classifiers, msg, sizeof msg)))
 		return htr_errf(err, rc, 0, "classifiers: %s", msg);
 	return 0;
@@ -1472,6 +1584,10 @@ int hfs_open(struct hfs **out, const char *trace_path, const struct hfs_opts *o,
 		htr_errf(err, rc, 0, "out of memory");
 		goto fail;
 	}
+	if ((rc = hfs_adhoc_new(fs))) { /* issue 4: groups/ */
+		htr_errf(err, rc, 0, "out of memory");
+		goto fail;
+	}
 	uint32_t maxgc = 0;
 	for (uint32_t i = 0; i < fs->trace->ngcs; i++) {
 		if (fs->trace->gcs[i].gc > maxgc)
@@ -1481,6 +1597,7 @@ int hfs_open(struct hfs **out, const char *trace_path, const struct hfs_opts *o,
 	*out = fs;
 	return 0;
 fail:
+	hfs_adhoc_free(fs->adhoc);
 	hfs_windows_free(fs->win);
 	if (fs->reg_ready)
 		cls_registry_destroy(&fs->reg);
@@ -1501,6 +1618,7 @@ void hfs_close(struct hfs *fs)
 		return;
 	cls_registry_destroy(&fs->reg);
 	hfs_windows_free(fs->win);
+	hfs_adhoc_free(fs->adhoc);
 	rcache_free(fs->rc);
 	state_cache_free(fs->states);
 	trace_close(fs->trace);

@@ -87,6 +87,13 @@ int hfs_write_file(struct hfs *fs, const char *path, const char *data, size_t le
 int hfs_unlink(struct hfs *fs, const char *path);
 /* 1 if a file may be created at path (a new classifiers/NAME), else 0. */
 int hfs_can_create(struct hfs *fs, const char *path);
+/* groups/NAME (issue 4): creates / removes an ad-hoc group; -EROFS for
+ * any other path, -EEXIST, -ENOENT, -EINVAL for a bad name.  Its members
+ * are written to groups/NAME/members with hfs_write_file (one selector per
+ * line: an object id or the path of a group node; -EINVAL and msg for a
+ * bad one). */
+int hfs_mkdir(struct hfs *fs, const char *path);
+int hfs_rmdir(struct hfs *fs, const char *path);
 
 /* The message of the last damage found while rebuilding a heap state
  * ("FILE: offset N: what"), copied into buf.  Returns 1 if there is one,

@@ -38,6 +38,7 @@ struct hfs {
 	pthread_mutex_t err_lock;
 	char last_error[600];       /* err_lock; "" = none */
 	struct hfs_windows *win;    /* owned; fs/render_windows.c, own lock (a leaf) */
+	struct hfs_adhoc *adhoc;    /* owned; fs/render_closure.c, own lock (a leaf) */
 };
 
 /* Node types.  A node is a value (no allocation): its type plus the
@@ -97,6 +98,22 @@ enum nt {
 	NT_DS_HEADS,        /* gc/NNN/ds/heads */
 	NT_DS_TABLE,        /* gc/NNN/ds/table */
 	NT_DS_LINK,         /* link /ds -> gc/latest/ds */
+	/* issue 4: closures, dominators, roots, ad-hoc groups (fs/render_closure.c) */
+	NT_GROUP_DEEP_COUNT, NT_GROUP_DEEP_SIZE, NT_GROUP_RET_COUNT, NT_GROUP_RET_SIZE,
+	NT_CLOSURE_DIR,     /* <group>/closure/ */
+	NT_GROUP_ROOTS,     /* <group>/roots (a subgroup's; gc/NNN/roots is the dir) */
+	NT_GROUP_PATHS,     /* <group>/paths */
+	NT_DOMINATORS_DIR,  /* gc/NNN/dominators/ */
+	NT_DOMINATORS_TOP,
+	NT_OBJECT_RETAINED, NT_OBJECT_DOMINATOR, NT_OBJECT_PATH,
+	NT_ROOTS_SUBDIR,    /* gc/NNN/roots/<kind>/...; node.aux = trie position */
+	NT_ROOTS_FILE,      /* a leaf under roots/ */
+	NT_THREADS_DIR,     /* gc/NNN/threads/ */
+	NT_THREAD_DIR,      /* threads/<thread>/; node.aux[0] = dense thread index */
+	NT_THREAD_STACK,
+	NT_GROUPS_DIR,      /* /groups */
+	NT_ADHOC_MEMBERS,   /* groups/NAME/members (writable) */
+	NT_ADHOC_GC_DIR,    /* groups/NAME/gc/ */
 	NT_COUNT_
 };
 
@@ -108,6 +125,8 @@ struct node {
 	                          definition file */
 	uint64_t obj;          /* object id, under objects/<id> */
 	uint32_t win;          /* window kind (enum win_kind), under windows/ */
+	uint32_t aux[2];       /* issue 4 (fs/render_closure.h): roots/ trie
+	                          position, thread index, groups/NAME flag */
 };
 
 /* Renders a file node into out.  Expensive renders get heap states and

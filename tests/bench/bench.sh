@@ -247,3 +247,7 @@ echo "      mount ${mount_t[*]} | cat info ${cat_info_t[*]} | cat table ${cat_ta
 echo; echo "windows at 10^6 GCs (goals: each detector, gcs.csv <= 1 s; memory.svg < 2 MB):"
 # shellcheck disable=SC2046
 "$CC" -std=gnu11 -O2 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I"$ROOT" $(pkg-config --cflags fuse3) -o "$WORK/bench_windows" "$ROOT/tests/bench/bench_windows.c" "$ROOT/build/libheapfs.a" $(pkg-config --libs fuse3 libzstd) -lpthread -lm && "$WORK/bench_windows" 1000000 "$WORK" | sed 's/^/  /' || log "bench_windows: a goal missed or it failed"
+# ---- classification (issue 3) and root classifiers (issue 4) on the same trace ----
+echo; echo "classification of the last GC (goals: by-type, by-site >= 100 M objects/s; type/site/thread >= 30 M; expression >= 10 M; diff <= 2 s):"
+# shellcheck disable=SC2046
+"$CC" -std=gnu11 -O2 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I"$ROOT" $(pkg-config --cflags fuse3) -o "$WORK/bench_classify" "$ROOT/tests/bench/bench_classify.c" "$ROOT/build/libheapfs.a" $(pkg-config --libs fuse3 libzstd) -lpthread -lm && "$WORK/bench_classify" "$TRACE" | sed 's/^/  /' || log "bench_classify failed"

@@ -97,9 +97,60 @@ static char *read_path(struct hfs *fs, const char *path)
 	return (char *)b.data;
 }
 
+/* Drops the closure columns (deep_*, retained_*: issue 4) from a table,
+ * so that these expectations stay about classification. */
+static int closure_column(const char *name, size_t len)
+{
+	return (len >= 5 && !strncmp(name, "deep_", 5)) || (len >= 9 && !strncmp(name, "retained_", 9));
+}
+
+static void drop_closure_columns(char *s)
+{
+	uint64_t drop = 0; /* bit k: drop column k (from the header) */
+	char *w = s;
+	int header = 1;
+	for (char *line = s; *line;) {
+		char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		char *f = line;
+		int col = 0, first = 1;
+		while (f <= line + len) {
+			char *tab = memchr(f, '\t', (size_t)(line + len - f));
+			size_t flen = tab ? (size_t)(tab - f) : (size_t)(line + len - f);
+			if (header && col < 64 && closure_column(f, flen))
+				drop |= 1ull << col;
+			if (col >= 64 || !(drop >> col & 1)) {
+				if (!first)
+					*w++ = '\t';
+				memmove(w, f, flen);
+				w += flen;
+				first = 0;
+			}
+			col++;
+			if (!tab)
+				break;
+			f = tab + 1;
+		}
+		header = 0;
+		if (!nl)
+			break;
+		*w++ = '\n';
+		line = nl + 1;
+	}
+	*w = '\0';
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+	return a >= b && !strcmp(s + a - b, suffix);
+}
+
 static void expect_file(struct hfs *fs, const char *path, const char *want)
 {
 	char *got = read_path(fs, path);
+	if (ends_with(path, "/table"))
+		drop_closure_columns(got);
 	assert_string_equal(got, want);
 	free(got);
 }
@@ -281,10 +332,28 @@ static void test_diff(void **state)
 		    "perm_count\tperm_bytes\n"
 		    "example.buggystack.BuggyMain.main:43\t900\t14400\t0\t0\t100\t1600\t900\t14400\n"
 		    "example.buggystack.BuggyMain.main:137\t100\t1600\t100\t1600\t0\t0\t0\t0\n");
-	/* a per-object chain in a diff gives the same counts */
-	char *by_age = read_path(fs, "/gc/010/diff/005/by-age/table");
-	expect_file(fs, "/gc/010/diff/005/by-age/table", by_age);
-	free(by_age);
+	/* a per-object classifier (age) in a diff: its children add up to the
+	 * scenario's 100 born (second round) and 100 died (overwritten) */
+	char *age = read_path(fs, "/gc/010/diff/005/by-age/table");
+	uint64_t died = 0, born = 0;
+	for (char *l = strchr(age, '\n'); l && l[1]; l = strchr(l + 1, '\n')) {
+		unsigned long long c, b, bb, d;
+		if (sscanf(l + 1, "%*[^\t]\t%llu\t%*u\t%llu\t%llu\t%llu", &c, &b, &bb, &d) == 4) {
+			born += b;
+			died += d;
+		}
+	}
+	free(age);
+	assert_int_equal(born, 100);
+	assert_int_equal(died, 100);
+	/* the diff's totals (from the census) equal the per-object sums */
+	char *sum = read_path(fs, "/gc/010/diff/005/summary");
+	char want[64];
+	snprintf(want, sizeof want, "born_count\t%llu\n", (unsigned long long)born);
+	assert_non_null(strstr(sum, want));
+	snprintf(want, sizeof want, "died_count\t%llu\n", (unsigned long long)died);
+	assert_non_null(strstr(sum, want));
+	free(sum);
 	hfs_close(fs);
 	fs = open_tree(g_mc, NULL);
 	expect_file(fs, "/gc/004/diff/001/by-type/example.multicache.Product/born_count", "75\n");

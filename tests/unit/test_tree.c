@@ -308,7 +308,8 @@ static void long_type_dir(struct hfs *fs, const char *gcdir, char out[NAME_BUF])
 static void test_root_listing(void **state)
 {
 	struct fixture *f = *state;
-	expect_list(f->fs, "/", "README\nstatus\ntrace\ntimeline\ngc\nroots\nds\nclassifiers\nwindows\n");
+	expect_list(f->fs, "/", "README\nstatus\ntrace\ntimeline\ngc\nroots\nds\nclassifiers\nwindows\n"
+				 "groups\n");
 	expect_list(f->fs, "/gc", "latest\n001\n002\n003\n");
 	expect_kind(f->fs, "/gc/latest", HFS_LINK);
 	expect_kind(f->fs, "/roots", HFS_LINK);
@@ -339,12 +340,16 @@ static void test_gc_names_canonical_only(void **state)
 #define STEPS_AFTER_TYPE "by-package\nby-site\nby-thread\nby-age\nby-kind\nby-array-length\n" \
 	"by-size\nby-birth\nonly-arrays\nonly-instances\n"
 #define STEPS_GRAPH "only-reachable\nonly-unreachable\nby-collection-health\n" \
-	"by-instance-health\npoints-to\npointed-from\n"
+	"by-instance-health\nby-role\nby-ds\nby-root\nby-root-var\nby-indirect-root\n" \
+	"by-indirect-root-var\nby-first-root\npoints-to\npointed-from\nclosure\n"
+/* issue 4: closure metrics and bottom-up files of a group with a graph */
+#define CLOSURE_FILES "deep_count\ndeep_size\nretained_count\nretained_size\n"
 
 static void test_gc_dir_listing(void **state)
 {
 	struct fixture *f = *state;
 	expect_list(f->fs, "/gc/001", "info\ncount\nshallow_size\nsummary\nobjects\nroots\nds\ndiff\n"
+				      CLOSURE_FILES "paths\ndominators\nthreads\n"
 				      "by-type\n" STEPS_AFTER_TYPE STEPS_GRAPH);
 	/* GC 2 has no graph: no roots/, no graph classifiers or transformers */
 	expect_list(f->fs, "/gc/002", "info\ncount\nshallow_size\nsummary\nobjects\ndiff\n"
@@ -365,7 +370,7 @@ static void test_paths_relative_and_links(void **state)
 	assert_int_equal(hfs_getattr(f->fs, "//gc/./003/../003/info/", &c), 0);
 	assert_int_equal(a.ino, c.ino);
 	/* /roots -> gc/latest/roots -> gc/003/roots */
-	expect_list(f->fs, "/roots", "table\n");
+	expect_list(f->fs, "/roots", "table\nlocal\nthread\n");
 }
 
 static void test_inodes(void **state)
@@ -489,24 +494,26 @@ static void test_by_type_table(void **state)
 	char lname[NAME_BUF], want[1024];
 	long_type_dir(f->fs, "/gc/001", lname);
 	snprintf(want, sizeof want,
-		 "name\tcount\tshallow_size\n"
-		 "com.example.Node\t5\t120\n"
-		 "%s\t1\t40\n"
-		 "java.lang.Object[]\t1\t32\n"
-		 "a%%2Fb%%25c\t1\t16\n"
-		 "%%63ount\t1\t8\n", lname);
+		 "name\tcount\tshallow_size\tdeep_count\tdeep_size\tretained_count\tretained_size\n"
+		 "com.example.Node\t5\t120\t5\t120\t5\t120\n"
+		 "java.lang.Object[]\t1\t32\t6\t152\t2\t56\n" /* 6 -> 1..4 (1 is rooted), 5 */
+		 "%s\t1\t40\t1\t40\t1\t40\n"
+		 "a%%2Fb%%25c\t1\t16\t1\t16\t1\t16\n"
+		 "%%63ount\t1\t8\t1\t8\t1\t8\n", lname);
 	expect_file(f->fs, "/gc/001/by-type/table", want);
 	snprintf(want, sizeof want,
-		 "name,count,shallow_size\n"
-		 "com.example.Node,5,120\n"
-		 "%s,1,40\n"
-		 "java.lang.Object[],1,32\n"
-		 "a%%2Fb%%25c,1,16\n"
-		 "%%63ount,1,8\n", lname);
+		 "name,count,shallow_size,deep_count,deep_size,retained_count,retained_size\n"
+		 "com.example.Node,5,120,5,120,5,120\n"
+		 "java.lang.Object[],1,32,6,152,2,56\n"
+		 "%s,1,40,1,40,1,40\n"
+		 "a%%2Fb%%25c,1,16,1,16,1,16\n"
+		 "%%63ount,1,8,1,8,1,8\n", lname);
 	expect_file(f->fs, "/gc/001/by-type/table.csv", want);
 	char *json = read_file(f->fs, "/gc/001/by-type/table.json");
 	assert_non_null(json);
-	assert_non_null(strstr(json, "{\"name\": \"com.example.Node\", \"count\": 5, \"shallow_size\": 120}"));
+	assert_non_null(strstr(json, "{\"name\": \"com.example.Node\", \"count\": 5, \"shallow_size\": 120, "
+				     "\"deep_count\": 5, \"deep_size\": 120, \"retained_count\": 5, "
+				     "\"retained_size\": 120}"));
 	assert_int_equal(json[0], '[');
 	free(json);
 	/* GC 2: two more Nodes, 3 and 9 died */
@@ -540,9 +547,11 @@ static void test_by_type_groups(void **state)
 	snprintf(path, sizeof path, "/gc/001/by-type/%s/shallow_size", lname);
 	expect_file(f->fs, path, "40\n");
 	expect_list(f->fs, "/gc/001/by-type/com.example.Node",
-		    "count\nshallow_size\nsummary\nobjects\n" STEPS_AFTER_TYPE STEPS_GRAPH);
+		    "count\nshallow_size\nsummary\nobjects\n" CLOSURE_FILES "roots\npaths\n"
+		    STEPS_AFTER_TYPE STEPS_GRAPH);
 	expect_file(f->fs, "/gc/001/by-type/com.example.Node/summary",
-		    "gc\t001\ngroup\tby-type/com.example.Node\ncount\t5\nshallow_size\t120\n");
+		    "gc\t001\ngroup\tby-type/com.example.Node\ncount\t5\nshallow_size\t120\n"
+		    "deep_count\t5\ndeep_size\t120\nretained_count\t5\nretained_size\t120\n");
 	/* a chain never repeats a classifier */
 	expect_enoent(f->fs, "/gc/001/by-type/com.example.Node/by-type");
 	/* only the canonical escaped spelling resolves */
@@ -560,7 +569,8 @@ static void test_multilevel(void **state)
 {
 	struct fixture *f = *state;
 	expect_file(f->fs, "/gc/001/by-thread/table",
-		    "name\tcount\tshallow_size\nmain\t6\t152\nworker%2F1\t3\t64\n");
+		    "name\tcount\tshallow_size\tdeep_count\tdeep_size\tretained_count\tretained_size\n"
+		    "main\t6\t152\t6\t152\t6\t152\nworker%2F1\t3\t64\t3\t64\t3\t64\n");
 	expect_file(f->fs, "/gc/002/by-type/com.example.Node/by-thread/table",
 		    "name\tcount\tshallow_size\nmain\t4\t96\nworker%2F1\t2\t48\n");
 	expect_file(f->fs, "/gc/002/by-type/com.example.Node/by-thread/worker%2F1/objects",
@@ -571,10 +581,10 @@ static void test_multilevel(void **state)
 	expect_file(f->fs, "/gc/002/by-type/com.example.Node/by-thread/worker%2F1/by-site/table",
 		    "name\tcount\tshallow_size\ncom.example.Node.<init>:10\t2\t48\n");
 	expect_file(f->fs, "/gc/001/by-site/table",
-		    "name\tcount\tshallow_size\n"
-		    "com.example.Node.<init>:10\t5\t120\n"
-		    "<unknown site>\t3\t64\n"
-		    "com.example.Main.main:7\t1\t32\n");
+		    "name\tcount\tshallow_size\tdeep_count\tdeep_size\tretained_count\tretained_size\n"
+		    "com.example.Node.<init>:10\t5\t120\t5\t120\t5\t120\n"
+		    "<unknown site>\t3\t64\t3\t64\t3\t64\n"
+		    "com.example.Main.main:7\t1\t32\t6\t152\t2\t56\n");
 	expect_file(f->fs, "/gc/003/by-site/com.example.Node.<init>:10/by-thread/main/objects",
 		    "1\n2\n4\n5\n12\n");
 }
@@ -582,7 +592,16 @@ static void test_multilevel(void **state)
 static void test_objects(void **state)
 {
 	struct fixture *f = *state;
-	expect_list(f->fs, "/gc/001/objects/1", "info\nrefs\nreferrers\n");
+	expect_list(f->fs, "/gc/001/objects/1",
+		    "info\nrefs\nreferrers\nretained_size\ndominator\npath-to-root\n");
+	/* issue 4: 1 is rooted (static) and alone holds 2, 3, 4 */
+	expect_file(f->fs, "/gc/001/objects/1/retained_size", "96\n");
+	expect_file(f->fs, "/gc/001/objects/1/dominator", "roots\n");
+	expect_file(f->fs, "/gc/001/objects/3/dominator", "2\n");
+	expect_file(f->fs, "/gc/001/objects/8/dominator", "unreachable\n");
+	expect_file(f->fs, "/gc/001/objects/4/path-to-root",
+		    "id\ttype\tvia\n1\tcom.example.Node\tstatic com.example.Node.COUNT\n"
+		    "2\tcom.example.Node\tnext\n3\tcom.example.Node\tnext\n4\tcom.example.Node\tnext\n");
 	expect_file(f->fs, "/gc/001/objects/1/refs",
 		    "field\ttarget_id\ttarget_type\nnext\t2\tcom.example.Node\n");
 	expect_file(f->fs, "/gc/001/objects/6/refs",
@@ -628,10 +647,10 @@ static void test_roots_table(void **state)
 {
 	struct fixture *f = *state;
 	expect_file(f->fs, "/gc/001/roots/table",
-		    "kind\tobject\ttype\tdetail\n"
-		    "static\t1\tcom.example.Node\tcom.example.Node.COUNT\n"
-		    "thread\t6\tjava.lang.Object[]\tmain\n"
-		    "local\t7\ta/b%c\tmain #0 com.example.Main.main slot 2\n");
+		    "kind\tobject\ttype\tdetail\tretained_size\n"
+		    "static\t1\tcom.example.Node\tcom.example.Node.COUNT\t96\n"
+		    "thread\t6\tjava.lang.Object[]\tmain\t56\n"
+		    "local\t7\ta/b%c\tmain #0 com.example.Main.main slot 2\t16\n");
 	expect_enoent(f->fs, "/gc/002/roots");
 }
 
@@ -754,7 +773,7 @@ static void test_truncated_trace(void **state)
 	free(s);
 	expect_file(fs, "/gc/002/count", "9\n");
 	/* the latest GC has no graph: no roots link */
-	expect_list(fs, "/", "README\nstatus\ntrace\ntimeline\ngc\nclassifiers\nwindows\n");
+	expect_list(fs, "/", "README\nstatus\ntrace\ntimeline\ngc\nclassifiers\nwindows\ngroups\n");
 	hfs_close(fs);
 	unlink(path);
 }

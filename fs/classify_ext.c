@@ -1,0 +1,635 @@
+/* classify_ext.c - see classify_ext.h.  The analyses are
+ * analyses/roles.c and analyses/rootlabels.c; this file caches their
+ * results per GC and turns them into classifier keys. */
+#include "classify_ext.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyses/rootlabels.h"
+#include "render_closure.h"
+#include "render_ds.h"
+#include "tree_internal.h"
+
+/* ---- by-role ---- */
+
+/* The names ds_role_name gives, as a fixed key table (checked at
+ * registration). */
+static const char *const role_names[DS_NROLES] = {
+	"recursive", "reference-array", "transition", "primitive-array", "mcontainer",
+	"container", "icontainer", "hcontainer", "estructure", "container-impl-detail",
+	"true-data",
+};
+
+enum { DS_KEY_NONE = 0 };
+static const char *const ds_fixed[] = { "none" };
+
+struct ds_h {
+	struct hfs *fs;
+	struct keyspace *ks;
+	struct rc_entry *e;
+	struct ds_view v;
+	uint32_t ntypes;
+	uint32_t *member_key, *element_key; /* per type + 1 (unknown), lazily interned */
+};
+
+static int ds_acquire(void *ctx, struct keyspace *ks, uint32_t gci, void **out)
+{
+	struct hfs *fs = ctx;
+	struct ds_h *h = calloc(1, sizeof *h);
+	if (!h)
+		return -ENOMEM;
+	h->fs = fs;
+	h->ks = ks;
+	h->ntypes = fs->trace->ntypes;
+	int rc = hfs_ds_get(fs, gci, &h->e, &h->v);
+	if (rc) {
+		free(h);
+		return rc;
+	}
+	*out = h;
+	return 0;
+}
+
+static void ds_release(void *ctx, void *vh)
+{
+	struct hfs *fs = ctx;
+	struct ds_h *h = vh;
+	rcache_put(fs->rc, h->e);
+	free(h->member_key);
+	free(h->element_key);
+	free(h);
+}
+
+static int role_keys(void *vh, const struct heap_state *s, uint32_t o, struct cls_keys *kb)
+{
+	struct ds_h *h = vh;
+	(void)s;
+	int rc = 0;
+	if (o >= h->v.n)
+		return -EIO; /* the blob is of another state: a bug */
+	for (uint32_t k = 0; k < DS_NROLES && !rc; k++) {
+		if (h->v.roles[o] & (1u << k))
+			rc = cls_keys_add(kb, k);
+	}
+	return rc;
+}
+
+/* Key of "member-of-T" / "element-of-T" for the type of a head. */
+static int head_type_key(struct ds_h *h, const struct heap_state *s, uint32_t slot, int element,
+			 uint32_t *key)
+{
+	uint32_t **tab = element ? &h->element_key : &h->member_key;
+	if (!*tab) {
+		*tab = malloc(((size_t)h->ntypes + 1) * sizeof **tab);
+		if (!*tab)
+			return -ENOMEM;
+		memset(*tab, 0xff, ((size_t)h->ntypes + 1) * sizeof **tab);
+	}
+	uint32_t type = hs_info(s, h->v.head_obj[slot])->type;
+	uint32_t t = type < h->ntypes ? type : h->ntypes;
+	if ((*tab)[t] == KS_NO_KEY) {
+		char scratch[64], name[600];
+		const char *tn = trace_type_name(h->fs->trace, type, scratch, sizeof scratch);
+		int len = snprintf(name, sizeof name, "%s-of-%s", element ? "element" : "member", tn);
+		if (len < 0 || (size_t)len >= sizeof name)
+			len = (int)sizeof name - 1;
+		(*tab)[t] = ks_intern(h->ks, name, (size_t)len);
+		if ((*tab)[t] == KS_NO_KEY)
+			return -ENOMEM;
+	}
+	*key = (*tab)[t];
+	return 0;
+}
+
+struct holder_ctx {
+	struct ds_h *h;
+	const struct heap_state *s;
+	struct cls_keys *kb;
+	uint32_t keys[64], n;   /* element keys so far (distinct) */
+	int rc;
+};
+
+static int add_holder(void *vctx, uint32_t slot)
+{
+	struct holder_ctx *c = vctx;
+	uint32_t key;
+	if ((c->rc = head_type_key(c->h, c->s, slot, 1, &key)))
+		return 1;
+	for (uint32_t i = 0; i < c->n; i++) {
+		if (c->keys[i] == key)
+			return 0;
+	}
+	if (c->n < sizeof c->keys / sizeof *c->keys)
+		c->keys[c->n++] = key;
+	return 0;
+}
+
+static int ds_keys(void *vh, const struct heap_state *s, uint32_t o, struct cls_keys *kb)
+{
+	struct ds_h *h = vh;
+	struct holder_ctx c = { .h = h, .s = s, .kb = kb };
+	uint32_t key;
+	int rc = 0;
+	if (o >= h->v.n || s->n != h->v.n)
+		return -EIO;
+	if (h->v.owner[o] != DS_NONE) {
+		if ((rc = head_type_key(h, s, h->v.owner[o], 0, &key)) || (rc = cls_keys_add(kb, key)))
+			return rc;
+	}
+	ds_for_each_holder(s, h->v.roles, h->v.owner, o, add_holder, &c);
+	if (c.rc)
+		return c.rc;
+	for (uint32_t i = 0; i < c.n && !rc; i++)
+		rc = cls_keys_add(kb, c.keys[i]);
+	if (!rc && h->v.owner[o] == DS_NONE && !c.n)
+		rc = cls_keys_add(kb, DS_KEY_NONE);
+	return rc;
+}
+
+static const struct cls_ext_ops role_ops = { ds_acquire, role_keys, ds_release };
+static const struct cls_ext_ops ds_ops = { ds_acquire, ds_keys, ds_release };
+
+/* ---- root labels ---- */
+
+enum rl_variant { V_DIRECT, V_DIRECT_VAR, V_INDIRECT, V_INDIRECT_VAR, V_FIRST, V_COUNT_ };
+
+/* Fixed keys of each variant (key 0 first). */
+enum { K_OTHER = 0, K_MANY = 1, K_NOVAR = 2 };
+static const char *const fixed_direct[] = { "<not directly rooted>" };
+static const char *const fixed_direct_var[] = { "<not directly rooted by a variable>" };
+static const char *const fixed_indirect[] = { "<unreachable>", "<many roots>", "<no variable>" };
+
+#define RL_MAGIC 0x314C5248u /* "HRL1" */
+#define PATH_MAX_KEYS 4
+
+/* Blob: hdr | label_off[nlabels+1] | label_keys[nlabkeys] | then
+ *   direct:   pairs (object, label)[npairs], by object then label
+ *   indirect: set[n] | set_off[nsets+1] | set_lab[nsetlab]
+ *   first:    label[n]                                 (all u32) */
+struct rl_hdr {
+	uint32_t magic, variant, n, nlabels, nlabkeys, nsets, nsetlab, npairs;
+};
+
+struct rl_view {
+	const struct rl_hdr *h;
+	const uint32_t *label_off, *label_keys;
+	const uint32_t *pairs;
+	const uint32_t *set, *set_off, *set_lab;
+	const uint32_t *first;
+};
+
+static size_t rl_words(const struct rl_hdr *h)
+{
+	size_t w = (size_t)h->nlabels + 1 + h->nlabkeys;
+	switch (h->variant) {
+	case V_DIRECT: case V_DIRECT_VAR: return w + 2 * (size_t)h->npairs;
+	case V_INDIRECT: case V_INDIRECT_VAR: return w + h->n + (size_t)h->nsets + 1 + h->nsetlab;
+	default: return w + h->n;
+	}
+}
+
+static int rl_view_of(const void *data, size_t len, struct rl_view *v)
+{
+	const struct rl_hdr *h = data;
+	memset(v, 0, sizeof *v);
+	if (len < sizeof *h || h->magic != RL_MAGIC || h->variant >= V_COUNT_ ||
+	    len != sizeof *h + rl_words(h) * sizeof(uint32_t))
+		return -EINVAL;
+	const uint32_t *p = (const uint32_t *)(h + 1);
+	v->h = h;
+	v->label_off = p;
+	p += h->nlabels + 1;
+	v->label_keys = p;
+	p += h->nlabkeys;
+	if (h->variant == V_DIRECT || h->variant == V_DIRECT_VAR) {
+		v->pairs = p;
+	} else if (h->variant == V_FIRST) {
+		v->first = p;
+	} else {
+		v->set = p;
+		v->set_off = p + h->n;
+		v->set_lab = v->set_off + h->nsets + 1;
+	}
+	return 0;
+}
+
+static int is_variable_root(uint32_t kind)
+{
+	return kind == HTR_ROOT_STATIC || kind == HTR_ROOT_LOCAL || kind == HTR_ROOT_JNI_LOCAL;
+}
+
+static uint32_t intern_str(struct keyspace *ks, const char *s)
+{
+	return ks_intern(ks, s, strlen(s));
+}
+
+/* The key path of a root: kind / class / field (static), kind / thread /
+ * depth-method / slot (local), kind / thread, kind / method, or kind.
+ * Returns the number of keys, 0 on allocation failure. */
+static uint32_t root_path(const struct trace *t, const struct hs_root *r, struct keyspace *ks,
+			  struct buf *b, uint32_t keys[PATH_MAX_KEYS])
+{
+	char kbuf[24], scratch[64];
+	const char *kind = htr_root_kind_name(r->kind);
+	uint32_t n = 0;
+	if (!kind) {
+		snprintf(kbuf, sizeof kbuf, "kind-%" PRIu32, r->kind);
+		kind = kbuf;
+	}
+	keys[n++] = intern_str(ks, kind);
+	switch (r->kind) {
+	case HTR_ROOT_STATIC: {
+		const struct trace_type *ty = r->type < t->ntypes ? &t->types[r->type] : NULL;
+		keys[n++] = intern_str(ks, trace_type_name(t, r->type, scratch, sizeof scratch));
+		buf_reset(b);
+		if (ty && r->field < ty->nfields && ty->fields[r->field].name)
+			buf_printf(b, "%s", ty->fields[r->field].name);
+		else
+			buf_printf(b, "#%" PRIu32, r->field);
+		keys[n++] = ks_intern(ks, (const char *)b->data, b->len);
+		break;
+	}
+	case HTR_ROOT_LOCAL:
+		keys[n++] = intern_str(ks, sym_thread(t, r->thread));
+		buf_reset(b);
+		buf_printf(b, "%" PRIu32 "-", r->depth);
+		sym_method(t, r->method, b);
+		keys[n++] = ks_intern(ks, (const char *)b->data, b->len);
+		buf_reset(b);
+		buf_printf(b, "%" PRIu32, r->slot);
+		keys[n++] = ks_intern(ks, (const char *)b->data, b->len);
+		break;
+	case HTR_ROOT_THREAD: case HTR_ROOT_JNI_LOCAL: case HTR_ROOT_NATIVE_STACK:
+	case HTR_ROOT_THREAD_BLOCK:
+		keys[n++] = intern_str(ks, sym_thread(t, r->thread));
+		break;
+	case HTR_ROOT_CODE_BLOB:
+		buf_reset(b);
+		sym_method(t, r->method, b);
+		keys[n++] = ks_intern(ks, (const char *)b->data, b->len);
+		break;
+	default:
+		break;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		if (keys[i] == KS_NO_KEY)
+			return 0;
+	}
+	return n;
+}
+
+/* Per root: its path (npath[r] keys at path + r * PATH_MAX_KEYS, 0 =
+ * left out). */
+struct root_paths {
+	const struct keyspace *ks;
+	uint32_t *path, *npath;
+};
+
+static int cmp_paths(const struct root_paths *rp, uint32_t a, uint32_t b)
+{
+	const uint32_t *pa = rp->path + (size_t)a * PATH_MAX_KEYS, *pb = rp->path + (size_t)b * PATH_MAX_KEYS;
+	for (uint32_t i = 0; i < rp->npath[a] && i < rp->npath[b]; i++) {
+		if (pa[i] == pb[i])
+			continue;
+		int c = strcmp(ks_raw(rp->ks, pa[i]), ks_raw(rp->ks, pb[i]));
+		if (c)
+			return c;
+	}
+	return rp->npath[a] < rp->npath[b] ? -1 : rp->npath[a] > rp->npath[b];
+}
+
+/* Insertion-merge sort of root indexes by path name: qsort has no context
+ * argument in C11, and roots are few (thousands); a bottom-up merge sort
+ * keeps it O(r log r) anyway. */
+static int sort_roots(const struct root_paths *rp, uint32_t *idx, uint32_t n)
+{
+	uint32_t *tmp = malloc(((size_t)n + 1) * sizeof *tmp);
+	if (!tmp)
+		return -ENOMEM;
+	for (uint32_t w = 1; w < n; w *= 2) {
+		for (uint32_t lo = 0; lo < n; lo += 2 * w) {
+			uint32_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+			uint32_t i = lo, j = mid, k = lo;
+			while (i < mid && j < hi)
+				tmp[k++] = cmp_paths(rp, idx[j], idx[i]) < 0 ? idx[j++] : idx[i++];
+			while (i < mid)
+				tmp[k++] = idx[i++];
+			while (j < hi)
+				tmp[k++] = idx[j++];
+		}
+		memcpy(idx, tmp, (size_t)n * sizeof *idx);
+	}
+	free(tmp);
+	return 0;
+}
+
+/* Labels: one per distinct root path, numbered in name order; label[r]
+ * per root (RL_NONE: left out).  Appends label_off and label_keys to out
+ * (after the header, which the caller fills). */
+static int make_labels(const struct trace *t, const struct heap_state *s, struct keyspace *ks,
+		       int vars_only, uint32_t *label, struct rl_hdr *h, struct buf *out)
+{
+	struct root_paths rp = { ks, NULL, NULL };
+	uint32_t *idx = NULL, nidx = 0;
+	struct buf b, keys;
+	int rc = -ENOMEM;
+	buf_init(&b);
+	buf_init(&keys);
+	rp.path = malloc(((size_t)s->nroots + 1) * PATH_MAX_KEYS * sizeof *rp.path);
+	rp.npath = calloc((size_t)s->nroots + 1, sizeof *rp.npath);
+	idx = malloc(((size_t)s->nroots + 1) * sizeof *idx);
+	if (!rp.path || !rp.npath || !idx)
+		goto out;
+	for (uint32_t r = 0; r < s->nroots; r++) {
+		label[r] = RL_NONE;
+		if (s->roots[r].object >= s->n || (vars_only && !is_variable_root(s->roots[r].kind)))
+			continue;
+		rp.npath[r] = root_path(t, &s->roots[r], ks, &b, rp.path + (size_t)r * PATH_MAX_KEYS);
+		if (!rp.npath[r])
+			goto out;
+		idx[nidx++] = r;
+	}
+	if ((rc = sort_roots(&rp, idx, nidx)))
+		goto out;
+	uint32_t off = 0;
+	h->nlabels = 0;
+	for (uint32_t i = 0; i < nidx && !rc; i++) {
+		uint32_t r = idx[i];
+		if (i && !cmp_paths(&rp, idx[i - 1], r)) {
+			label[r] = h->nlabels - 1;
+			continue;
+		}
+		label[r] = h->nlabels++;
+		rc = buf_put(out, &off, sizeof off);
+		if (!rc)
+			rc = buf_put(&keys, rp.path + (size_t)r * PATH_MAX_KEYS, rp.npath[r] * sizeof(uint32_t));
+		off += rp.npath[r];
+	}
+	if (!rc)
+		rc = buf_put(out, &off, sizeof off);
+	if (!rc)
+		rc = keys.len ? buf_put(out, keys.data, keys.len) : 0;
+	h->nlabkeys = off;
+out:
+	free(rp.path);
+	free(rp.npath);
+	free(idx);
+	buf_free(&b);
+	buf_free(&keys);
+	return rc;
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+	const uint32_t *x = a, *y = b;
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+static int put_direct(const struct heap_state *s, const uint32_t *label, struct rl_hdr *h,
+		      struct buf *out)
+{
+	size_t base = out->len;
+	int rc = 0;
+	for (uint32_t r = 0; r < s->nroots && !rc; r++) {
+		if (label[r] == RL_NONE)
+			continue;
+		uint32_t pr[2] = { s->roots[r].object, label[r] };
+		rc = buf_put(out, pr, sizeof pr);
+	}
+	if (rc)
+		return rc;
+	uint32_t *p = (uint32_t *)(out->data + base), n = (uint32_t)((out->len - base) / 8), m = 0;
+	qsort(p, n, 2 * sizeof *p, cmp_pair);
+	for (uint32_t i = 0; i < n; i++) {
+		if (m && p[2 * (m - 1)] == p[2 * i] && p[2 * (m - 1) + 1] == p[2 * i + 1])
+			continue;
+		p[2 * m] = p[2 * i];
+		p[2 * m + 1] = p[2 * i + 1];
+		m++;
+	}
+	out->len = base + (size_t)m * 8;
+	h->npairs = m;
+	return 0;
+}
+
+static int put_indirect(struct hfs *fs, const struct heap_state *s, const uint32_t *label,
+			struct rl_hdr *h, struct buf *out)
+{
+	struct rc_entry *de;
+	struct dom_view dv;
+	struct rootlabels rl;
+	int rc = hfs_dominators_get(fs, s->gc_index, &de, &dv);
+	if (rc)
+		return rc;
+	rc = dv.n == s->n ? rootlabels_indirect(s, label, dv.idom, RL_CAP_DEFAULT, &rl) : -EIO;
+	rcache_put(fs->rc, de);
+	if (rc)
+		return rc;
+	h->nsets = rl.nsets;
+	h->nsetlab = rl.set_off[rl.nsets];
+	rc = buf_put(out, rl.set, (size_t)s->n * sizeof *rl.set);
+	if (!rc)
+		rc = buf_put(out, rl.set_off, ((size_t)rl.nsets + 1) * sizeof *rl.set_off);
+	if (!rc && h->nsetlab)
+		rc = buf_put(out, rl.set_lab, (size_t)h->nsetlab * sizeof *rl.set_lab);
+	rootlabels_free(&rl);
+	return rc;
+}
+
+static int put_first(const struct heap_state *s, const uint32_t *label, struct buf *out)
+{
+	int rc = buf_reserve(out, (size_t)s->n * sizeof(uint32_t) + 1);
+	if (rc)
+		return rc;
+	if ((rc = rootlabels_first(s, label, (uint32_t *)(out->data + out->len))))
+		return rc;
+	out->len += (size_t)s->n * sizeof(uint32_t);
+	return 0;
+}
+
+struct rl_ctx {
+	struct hfs *fs;
+	struct keyspace *ks;
+	uint32_t gci;
+	enum rl_variant v;
+};
+
+static int rl_compute(void *vctx, struct buf *out)
+{
+	struct rl_ctx *c = vctx;
+	const struct heap_state *s;
+	struct rl_hdr h = { .magic = RL_MAGIC, .variant = c->v };
+	uint32_t *label = NULL;
+	if (!hfs_gc_has_graph(c->fs, c->gci))
+		return -EINVAL;
+	int rc = hfs_state_get(c->fs, c->gci, &s);
+	if (rc)
+		return rc;
+	h.n = s->n;
+	size_t base = out->len;
+	int vars = c->v == V_DIRECT_VAR || c->v == V_INDIRECT_VAR;
+	if (!(label = malloc(((size_t)s->nroots + 1) * sizeof *label)))
+		rc = -ENOMEM;
+	if (!rc)
+		rc = buf_put(out, &h, sizeof h);
+	if (!rc)
+		rc = make_labels(c->fs->trace, s, c->ks, vars, label, &h, out);
+	if (!rc) {
+		switch (c->v) {
+		case V_DIRECT: case V_DIRECT_VAR: rc = put_direct(s, label, &h, out); break;
+		case V_INDIRECT: case V_INDIRECT_VAR: rc = put_indirect(c->fs, s, label, &h, out); break;
+		default: rc = put_first(s, label, out); break;
+		}
+	}
+	if (!rc)
+		memcpy(out->data + base, &h, sizeof h);
+	free(label);
+	hfs_state_put(c->fs, s);
+	return rc;
+}
+
+struct rl_h {
+	struct rc_entry *e;
+	struct rl_view v;
+};
+
+static int rl_acquire(struct hfs *fs, struct keyspace *ks, uint32_t gci, enum rl_variant v,
+		      void **out)
+{
+	char key[64];
+	struct rl_ctx c = { fs, ks, gci, v };
+	struct rl_h *h = calloc(1, sizeof *h);
+	if (!h)
+		return -ENOMEM;
+	snprintf(key, sizeof key, "\x01" "rootlab/%" PRIu32 "/%d", gci, (int)v);
+	int rc = rcache_get(fs->rc, key, rl_compute, &c, &h->e);
+	if (!rc && (rc = rl_view_of(rc_data(h->e), rc_len(h->e), &h->v)))
+		rcache_put(fs->rc, h->e);
+	if (rc) {
+		free(h);
+		return rc;
+	}
+	*out = h;
+	return 0;
+}
+
+static void rl_release(void *ctx, void *vh)
+{
+	struct hfs *fs = ctx;
+	struct rl_h *h = vh;
+	rcache_put(fs->rc, h->e);
+	free(h);
+}
+
+/* The path of label l, then (multi-path) CLS_PATH_END. */
+static int put_label(const struct rl_view *v, uint32_t l, int end, struct cls_keys *kb)
+{
+	int rc = 0;
+	for (uint32_t k = v->label_off[l]; k < v->label_off[l + 1] && !rc; k++)
+		rc = cls_keys_add(kb, v->label_keys[k]);
+	return !rc && end ? cls_keys_add(kb, CLS_PATH_END) : rc;
+}
+
+static int put_fixed(uint32_t key, struct cls_keys *kb)
+{
+	int rc = cls_keys_add(kb, key);
+	return rc ? rc : cls_keys_add(kb, CLS_PATH_END);
+}
+
+static int rl_keys(void *vh, const struct heap_state *s, uint32_t o, struct cls_keys *kb)
+{
+	const struct rl_view *v = &((struct rl_h *)vh)->v;
+	int rc = 0;
+	if (o >= v->h->n || s->n != v->h->n)
+		return -EIO;
+	switch (v->h->variant) {
+	case V_DIRECT: case V_DIRECT_VAR: {
+		/* first pair of o by binary search */
+		uint32_t lo = 0, hi = v->h->npairs;
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+			if (v->pairs[2 * mid] < o)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == v->h->npairs || v->pairs[2 * lo] != o)
+			return put_fixed(K_OTHER, kb);
+		for (; lo < v->h->npairs && v->pairs[2 * lo] == o && !rc; lo++)
+			rc = put_label(v, v->pairs[2 * lo + 1], 1, kb);
+		return rc;
+	}
+	case V_INDIRECT: case V_INDIRECT_VAR: {
+		uint32_t set = v->set[o];
+		if (set == RL_NONE)
+			return put_fixed(K_OTHER, kb);
+		if (v->set_off[set] == v->set_off[set + 1])
+			return put_fixed(K_NOVAR, kb);
+		for (uint32_t k = v->set_off[set]; k < v->set_off[set + 1] && !rc; k++) {
+			uint32_t l = v->set_lab[k];
+			rc = l == RL_MANY ? put_fixed(K_MANY, kb) : put_label(v, l, 1, kb);
+		}
+		return rc;
+	}
+	default:
+		return v->first[o] == RL_NONE ? cls_keys_add(kb, K_OTHER) :
+		       put_label(v, v->first[o], 0, kb);
+	}
+}
+
+#define RL_ACQUIRE(fn, variant) \
+	static int fn(void *ctx, struct keyspace *ks, uint32_t gci, void **h) \
+	{ \
+		return rl_acquire(ctx, ks, gci, variant, h); \
+	}
+RL_ACQUIRE(acq_direct, V_DIRECT)
+RL_ACQUIRE(acq_direct_var, V_DIRECT_VAR)
+RL_ACQUIRE(acq_indirect, V_INDIRECT)
+RL_ACQUIRE(acq_indirect_var, V_INDIRECT_VAR)
+RL_ACQUIRE(acq_first, V_FIRST)
+
+static const struct cls_ext_ops rl_ops[V_COUNT_] = {
+	[V_DIRECT] = { acq_direct, rl_keys, rl_release },
+	[V_DIRECT_VAR] = { acq_direct_var, rl_keys, rl_release },
+	[V_INDIRECT] = { acq_indirect, rl_keys, rl_release },
+	[V_INDIRECT_VAR] = { acq_indirect_var, rl_keys, rl_release },
+	[V_FIRST] = { acq_first, rl_keys, rl_release },
+};
+
+int hfs_register_analysis_classifiers(struct hfs *fs)
+{
+	for (uint32_t k = 0; k < DS_NROLES; k++) {
+		if (!ds_role_name(k) || strcmp(ds_role_name(k), role_names[k]))
+			return -EINVAL; /* roles.h renamed a role: update role_names */
+	}
+	const struct cls_ext defs[] = {
+		{ "role", "data-structure roles (ds/roles); an object with two roles sits under both",
+		  CARD_MANY, 0, 1, role_names, DS_NROLES, &role_ops, fs },
+		{ "ds", "member-of-<type> / element-of-<type> of the data structures the object "
+			"belongs to (ds/heads), none",
+		  CARD_MANY, 0, 1, ds_fixed, 1, &ds_ops, fs },
+		{ "root", "directly GC-rooted: kind/class/field, kind/thread/frame/slot, ... of the "
+			  "roots pointing at the object",
+		  CARD_HIER, 1, 1, fixed_direct, 1, &rl_ops[V_DIRECT], fs },
+		{ "root-var", "directly GC-rooted by a variable (static field, local, JNI local)",
+		  CARD_HIER, 1, 1, fixed_direct_var, 1, &rl_ops[V_DIRECT_VAR], fs },
+		{ "indirect-root", "every GC root reaching the object, as by-root",
+		  CARD_HIER, 1, 1, fixed_indirect, 3, &rl_ops[V_INDIRECT], fs },
+		{ "indirect-root-var", "every variable root reaching the object, as by-root-var",
+		  CARD_HIER, 1, 1, fixed_indirect, 3, &rl_ops[V_INDIRECT_VAR], fs },
+		{ "first-root", "the nearest GC root (the first found by a search from all roots)",
+		  CARD_HIER, 0, 1, fixed_indirect, 1, &rl_ops[V_FIRST], fs },
+	};
+	for (size_t i = 0; i < sizeof defs / sizeof *defs; i++) {
+		int rc = cls_register_ext(&fs->reg, &defs[i], NULL);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}

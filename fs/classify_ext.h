@@ -1,0 +1,42 @@
+/* classify_ext.h - classifiers whose keys come from a per-GC analysis kept
+ * in the rendered cache (fs/classify.h: cls_register_ext).
+ *
+ *   by-role               one-to-many: the object's data-structure roles
+ *                         (analyses/roles.h; an object with two roles sits
+ *                         under both)
+ *   by-ds                 one-to-many: member-of-<head type> for the
+ *                         structure the object is part of, element-of-<head
+ *                         type> for each structure holding it as data,
+ *                         `none` when neither
+ *   by-root               directly GC-rooted (gc-roots paper §4.3.1): the
+ *                         roots pointing at the object, as a hierarchy
+ *                         kind / class / field (static), kind / thread /
+ *                         depth-method / slot (local), kind / thread
+ *                         (thread, jni-local, ...), kind (the others);
+ *                         `<not directly rooted>` otherwise.  Multi-path.
+ *   by-root-var           the same, variables only (static, local, jni-local)
+ *   by-indirect-root      §4.3.2: every root reaching the object, same
+ *                         hierarchy; `<unreachable>`; objects reached from
+ *                         more than RL_CAP_DEFAULT roots: their first
+ *                         RL_CAP_DEFAULT (by name) and `<many roots>`
+ *                         (analyses/rootlabels.h, docs/root-classifiers.md)
+ *   by-indirect-root-var  the same, variables only; `<no variable>` for
+ *                         objects only other roots reach
+ *   by-first-root         the nearest root (smallest by name among the
+ *                         nearest): "stop at the first root found"
+ *
+ * Each needs the GC's graph.  Results are cached per GC and classifier:
+ * "\x01rootlab/<gci>/<cls>" (4 bytes per object for the indirect and first
+ * variants, a few bytes per root for the direct ones) and the roles blob of
+ * fs/render_ds.h.
+ */
+#ifndef HEAPFS_FS_CLASSIFY_EXT_H
+#define HEAPFS_FS_CLASSIFY_EXT_H
+
+struct hfs;
+
+/* Registers the classifiers above in fs->reg (after cls_registry_init,
+ * before user definitions, so that users cannot take their names). */
+int hfs_register_analysis_classifiers(struct hfs *fs);
+
+#endif

@@ -1,0 +1,1712 @@
+/* render_closure.c - see render_closure.h.  The analyses are
+ * analyses/closure.c and analyses/dominators.c; this file caches, walks
+ * the graph for roots and paths, and prints. */
+#include "render_closure.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyses/bitset.h"
+#include "analyses/closure.h"
+#include "names.h"
+#include "render.h"
+#include "table.h"
+#include "tree_internal.h"
+
+#define DOM_BLOB_MAGIC 0x314d4f44u   /* "DOM1" */
+#define ROOTS_BLOB_MAGIC 0x31545052u /* "RPT1" */
+#define TOP_MAX 100                  /* dominators/top rows */
+#define PATH_SAMPLES 10              /* paths: group members sampled */
+
+/* ---- small printing helpers ---- */
+
+static int put_u64(struct buf *out, uint64_t v)
+{
+	char tmp[24];
+	int i = (int)sizeof tmp;
+	do {
+		tmp[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return buf_put(out, tmp + i, sizeof tmp - (size_t)i);
+}
+
+static int put_type_of(struct hfs *fs, const struct heap_state *s, uint32_t o, struct buf *out)
+{
+	char scratch[64];
+	const char *tn = trace_type_name(fs->trace, hs_info(s, o)->type, scratch, sizeof scratch);
+	return put_tsv_field(out, tn, strlen(tn));
+}
+
+/* ---- dominators ---- */
+
+struct dom_blob_hdr {
+	uint32_t magic, n, nreachable, reserved;
+};
+
+static size_t dom_blob_size(uint32_t n)
+{
+	return sizeof(struct dom_blob_hdr) + (size_t)n * (sizeof(uint64_t) + 2 * sizeof(uint32_t));
+}
+
+struct gc_ctx {
+	struct hfs *fs;
+	uint32_t gci;
+};
+
+static int dom_cb(void *vctx, struct buf *out)
+{
+	struct gc_ctx *c = vctx;
+	const struct heap_state *s;
+	struct dominators *d = NULL;
+	int rc = hfs_state_get(c->fs, c->gci, &s);
+	if (rc)
+		return rc;
+	if (!s->has_graph) {
+		rc = -EINVAL;
+		goto out;
+	}
+	if (c->fs->progress)
+		fprintf(c->fs->progress, "heapfs: dominator tree of %u objects...\n", s->n);
+	if ((rc = dominators_compute(s, &d)))
+		goto out;
+	struct dom_blob_hdr h = { DOM_BLOB_MAGIC, d->n, d->nreachable, 0 };
+	if ((rc = buf_reserve(out, dom_blob_size(d->n))))
+		goto out;
+	buf_put(out, &h, sizeof h);
+	buf_put(out, d->retained, (size_t)d->n * sizeof(uint64_t));
+	buf_put(out, d->idom, (size_t)d->n * sizeof(uint32_t));
+	buf_put(out, d->retained_count, (size_t)d->n * sizeof(uint32_t));
+out:
+	dominators_free(d);
+	hfs_state_put(c->fs, s);
+	return rc;
+}
+
+int hfs_dominators_get(struct hfs *fs, uint32_t gci, struct rc_entry **e, struct dom_view *v)
+{
+	char key[64];
+	struct gc_ctx ctx = { fs, gci };
+	snprintf(key, sizeof key, "\x01" "dom/%" PRIu32, gci);
+	int rc = rcache_get(fs->rc, key, dom_cb, &ctx, e);
+	if (rc)
+		return rc;
+	const struct dom_blob_hdr *h = rc_data(*e);
+	if (rc_len(*e) < sizeof *h || h->magic != DOM_BLOB_MAGIC ||
+	    rc_len(*e) != dom_blob_size(h->n)) {
+		rcache_put(fs->rc, *e);
+		return -EIO;
+	}
+	v->n = h->n;
+	v->nreachable = h->nreachable;
+	v->retained = (const uint64_t *)(h + 1);
+	v->idom = (const uint32_t *)(v->retained + h->n);
+	v->retained_count = v->idom + h->n;
+	return 0;
+}
+
+void dom_view_as_dominators(const struct dom_view *v, struct dominators *d)
+{
+	d->n = v->n;
+	d->nreachable = v->nreachable;
+	d->idom = (uint32_t *)v->idom;
+	d->retained = (uint64_t *)v->retained;
+	d->retained_count = (uint32_t *)v->retained_count;
+}
+
+/* ---- the closure step (classify.c calls this) ---- */
+
+int closure_step_bits(const struct heap_state *s, int retained, uint64_t **bits)
+{
+	uint64_t *out = bitset_alloc(s->n);
+	struct closure_ctx *c = NULL;
+	int rc = 0;
+	if (!out)
+		return -ENOMEM;
+	if (s->has_graph) {
+		if (!(rc = closure_ctx_new(&c, s)) && !(rc = closure_transitive(c, *bits, out, NULL)) &&
+		    retained)
+			rc = closure_retained(c, *bits, out, NULL);
+		closure_ctx_free(c);
+	}
+	if (rc) {
+		free(out);
+		return rc;
+	}
+	free(*bits);
+	*bits = out;
+	return 0;
+}
+
+/* ---- group metrics ---- */
+
+int closure_files_present(const struct hfs *fs, const struct node *n)
+{
+	return n->chain.diff_gci == UINT32_MAX && hfs_gc_has_graph(fs, n->gci);
+}
+
+struct grp_ctx {
+	struct hfs *fs;
+	uint32_t gci, cls;
+	const struct chain *ch;
+	int deep_only;
+};
+
+static int group_key(char prefix, uint32_t gci, uint32_t cls, const struct chain *ch, struct buf *k)
+{
+	int rc = buf_printf(k, "\x01" "clo%c/%" PRIu32 "/%" PRIu32 "/", prefix, gci, cls);
+	if (!rc)
+		rc = chain_key(ch, k);
+	return rc ? rc : buf_putc(k, '\0');
+}
+
+/* One group: transitive closure, then (unless deep_only) the GC closure
+ * from it (the paper's improved algorithm, closure.h). */
+static int group_cb(void *vctx, struct buf *out)
+{
+	struct grp_ctx *c = vctx;
+	const struct heap_state *s;
+	struct closure_ctx *cc = NULL;
+	uint64_t *bits = NULL, *clo = NULL;
+	struct closure_metrics deep = { 0, 0 }, ret = { 0, 0 };
+	int rc = hfs_state_get(c->fs, c->gci, &s);
+	if (rc)
+		return rc;
+	if (!s->has_graph) {
+		rc = -ENOENT;
+		goto out;
+	}
+	if ((rc = group_members_bits(&c->fs->reg, s, c->ch, &bits)))
+		goto out;
+	if (!(clo = bitset_alloc(s->n))) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if ((rc = closure_ctx_new(&cc, s)) || (rc = closure_transitive(cc, bits, clo, &deep)))
+		goto out;
+	if (!c->deep_only && (rc = closure_retained(cc, bits, clo, &ret)))
+		goto out;
+	struct clo_metrics m = { deep.count, deep.bytes, ret.count, ret.bytes };
+	rc = buf_put(out, &m, sizeof m);
+out:
+	closure_ctx_free(cc);
+	free(clo);
+	free(bits);
+	hfs_state_put(c->fs, s);
+	return rc;
+}
+
+static int group_metrics_cached(struct hfs *fs, uint32_t gci, const struct chain *ch, int deep_only,
+				struct clo_metrics *m)
+{
+	struct buf key;
+	struct rc_entry *e;
+	buf_init(&key);
+	int rc = group_key(deep_only ? 'd' : 'r', gci, 0, ch, &key);
+	struct grp_ctx ctx = { fs, gci, CLS_NONE, ch, deep_only };
+	if (!rc)
+		rc = rcache_get(fs->rc, (const char *)key.data, group_cb, &ctx, &e);
+	buf_free(&key);
+	if (rc)
+		return rc;
+	if (rc_len(e) == sizeof *m)
+		memcpy(m, rc_data(e), sizeof *m);
+	else
+		rc = -EIO;
+	rcache_put(fs->rc, e);
+	return rc;
+}
+
+/* The parent chain of a classifier step and the child's key. */
+static void parent_chain(const struct chain *ch, struct chain *parent, uint32_t *key)
+{
+	const struct chain_step *last = &ch->steps[ch->depth - 1];
+	*parent = *ch;
+	*key = ch->keys[last->key0 + last->nkeys - 1];
+	parent->nkeys--;
+	if (--parent->steps[parent->depth - 1].nkeys == 0)
+		parent->depth--;
+}
+
+/* A classifier step's group is one row of its parent's closure table
+ * (computed once for all siblings); other groups are computed alone. */
+static int group_metrics(struct hfs *fs, uint32_t gci, const struct chain *ch, int deep_only,
+			 struct clo_metrics *m)
+{
+	const struct chain_step *last = ch->depth ? &ch->steps[ch->depth - 1] : NULL;
+	if (ch->diff_gci != UINT32_MAX || !hfs_gc_has_graph(fs, gci))
+		return -ENOENT;
+	if (last && last->op == ST_CLS) {
+		struct chain parent;
+		uint32_t key;
+		const struct clo_row *rows;
+		struct rc_entry *e;
+		uint32_t nrows;
+		parent_chain(ch, &parent, &key);
+		int rc = hfs_class_closures_get(fs, gci, &parent, last->cls, &e, &rows, &nrows);
+		if (rc)
+			return rc;
+		memset(m, 0, sizeof *m);
+		for (uint32_t r = 0; r < nrows; r++) {
+			if (rows[r].key == key)
+				*m = rows[r].m;
+		}
+		rcache_put(fs->rc, e);
+		return 0;
+	}
+	return group_metrics_cached(fs, gci, ch, deep_only, m);
+}
+
+int hfs_group_closures(struct hfs *fs, uint32_t gci, const struct chain *ch, struct clo_metrics *m)
+{
+	return group_metrics(fs, gci, ch, 0, m);
+}
+
+/* ---- a classification's children: one GC closure per child ---- */
+
+struct deep_seed {
+	struct clo_metrics m;
+};
+
+static int deep_seed_cb(void *vctx, struct buf *out)
+{
+	return buf_put(out, vctx, sizeof(struct clo_metrics));
+}
+
+/* §4.2: the parent's transitive closure is the union of its children's
+ * when the children cover it; the table computes every child's anyway, so
+ * the parent's deep metrics come for free and are cached for deep_* files. */
+static void seed_parent_deep(struct hfs *fs, uint32_t gci, const struct chain *ch,
+			     const struct closure_metrics *u)
+{
+	struct buf key;
+	struct rc_entry *e;
+	struct clo_metrics m = { u->count, u->bytes, 0, 0 };
+	buf_init(&key);
+	if (!group_key('d', gci, 0, ch, &key) &&
+	    !rcache_get(fs->rc, (const char *)key.data, deep_seed_cb, &m, &e))
+		rcache_put(fs->rc, e);
+	buf_free(&key);
+}
+
+struct tab_work {
+	const struct heap_state *s;
+	struct closure_ctx *cc;
+	uint64_t *group, *clo, *uni, *parent, *covered;
+};
+
+static void tab_work_free(struct tab_work *w)
+{
+	closure_ctx_free(w->cc);
+	free(w->group);
+	free(w->clo);
+	free(w->uni);
+	free(w->parent);
+	free(w->covered);
+}
+
+static int tab_cb(void *vctx, struct buf *out)
+{
+	struct grp_ctx *c = vctx;
+	struct tab_work w = { 0 };
+	struct buf pairs;
+	buf_init(&pairs);
+	int rc = hfs_state_get(c->fs, c->gci, &w.s);
+	if (rc)
+		return rc;
+	const struct heap_state *s = w.s;
+	if (!s->has_graph) {
+		rc = -ENOENT;
+		goto out;
+	}
+	if ((rc = classify_member_pairs(&c->fs->reg, s, c->ch, c->cls, &pairs)) ||
+	    (rc = group_members_bits(&c->fs->reg, s, c->ch, &w.parent)))
+		goto out;
+	w.group = bitset_alloc(s->n);
+	w.clo = bitset_alloc(s->n);
+	w.uni = bitset_alloc(s->n);
+	w.covered = bitset_alloc(s->n);
+	if (!w.group || !w.clo || !w.uni || !w.covered) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if ((rc = closure_ctx_new(&w.cc, s)))
+		goto out;
+	const struct cls_pair *pr = (const struct cls_pair *)pairs.data;
+	size_t np = pairs.len / sizeof *pr;
+	for (size_t i = 0; i < np && !rc;) {
+		size_t j = i;
+		while (j < np && pr[j].key == pr[i].key)
+			bitset_set(w.group, pr[j++].obj);
+		struct closure_metrics deep, ret;
+		struct clo_row row = { pr[i].key, 0, { 0, 0, 0, 0 } };
+		if (!(rc = closure_transitive(w.cc, w.group, w.clo, &deep))) {
+			bitset_or(w.uni, w.clo, s->n);
+			rc = closure_retained(w.cc, w.group, w.clo, &ret);
+		}
+		row.m = (struct clo_metrics){ deep.count, deep.bytes, ret.count, ret.bytes };
+		if (!rc)
+			rc = buf_put(out, &row, sizeof row);
+		for (size_t k = i; k < j; k++) {
+			bitset_clear(w.group, pr[k].obj);
+			bitset_set(w.covered, pr[k].obj);
+		}
+		i = j;
+	}
+	/* children cover the parent exactly when every member got a key (the
+	 * covered objects are members, so equal counts mean equal sets) */
+	if (!rc && bitset_count(w.covered, s->n) == bitset_count(w.parent, s->n)) {
+		struct closure_metrics u;
+		closure_measure(s, w.uni, &u);
+		seed_parent_deep(c->fs, c->gci, c->ch, &u);
+	}
+out:
+	tab_work_free(&w);
+	buf_free(&pairs);
+	hfs_state_put(c->fs, s);
+	return rc;
+}
+
+int hfs_class_closures_get(struct hfs *fs, uint32_t gci, const struct chain *ch, uint32_t cls,
+			   struct rc_entry **e, const struct clo_row **rows, uint32_t *nrows)
+{
+	struct buf key;
+	buf_init(&key);
+	int rc = group_key('t', gci, cls, ch, &key);
+	struct grp_ctx ctx = { fs, gci, cls, ch, 0 };
+	if (!rc)
+		rc = rcache_get(fs->rc, (const char *)key.data, tab_cb, &ctx, e);
+	buf_free(&key);
+	if (rc)
+		return rc;
+	*rows = rc_data(*e);
+	*nrows = (uint32_t)(rc_len(*e) / sizeof **rows);
+	return 0;
+}
+
+int render_group_closure_file(struct hfs *fs, const struct node *n, int which, struct buf *out)
+{
+	struct clo_metrics m;
+	int rc = group_metrics(fs, n->gci, &n->chain, which < 2, &m);
+	if (rc)
+		return rc;
+	uint64_t v[4] = { m.deep_count, m.deep_bytes, m.retained_count, m.retained_bytes };
+	return buf_printf(out, "%" PRIu64 "\n", v[which & 3]);
+}
+
+int render_group_closure_summary(struct hfs *fs, const struct node *n, struct buf *out)
+{
+	struct clo_metrics m;
+	if (!closure_files_present(fs, n))
+		return 0;
+	int rc = group_metrics(fs, n->gci, &n->chain, 0, &m);
+	if (rc)
+		return rc;
+	return buf_printf(out,
+			  "deep_count\t%" PRIu64 "\ndeep_size\t%" PRIu64 "\nretained_count\t%" PRIu64
+			  "\nretained_size\t%" PRIu64 "\n",
+			  m.deep_count, m.deep_bytes, m.retained_count, m.retained_bytes);
+}
+
+/* ---- roots of a state ---- */
+
+static uint64_t *rooted_bits(const struct heap_state *s)
+{
+	uint64_t *b = bitset_alloc(s->n);
+	if (b) {
+		for (uint32_t r = 0; r < s->nroots; r++)
+			bitset_set(b, s->roots[r].object);
+	}
+	return b;
+}
+
+/* "kind detail" of every root pointing at o, "; "-separated. */
+static int put_roots_of(struct hfs *fs, const struct heap_state *s, uint32_t o, struct buf *out)
+{
+	struct buf d;
+	int rc = 0, first = 1;
+	buf_init(&d);
+	for (uint32_t r = 0; r < s->nroots && !rc; r++) {
+		const struct hs_root *root = &s->roots[r];
+		if (root->object != o)
+			continue;
+		const char *k = htr_root_kind_name(root->kind);
+		buf_reset(&d);
+		rc = buf_printf(&d, "%s%s", first ? "" : "; ", k ? k : "root");
+		if (!rc) {
+			size_t before = d.len;
+			rc = buf_putc(&d, ' ');
+			if (!rc) rc = render_root_detail(fs->trace, root, &d);
+			if (!rc && d.len == before + 1)
+				d.len = before;
+		}
+		if (!rc)
+			rc = put_tsv_field(out, (const char *)d.data, d.len);
+		first = 0;
+	}
+	buf_free(&d);
+	return rc;
+}
+
+struct ret_sort {
+	uint32_t o;
+	uint64_t bytes;
+};
+
+static int by_retained_desc(const void *a, const void *b)
+{
+	const struct ret_sort *x = a, *y = b;
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return x->o < y->o ? -1 : x->o > y->o;
+}
+
+/* roots: the root objects from which the group is reachable (§3.4.1):
+ * a backwards BFS from the group's members over in-edges, explicit queue. */
+int render_group_roots(struct hfs *fs, const struct node *n, struct buf *out)
+{
+	const struct heap_state *s;
+	uint64_t *bits = NULL, *seen = NULL, *rooted = NULL;
+	uint32_t *queue = NULL;
+	struct ret_sort *found = NULL;
+	struct rc_entry *de = NULL;
+	struct dom_view dv;
+	size_t nfound = 0, head = 0, tail = 0;
+	int rc = hfs_state_get(fs, n->gci, &s);
+	if (rc)
+		return rc;
+	if (!s->has_graph) {
+		rc = -ENOENT;
+		goto out;
+	}
+	if ((rc = hfs_dominators_get(fs, n->gci, &de, &dv)))
+		goto out;
+	if ((rc = group_members_bits(&fs->reg, s, &n->chain, &bits)))
+		goto out;
+	seen = bitset_alloc(s->n);
+	rooted = rooted_bits(s);
+	queue = malloc(((size_t)s->n + 1) * sizeof *queue);
+	found = malloc(((size_t)s->nroots + 1) * sizeof *found);
+	if (!seen || !rooted || !queue || !found) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	BITSET_FOREACH(bits, s->n, g) {
+		if (hs_is_reachable(s, g)) {
+			bitset_set(seen, g);
+			queue[tail++] = g;
+		}
+	}
+	while (head < tail) {
+		uint32_t o = queue[head++];
+		if (bitset_get(rooted, o))
+			found[nfound++] = (struct ret_sort){ o, dv.retained[o] };
+		for (uint32_t e = s->in_off[o]; e < s->in_off[o + 1]; e++) {
+			uint32_t src = s->in_src[e];
+			if (!bitset_get(seen, src)) {
+				bitset_set(seen, src);
+				queue[tail++] = src;
+			}
+		}
+	}
+	qsort(found, nfound, sizeof *found, by_retained_desc);
+	rc = buf_printf(out, "id\ttype\tretained_size\troots\n");
+	for (size_t k = 0; k < nfound && !rc; k++) {
+		uint32_t o = found[k].o;
+		rc = put_u64(out, s->id[o]);
+		if (!rc) rc = buf_putc(out, '\t');
+		if (!rc) rc = put_type_of(fs, s, o, out);
+		if (!rc) rc = buf_printf(out, "\t%" PRIu64 "\t", found[k].bytes);
+		if (!rc) rc = put_roots_of(fs, s, o, out);
+		if (!rc) rc = buf_putc(out, '\n');
+	}
+out:
+	if (de)
+		rcache_put(fs->rc, de);
+	free(bits);
+	free(seen);
+	free(rooted);
+	free(queue);
+	free(found);
+	hfs_state_put(fs, s);
+	return rc;
+}
+
+/* ---- shortest paths from a root (§3.4.2) ---- */
+
+struct path_work {
+	const struct heap_state *s;
+	uint64_t *seen, *rooted;
+	uint32_t *queue, *next;   /* next[x]: the object x refers to on the way to the target */
+};
+
+static int path_work_init(struct path_work *w, const struct heap_state *s)
+{
+	memset(w, 0, sizeof *w);
+	w->s = s;
+	w->seen = bitset_alloc(s->n);
+	w->rooted = rooted_bits(s);
+	w->queue = malloc(((size_t)s->n + 1) * sizeof *w->queue);
+	w->next = malloc(((size_t)s->n + 1) * sizeof *w->next);
+	return w->seen && w->rooted && w->queue && w->next ? 0 : -ENOMEM;
+}
+
+static void path_work_free(struct path_work *w)
+{
+	free(w->seen);
+	free(w->rooted);
+	free(w->queue);
+	free(w->next);
+}
+
+/* Backwards BFS from t over in-edges to the nearest rooted object: returns
+ * it, or UINT32_MAX when t is unreachable from the roots. */
+static uint32_t nearest_root(struct path_work *w, uint32_t t)
+{
+	const struct heap_state *s = w->s;
+	size_t head = 0, tail = 0;
+	memset(w->seen, 0, bitset_words(s->n) * sizeof *w->seen);
+	if (!hs_is_reachable(s, t))
+		return UINT32_MAX;
+	bitset_set(w->seen, t);
+	w->next[t] = UINT32_MAX;
+	w->queue[tail++] = t;
+	while (head < tail) {
+		uint32_t o = w->queue[head++];
+		if (bitset_get(w->rooted, o))
+			return o;
+		for (uint32_t e = s->in_off[o]; e < s->in_off[o + 1]; e++) {
+			uint32_t src = s->in_src[e];
+			if (!bitset_get(w->seen, src)) {
+				bitset_set(w->seen, src);
+				w->next[src] = o;
+				w->queue[tail++] = src;
+			}
+		}
+	}
+	return UINT32_MAX;
+}
+
+/* The name of the field of `from` that refers to `to` (the first one). */
+static int put_field_to(struct hfs *fs, const struct heap_state *s, uint32_t from, uint32_t to,
+			struct buf *out)
+{
+	const struct trace *t = fs->trace;
+	uint32_t type = hs_info(s, from)->type;
+	for (uint64_t e = s->out_off[from]; e < s->out_off[from + 1]; e++) {
+		if (s->out_tgt[e] != to)
+			continue;
+		uint32_t slot = hs_ref_slot(s, from, e);
+		const struct trace_type *ty = type < t->ntypes ? &t->types[type] : NULL;
+		if (ty && ty->name && ty->kind != HTR_TYPE_INSTANCE)
+			return buf_printf(out, "[%" PRIu32 "]", slot);
+		if (ty && ty->name && slot < ty->nfields && ty->fields[slot].name)
+			return put_tsv_field(out, ty->fields[slot].name, strlen(ty->fields[slot].name));
+		return buf_printf(out, "#%" PRIu32, slot);
+	}
+	return buf_putc(out, '?');
+}
+
+/* Lines "id type via" from the root to t: via is the root for the first
+ * line, the referring field of the line before for the others. */
+static int put_path(struct hfs *fs, struct path_work *w, uint32_t root, struct buf *out)
+{
+	const struct heap_state *s = w->s;
+	int rc = 0;
+	uint32_t prev = UINT32_MAX;
+	for (uint32_t o = root; o != UINT32_MAX && !rc; prev = o, o = w->next[o]) {
+		rc = put_u64(out, s->id[o]);
+		if (!rc) rc = buf_putc(out, '\t');
+		if (!rc) rc = put_type_of(fs, s, o, out);
+		if (!rc) rc = buf_putc(out, '\t');
+		if (!rc) rc = prev == UINT32_MAX ? put_roots_of(fs, s, o, out) :
+						   put_field_to(fs, s, prev, o, out);
+		if (!rc) rc = buf_putc(out, '\n');
+	}
+	return rc;
+}
+
+int render_group_paths(struct hfs *fs, const struct node *n, struct buf *out)
+{
+	const struct heap_state *s;
+	struct path_work w;
+	uint64_t *bits = NULL;
+	int rc = hfs_state_get(fs, n->gci, &s);
+	if (rc)
+		return rc;
+	memset(&w, 0, sizeof w);
+	if (!s->has_graph) {
+		rc = -ENOENT;
+		goto out;
+	}
+	if ((rc = group_members_bits(&fs->reg, s, &n->chain, &bits)) || (rc = path_work_init(&w, s)))
+		goto out;
+	/* a sample: the first PATH_SAMPLES members in id order */
+	uint32_t k = 0;
+	for (uint64_t i = bitset_next(bits, s->n, 0); i < s->n && k < PATH_SAMPLES && !rc;
+	     i = bitset_next(bits, s->n, i + 1), k++) {
+		uint32_t root = nearest_root(&w, (uint32_t)i);
+		rc = buf_printf(out, "%s# object %" PRIu64 "\n", k ? "\n" : "", s->id[i]);
+		if (!rc)
+			rc = root == UINT32_MAX ? buf_printf(out, "unreachable\n") :
+						  put_path(fs, &w, root, out);
+	}
+out:
+	path_work_free(&w);
+	free(bits);
+	hfs_state_put(fs, s);
+	return rc;
+}
+
+/* ---- per object ---- */
+
+static int object_index(struct hfs *fs, const struct node *n, const struct heap_state **s,
+			uint32_t *i)
+{
+	int rc = hfs_state_get(fs, n->gci, s);
+	if (rc)
+		return rc;
+	*i = heap_state_find(*s, n->obj);
+	if (*i == UINT32_MAX || !(*s)->has_graph) {
+		hfs_state_put(fs, *s);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static int object_dom(struct hfs *fs, const struct node *n, int dominator, struct buf *out)
+{
+	const struct heap_state *s;
+	struct rc_entry *e;
+	struct dom_view v;
+	uint32_t i;
+	int rc = object_index(fs, n, &s, &i);
+	if (rc)
+		return rc;
+	if (!(rc = hfs_dominators_get(fs, n->gci, &e, &v))) {
+		if (!dominator)
+			rc = buf_printf(out, "%" PRIu64 "\n", v.retained[i]);
+		else if (v.idom[i] == DOM_ROOT)
+			rc = buf_printf(out, "roots\n");
+		else if (v.idom[i] == DOM_UNREACHABLE)
+			rc = buf_printf(out, "unreachable\n");
+		else
+			rc = buf_printf(out, "%" PRIu64 "\n", s->id[v.idom[i]]);
+		rcache_put(fs->rc, e);
+	}
+	hfs_state_put(fs, s);
+	return rc;
+}
+
+int render_object_retained(struct hfs *fs, const struct node *n, struct buf *out)
+{
+	return object_dom(fs, n, 0, out);
+}
+
+int render_object_dominator(struct hfs *fs, const struct node *n, struct buf *out)
+{
+	return object_dom(fs, n, 1, out);
+}
+
+int render_object_path(struct hfs *fs, const struct node *n, struct buf *out)
+{
+	const struct heap_state *s;
+	struct path_work w;
+	uint32_t i;
+	int rc = object_index(fs, n, &s, &i);
+	if (rc)
+		return rc;
+	if (!(rc = path_work_init(&w, s))) {
+		uint32_t root = nearest_root(&w, i);
+		rc = buf_printf(out, "id\ttype\tvia\n");
+		if (!rc)
+			rc = root == UINT32_MAX ? 0 : put_path(fs, &w, root, out);
+	}
+	path_work_free(&w);
+	hfs_state_put(fs, s);
+	return rc;
+}
+
+/* ---- dominators/top ---- */
+
+/* Min-heap of the TOP_MAX largest retained sizes. */
+static void heap_sift_down(struct ret_sort *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < n && by_retained_desc(&h[l], &h[m]) > 0)
+			m = l;
+		if (r < n && by_retained_desc(&h[r], &h[m]) > 0)
+			m = r;
+		if (m == i)
+			return;
+		struct ret_sort t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+static void heap_sift_up(struct ret_sort *h, size_t i)
+{
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+		if (by_retained_desc(&h[i], &h[p]) <= 0)
+			return;
+		struct ret_sort t = h[i];
+		h[i] = h[p];
+		h[p] = t;
+		i = p;
+	}
+}
+
+int render_dominators_top(struct hfs *fs, const struct node *n, struct buf *out)
+{
+	const struct heap_state *s;
+	struct rc_entry *e;
+	struct dom_view v;
+	struct ret_sort h[TOP_MAX];
+	size_t nh = 0;
+	int rc = hfs_state_get(fs, n->gci, &s);
+	if (rc)
+		return rc;
+	if ((rc = hfs_dominators_get(fs, n->gci, &e, &v))) {
+		hfs_state_put(fs, s);
+		return rc;
+	}
+	/* heap root = the smallest kept (by_retained_desc orders largest first,
+	 * so "greater" under it means smaller) */
+	for (uint32_t i = 0; i < v.n; i++) {
+		if (v.idom[i] == DOM_UNREACHABLE)
+			continue;
+		struct ret_sort x = { i, v.retained[i] };
+		if (nh < TOP_MAX) {
+			h[nh] = x;
+			heap_sift_up(h, nh++);
+		} else if (by_retained_desc(&x, &h[0]) < 0) {
+			h[0] = x;
+			heap_sift_down(h, nh, 0);
+		}
+	}
+	qsort(h, nh, sizeof *h, by_retained_desc);
+	rc = buf_printf(out, "id\ttype\tretained_size\tretained_count\tshallow_size\tdominator\troot\n");
+	for (size_t k = 0; k < nh && !rc; k++) {
+		uint32_t o = h[k].o;
+		rc = put_u64(out, s->id[o]);
+		if (!rc) rc = buf_putc(out, '\t');
+		if (!rc) rc = put_type_of(fs, s, o, out);
+		if (!rc) rc = buf_printf(out, "\t%" PRIu64 "\t%" PRIu32 "\t%" PRIu64 "\t", v.retained[o],
+					 v.retained_count[o], hs_info(s, o)->size);
+		if (!rc) rc = v.idom[o] == DOM_ROOT ? buf_printf(out, "roots\t") :
+			buf_printf(out, "%" PRIu64 "\t", s->id[v.idom[o]]);
+		/* the GC roots pointing at it: which static field (class) holds it */
+		if (!rc) rc = put_roots_of(fs, s, o, out);
+		if (!rc) rc = buf_putc(out, '\n');
+	}
+	rcache_put(fs->rc, e);
+	hfs_state_put(fs, s);
+	return rc;
+}
+
+/* ---- roots/ as a trie of paths ---- */
+
+/* Appends one escaped path component (with a leading '/' unless first). */
+static int put_comp(struct buf *out, const char *raw, size_t len)
+{
+	char esc[NAME_BUF];
+	size_t n = name_escape(raw, len, esc);
+	int rc = out->len ? buf_putc(out, '/') : 0;
+	return rc ? rc : buf_put(out, esc, n);
+}
+
+static int put_comp_str(struct buf *out, const char *raw)
+{
+	return put_comp(out, raw, strlen(raw));
+}
+
+static int put_comp_u64(struct buf *out, uint64_t v)
+{
+	char tmp[24];
+	snprintf(tmp, sizeof tmp, "%" PRIu64, v);
+	return put_comp_str(out, tmp);
+}
+
+/* DESIGN.md's layout: static/<class>/<field>, thread/<thread>,
+ * local/<thread>/<depth>-<method>/<slot>, jni-global/<id>,
+ * jni-local/<thread>/<depth>, monitor/<id>, class/<id>,
+ * class-loader/<id>, other/<kind>/<id>. */
+static int root_path(const struct trace *t, const struct heap_state *s, const struct hs_root *r,
+		     struct buf *out)
+{
+	char scratch[64];
+	struct buf tmp;
+	int rc;
+	uint64_t id = r->object < s->n ? s->id[r->object] : 0;
+	buf_init(&tmp);
+	switch (r->kind) {
+	case HTR_ROOT_STATIC: {
+		const struct trace_type *ty = r->type < t->ntypes ? &t->types[r->type] : NULL;
+		rc = put_comp_str(out, "static");
+		if (!rc) rc = put_comp_str(out, trace_type_name(t, r->type, scratch, sizeof scratch));
+		if (!rc && ty && r->field < ty->nfields && ty->fields[r->field].name)
+			rc = put_comp_str(out, ty->fields[r->field].name);
+		else if (!rc) {
+			snprintf(scratch, sizeof scratch, "#%" PRIu32, r->field);
+			rc = put_comp_str(out, scratch);
+		}
+		break;
+	}
+	case HTR_ROOT_THREAD:
+		rc = put_comp_str(out, "thread");
+		if (!rc) rc = put_comp_str(out, sym_thread(t, r->thread));
+		break;
+	case HTR_ROOT_LOCAL:
+		rc = put_comp_str(out, "local");
+		if (!rc) rc = put_comp_str(out, sym_thread(t, r->thread));
+		if (!rc) rc = buf_printf(&tmp, "%" PRIu32 "-", r->depth);
+		if (!rc) rc = sym_method(t, r->method, &tmp);
+		if (!rc) rc = put_comp(out, (const char *)tmp.data, tmp.len);
+		if (!rc) rc = put_comp_u64(out, r->slot);
+		break;
+	case HTR_ROOT_JNI_LOCAL:
+		rc = put_comp_str(out, "jni-local");
+		if (!rc) rc = put_comp_str(out, sym_thread(t, r->thread));
+		if (!rc) rc = put_comp_u64(out, r->depth);
+		break;
+	case HTR_ROOT_JNI_GLOBAL:
+	case HTR_ROOT_MONITOR:
+	case HTR_ROOT_SYSTEM_CLASS:
+	case HTR_ROOT_CLASS_LOADER:
+		rc = put_comp_str(out, r->kind == HTR_ROOT_JNI_GLOBAL ? "jni-global" :
+				       r->kind == HTR_ROOT_MONITOR ? "monitor" :
+				       r->kind == HTR_ROOT_SYSTEM_CLASS ? "class" : "class-loader");
+		if (!rc) rc = put_comp_u64(out, id);
+		break;
+	default: {
+		const char *k = htr_root_kind_name(r->kind);
+		rc = put_comp_str(out, "other");
+		if (!rc) rc = put_comp_str(out, k ? k : "unknown");
+		if (!rc) rc = put_comp_u64(out, id);
+		break;
+	}
+	}
+	buf_free(&tmp);
+	return rc;
+}
+
+/* Blob: hdr | u32 root[n] (root index, path order) | u32 off[n+1] | text */
+struct rp_hdr {
+	uint32_t magic, n;
+};
+
+struct rp_view {
+	uint32_t n;
+	const uint32_t *root, *off;
+	const char *text;
+};
+
+static const char *rp_path(const struct rp_view *v, uint32_t k, size_t *len)
+{
+	*len = v->off[k + 1] - v->off[k];
+	return v->text + v->off[k];
+}
+
+struct rp_sort {
+	const char *text;   /* base of the scratch text */
+	uint32_t root, off, len;
+};
+
+static int rp_cmp(const void *a, const void *b)
+{
+	const struct rp_sort *x = a, *y = b;
+	size_t n = x->len < y->len ? x->len : y->len;
+	int c = memcmp(x->text + x->off, y->text + y->off, n);
+	if (c)
+		return c;
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	return x->root < y->root ? -1 : x->root > y->root;
+}
+
+static int rp_cb(void *vctx, struct buf *out)
+{
+	struct gc_ctx *c = vctx;
+	const struct heap_state *s;
+	struct buf text, one;
+	struct rp_sort *v = NULL;
+	int rc = hfs_state_get(c->fs, c->gci, &s);
+	if (rc)
+		return rc;
+	buf_init(&text);
+	buf_init(&one);
+	v = malloc(((size_t)s->nroots + 1) * sizeof *v);
+	if (!v) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t r = 0; r < s->nroots && !rc; r++) {
+		buf_reset(&one);
+		if (!(rc = root_path(c->fs->trace, s, &s->roots[r], &one))) {
+			v[r] = (struct rp_sort){ NULL, r, (uint32_t)text.len, (uint32_t)one.len };
+			rc = buf_put(&text, one.data, one.len);
+		}
+	}
+	if (rc)
+		goto out;
+	for (uint32_t r = 0; r < s->nroots; r++)
+		v[r].text = (const char *)text.data;
+	qsort(v, s->nroots, sizeof *v, rp_cmp);
+	struct rp_hdr h = { ROOTS_BLOB_MAGIC, s->nroots };
+	rc = buf_put(out, &h, sizeof h);
+	for (uint32_t r = 0; r < s->nroots && !rc; r++)
+		rc = buf_put(out, &v[r].root, sizeof(uint32_t));
+	uint32_t off = 0;
+	for (uint32_t r = 0; r <= s->nroots && !rc; r++) {
+		rc = buf_put(out, &off, sizeof off);
+		if (r < s->nroots)
+			off += v[r].len;
+	}
+	for (uint32_t r = 0; r < s->nroots && !rc; r++)
+		rc = buf_put(out, text.data + v[r].off, v[r].len);
+out:
+	free(v);
+	buf_free(&text);
+	buf_free(&one);
+	hfs_state_put(c->fs, s);
+	return rc;
+}
+
+static int rp_get(struct hfs *fs, uint32_t gci, struct rc_entry **e, struct rp_view *v)
+{
+	char key[64];
+	struct gc_ctx ctx = { fs, gci };
+	snprintf(key, sizeof key, "\x01" "rootpaths/%" PRIu32, gci);
+	int rc = rcache_get(fs->rc, key, rp_cb, &ctx, e);
+	if (rc)
+		return rc;
+	const struct rp_hdr *h = rc_data(*e);
+	size_t len = rc_len(*e);
+	if (len < sizeof *h || h->magic != ROOTS_BLOB_MAGIC ||
+	    len < sizeof *h + (2 * (size_t)h->n + 1) * sizeof(uint32_t)) {
+		rcache_put(fs->rc, *e);
+		return -EIO;
+	}
+	v->n = h->n;
+	v->root = (const uint32_t *)(h + 1);
+	v->off = v->root + h->n;
+	v->text = (const char *)(v->off + h->n + 1);
+	return 0;
+}
+
+/* Bytes of the first d components of a path (d >= number of components:
+ * all of it); *ncomp = its number of components. */
+static size_t prefix_bytes(const char *p, size_t len, uint32_t d, uint32_t *ncomp)
+{
+	uint32_t c = 1;
+	size_t cut = len;
+	for (size_t i = 0; i < len; i++) {
+		if (p[i] == '/') {
+			if (c == d && cut == len)
+				cut = i;
+			c++;
+		}
+	}
+	*ncomp = len ? c : 0;
+	return d == 0 ? 0 : cut;
+}
+
+/* Walks the children of trie node (depth d, first root f); calls back
+ * with each distinct next component and the first path index having it. */
+typedef int (*rp_child_fn)(void *ctx, const char *comp, size_t len, uint32_t k, int leaf);
+
+static int rp_children(const struct rp_view *v, uint32_t d, uint32_t f, rp_child_fn fn, void *ctx)
+{
+	size_t plen0, pl;
+	uint32_t nc;
+	const char *p0 = rp_path(v, f, &plen0);
+	size_t pre = prefix_bytes(p0, plen0, d, &nc);
+	const char *last = NULL;
+	size_t lastlen = 0;
+	for (uint32_t k = f; k < v->n; k++) {
+		const char *p = rp_path(v, k, &pl);
+		if (pl < pre || memcmp(p, p0, pre) != 0 || (pre && pl > pre && p[pre] != '/'))
+			break;
+		if (pl == pre)
+			continue; /* this path ends here (a leaf at depth d) */
+		const char *cs = p + (pre ? pre + 1 : 0);
+		const char *ce = memchr(cs, '/', (size_t)(p + pl - cs));
+		size_t clen = ce ? (size_t)(ce - cs) : (size_t)(p + pl - cs);
+		if (last && clen == lastlen && memcmp(cs, last, clen) == 0)
+			continue;
+		last = cs;
+		lastlen = clen;
+		int rc = fn(ctx, cs, clen, k, ce == NULL);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+struct rp_emit_ctx {
+	const struct node *p;
+	rclo_emit_fn emit;
+	void *ctx;
+	const char *want;   /* lookup: the name; NULL: list */
+	struct node *out;
+	int found;
+};
+
+static int rp_emit_one(void *vctx, const char *comp, size_t len, uint32_t k, int leaf)
+{
+	struct rp_emit_ctx *c = vctx;
+	char name[NAME_BUF];
+	if (len >= sizeof name)
+		return 0;
+	memcpy(name, comp, len);
+	name[len] = '\0';
+	struct node ch = *c->p;
+	ch.type = leaf ? NT_ROOTS_FILE : NT_ROOTS_SUBDIR;
+	ch.aux[0] = c->p->type == NT_ROOTS_DIR ? 1 : c->p->aux[0] + 1;
+	ch.aux[1] = k;
+	if (c->want) {
+		if (strcmp(name, c->want) != 0)
+			return 0;
+		*c->out = ch;
+		c->found = 1;
+		return 1;
+	}
+	return c->emit(c->ctx, name, &ch) ? 1 : 0;
+}
+
+static int rp_walk(struct hfs *fs, const struct node *p, struct rp_emit_ctx *ec)
+{
+	struct rc_entry *e;
+	struct rp_view v;
+	int rc = rp_get(fs, p->gci, &e, &v);
+	if (rc)
+		return rc;
+	uint32_t d = p->type == NT_ROOTS_DIR ? 0 : p->aux[0];
+	uint32_t f = p->type == NT_ROOTS_DIR ? 0 : p->aux[1];
+	if (v.n && f < v.n)
+		rc = rp_children(&v, d, f, rp_emit_one, ec);
+	rcache_put(fs->rc, e);
+	return rc;
+}
+
+int roots_dir_list(struct hfs *fs, const struct node *p, rclo_emit_fn emit, void *ctx)
+{
+	struct rp_emit_ctx ec = { p, emit, ctx, NULL, NULL, 0 };
+	return rp_walk(fs, p, &ec);
+}
+
+int roots_dir_lookup(struct hfs *fs, const struct node *p, const char *name, struct node *c)
+{
+	struct rp_emit_ctx ec = { p, NULL, NULL, name, c, 0 };
+	int rc = rp_walk(fs, p, &ec);
+	if (rc < 0)
+		return rc;
+	return ec.found ? 0 : -ENOENT;
+}
+
+/* A leaf: every root whose path is this one, with its object's retained
+ * size. */
+int render_roots_file(struct hfs *fs, const struct node *n, struct buf *out)
+{
+	const struct heap_state *s;
+	struct rc_entry *e, *de;
+	struct rp_view v;
+	struct dom_view dv;
+	int rc = hfs_state_get(fs, n->gci, &s);
+	if (rc)
+		return rc;
+	if ((rc = rp_get(fs, n->gci, &e, &v))) {
+		hfs_state_put(fs, s);
+		return rc;
+	}
+	if ((rc = hfs_dominators_get(fs, n->gci, &de, &dv)))
+		goto out;
+	size_t l0, l;
+	const char *p0 = n->aux[1] < v.n ? rp_path(&v, n->aux[1], &l0) : NULL;
+	rc = buf_printf(out, "id\ttype\tretained_size\n");
+	for (uint32_t k = n->aux[1]; p0 && k < v.n && !rc; k++) {
+		const char *p = rp_path(&v, k, &l);
+		if (l != l0 || memcmp(p, p0, l) != 0)
+			break;
+		uint32_t o = s->roots[v.root[k]].object;
+		rc = put_u64(out, s->id[o]);
+		if (!rc) rc = buf_putc(out, '\t');
+		if (!rc) rc = put_type_of(fs, s, o, out);
+		if (!rc) rc = buf_printf(out, "\t%" PRIu64 "\n", dv.retained[o]);
+	}
+	rcache_put(fs->rc, de);
+out:
+	rcache_put(fs->rc, e);
+	hfs_state_put(fs, s);
+	return rc;
+}
+
+/* ---- threads/<thread>/stack ---- */
+
+int threads_dir_list(struct hfs *fs, const struct node *p, rclo_emit_fn emit, void *ctx)
+{
+	for (uint32_t k = 0; k < fs->trace->nthreads; k++) {
+		char name[NAME_BUF];
+		const char *raw = sym_thread(fs->trace, k);
+		name_escape(raw, strlen(raw), name);
+		struct node c = *p;
+		c.type = NT_THREAD_DIR;
+		c.aux[0] = k;
+		if (emit(ctx, name, &c))
+			return 1;
+	}
+	return 0;
+}
+
+int threads_dir_lookup(struct hfs *fs, const struct node *p, const char *name, struct node *c)
+{
+	for (uint32_t k = 0; k < fs->trace->nthreads; k++) {
+		char esc[NAME_BUF];
+		const char *raw = sym_thread(fs->trace, k);
+		name_escape(raw, strlen(raw), esc);
+		if (strcmp(esc, name) == 0) {
+			*c = *p;
+			c->type = NT_THREAD_DIR;
+			c->aux[0] = k;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static int by_depth_slot(const void *a, const void *b)
+{
+	const struct hs_root *x = *(const struct hs_root *const *)a, *y = *(const struct hs_root *const *)b;
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+/* Frames from the top (depth 0) down, rebuilt from the local-variable
+ * roots (§3.1): frames without a reference local do not show. */
+int render_thread_stack(struct hfs *fs, const struct node *n, struct buf *out)
+{
+	const struct heap_state *s;
+	const struct hs_root **v = NULL;
+	uint32_t nv = 0;
+	int rc = hfs_state_get(fs, n->gci, &s);
+	if (rc)
+		return rc;
+	v = malloc(((size_t)s->nroots + 1) * sizeof *v);
+	if (!v) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t r = 0; r < s->nroots; r++) {
+		if (s->roots[r].kind == HTR_ROOT_LOCAL && s->roots[r].thread == n->aux[0])
+			v[nv++] = &s->roots[r];
+	}
+	qsort(v, nv, sizeof *v, by_depth_slot);
+	rc = buf_printf(out, "depth\tmethod\tslot\tobject\ttype\n");
+	for (uint32_t k = 0; k < nv && !rc; k++) {
+		struct buf m;
+		buf_init(&m);
+		rc = sym_method(fs->trace, v[k]->method, &m);
+		if (!rc) rc = buf_printf(out, "%" PRIu32 "\t", v[k]->depth);
+		if (!rc) rc = put_tsv_field(out, (const char *)m.data, m.len);
+		if (!rc) rc = buf_printf(out, "\t%" PRIu32 "\t%" PRIu64 "\t", v[k]->slot,
+					 s->id[v[k]->object]);
+		if (!rc) rc = put_type_of(fs, s, v[k]->object, out);
+		if (!rc) rc = buf_putc(out, '\n');
+		buf_free(&m);
+	}
+out:
+	free(v);
+	hfs_state_put(fs, s);
+	return rc;
+}
+
+/* ---- closure/ ---- */
+
+static const struct { const char *name; enum step_op op; } closure_kinds[] = {
+	{ "transitive", ST_CLOSURE_TRANSITIVE }, { "retained", ST_CLOSURE_RETAINED },
+};
+
+int closure_dir_list(struct hfs *fs, const struct node *p, rclo_emit_fn emit, void *ctx)
+{
+	(void)fs;
+	for (size_t k = 0; k < 2; k++) {
+		struct node c = *p;
+		c.type = NT_GROUP;
+		c.aux[0] = 0;
+		if (!chain_push(&c.chain, closure_kinds[k].op, CLS_NONE, 0) &&
+		    emit(ctx, closure_kinds[k].name, &c))
+			return 1;
+	}
+	return 0;
+}
+
+int closure_dir_lookup(struct hfs *fs, const struct node *p, const char *name, struct node *c)
+{
+	(void)fs;
+	for (size_t k = 0; k < 2; k++) {
+		if (strcmp(name, closure_kinds[k].name) != 0)
+			continue;
+		*c = *p;
+		c->type = NT_GROUP;
+		c->aux[0] = 0;
+		return chain_push(&c->chain, closure_kinds[k].op, CLS_NONE, 0) ? -ENOENT : 0;
+	}
+	return -ENOENT;
+}
+
+/* ---- ad-hoc groups ---- */
+
+struct adhoc_group {
+	char name[NAME_BUF];
+	char *text;            /* the selectors as written, owned */
+	size_t len;
+	uint32_t version;      /* current version id */
+	int removed;
+};
+
+struct adhoc_version {
+	uint64_t *ids;         /* sorted, distinct; owned */
+	uint32_t nids;
+};
+
+struct hfs_adhoc {
+	pthread_mutex_t lock;  /* a leaf: guards everything below */
+	struct adhoc_group *g;
+	uint32_t ng, capg;
+	struct adhoc_version *v; /* version id k is v[k - 1] */
+	uint32_t nv, capv;
+};
+
+static int adhoc_bits_cb(void *ctx, uint32_t version, const struct heap_state *s, uint64_t *bits)
+{
+	struct hfs_adhoc *a = ctx;
+	int rc = 0;
+	pthread_mutex_lock(&a->lock);
+	if (version == 0 || version > a->nv) {
+		rc = -ENOENT;
+	} else {
+		const struct adhoc_version *v = &a->v[version - 1];
+		for (uint32_t k = 0; k < v->nids; k++) {
+			uint32_t i = heap_state_find(s, v->ids[k]);
+			if (i != UINT32_MAX)
+				bitset_set(bits, i);
+		}
+	}
+	pthread_mutex_unlock(&a->lock);
+	return rc;
+}
+
+int hfs_adhoc_new(struct hfs *fs)
+{
+	struct hfs_adhoc *a = calloc(1, sizeof *a);
+	if (!a)
+		return -ENOMEM;
+	pthread_mutex_init(&a->lock, NULL);
+	fs->adhoc = a;
+	fs->reg.adhoc_bits = adhoc_bits_cb;
+	fs->reg.adhoc_ctx = a;
+	return 0;
+}
+
+void hfs_adhoc_free(struct hfs_adhoc *a)
+{
+	if (!a)
+		return;
+	for (uint32_t k = 0; k < a->ng; k++)
+		free(a->g[k].text);
+	for (uint32_t k = 0; k < a->nv; k++)
+		free(a->v[k].ids);
+	free(a->g);
+	free(a->v);
+	pthread_mutex_destroy(&a->lock);
+	free(a);
+}
+
+static const char *after_prefix(const char *path, const char *prefix)
+{
+	while (*path == '/')
+		path++;
+	size_t n = strlen(prefix);
+	return strncmp(path, prefix, n) == 0 ? path + n : NULL;
+}
+
+const char *adhoc_dir_name(const char *path, char name[256])
+{
+	const char *p = after_prefix(path, "groups/");
+	if (!p || !*p)
+		return NULL;
+	size_t n = strcspn(p, "/");
+	if (n > NAME_MAX_BYTES || (p[n] && p[n + 1 + strspn(p + n + 1, "/")] != '\0'))
+		return NULL;
+	memcpy(name, p, n);
+	name[n] = '\0';
+	return name;
+}
+
+const char *adhoc_members_name(const char *path, char name[256])
+{
+	const char *p = after_prefix(path, "groups/");
+	if (!p || !*p)
+		return NULL;
+	size_t n = strcspn(p, "/");
+	if (n > NAME_MAX_BYTES || strcmp(p + n, "/members") != 0)
+		return NULL;
+	memcpy(name, p, n);
+	name[n] = '\0';
+	return name;
+}
+
+/* index of the live group called name, or UINT32_MAX; lock held */
+static uint32_t adhoc_find_locked(const struct hfs_adhoc *a, const char *name)
+{
+	for (uint32_t k = 0; k < a->ng; k++) {
+		if (!a->g[k].removed && strcmp(a->g[k].name, name) == 0)
+			return k;
+	}
+	return UINT32_MAX;
+}
+
+/* New version holding ids (taken over); lock held. */
+static int adhoc_add_version_locked(struct hfs_adhoc *a, uint64_t *ids, uint32_t nids,
+				    uint32_t *version)
+{
+	if (a->nv == a->capv) {
+		uint32_t cap = a->capv ? a->capv * 2 : 16;
+		struct adhoc_version *v = realloc(a->v, cap * sizeof *v);
+		if (!v)
+			return -ENOMEM;
+		a->v = v;
+		a->capv = cap;
+	}
+	a->v[a->nv].ids = ids;
+	a->v[a->nv].nids = nids;
+	*version = ++a->nv;
+	return 0;
+}
+
+static int adhoc_name_ok(const char *name)
+{
+	size_t n = strlen(name);
+	if (n == 0 || n > NAME_MAX_BYTES || !strcmp(name, ".") || !strcmp(name, ".."))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if ((unsigned char)name[i] < 0x20 || name[i] == '/' || name[i] == 0x7f)
+			return 0;
+	}
+	return 1;
+}
+
+int hfs_adhoc_mkdir(struct hfs *fs, const char *name)
+{
+	struct hfs_adhoc *a = fs->adhoc;
+	int rc = 0;
+	if (!adhoc_name_ok(name))
+		return -EINVAL;
+	pthread_mutex_lock(&a->lock);
+	if (adhoc_find_locked(a, name) != UINT32_MAX) {
+		rc = -EEXIST;
+		goto out;
+	}
+	if (a->ng == a->capg) {
+		uint32_t cap = a->capg ? a->capg * 2 : 8;
+		struct adhoc_group *g = realloc(a->g, cap * sizeof *g);
+		if (!g) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		a->g = g;
+		a->capg = cap;
+	}
+	struct adhoc_group *g = &a->g[a->ng];
+	memset(g, 0, sizeof *g);
+	snprintf(g->name, sizeof g->name, "%s", name);
+	if (!(rc = adhoc_add_version_locked(a, NULL, 0, &g->version)))
+		a->ng++;
+out:
+	pthread_mutex_unlock(&a->lock);
+	return rc;
+}
+
+int hfs_adhoc_rmdir(struct hfs *fs, const char *name)
+{
+	struct hfs_adhoc *a = fs->adhoc;
+	pthread_mutex_lock(&a->lock);
+	uint32_t k = adhoc_find_locked(a, name);
+	if (k != UINT32_MAX)
+		a->g[k].removed = 1;
+	pthread_mutex_unlock(&a->lock);
+	return k == UINT32_MAX ? -ENOENT : 0;
+}
+
+/* Current version of a group, or 0. */
+static uint32_t adhoc_version_of(struct hfs *fs, const char *name)
+{
+	struct hfs_adhoc *a = fs->adhoc;
+	pthread_mutex_lock(&a->lock);
+	uint32_t k = adhoc_find_locked(a, name);
+	uint32_t v = k == UINT32_MAX ? 0 : a->g[k].version;
+	pthread_mutex_unlock(&a->lock);
+	return v;
+}
+
+struct idvec {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+static int idvec_add(struct idvec *iv, uint64_t id)
+{
+	if (iv->n == iv->cap) {
+		size_t cap = iv->cap ? iv->cap * 2 : 64;
+		uint64_t *v = realloc(iv->v, cap * sizeof *v);
+		if (!v)
+			return -ENOMEM;
+		iv->v = v;
+		iv->cap = cap;
+	}
+	iv->v[iv->n++] = id;
+	return 0;
+}
+
+static int parse_ids(const struct buf *b, struct idvec *iv)
+{
+	uint64_t v = 0;
+	int have = 0, rc = 0;
+	for (size_t i = 0; i < b->len && !rc; i++) {
+		char ch = (char)b->data[i];
+		if (ch >= '0' && ch <= '9') {
+			v = v * 10 + (uint64_t)(ch - '0');
+			have = 1;
+		} else if (have) {
+			rc = idvec_add(iv, v);
+			v = 0;
+			have = 0;
+		}
+	}
+	return !rc && have ? idvec_add(iv, v) : rc;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* One selector: a decimal object id (live at the latest GC) or the path
+ * of a group node (its objects). */
+static int add_selector(struct hfs *fs, const char *sel, struct idvec *iv, char *msg,
+			size_t msglen)
+{
+	char path[HFS_PATH_MAX];
+	struct hfs_attr a;
+	struct buf b;
+	int rc;
+	if (sel[strspn(sel, "0123456789")] == '\0' && strlen(sel) <= 20) {
+		const struct heap_state *s;
+		uint64_t id = strtoull(sel, NULL, 10);
+		if (!fs->trace->ngcs)
+			return -EINVAL;
+		if ((rc = hfs_state_get(fs, fs->trace->ngcs - 1, &s)))
+			return rc;
+		int live = heap_state_find(s, id) != UINT32_MAX;
+		hfs_state_put(fs, s);
+		if (!live) {
+			snprintf(msg, msglen, "%.200s: no object with this id at gc/latest", sel);
+			return -EINVAL;
+		}
+		return idvec_add(iv, id);
+	}
+	while (sel[0] == '.' && sel[1] == '/')
+		sel += 2;
+	if (snprintf(path, sizeof path, "/%s/count", sel + (*sel == '/')) >= (int)sizeof path ||
+	    hfs_getattr(fs, path, &a) || a.kind != HFS_FILE) {
+		snprintf(msg, msglen, "%.200s: neither an object id nor the path of a group node", sel);
+		return -EINVAL;
+	}
+	buf_init(&b);
+	snprintf(path, sizeof path, "/%s/objects", sel + (*sel == '/'));
+	rc = hfs_read(fs, path, &b);
+	if (rc == -EISDIR) {
+		snprintf(path, sizeof path, "/%s/objects/all", sel + (*sel == '/'));
+		rc = hfs_read(fs, path, &b);
+	}
+	if (!rc)
+		rc = parse_ids(&b, iv);
+	else
+		snprintf(msg, msglen, "%.200s: cannot read the group's objects", sel);
+	buf_free(&b);
+	return rc;
+}
+
+int hfs_adhoc_set_members(struct hfs *fs, const char *name, const char *data, size_t len,
+			  char *msg, size_t msglen)
+{
+	struct hfs_adhoc *a = fs->adhoc;
+	struct idvec iv = { 0 };
+	char line[HFS_PATH_MAX];
+	int rc = 0;
+	uint32_t lineno = 0;
+	msg[0] = '\0';
+	if (!adhoc_version_of(fs, name))
+		return -ENOENT;
+	for (size_t i = 0; i < len && !rc;) {
+		size_t e = i;
+		while (e < len && data[e] != '\n')
+			e++;
+		lineno++;
+		size_t b = i, end = e;
+		while (b < end && (data[b] == ' ' || data[b] == '\t' || data[b] == '\r'))
+			b++;
+		while (end > b && (data[end - 1] == ' ' || data[end - 1] == '\t' || data[end - 1] == '\r'))
+			end--;
+		i = e + 1;
+		if (b == end || data[b] == '#')
+			continue;
+		if (end - b >= sizeof line) {
+			snprintf(msg, msglen, "line %" PRIu32 ": selector too long", lineno);
+			rc = -EINVAL;
+			break;
+		}
+		memcpy(line, data + b, end - b);
+		line[end - b] = '\0';
+		char sub[400];
+		if ((rc = add_selector(fs, line, &iv, sub, sizeof sub)) == -EINVAL)
+			snprintf(msg, msglen, "groups/%.64s/members: line %" PRIu32 ": %.300s", name, lineno, sub);
+	}
+	if (!rc && iv.n) {
+		qsort(iv.v, iv.n, sizeof *iv.v, cmp_u64);
+		size_t w = 1;
+		for (size_t k = 1; k < iv.n; k++) {
+			if (iv.v[k] != iv.v[w - 1])
+				iv.v[w++] = iv.v[k];
+		}
+		iv.n = w;
+	}
+	char *text = rc ? NULL : malloc(len + 1);
+	if (!rc && !text)
+		rc = -ENOMEM;
+	if (rc) {
+		free(iv.v);
+		free(text);
+		return rc;
+	}
+	memcpy(text, data, len);
+	text[len] = '\0';
+	pthread_mutex_lock(&a->lock);
+	uint32_t k = adhoc_find_locked(a, name), version = 0;
+	if (k == UINT32_MAX)
+		rc = -ENOENT;
+	else if (!(rc = adhoc_add_version_locked(a, iv.v, (uint32_t)iv.n, &version))) {
+		iv.v = NULL;
+		free(a->g[k].text);
+		a->g[k].text = text;
+		a->g[k].len = len;
+		a->g[k].version = version;
+		text = NULL;
+	}
+	pthread_mutex_unlock(&a->lock);
+	free(iv.v);
+	free(text);
+	return rc;
+}
+
+int render_adhoc_members(struct hfs *fs, const struct node *n, struct buf *out)
+{
+	struct hfs_adhoc *a = fs->adhoc;
+	int rc = -ENOENT;
+	uint32_t version = n->chain.depth ? n->chain.steps[0].cls : 0;
+	pthread_mutex_lock(&a->lock);
+	for (uint32_t k = 0; k < a->ng; k++) {
+		if (a->g[k].version == version && !a->g[k].removed) {
+			rc = a->g[k].len ? buf_put(out, a->g[k].text, a->g[k].len) : 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&a->lock);
+	return rc;
+}
+
+static void adhoc_node(struct hfs *fs, const struct node *p, uint32_t version, struct node *c)
+{
+	*c = *p;
+	c->type = NT_GROUP;
+	c->gci = fs->trace->ngcs ? fs->trace->ngcs - 1 : 0;
+	c->aux[0] = 1;
+	chain_init(&c->chain);
+	chain_push(&c->chain, ST_ADHOC, version, 0);
+}
+
+int groups_dir_list(struct hfs *fs, const struct node *p, rclo_emit_fn emit, void *ctx)
+{
+	struct hfs_adhoc *a = fs->adhoc;
+	/* names copied out: emit may take other locks */
+	for (uint32_t k = 0;; k++) {
+		char name[NAME_BUF];
+		uint32_t version = 0;
+		int done = 0;
+		pthread_mutex_lock(&a->lock);
+		if (k >= a->ng)
+			done = 1;
+		else if (!a->g[k].removed) {
+			snprintf(name, sizeof name, "%s", a->g[k].name);
+			version = a->g[k].version;
+		}
+		pthread_mutex_unlock(&a->lock);
+		if (done)
+			return 0;
+		if (!version || !fs->trace->ngcs)
+			continue;
+		struct node c;
+		adhoc_node(fs, p, version, &c);
+		if (emit(ctx, name, &c))
+			return 1;
+	}
+}
+
+int groups_dir_lookup(struct hfs *fs, const struct node *p, const char *name, struct node *c)
+{
+	uint32_t version = adhoc_version_of(fs, name);
+	if (!version || !fs->trace->ngcs)
+		return -ENOENT;
+	adhoc_node(fs, p, version, c);
+	return 0;
+}
+
+int adhoc_gc_list(struct hfs *fs, const struct node *p, rclo_emit_fn emit, void *ctx)
+{
+	for (uint32_t i = 0; i < fs->trace->ngcs; i++) {
+		char name[16];
+		struct node c = *p;
+		c.type = NT_GROUP;
+		c.gci = i;
+		c.aux[0] = 0;
+		hfs_gc_name(fs, i, name);
+		if (emit(ctx, name, &c))
+			return 1;
+	}
+	return 0;
+}
+
+int adhoc_gc_lookup(struct hfs *fs, const struct node *p, const char *name, struct node *c)
+{
+	for (uint32_t i = 0; i < fs->trace->ngcs; i++) {
+		char gname[16];
+		hfs_gc_name(fs, i, gname);
+		if (strcmp(gname, name) == 0) {
+			*c = *p;
+			c->type = NT_GROUP;
+			c->gci = i;
+			c->aux[0] = 0;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
