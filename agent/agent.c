@@ -435,7 +435,9 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 	}
 	if (mgmt_init(jni))
 		fprintf(stderr, "heapfs-agent: management beans unavailable; heap use not recorded\n");
-	if (enable(jvmti, JVMTI_EVENT_CLASS_PREPARE) || (asgct && enable(jvmti, JVMTI_EVENT_CLASS_LOAD)) ||
+	/* mode=count records no objects: no types, mirrors or method ids */
+	int objects = A.opts.mode != AGENT_MODE_COUNT;
+	if ((objects && enable(jvmti, JVMTI_EVENT_CLASS_PREPARE)) || (asgct && enable(jvmti, JVMTI_EVENT_CLASS_LOAD)) ||
 	    enable(jvmti, JVMTI_EVENT_THREAD_START) ||
 	    enable(jvmti, JVMTI_EVENT_THREAD_END))
 		return;
@@ -443,7 +445,7 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 	jint nclasses = 0;
 	jclass *classes = NULL;
 	pthread_mutex_lock(&A.init_ts.mu);
-	if ((*jvmti)->GetLoadedClasses(jvmti, &nclasses, &classes) == JVMTI_ERROR_NONE) {
+	if (objects && (*jvmti)->GetLoadedClasses(jvmti, &nclasses, &classes) == JVMTI_ERROR_NONE) {
 		for (jint i = 0; i < nclasses; i++) {
 			sym_type_of_class(jvmti, jni, classes[i], &A.init_ts);
 			make_method_ids(jvmti, classes[i]);
@@ -455,20 +457,28 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 	/* allocations from here on are events; everything older is tagged by
 	 * one heap iteration (the walk counter makes racing callbacks check) */
 	__atomic_store_n(&A.recording, 1, __ATOMIC_RELEASE);
-	if (enable(jvmti, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC) || enable(jvmti, JVMTI_EVENT_VM_OBJECT_ALLOC))
-		return;
-	/* A thread allocates inside its current TLAB without sampling until the
-	 * TLAB is used up; a GC retires every TLAB, so from here on every
-	 * allocation is sampled.  Not a GC of the trace: its events are off. */
-	(*jvmti)->ForceGarbageCollection(jvmti);
-	if ((A.opts.deaths && enable(jvmti, JVMTI_EVENT_OBJECT_FREE)) ||
-	    enable(jvmti, JVMTI_EVENT_GARBAGE_COLLECTION_START) ||
-	    enable(jvmti, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH))
-		return;
-	__atomic_fetch_add(&A.walk_seq, 1, __ATOMIC_ACQ_REL);
-	pthread_mutex_lock(&A.init_ts.mu);
-	walk_tag_preexisting(jvmti, &A.init_ts);
-	pthread_mutex_unlock(&A.init_ts.mu);
+	if (A.opts.mode == AGENT_MODE_COUNT) {
+		/* counters instead of allocation events; GCs are still recorded */
+		count_vm_init(jvmti, jni);
+		if (enable(jvmti, JVMTI_EVENT_GARBAGE_COLLECTION_START) ||
+		    enable(jvmti, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH))
+			return;
+	} else {
+		if (enable(jvmti, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC) || enable(jvmti, JVMTI_EVENT_VM_OBJECT_ALLOC))
+			return;
+		/* A thread allocates inside its current TLAB without sampling until the
+		 * TLAB is used up; a GC retires every TLAB, so from here on every
+		 * allocation is sampled.  Not a GC of the trace: its events are off. */
+		(*jvmti)->ForceGarbageCollection(jvmti);
+		if ((A.opts.deaths && enable(jvmti, JVMTI_EVENT_OBJECT_FREE)) ||
+		    enable(jvmti, JVMTI_EVENT_GARBAGE_COLLECTION_START) ||
+		    enable(jvmti, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH))
+			return;
+		__atomic_fetch_add(&A.walk_seq, 1, __ATOMIC_ACQ_REL);
+		pthread_mutex_lock(&A.init_ts.mu);
+		walk_tag_preexisting(jvmti, &A.init_ts);
+		pthread_mutex_unlock(&A.init_ts.mu);
+	}
 	ts_current(jvmti, jni, thread);
 	jlong at = 0;
 	(*jvmti)->GetTag(jvmti, A.agent_thread, &at);
@@ -482,11 +492,12 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 
 static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 {
-	(void)jni;
 	/* stop recording, let the agent thread write the rest and the footer */
 	__atomic_store_n(&A.recording, 0, __ATOMIC_RELEASE);
 	(*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL);
 	(*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, JVMTI_EVENT_VM_OBJECT_ALLOC, NULL);
+	if (A.opts.mode == AGENT_MODE_COUNT)
+		count_finish(jni);
 	if (!A.agent_started) {
 		/* setup failed before the agent thread ran: a valid, empty trace */
 		if (A.w)
@@ -514,6 +525,8 @@ static int add_capabilities(jvmtiEnv *jvmti)
 	c.can_generate_garbage_collection_events = 1;
 	c.can_get_line_numbers = 1;
 	c.can_get_source_file_name = 1;
+	/* hot=N re-instruments classes */
+	c.can_retransform_classes = A.opts.mode == AGENT_MODE_COUNT && A.opts.hot;
 	jvmtiError e = (*jvmti)->AddCapabilities(jvmti, &c);
 	if (e != JVMTI_ERROR_NONE) {
 		fprintf(stderr, "heapfs-agent: the JVM lacks a needed JVMTI capability (error %d)\n", (int)e);
@@ -537,6 +550,8 @@ static int set_callbacks(jvmtiEnv *jvmti)
 	cb.ClassLoad = on_class_load;
 	cb.ThreadStart = on_thread_start;
 	cb.ThreadEnd = on_thread_end;
+	if (A.opts.mode == AGENT_MODE_COUNT)
+		count_set_callbacks(&cb);
 	if ((*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof(cb)) != JVMTI_ERROR_NONE)
 		return -1;
 	if ((*jvmti)->SetHeapSamplingInterval(jvmti, 0) != JVMTI_ERROR_NONE) {
@@ -597,6 +612,10 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 	    (*A.jvmti)->CreateRawMonitor(A.jvmti, "heapfs-agent", &A.mon) != JVMTI_ERROR_NONE ||
 	    set_callbacks(A.jvmti)) {
 		complain("%s", "JVMTI setup failed");
+		return JNI_ERR;
+	}
+	if (A.opts.mode == AGENT_MODE_COUNT && (rc = count_onload(A.jvmti))) {
+		fprintf(stderr, "heapfs-agent: mode=count setup failed: %s\n", strerror(-rc));
 		return JNI_ERR;
 	}
 	return JNI_OK;

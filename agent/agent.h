@@ -203,6 +203,20 @@ void walk_free(struct walk *wk);
 /* Makes the JVM post pending ObjectFree events now, on this thread. */
 int walk_flush_deaths(jvmtiEnv *jvmti);
 
+/* ---- mode=count (counting.c) ---- */
+void count_set_callbacks(jvmtiEventCallbacks *cb);
+/* Agent_OnLoad: the helper class on the boot class path. */
+int count_onload(jvmtiEnv *jvmti);
+/* VMInit: the hook on: classes loaded from here on are instrumented. */
+void count_vm_init(jvmtiEnv *jvmti, JNIEnv *jni);
+/* VMDeath: reads the counters, writes counts=FILE, statistics. */
+void count_finish(JNIEnv *jni);
+/* Agent thread: the counts since the last call into the trace, after GC
+ * gc (final: at exit). */
+void count_write(JNIEnv *jni, struct htr_writer *w, uint32_t gc, int final);
+/* Agent thread, every tick: hot=N retransformation of hot methods' classes. */
+void count_poll(jvmtiEnv *jvmti, JNIEnv *jni);
+
 /* ---- the agent thread (recorder.c) ---- */
 void JNICALL recorder_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg);
 /* Writes one record (and the symbols it needs). */

@@ -4,7 +4,8 @@
 #   make agent        build/libheapfs-agent.so
 #   make examples     compile the examples, record build/examples/<name>.htr
 #   make agent-test   agent unit tests + recorded-JVM integration tests
-#   make bench-agent  run time without agent / allocations only / graphs
+#   make bench-agent  run time without agent / allocations only / graphs;
+#                     mode=count (path and per-site counters) vs plain and mode=full
 
 JAVAC      ?= $(shell readlink -f $$(command -v javac) 2>/dev/null)
 JAVA_HOME_DIR := $(patsubst %/bin/javac,%,$(JAVAC))
@@ -82,10 +83,32 @@ $(AGENT_UNIT): tests/unit/test_agent_opts.c agent/agent_opts.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka
 
+# Class-file, CFG and path unit tests (agent code is not in libheapfs.a).
+# Every class of the installed JDK is extracted once, for the round trip.
+JDK_CLASSES := build/jdk-classes
+$(JDK_CLASSES)/.stamp:
+	rm -rf $(JDK_CLASSES) && mkdir -p $(JDK_CLASSES)
+	$(JAVA_HOME_DIR)/bin/jimage extract --dir $(JDK_CLASSES) $(JAVA_HOME_DIR)/lib/modules
+	@touch $@
+CF_TEST_DEFS := -DJDK_CLASSES_DIR='"$(JDK_CLASSES)"' -DEXAMPLE_CLASSES_DIR='"$(BUILD)/examples/classes"'
+$(BUILD)/tests/test_classfile: tests/unit/test_classfile.c agent/classfile.c model/buf.c | $(JDK_CLASSES)/.stamp $(EXAMPLE_CLASSES)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CF_TEST_DEFS) -o $@ $(filter %.c,$^) -lcmocka
+$(BUILD)/tests/test_instrument: tests/unit/test_instrument.c agent/instrument.c agent/paths.c agent/cfg.c agent/classfile.c model/buf.c | $(JDK_CLASSES)/.stamp $(EXAMPLE_CLASSES)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CF_TEST_DEFS) -o $@ $(filter %.c,$^) -lcmocka
+$(BUILD)/tests/test_paths: tests/unit/test_paths.c agent/paths.c agent/cfg.c agent/classfile.c model/buf.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $(filter %.c,$^) -lcmocka
+
+$(BUILD)/tests/gen_alloc_methods: tests/integration/gen_alloc_methods.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $<
+
 agent-test: $(AGENT_SO) $(AGENT_COUNT) $(AGENT_UNIT) $(EXAMPLE_CLASSES) $(BUILD)/heapfs
 	$(AGENT_UNIT)
 	@set -e; for t in tests/integration/test_agent*.sh; do echo "== $$t"; \
 	  HEAPFS=$(abspath $(BUILD)/heapfs) BUILD=$(BUILD) bash $$t; done
 
-bench-agent: $(AGENT_SO) $(EXAMPLE_CLASSES)
+bench-agent: $(AGENT_SO) $(EXAMPLE_CLASSES) $(BUILD)/tests/gen_alloc_methods
 	BUILD=$(BUILD) JAVA=$(JAVA) bash agent/bench.sh

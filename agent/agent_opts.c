@@ -22,6 +22,17 @@ static const char help_text[] =
 	"  stacks=jvmti|fast  how sites are taken: GetStackTrace (default) or\n"
 	"                  AsyncGetCallTrace with a GetStackTrace fallback (experimental)\n"
 	"  zstd=LEVEL      compression level 1..19 (default 1)\n"
+	"  mode=full|count full: every allocation, death and heap graph (default);\n"
+	"                  count: allocation counts per site from bytecode path\n"
+	"                  counters (no objects, graphs or deaths recorded)\n"
+	"  counters=N      mode=count: counter capacity (default 1048576)\n"
+	"  counts=FILE     mode=count: also write the per-site counts as TSV\n"
+	"  hot=N           mode=count: a method called N times is re-instrumented\n"
+	"                  with paths from its measured edge frequencies (default\n"
+	"                  10000; 0 never)\n"
+	"  counting=paths|sites  mode=count: path counters (default) or one counter\n"
+	"                  per allocation site (more increments; exact even when\n"
+	"                  exceptions unwind instrumented methods)\n"
 	"  verbose         print recording statistics on stderr at exit\n"
 	"  help            print this text and stop the JVM\n";
 
@@ -40,6 +51,9 @@ static void defaults(struct agent_opts *o)
 	o->zstd_level = 1;
 	o->deaths = 1;
 	o->stacks_asgct = 0;
+	o->mode = AGENT_MODE_FULL;
+	o->counters = AGENT_DEFAULT_COUNTERS;
+	o->hot = AGENT_DEFAULT_HOT;
 }
 
 /* Strict unsigned decimal in [lo, hi]. */
@@ -108,6 +122,29 @@ static int parse_item(struct agent_opts *o, char *item, char *err, size_t errlen
 		o->zstd_level = (int)u;
 	} else if (!strcmp(key, "deaths") && val) {
 		rc = parse_onoff(val, &o->deaths);
+	} else if (!strcmp(key, "mode") && val) {
+		if (!strcmp(val, "full"))
+			o->mode = AGENT_MODE_FULL;
+		else if (!strcmp(val, "count"))
+			o->mode = AGENT_MODE_COUNT;
+		else
+			rc = -EINVAL;
+	} else if (!strcmp(key, "counters") && val) {
+		rc = parse_uint(val, 1, AGENT_MAX_COUNTERS, &o->counters);
+	} else if (!strcmp(key, "hot") && val) {
+		rc = parse_uint(val, 0, 1000000000, &o->hot);
+	} else if (!strcmp(key, "counting") && val) {
+		if (!strcmp(val, "paths"))
+			o->count_sites = 0;
+		else if (!strcmp(val, "sites"))
+			o->count_sites = 1;
+		else
+			rc = -EINVAL;
+	} else if (!strcmp(key, "counts") && val) {
+		if (!*val || strlen(val) >= sizeof(o->counts))
+			rc = -EINVAL;
+		else
+			snprintf(o->counts, sizeof(o->counts), "%s", val);
 	} else if (!strcmp(key, "stacks") && val) {
 		if (!strcmp(val, "fast"))
 			o->stacks_asgct = 1;
@@ -143,6 +180,12 @@ int agent_opts_parse(struct agent_opts *o, const char *s, char *err, size_t errl
 	for (char *item = strtok_r(copy, ",", &save); item && !rc; item = strtok_r(NULL, ",", &save))
 		rc = parse_item(o, item, err, errlen);
 	free(copy);
+	if (!rc && o->mode == AGENT_MODE_COUNT) { /* no objects in this mode */
+		o->graph = AGENT_GRAPH_NONE;
+		o->deaths = 0;
+	}
+	if (!rc && o->count_sites)
+		o->hot = 0; /* per-site counters have no paths to improve */
 	return rc;
 }
 

@@ -19,6 +19,14 @@ enum agent_graph_mode {
 	AGENT_GRAPH_NONE,      /* never: allocations, deaths and GCs only */
 };
 
+enum agent_mode {
+	AGENT_MODE_FULL = 0,   /* every allocation, deaths, heap walks */
+	AGENT_MODE_COUNT,      /* allocation counts per site by path counters (DuckTracks) */
+};
+
+#define AGENT_DEFAULT_COUNTERS (1u << 20)
+#define AGENT_DEFAULT_HOT 10000u
+#define AGENT_MAX_COUNTERS (1u << 27)
 #define AGENT_DEFAULT_DEPTH 4
 #define AGENT_MAX_DEPTH 64
 #define AGENT_OUT_MAX 4096
@@ -33,6 +41,12 @@ struct agent_opts {
 	int verbose;               /* 1: statistics on stderr at exit */
 	int stacks_asgct;          /* 1: AsyncGetCallTrace for sites, 0: GetStackTrace only */
 	int help;                  /* 1: print agent_opts_help() and refuse to start */
+	enum agent_mode mode;      /* count: no objects recorded (graph none, deaths off) */
+	uint32_t counters;         /* mode=count: capacity of the counter array */
+	int count_sites;           /* mode=count: 1 one counter per site (exact under exceptions), 0 paths */
+	uint32_t hot;              /* mode=count, paths: re-instrument a method with measured edge
+	                            * frequencies after this many calls; 0 never */
+	char counts[AGENT_OUT_MAX]; /* mode=count: also write per-site counts as TSV here ("" none) */
 };
 
 /* Parses "key=val,key=val".  NULL or "" gives the defaults.  Returns 0, or

@@ -67,3 +67,66 @@ bench buggystack example.buggystack.BuggyMain 20000
 bench gcstress example.gcstress.Pipeline 200000 8
 bench slowleak example.slowleak.Main 400000 20
 echo "(the last run's statistics line: $(cat "$OUT/err"))"
+
+# ---- mode=count: path counters (DuckTracks) against per-site counters --------
+# ms and ratio to the plain run for: mode=full allocation recording
+# (graph=none, depth=1), mode=count with path counters, mode=count with one
+# counter per site; increments the path counters executed against those of
+# per-site counting (= allocations at instrumented sites), and the saving.
+count_row() { # name class args...
+	local name=$1; shift
+	local base full paths sites incr per_site
+	base=$(median_ms -cp "$CP" "$@")
+	full=$(median_ms "-agentpath:$AGENT=out=$OUT/t.htr,graph=none,deaths=off,depth=1" -cp "$CP" "$@")
+	paths=$(median_ms "-agentpath:$AGENT=out=$OUT/t.htr,mode=count,counts=$OUT/c.tsv" -cp "$CP" "$@")
+	incr=$(sed -n 's/^#increments\t//p' "$OUT/c.tsv")
+	per_site=$(sed -n 's/^#per_site_increments\t//p' "$OUT/c.tsv")
+	sites=$(median_ms "-agentpath:$AGENT=out=$OUT/t.htr,mode=count,counting=sites" -cp "$CP" "$@")
+	printf '%-11s %7d %6d %5.2f %6d %5.2f %6d %5.2f %12d %12d %6.1f%%\n' "$name" "$base" "$full" \
+		"$(echo "$full / $base" | bc -l)" "$paths" "$(echo "$paths / $base" | bc -l)" "$sites" \
+		"$(echo "$sites / $base" | bc -l)" "$incr" "$per_site" \
+		"$(echo "if ($per_site > 0) 100 * (1 - $incr / $per_site) else 0" | bc -l)"
+}
+echo
+echo "mode=count: median of $RUNS runs (ms; x = ratio to the plain run)"
+printf '%-11s %7s %6s %5s %6s %5s %6s %5s %12s %12s %7s\n' example plain full x paths x sites x \
+	increments per-site saved
+count_row churn example.churn.Server 3000000 20000
+count_row multicache example.multicache.Main 20000 8
+count_row company example.company.Main 2000 3
+count_row buggystack example.buggystack.BuggyMain 20000
+count_row gcstress example.gcstress.Pipeline 200000 8
+count_row slowleak example.slowleak.Main 400000 20
+# generated methods (tests/integration/gen_alloc_methods.c): branchy code
+if [ -x "$BUILD/tests/gen_alloc_methods" ] && command -v javac >/dev/null; then
+	mkdir -p "$OUT/gen"
+	"$BUILD/tests/gen_alloc_methods" 11 60 Gen >"$OUT/gen/Gen.java"
+	javac -d "$OUT/gen" "$OUT/gen/Gen.java"
+	CP_SAVED=$CP; CP=$OUT/gen
+	count_row generated Gen
+	CP=$CP_SAVED
+fi
+# a Debian application: Apache Ant building a small project
+if command -v ant >/dev/null; then
+	mkdir -p "$OUT/antp/src/p"
+	printf 'package p;\npublic class A { public static void main(String[] a) { System.out.println(a.length); } }\n' >"$OUT/antp/src/p/A.java"
+	printf '<project name="t" default="all"><target name="all"><mkdir dir="out"/><javac srcdir="src" destdir="out" includeantruntime="false"/><jar destfile="t.jar" basedir="out"/><copy todir="copy"><fileset dir="src"/></copy><delete dir="copy"/></target></project>\n' >"$OUT/antp/build.xml"
+	ant_ms() { # median ms of ant runs with ANT_OPTS=$1
+		local times=()
+		for _ in $(seq "$RUNS"); do
+			rm -rf "$OUT/antp/out" "$OUT/antp/t.jar"
+			local t0 t1; t0=$(date +%s%N)
+			(cd "$OUT/antp" && ANT_OPTS="$1" ant -q >/dev/null 2>&1)
+			t1=$(date +%s%N); times+=($(( (t1 - t0) / 1000000 )))
+		done
+		printf '%s\n' "${times[@]}" | sort -n | sed -n "$(( (RUNS + 1) / 2 ))p"
+	}
+	base=$(ant_ms "")
+	full=$(ant_ms "-agentpath:$AGENT=out=$OUT/t.htr,graph=none,deaths=off,depth=1")
+	paths=$(ant_ms "-agentpath:$AGENT=out=$OUT/t.htr,mode=count,counts=$OUT/c.tsv")
+	incr=$(sed -n 's/^#increments\t//p' "$OUT/c.tsv"); per_site=$(sed -n 's/^#per_site_increments\t//p' "$OUT/c.tsv")
+	sites=$(ant_ms "-agentpath:$AGENT=out=$OUT/t.htr,mode=count,counting=sites")
+	printf '%-11s %7d %6d %5.2f %6d %5.2f %6d %5.2f %12d %12d %6.1f%%\n' ant "$base" "$full" \
+		"$(echo "$full / $base" | bc -l)" "$paths" "$(echo "$paths / $base" | bc -l)" "$sites" \
+		"$(echo "$sites / $base" | bc -l)" "$incr" "$per_site" "$(echo "100 * (1 - $incr / $per_site)" | bc -l)"
+fi

@@ -324,6 +324,8 @@ static void process_gc(JNIEnv *jni, uint32_t n, int query)
 	ev.cause = NULL;
 	note_error(htr_write_gc_end(A.w, &ev));
 	write_records(n);
+	if (A.opts.mode == AGENT_MODE_COUNT)
+		count_write(jni, A.w, n, 0);
 	A.write_ns += agent_now_ns() - t;
 }
 
@@ -419,10 +421,16 @@ void JNICALL recorder_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 			} else {
 				tick();
 			}
+			if (A.opts.mode == AGENT_MODE_COUNT)
+				count_poll(jvmti, jni);
 			(*jni)->PopLocalFrame(jni, NULL);
 		}
 		if (stop)
 			break;
+	}
+	if (A.opts.mode == AGENT_MODE_COUNT && (*jni)->PushLocalFrame(jni, 16) == 0) {
+		count_write(jni, A.w, processed, 1);
+		(*jni)->PopLocalFrame(jni, NULL);
 	}
 	finish(jvmti);
 }

@@ -50,6 +50,7 @@
 
 #include "fs/tree.h"
 #include "model/buf.h"
+#include "analyses/suspects.h"
 #include "analyses/windows.h"
 #include "mountopts/mountopts.h"
 
@@ -706,9 +707,12 @@ static void print_trace_warnings(struct hfs *fs, const char *trace)
 static int open_tree(struct mount_ctx *m, const struct mountopts *mo)
 {
 	struct win_params wp;
+	struct sus_params sp;
 	mountopts_win_params(mo, &wp);
+	mountopts_sus_params(mo, &sp);
 	struct hfs_opts o = { .cache_mb = mo->cache_mb, .progress = NULL, .windows = &wp,
-			      .features = mo->features, .classifiers = mo->classifiers };
+			      .features = mo->features, .classifiers = mo->classifiers,
+			      .suspects = &sp, .hprof_layout = mo->layout };
 	struct htr_err err;
 	struct stat st;
 

@@ -6,8 +6,10 @@
 #include <string.h>
 
 #include "render.h"
+#include "render_allocs.h"
 #include "render_closure.h"
 #include "render_ds.h"
+#include "render_suspects.h"
 #include "render_windows.h"
 #include "table.h"
 #include "tree_internal.h"
@@ -399,6 +401,14 @@ int render_node(struct hfs *fs, const struct node *n, struct buf *out)
 	case NT_WINDOW_FILE: return render_window_file(fs, (enum win_kind)n->win, out);
 	case NT_WINDOWS_SUMMARY: return render_windows_summary(fs, out);
 	case NT_WINDOW_GROWING: return render_window_growing(fs, (enum win_kind)n->win, out);
+	case NT_SUSPECTS: return render_suspects(fs, 0, out);
+	case NT_SUSPECTS_JSON: return render_suspects(fs, 1, out);
+	case NT_ALLOCS_BY_SITE: case NT_ALLOCS_BY_SITE_CSV: case NT_ALLOCS_BY_SITE_JSON:
+	case NT_ALLOCS_BY_METHOD: case NT_ALLOCS_BY_METHOD_CSV: case NT_ALLOCS_BY_METHOD_JSON:
+	case NT_ALLOCS_STATS: case NT_ALLOCS_STATS_CSV: case NT_ALLOCS_STATS_JSON: {
+		uint32_t k = (uint32_t)(n->type - NT_ALLOCS_BY_SITE);
+		return render_allocs(fs, (enum allocs_table)(k / 3), (enum allocs_format)(k % 3), out);
+	}
 	default: return -EISDIR;
 	}
 }

@@ -120,6 +120,18 @@ static const struct nt_def nt_defs[NT_COUNT_] = {
 	[NT_GROUPS_DIR] = { HFS_DIR, COST_NONE },
 	[NT_ADHOC_MEMBERS] = { HFS_FILE, COST_VOLATILE },
 	[NT_ADHOC_GC_DIR] = { HFS_DIR, COST_NONE },
+	[NT_SUSPECTS] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_SUSPECTS_JSON] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_ALLOCS_DIR] = { HFS_DIR, COST_NONE },
+	[NT_ALLOCS_BY_SITE] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_ALLOCS_BY_SITE_CSV] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_ALLOCS_BY_SITE_JSON] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_ALLOCS_BY_METHOD] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_ALLOCS_BY_METHOD_CSV] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_ALLOCS_BY_METHOD_JSON] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_ALLOCS_STATS] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_ALLOCS_STATS_CSV] = { HFS_FILE, COST_EXPENSIVE },
+	[NT_ALLOCS_STATS_JSON] = { HFS_FILE, COST_EXPENSIVE },
 };
 
 /* ---- presence tests for fixed children ---- */
@@ -217,6 +229,22 @@ static const struct child_def root_children[] = {
 	{ "classifiers", NT_CLASSIFIERS_DIR, NULL },
 	{ "windows", NT_WINDOWS_DIR, NULL },
 	{ "groups", NT_GROUPS_DIR, NULL },
+	{ "suspects", NT_SUSPECTS, NULL },
+	{ "suspects.json", NT_SUSPECTS_JSON, NULL },
+	{ "allocs", NT_ALLOCS_DIR, NULL },
+	{ NULL, 0, NULL },
+};
+/* allocs/: fs/render_allocs.h */
+static const struct child_def allocs_children[] = {
+	{ "by-site", NT_ALLOCS_BY_SITE, NULL },
+	{ "by-site.csv", NT_ALLOCS_BY_SITE_CSV, NULL },
+	{ "by-site.json", NT_ALLOCS_BY_SITE_JSON, NULL },
+	{ "by-method", NT_ALLOCS_BY_METHOD, NULL },
+	{ "by-method.csv", NT_ALLOCS_BY_METHOD_CSV, NULL },
+	{ "by-method.json", NT_ALLOCS_BY_METHOD_JSON, NULL },
+	{ "stats", NT_ALLOCS_STATS, NULL },
+	{ "stats.csv", NT_ALLOCS_STATS_CSV, NULL },
+	{ "stats.json", NT_ALLOCS_STATS_JSON, NULL },
 	{ NULL, 0, NULL },
 };
 static const struct child_def classifiers_children[] = {
@@ -792,6 +820,7 @@ static int dir_def_of(enum nt type, struct dir_def *d)
 	case NT_ROOT: d->fixed = root_children; break;
 	case NT_TRACE_DIR: d->fixed = trace_children; break;
 	case NT_TIMELINE_DIR: d->fixed = timeline_children; break;
+	case NT_ALLOCS_DIR: d->fixed = allocs_children; break;
 	case NT_GC_DIR: d->fixed = gc_dir_children; d->dyn = &gc_dir_ops; break;
 	case NT_GROUP: d->fixed = group_children; d->dyn = &group_ops; break;
 	case NT_CLASSIFICATION:
@@ -1563,9 +1592,14 @@ int hfs_open(struct hfs **out, const char *trace_path, const struct hfs_opts *o,
 		return htr_errf(err, -ENOMEM, 0, "out of memory");
 	pthread_mutex_init(&fs->err_lock, NULL);
 	fs->progress = o ? o->progress : NULL;
+	if (o && o->suspects)
+		fs->sus = *o->suspects;
+	else
+		sus_params_default(&fs->sus);
 	uint64_t mb = (o && o->cache_mb) ? o->cache_mb : 1024;
 	fs->state_budget = mb << 20;
-	struct trace_open_opts to = { .progress = fs->progress };
+	struct trace_open_opts to = { .progress = fs->progress,
+				      .hprof_layout = o ? o->hprof_layout : 0 };
 	if ((rc = trace_open(&fs->trace, trace_path, &to, err)))
 		goto fail;
 	if ((rc = state_cache_new(&fs->states, fs->trace, fs->state_budget, fs->progress))) {

@@ -33,6 +33,7 @@
 #include "model/htr_reader.h"
 
 struct win_params; /* analyses/windows.h */
+struct sus_params; /* analyses/suspects.h */
 
 struct hfs_opts {
 	uint64_t cache_mb;     /* budget for heap states (0: default 1024) */
@@ -41,6 +42,10 @@ struct hfs_opts {
 	const char *classifiers; /* -o classifiers=FILE: definitions; NULL: none */
 	const struct win_params *windows; /* window detector options (borrowed, copied
 	                                     at open); NULL: the paper's defaults */
+	const struct sus_params *suspects; /* suspects thresholds (borrowed, copied
+	                                      at open); NULL: the defaults */
+	int hprof_layout;      /* -o layout: heap dumps' object sizes, enum
+	                          hprof_layout (model/hprof.h); 0: VisualVM's */
 };
 
 struct hfs;

@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "analyses/suspects.h"
 #include "classify.h"
 #include "model/heap_state.h"
 #include "model/state_cache.h"
@@ -39,6 +40,7 @@ struct hfs {
 	char last_error[600];       /* err_lock; "" = none */
 	struct hfs_windows *win;    /* owned; fs/render_windows.c, own lock (a leaf) */
 	struct hfs_adhoc *adhoc;    /* owned; fs/render_closure.c, own lock (a leaf) */
+	struct sus_params sus;      /* suspects thresholds; immutable after open */
 };
 
 /* Node types.  A node is a value (no allocation): its type plus the
@@ -114,6 +116,13 @@ enum nt {
 	NT_GROUPS_DIR,      /* /groups */
 	NT_ADHOC_MEMBERS,   /* groups/NAME/members (writable) */
 	NT_ADHOC_GC_DIR,    /* groups/NAME/gc/ */
+	/* issue 10: suspects (fs/render_suspects.c) */
+	NT_SUSPECTS, NT_SUSPECTS_JSON,
+	/* issue 9: allocation counts (fs/render_allocs.c) */
+	NT_ALLOCS_DIR,      /* /allocs */
+	NT_ALLOCS_BY_SITE, NT_ALLOCS_BY_SITE_CSV, NT_ALLOCS_BY_SITE_JSON,
+	NT_ALLOCS_BY_METHOD, NT_ALLOCS_BY_METHOD_CSV, NT_ALLOCS_BY_METHOD_JSON,
+	NT_ALLOCS_STATS, NT_ALLOCS_STATS_CSV, NT_ALLOCS_STATS_JSON,
 	NT_COUNT_
 };
 

@@ -29,10 +29,14 @@ struct arec {
 };
 
 /* Open-addressing intern table for objinfo. */
+#define INTERN_FRONT 256
 struct intern {
 	struct objinfo *infos; uint32_t n, cap;
 	uint32_t *slots; uint32_t nslots; /* holds info index + 1; 0 empty */
 	uint32_t last;                    /* memo: most recent hit */
+	/* direct-mapped by (type, site): allocations alternate between a few
+	 * kinds of object, and one compare here saves the hash probe */
+	uint32_t front[INTERN_FRONT];     /* info index + 1; 0 empty */
 };
 
 struct builder {
@@ -124,6 +128,12 @@ static int intern_get(struct intern *in, const struct objinfo *x, uint32_t *out)
 		*out = in->last;
 		return 0;
 	}
+	uint32_t fslot = (x->type * 31u + x->site) & (INTERN_FRONT - 1);
+	uint32_t f = in->front[fslot];
+	if (f && info_eq(&in->infos[f - 1], x)) {
+		*out = in->last = f - 1;
+		return 0;
+	}
 	if ((uint64_t)(in->n + 1) * 2 > in->nslots) {
 		int rc = intern_rehash(in);
 		if (rc)
@@ -134,6 +144,7 @@ static int intern_get(struct intern *in, const struct objinfo *x, uint32_t *out)
 		uint32_t i = in->slots[h] - 1;
 		if (info_eq(&in->infos[i], x)) {
 			*out = in->last = i;
+			in->front[fslot] = i + 1;
 			return 0;
 		}
 		h = (h + 1) & (in->nslots - 1);
@@ -148,6 +159,7 @@ static int intern_get(struct intern *in, const struct objinfo *x, uint32_t *out)
 	}
 	in->infos[in->n] = *x;
 	in->slots[h] = in->n + 1;
+	in->front[fslot] = in->n + 1;
 	*out = in->last = in->n++;
 	return 0;
 }
@@ -285,11 +297,19 @@ static int on_alloc_live(struct builder *b, const struct htr_event *ev)
 	struct heap_state *s = b->s;
 	uint64_t id = ev->u.alloc.id;
 	uint32_t i = b->cursor;
-	/* ids mostly arrive ascending: try the next slot before searching */
-	if (!(i < s->n && s->id[i] == id))
-		i = heap_state_find(s, id);
-	if (i == UINT32_MAX)
+	/* Ids mostly arrive ascending: walk the cursor a few slots forward;
+	 * when it stops between two live ids, this object is dead.  Only an
+	 * id out of that order takes the directory. */
+	for (int step = 0; step < 8 && i < s->n && s->id[i] < id; step++)
+		i++;
+	if (i < s->n && s->id[i] == id) {
+		/* live: found by the cursor */
+	} else if ((i == s->n || s->id[i] > id) && (i == 0 || s->id[i - 1] < id)) {
+		b->cursor = i;
+		return 0; /* between two live ids: dead by the target GC */
+	} else if ((i = heap_state_find(s, id)) == UINT32_MAX) {
 		return 0; /* dead by the target GC */
+	}
 	b->cursor = i + 1;
 	struct objinfo x = {
 		.type = ev->u.alloc.type, .site = ev->u.alloc.site,

@@ -76,6 +76,7 @@ struct dump_run {
 	struct htr_root *roots; uint32_t nroots, caproots;
 	uint64_t roots_skipped, roots_on_classes, refs_to_classes, bad_instances;
 	uint64_t unknown_class_objects;
+	struct referents referents;  /* referent edges to leave out (hprof_refs.c) */
 };
 
 void hprof_import_opts_init(struct hprof_import_opts *o)
@@ -695,7 +696,10 @@ static int object_refs(struct importer *im, const struct dump *d, struct dump_ru
 	uint64_t off = s->data;
 	for (uint32_t p = 0; p < k->ninst && !rc; p++) {
 		uint32_t t = PLAN_TYPE(k->plan[p]);
-		if (t == HPROF_T_OBJECT && ref_target(d, run, hprof_id(d->f, off), &target))
+		uint64_t v = t == HPROF_T_OBJECT ? hprof_id(d->f, off) : 0;
+		/* a referent only referents reach: not alive for VisualVM */
+		if (v && !referents_drop(&run->referents, d, c, PLAN_INDEX(k->plan[p]), v) &&
+		    ref_target(d, run, v, &target))
 			rc = push_ref(im, n, PLAN_INDEX(k->plan[p]), target);
 		off += hprof_type_size(d->f, t);
 	}
@@ -752,6 +756,7 @@ static void run_free(struct dump_run *run)
 	free(run->next_sig);
 	free(run->roots);
 	free(run->tids);
+	referents_free(&run->referents);
 }
 
 static int info_kv(struct importer *im, uint32_t gc, const char *key, const char *fmt, ...)
@@ -783,6 +788,7 @@ static int dump_info(struct importer *im, const struct dump *d, const struct dum
 	if (!rc) rc = info_kv(im, g, "roots_skipped", "%" PRIu64 " (%" PRIu64 " name class objects)",
 			      run->roots_skipped, run->roots_on_classes);
 	if (!rc) rc = info_kv(im, g, "refs_to_classes", "%" PRIu64, run->refs_to_classes);
+	if (!rc) rc = info_kv(im, g, "referents_dropped", "%" PRIu64, run->referents.dropped);
 	if (!rc && run->unknown_class_objects)
 		rc = info_kv(im, g, "unknown_class_objects", "%" PRIu64, run->unknown_class_objects);
 	if (!rc && run->bad_instances)
@@ -813,6 +819,8 @@ static int write_gc(struct importer *im, struct dump *d, struct dump_run *run,
 		return writer_error(err, rc, "GC start");
 	if (run->nroots && (rc = htr_write_roots(im->w, run->gc, run->nroots, run->roots)))
 		return writer_error(err, rc, "roots");
+	if ((rc = referents_init(&run->referents, d, im->o->keep_referents)))
+		return writer_error(err, rc, "referents");
 	if ((rc = graph(im, d, run)))
 		return writer_error(err, rc, "graph");
 	if (run->ndeaths > UINT32_MAX)

@@ -43,6 +43,11 @@ struct hprof_import_opts {
 	/* HOTSPOT layout: 1 compressed class pointers (12-byte object header,
 	 * default), 0 16-byte header. */
 	int compressed_class_pointers;
+	/* 0 (default): as VisualVM, the referent of a weak, soft, final or
+	 * phantom reference keeps nothing alive: a referent edge whose target
+	 * is not reachable otherwise is left out (docs/hprof.md).  1: every
+	 * reference is an edge. */
+	int keep_referents;
 	int zstd_level;        /* 0: the writer's default */
 	FILE *progress;        /* progress and warnings; NULL: quiet */
 };

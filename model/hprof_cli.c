@@ -21,6 +21,9 @@ static const char import_usage[] =
 	"                                 or as HotSpot lays objects out\n"
 	"  --no-compressed-oops           hotspot layout: 8-byte references\n"
 	"  --no-compressed-class-pointers hotspot layout: 16-byte object header\n"
+	"  --keep-referents               referents of weak/soft/final/phantom references\n"
+	"                                 keep their objects alive (default: as VisualVM,\n"
+	"                                 they do not)\n"
 	"  -q, --quiet                    no progress on stderr\n"
 	"  -h, --help                     this text\n";
 
@@ -86,6 +89,8 @@ int hprof_import_cli_main(int argc, char **argv)
 			o.compressed_oops = 0;
 		} else if (strcmp(a, "--no-compressed-class-pointers") == 0) {
 			o.compressed_class_pointers = 0;
+		} else if (strcmp(a, "--keep-referents") == 0) {
+			o.keep_referents = 1;
 		} else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
 			o.progress = NULL;
 		} else {

@@ -690,6 +690,14 @@ static uint64_t field_name_id(const struct dump *d, uint32_t c, uint32_t flat)
 	return 0;
 }
 
+uint32_t dump_field_index(const struct dump *d, uint32_t c, const char *name)
+{
+	for (uint32_t f = 0; f < d->classes[c].ninst; f++)
+		if (utf8_equals(d, field_name_id(d, c, f), name))
+			return f;
+	return HPROF_NONE;
+}
+
 int dump_instance_field(const struct dump *d, uint64_t obj, const char *name, uint32_t *type,
 			uint64_t *value)
 {

@@ -5,6 +5,8 @@
  *                   class resolution, id-sorted object index, and reading
  *                   single objects back (fields, strings)
  *   hprof_layout.c  shallow sizes: VisualVM's rules or HotSpot's layout
+ *   hprof_refs.c    referents of weak/soft/final/phantom references as
+ *                   VisualVM treats them
  *   hprof.c         the importer: types, symbols, allocations, roots,
  *                   graph and deaths, through model/htr_writer.h
  *   hprof_cli.c     `heapfs import`
@@ -157,6 +159,9 @@ int dump_static_field(const struct dump *d, uint32_t c, const char *name, uint32
  * name, as VisualVM picks it): 1 found, 0 not (no such object or field). */
 int dump_instance_field(const struct dump *d, uint64_t obj, const char *name, uint32_t *type,
 			uint64_t *value);
+/* Flattened index of class c's instance field called name (the
+ * superclass-most one), or HPROF_NONE. */
+uint32_t dump_field_index(const struct dump *d, uint32_t c, const char *name);
 /* Text of a java.lang.String object as UTF-8 into out (at most max-1
  * bytes, NUL-terminated).  Returns 1, or 0 if obj is not a readable
  * String. */
@@ -175,5 +180,24 @@ int layout_init(struct dump *d, struct htr_err *err);
 uint64_t layout_object_size(const struct dump *d, const struct hprof_sub *s, uint32_t c);
 /* Array types: header and element size as written in TYPE events. */
 uint32_t layout_elem_size(const struct dump *d, uint32_t kind, uint32_t elem_type);
+
+/* hprof_refs.c: which referent edges to drop (VisualVM's rule: a referent
+ * keeps nothing alive).  Owns is_ref and strong; referents_free releases
+ * them. */
+struct referents {
+	uint8_t *is_ref;       /* [nclasses] 1: a Weak/Soft/Final/PhantomReference class */
+	uint32_t slot;         /* flattened index of Reference.referent, HPROF_NONE none */
+	uint64_t *strong;      /* bitset over objs: reachable without referents; NULL: drop nothing */
+	uint64_t dropped;      /* referent edges dropped */
+};
+/* Walks the dump from its roots without following referents (nothing when
+ * keep is set or the dump has no reference class).  0 or -ENOMEM. */
+int referents_init(struct referents *r, const struct dump *d, int keep);
+/* 1 if the reference in flattened field `field` of an instance of class c
+ * to dump id target is a referent whose target only referents reach (the
+ * edge is then left out, and counted). */
+int referents_drop(struct referents *r, const struct dump *d, uint32_t c, uint32_t field,
+		   uint64_t target);
+void referents_free(struct referents *r);
 
 #endif

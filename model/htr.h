@@ -29,7 +29,7 @@
 #define HTR_TRAILER_MAGIC "HTREND01"
 #define HTR_FRAME_MAGIC "HFRM"
 #define HTR_VERSION_MAJOR 1
-#define HTR_VERSION_MINOR 0
+#define HTR_VERSION_MINOR 1   /* 1.1: COUNT_SITE, ALLOC_COUNTS */
 #define HTR_HEADER_SIZE 32
 #define HTR_FRAME_HEADER_SIZE 32
 #define HTR_TRAILER_SIZE 24
@@ -59,6 +59,8 @@ enum htr_ev {
 	HTR_EV_GC_END = 9,
 	HTR_EV_ROOTS = 10,    /* a chunk of the root set of the current GC */
 	HTR_EV_GRAPH_OBJ = 11,/* a live object and (a chunk of) its references */
+	HTR_EV_COUNT_SITE = 12,   /* 1.1 symbol: a counted allocation site (method, bci, line, type) */
+	HTR_EV_ALLOC_COUNTS = 13, /* 1.1: allocations per counted site since the previous ALLOC_COUNTS */
 	/* footer-only events */
 	HTR_EV_FRAME_ENTRY = 32,
 	HTR_EV_GC_SUMMARY = 33,
@@ -98,6 +100,11 @@ enum htr_root_kind {
 
 enum htr_alloc_flags {
 	HTR_ALLOC_PREEXISTING = 1, /* existed before recording; birth unknown */
+};
+
+enum htr_count_flags {
+	HTR_COUNTS_FINAL = 1,      /* written at exit */
+	HTR_COUNTS_PATHS = 2,      /* from path counters (else one counter per site) */
 };
 
 enum htr_gc_flags {
@@ -196,6 +203,21 @@ struct htr_event {
 		struct { uint64_t offset, comp_len, raw_len; uint32_t nevents, min_death_gc, kind, graph_gc; } frame_entry;
 		struct htr_gc_summary gc_summary;
 		struct { uint64_t allocs, alloc_bytes, deaths, first_ns, last_ns; } totals;
+		struct {
+			uint32_t id, method, bci;
+			int32_t line;           /* -1 unknown */
+			const char *type; uint32_t type_len; /* Java name: java.lang.String, int[] */
+		} count_site;
+		struct {
+			uint32_t gc;            /* GCs finished when counted (0: none yet) */
+			uint32_t flags;         /* enum htr_count_flags */
+			uint64_t increments;    /* counter increments executed so far (cumulative) */
+			uint64_t per_site;      /* increments one counter per site would have made (cumulative) */
+			uint32_t count;
+			const uint32_t *sites;  /* [count] count-site ids, ascending */
+			const int64_t *counts;  /* [count] allocations since the previous ALLOC_COUNTS (a
+			                         * snapshot taken while threads run may be corrected later) */
+		} alloc_counts;
 	} u;
 };
 

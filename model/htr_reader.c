@@ -225,6 +225,8 @@ struct htr_iter {
 	struct htr_ref refs[HTR_MAX_CHUNK];
 	struct htr_root roots[HTR_MAX_CHUNK];
 	uint64_t ids[HTR_MAX_CHUNK];
+	uint32_t count_sites[HTR_MAX_CHUNK]; /* ALLOC_COUNTS */
+	int64_t counts[HTR_MAX_CHUNK];
 	uint64_t prev_alloc_id, prev_time, prev_graph_id;
 };
 
@@ -514,6 +516,37 @@ static int decode_event(struct htr_iter *it, struct cur *c, struct htr_event *ev
 		ev->u.deaths.ids = it->ids;
 		return 0;
 	}
+	case HTR_EV_COUNT_SITE:
+		GET(cur_u32(c, &ev->u.count_site.id));
+		GET(cur_u32(c, &ev->u.count_site.method));
+		GET(cur_u32(c, &ev->u.count_site.bci));
+		GET(cur_uv(c, &v));
+		if (v > (uint64_t)INT32_MAX + 1)
+			return -EBADMSG;
+		ev->u.count_site.line = (int32_t)v - 1;
+		GET(cur_str(c, &ev->u.count_site.type, &ev->u.count_site.type_len));
+		return 0;
+	case HTR_EV_ALLOC_COUNTS: {
+		GET(cur_u32(c, &ev->u.alloc_counts.gc));
+		GET(cur_u32(c, &ev->u.alloc_counts.flags));
+		GET(cur_uv(c, &ev->u.alloc_counts.increments));
+		GET(cur_uv(c, &ev->u.alloc_counts.per_site));
+		GET(cur_u32(c, &ev->u.alloc_counts.count));
+		if (ev->u.alloc_counts.count > HTR_MAX_CHUNK)
+			return -EBADMSG;
+		uint64_t prev = 0;
+		for (uint32_t i = 0; i < ev->u.alloc_counts.count; i++) {
+			GET(cur_uv(c, &v));
+			prev += v;
+			if (prev > UINT32_MAX || (i && v == 0))
+				return -EBADMSG; /* ids ascend strictly */
+			it->count_sites[i] = (uint32_t)prev;
+			GET(cur_sv(c, &it->counts[i]));
+		}
+		ev->u.alloc_counts.sites = it->count_sites;
+		ev->u.alloc_counts.counts = it->counts;
+		return 0;
+	}
 	case HTR_EV_GC_START:
 		return decode_gc(c, ev, 1);
 	case HTR_EV_GC_END:
@@ -599,6 +632,8 @@ static const char *event_name(uint8_t t)
 	case HTR_EV_FRAME_ENTRY: return "frame entry";
 	case HTR_EV_GC_SUMMARY: return "gc summary";
 	case HTR_EV_TOTALS: return "totals";
+	case HTR_EV_COUNT_SITE: return "count site";
+	case HTR_EV_ALLOC_COUNTS: return "allocation counts";
 	default: return "unknown";
 	}
 }

@@ -56,6 +56,11 @@ struct htr_writer {
 	uint64_t total_allocs, total_bytes, total_deaths;
 	uint64_t first_ns, last_ns;      /* first_ns UINT64_MAX until a time */
 	uint64_t *sort_tmp;
+	/* allocation counts (1.1): totals per count-site id, for the footer */
+	int64_t *count_tot; uint32_t count_cap;
+	int have_counts;
+	uint32_t count_gc, count_flags;
+	uint64_t count_incr, count_per_site;
 };
 
 static int fail(struct htr_writer *w, int rc)
@@ -156,6 +161,7 @@ void htr_writer_abandon(struct htr_writer *w)
 	free(w->frames);
 	free(w->gcs);
 	free(w->sort_tmp);
+	free(w->count_tot);
 	free(w);
 }
 
@@ -663,9 +669,111 @@ int htr_write_gc_end(struct htr_writer *w, const struct htr_gc_event *g)
 	return frame_end(w);
 }
 
+int htr_write_count_site(struct htr_writer *w, uint32_t id, uint32_t method, uint32_t bci, int32_t line,
+			 const char *type)
+{
+	int rc = check_str(type);
+	if (rc)
+		return fail(w, rc);
+	struct buf *b = &w->scratch;
+	buf_reset(b);
+	PUT(buf_putc(b, HTR_EV_COUNT_SITE));
+	PUT(buf_put_uv(b, id));
+	PUT(buf_put_uv(b, method));
+	PUT(buf_put_uv(b, bci));
+	PUT(buf_put_uv(b, line < 0 ? 0 : (uint64_t)line + 1));
+	PUT(buf_put_str(b, type ? type : ""));
+	if (rc)
+		return fail(w, rc);
+	return emit(w, 1);
+}
+
+/* One ALLOC_COUNTS event per chunk of at most HTR_MAX_CHUNK sites. */
+static int put_counts(struct buf *b, uint32_t gc, uint32_t flags, uint64_t incr, uint64_t per_site, uint32_t n,
+		      const uint32_t *sites, const int64_t *counts)
+{
+	int rc = 0;
+	PUT(buf_putc(b, HTR_EV_ALLOC_COUNTS));
+	PUT(buf_put_uv(b, gc));
+	PUT(buf_put_uv(b, flags));
+	PUT(buf_put_uv(b, incr));
+	PUT(buf_put_uv(b, per_site));
+	PUT(buf_put_uv(b, n));
+	uint32_t prev = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		PUT(buf_put_uv(b, sites[i] - prev)); /* ascending: deltas */
+		PUT(buf_put_sv(b, counts[i]));
+		prev = sites[i];
+	}
+	return rc;
+}
+
+int htr_write_alloc_counts(struct htr_writer *w, uint32_t gc, uint32_t flags, uint64_t increments,
+			   uint64_t per_site, uint32_t count, const uint32_t *sites, const int64_t *counts)
+{
+	for (uint32_t i = 0; i < count; i++) {
+		if (i && sites[i] <= sites[i - 1])
+			return fail(w, -EINVAL);
+		if (sites[i] >= w->count_cap) {
+			uint32_t cap = w->count_cap ? w->count_cap : 1024;
+			while (cap <= sites[i])
+				cap *= 2;
+			int64_t *p = realloc(w->count_tot, cap * sizeof(*p));
+			if (!p)
+				return fail(w, -ENOMEM);
+			memset(p + w->count_cap, 0, (cap - w->count_cap) * sizeof(*p));
+			w->count_tot = p;
+			w->count_cap = cap;
+		}
+		w->count_tot[sites[i]] += counts[i];
+	}
+	w->have_counts = 1;
+	w->count_gc = gc;
+	w->count_flags = flags;
+	w->count_incr = increments;
+	w->count_per_site = per_site;
+	do {
+		uint32_t n = count > HTR_MAX_CHUNK ? HTR_MAX_CHUNK : count;
+		buf_reset(&w->scratch);
+		int rc = put_counts(&w->scratch, gc, flags, increments, per_site, n, sites, counts);
+		if (rc)
+			return fail(w, rc);
+		if ((rc = emit(w, 0)))
+			return rc;
+		sites += n;
+		counts += n;
+		count -= n;
+	} while (count);
+	return 0;
+}
+
+/* The footer's ALLOC_COUNTS: the totals of every site, in chunks. */
+static int put_count_totals(struct htr_writer *w, struct buf *b)
+{
+	uint32_t ids[256];
+	int64_t cnt[256];
+	uint32_t n = 0;
+	int rc = 0;
+	for (uint32_t i = 0; i < w->count_cap && !rc; i++) {
+		if (!w->count_tot[i])
+			continue;
+		ids[n] = i;
+		cnt[n++] = w->count_tot[i];
+		if (n == 256) {
+			rc = put_counts(b, w->count_gc, w->count_flags, w->count_incr, w->count_per_site, n, ids, cnt);
+			n = 0;
+		}
+	}
+	if (!rc && (n || !w->count_cap)) /* at least one event carries the increments */
+		rc = put_counts(b, w->count_gc, w->count_flags, w->count_incr, w->count_per_site, n, ids, cnt);
+	return rc;
+}
+
 static int put_footer(struct htr_writer *w, struct buf *b)
 {
 	int rc = buf_put(b, w->symbols.data, w->symbols.len);
+	if (!rc && w->have_counts)
+		rc = put_count_totals(w, b);
 	for (uint32_t i = 0; i < w->nframes; i++) {
 		const struct frame_rec *f = &w->frames[i];
 		PUT(buf_putc(b, HTR_EV_FRAME_ENTRY));

@@ -89,6 +89,20 @@ int htr_write_graph_object(struct htr_writer *w, uint64_t id, uint32_t nrefs,
  * graph objects were written for this GC. */
 int htr_write_gc_end(struct htr_writer *w, const struct htr_gc_event *g);
 
+/* Allocation counting (format 1.1).  A counted site: the allocating
+ * instruction at bytecode offset bci of method (a METHOD id), its line
+ * (-1 unknown) and the type it allocates (Java name).  A symbol: written
+ * before the first ALLOC_COUNTS that names it. */
+int htr_write_count_site(struct htr_writer *w, uint32_t id, uint32_t method, uint32_t bci, int32_t line,
+			 const char *type);
+/* Allocations per counted site since the previous call (sites ascending,
+ * zero or negative counts allowed: a snapshot read while the program
+ * runs can be ahead on some sites), after GC number gc (0: before any), and the
+ * cumulative increments of the counters and of per-site counting.  The
+ * footer repeats the totals. */
+int htr_write_alloc_counts(struct htr_writer *w, uint32_t gc, uint32_t flags, uint64_t increments,
+			   uint64_t per_site, uint32_t count, const uint32_t *sites, const int64_t *counts);
+
 /* Bytes written to the file so far (compressed). */
 uint64_t htr_writer_bytes(const struct htr_writer *w);
 

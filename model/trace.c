@@ -103,6 +103,38 @@ static int add_method(struct trace *t, const struct htr_event *ev)
 	return m->cls && m->name && m->sig && m->file ? 0 : -ENOMEM;
 }
 
+static int add_count_site(struct trace *t, const struct htr_event *ev)
+{
+	uint32_t id = ev->u.count_site.id;
+	int rc = grow_table((void **)&t->count_sites, &t->ncount_sites, id, sizeof(*t->count_sites));
+	if (rc)
+		return rc;
+	struct trace_count_site *s = &t->count_sites[id];
+	free(s->type);
+	s->method = ev->u.count_site.method;
+	s->bci = ev->u.count_site.bci;
+	s->line = ev->u.count_site.line;
+	s->type = dupn(ev->u.count_site.type, ev->u.count_site.type_len);
+	return s->type ? 0 : -ENOMEM;
+}
+
+/* Adds one ALLOC_COUNTS event (deltas; the footer's are totals from zero). */
+static int add_counts(struct trace *t, const struct htr_event *ev)
+{
+	const uint32_t *ids = ev->u.alloc_counts.sites;
+	for (uint32_t i = 0; i < ev->u.alloc_counts.count; i++) {
+		int rc = grow_table((void **)&t->site_counts, &t->nsite_counts, ids[i], sizeof(*t->site_counts));
+		if (rc)
+			return rc;
+		t->site_counts[ids[i]] += ev->u.alloc_counts.counts[i];
+	}
+	t->has_counts = 1;
+	t->count_increments = ev->u.alloc_counts.increments;
+	t->count_per_site = ev->u.alloc_counts.per_site;
+	t->count_flags = ev->u.alloc_counts.flags;
+	return 0;
+}
+
 static int add_site(struct trace *t, const struct htr_event *ev)
 {
 	uint32_t id = ev->u.site.id;
@@ -191,6 +223,8 @@ static int symbols_add(struct trace *t, struct caps *caps, const struct htr_even
 	case HTR_EV_TYPE: return add_type(t, ev);
 	case HTR_EV_METHOD: return add_method(t, ev);
 	case HTR_EV_SITE: return add_site(t, ev);
+	case HTR_EV_COUNT_SITE: return add_count_site(t, ev);
+	case HTR_EV_ALLOC_COUNTS: return add_counts(t, ev);
 	case HTR_EV_THREAD: return add_thread(t, ev, &caps->threads);
 	case HTR_EV_INFO: return add_info(t, ev, &caps->info);
 	default: return 0;
@@ -546,6 +580,14 @@ static void reset_index(struct trace *t, struct caps *caps)
 		free(t->info[i].key);
 		free(t->info[i].value);
 	}
+	for (uint32_t i = 0; i < t->ncount_sites; i++)
+		free(t->count_sites[i].type);
+	free(t->count_sites); free(t->site_counts);
+	t->count_sites = NULL; t->site_counts = NULL;
+	t->ncount_sites = t->nsite_counts = 0;
+	t->has_counts = 0;
+	t->count_increments = t->count_per_site = 0;
+	t->count_flags = 0;
 	free(t->types); free(t->methods); free(t->sites); free(t->threads); free(t->info);
 	free(t->gcs); free(t->frames);
 	t->types = NULL; t->methods = NULL; t->sites = NULL; t->threads = NULL; t->info = NULL;
@@ -646,6 +688,8 @@ int trace_open(struct trace **out, const char *path, const struct trace_open_opt
 	struct hprof_import_opts ho;
 	hprof_import_opts_init(&ho);
 	ho.progress = opts ? opts->progress : NULL;
+	ho.layout = opts && opts->hprof_layout == HPROF_LAYOUT_HOTSPOT ? HPROF_LAYOUT_HOTSPOT
+								      : HPROF_LAYOUT_VISUALVM;
 	int rc = hprof_import_temp(path, &ho, tmp, sizeof tmp, err);
 	if (rc)
 		return rc;

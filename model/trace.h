@@ -44,6 +44,13 @@ struct trace_site {
 	struct htr_site_frame *frames; /* owned; [0] allocating method */
 };
 
+/* A counted allocation site (format 1.1: COUNT_SITE; the agent's mode=count). */
+struct trace_count_site {
+	uint32_t method, bci;
+	int32_t line;          /* -1 unknown */
+	char *type;            /* owned; NULL = id never defined */
+};
+
 struct trace_thread {
 	uint64_t id;           /* the trace's thread id */
 	char *name;            /* owned */
@@ -65,6 +72,7 @@ struct trace_kv {
 
 struct trace_open_opts {
 	FILE *progress;        /* where to print progress while scanning; NULL: quiet */
+	int hprof_layout;      /* heap dumps: enum hprof_layout (model/hprof.h); 0 VisualVM's */
 };
 
 struct trace {
@@ -81,6 +89,13 @@ struct trace {
 	struct trace_kv *info;      uint32_t ninfo;
 
 	uint64_t total_allocs, total_alloc_bytes, total_deaths;
+	/* allocation counts (1.1): totals per count-site id, from the footer or
+	 * summed over the ALLOC_COUNTS events of the frames */
+	struct trace_count_site *count_sites; uint32_t ncount_sites;
+	int64_t *site_counts; uint32_t nsite_counts;   /* indexed by count-site id */
+	int has_counts;                /* an ALLOC_COUNTS event was seen */
+	uint64_t count_increments, count_per_site; /* of the latest ALLOC_COUNTS */
+	uint32_t count_flags;          /* enum htr_count_flags of the latest */
 	uint64_t first_ns, last_ns;  /* earliest and latest timestamps seen */
 
 	int had_footer;        /* 1: index read from the footer */

@@ -12,6 +12,7 @@
  */
 #include "mountopts/mountopts.h"
 
+#include "analyses/suspects.h"
 #include "analyses/windows.h"
 
 #include <errno.h>
@@ -57,6 +58,16 @@ static const struct heapfs_opt heapfs_opts[] = {
 	     "windows/churn: reported from this many bytes freed per second"),
 	WOPT(reachable_every, WIN_DEF_REACHABLE_EVERY, 1, 1000000,
 	     "reachable memory at every K-th GC with a graph (timeline/, windows/)"),
+	/* suspects (analyses/suspects.h) */
+	WOPT(suspect_big_pct, SUS_DEF_BIG_PCT, 1, 100,
+	     "suspects: big retainers retain at least this % of the reachable heap"),
+	WOPT(suspect_accum_pct, SUS_DEF_ACCUM_PCT, 50, 100,
+	     "suspects: accumulation point: descend while one child retains this % of its parent"),
+	WOPT(suspect_overhead_pct, SUS_DEF_OVERHEAD_PCT, 1, 100,
+	     "suspects: bloat: structure bytes are this % of structure plus data bytes"),
+	WOPT(suspect_empty_min, SUS_DEF_EMPTY_MIN, 1, 1000000000,
+	     "suspects: bloat: this many empty or one-element structures of a type"),
+	WOPT(suspect_top, SUS_DEF_TOP, 1, 5, "suspects: groups listed per ranking"),
 #undef WOPT
 };
 #define N_HEAPFS_OPTS (sizeof heapfs_opts / sizeof heapfs_opts[0])
@@ -76,6 +87,26 @@ static const struct heapfs_path_opt heapfs_path_opts[] = {
 	  "user-defined classifiers: NAME = EXPR definitions (classifiers/README)" },
 };
 #define N_HEAPFS_PATH_OPTS (sizeof heapfs_path_opts / sizeof heapfs_path_opts[0])
+
+/* Choice options: one word of a fixed list, stored as its index (0 is the
+ * default). */
+struct heapfs_choice_opt {
+	const char *name;
+	size_t offset;          /* of an int in struct mountopts */
+	const char *choices[4]; /* NULL-terminated; choices[0] is the default */
+	const char *help;
+};
+
+static const struct heapfs_choice_opt heapfs_choice_opts[] = {
+	/* index = enum hprof_layout (model/hprof.h) */
+	{ "layout", offsetof(struct mountopts, layout), { "visualvm", "hotspot", NULL },
+	  "heap dumps: object sizes as VisualVM computes them, or HotSpot's layout (docs/hprof.md)" },
+};
+#define N_HEAPFS_CHOICE_OPTS (sizeof heapfs_choice_opts / sizeof heapfs_choice_opts[0])
+
+/* Stores the index of value among o's choices; refuses anything else. */
+static int take_choice_opt(struct mountopts *mo, const struct heapfs_choice_opt *o,
+			   const char *value);
 
 /* ---- the FUSE allow-list ----------------------------------------------- */
 
@@ -237,6 +268,16 @@ void mountopts_win_params(const struct mountopts *mo, struct win_params *p)
 	p->reachable_every = (uint32_t)mo->reachable_every;
 }
 
+void mountopts_sus_params(const struct mountopts *mo, struct sus_params *p)
+{
+	sus_params_default(p);
+	p->big_pct = (uint32_t)mo->suspect_big_pct;
+	p->accum_pct = (uint32_t)mo->suspect_accum_pct;
+	p->overhead_pct = (uint32_t)mo->suspect_overhead_pct;
+	p->empty_min = mo->suspect_empty_min;
+	p->top = (uint32_t)mo->suspect_top;
+}
+
 int mountopts_is_fuse_option(const char *name)
 {
 	return find_fuse_opt(name, strlen(name)) != NULL;
@@ -303,6 +344,11 @@ static int take_option(struct parse_ctx *ctx, const char *arg)
 		*slot = strdup(value);
 		return *slot ? 0 : fail(mo, "out of memory");
 	}
+	for (size_t i = 0; i < N_HEAPFS_CHOICE_OPTS; i++) {
+		const struct heapfs_choice_opt *co = &heapfs_choice_opts[i];
+		if (strlen(co->name) == name_len && memcmp(co->name, arg, name_len) == 0)
+			return take_choice_opt(mo, co, value);
+	}
 	const struct heapfs_opt *h = find_heapfs_opt(arg, name_len);
 	if (h)
 		return take_heapfs_opt(mo, h, value);
@@ -316,6 +362,22 @@ static int take_option(struct parse_ctx *ctx, const char *arg)
 	if (strcmp(f->name, "subtype") == 0)
 		ctx->subtype_given = 1;
 	return f->dest == TO_NOWHERE ? 0 : 1;
+}
+
+static int take_choice_opt(struct mountopts *mo, const struct heapfs_choice_opt *o,
+			   const char *value)
+{
+	for (int k = 0; o->choices[k]; k++)
+		if (value && strcmp(value, o->choices[k]) == 0) {
+			*(int *)((char *)mo + o->offset) = k;
+			return 0;
+		}
+	char list[128] = "";
+	for (int k = 0; o->choices[k]; k++)
+		snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? ", " : "",
+			 o->choices[k]);
+	return fail(mo, "invalid value for %s: '%s' (expected one of %s)", o->name,
+		    value ? value : "", list);
 }
 
 static int take_positional(struct mountopts *mo, const char *arg)
@@ -479,6 +541,15 @@ void mountopts_print_help(FILE *out)
 		char lhs[64];
 		snprintf(lhs, sizeof lhs, "-o %s=FILE", heapfs_path_opts[i].name);
 		fprintf(out, "  %-19s %s\n", lhs, heapfs_path_opts[i].help);
+	}
+	for (size_t i = 0; i < N_HEAPFS_CHOICE_OPTS; i++) {
+		const struct heapfs_choice_opt *o = &heapfs_choice_opts[i];
+		char lhs[64];   /* "-o layout=visualvm|hotspot" */
+		snprintf(lhs, sizeof lhs, "-o %s=", o->name);
+		for (int k = 0; o->choices[k]; k++)
+			snprintf(lhs + strlen(lhs), sizeof lhs - strlen(lhs), "%s%s", k ? "|" : "",
+				 o->choices[k]);
+		fprintf(out, "  %-19s %s (default %s)\n", lhs, o->help, o->choices[0]);
 	}
 	fprintf(out, "\nFUSE and mount options passed to libfuse (see mount.fuse3(8)):\n");
 	for (size_t i = 0; i < N_FUSE_OPTS; i++) {

@@ -42,9 +42,13 @@ struct mountopts {
 	uint64_t leak_min_gcs_pct, leak_keep_pct, narrow_min_pct, narrow_max_pct;
 	uint64_t regression_start_pct, gc_window_min, gc_window_max, gc_overhead_min_pct;
 	uint64_t churn_window_min, churn_window_max, churn_min_bytes_per_s, reachable_every;
+	/* suspects (analyses/suspects.h) */
+	uint64_t suspect_big_pct, suspect_accum_pct, suspect_overhead_pct, suspect_empty_min;
+	uint64_t suspect_top;
 	uint32_t given;            /* bit i: table row i appeared on the command line */
 	char *features;            /* owned; -o features=FILE, NULL if not given */
 	char *classifiers;         /* owned; -o classifiers=FILE, NULL if not given */
+	int layout;                /* -o layout=visualvm|hotspot: enum hprof_layout (0 visualvm) */
 
 	/* What libfuse gets: argv[0], "-o" with the allowed FUSE options (plus
 	 * defaults fsname=heapfs:TRACE and subtype=heapfs unless given), and -d. */
@@ -70,5 +74,9 @@ void mountopts_win_params(const struct mountopts *mo, struct win_params *p);
 
 /* 1 if the -o option NAME (the part before '=') is on the FUSE allow-list. */
 int mountopts_is_fuse_option(const char *name);
+
+struct sus_params;
+/* The suspects thresholds as analyses/suspects.h takes them. */
+void mountopts_sus_params(const struct mountopts *mo, struct sus_params *p);
 
 #endif

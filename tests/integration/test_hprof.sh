@@ -10,10 +10,14 @@
 #      (JavaClass.getInstancesCount / getAllInstancesSize; Debian package
 #      visualvm), and the counts of DumpGen's own classes what DumpGen
 #      printed;
-#   4. the dump mounts and lists directly (`heapfs ls DUMP.hprof`), and a
+#   4. the dump mounts and lists directly (`heapfs ls DUMP.hprof`, mount with
+#      -o layout=hotspot|visualvm), and a
 #      truncated dump imports with a warning naming the record and offset.
+#   3b. the retained sizes of the example programs' key objects (both
+#      MultiCache maps, the BuggyStack, the Company) must equal VisualVM's
+#      Instance.getRetainedSize on one dump (ExampleDumps, VvmRetained);
 # Without the VisualVM jar, step 3 compares against DumpGen's counts only
-# (and says so).  Takes about 10 s.
+# (and says so) and 3b is skipped.  Takes about 20 s.
 #
 # Usage: HEAPFS=/abs/path/build/heapfs bash tests/integration/test_hprof.sh
 . "$(dirname "$0")/mountlib.bash"
@@ -89,6 +93,49 @@ used() { t "$HEAPFS" cat "$TRACE" timeline/gcs.csv | awk -F, -v g="$1" '$1 == g 
 [ "$(used 2)" -gt "$(used 0)" ] || fail "heap did not grow: $(used 0) -> $(used 2)"
 ok "used bytes grow: $(used 0) -> $(used 2)"
 
+# --- 3b. retained sizes of the examples' key objects ---------------------------
+# ExampleDumps runs MultiCache, BuggyStack and Company (unchanged sources) in
+# one JVM and dumps once; VvmRetained prints VisualVM's Instance.getRetainedSize
+# of the objects named by static-field paths; ours must be equal.  REFS holds
+# a SoftReference to an object nothing else reaches: VisualVM does not count
+# it (a referent keeps nothing alive), and neither do we unless
+# --keep-referents, which must then differ (the rule is what makes it equal).
+t javac -d "$CLASSES" "$ROOT"/examples/java/example/{multicache,buggystack,company}/*.java \
+	"$ROOT/examples/java/example/dumpgen/ExampleDumps.java" || fail "javac ExampleDumps"
+t java -Xmx512m -cp "$CLASSES" example.dumpgen.ExampleDumps "$WORK/ex.hprof" 20000 1000 10000 \
+	>"$WORK/ex.out" || fail "ExampleDumps failed"
+KEYS="example.multicache.IdCache.byId example.multicache.NameCache.byName
+example.dumpgen.ExampleDumps.STACK example.dumpgen.ExampleDumps.COMPANY
+example.dumpgen.ExampleDumps.REFS example.dumpgen.ExampleDumps.STRONG"
+if [ "$have_vvm" = 1 ]; then
+	t javac -cp "$VVM_JAR" -d "$CLASSES" "$ROOT/examples/java/example/dumpgen/VvmRetained.java" ||
+		fail "javac VvmRetained"
+	cp "$WORK/ex.hprof" "$WORK/vvm-ex.hprof"
+	# shellcheck disable=SC2086
+	t java -cp "$CLASSES:$VVM_JAR" example.dumpgen.VvmRetained "$WORK/vvm-ex.hprof" $KEYS \
+		>"$WORK/vvm-ret.tsv" 2>"$WORK/vvm-ret.err" || fail "VisualVM retained: $(cat "$WORK/vvm-ret.err")"
+	t "$HEAPFS" import -q "$WORK/ex.hprof" -o "$WORK/ex.htr" || fail "import of ex.hprof"
+	t "$HEAPFS" import -q --keep-referents "$WORK/ex.hprof" -o "$WORK/exk.htr" ||
+		fail "import --keep-referents"
+	nkeys=0
+	while IFS=$'\t' read -r sel id cls vvm; do
+		[ "$id" != - ] || fail "VisualVM found no object at $sel"
+		ours=$(t "$HEAPFS" cat "$WORK/ex.htr" "gc/000/objects/$id/retained_size") ||
+			fail "no retained_size for $sel ($id)"
+		[ "$ours" = "$vvm" ] || fail "$sel ($cls, id $id): retained size $ours, VisualVM $vvm"
+		if [ "$sel" = example.dumpgen.ExampleDumps.REFS ]; then
+			keep=$(t "$HEAPFS" cat "$WORK/exk.htr" "gc/000/objects/$id/retained_size")
+			[ "$keep" -gt "$vvm" ] ||
+				fail "--keep-referents: REFS retains $keep, expected more than $vvm (the soft referent)"
+		fi
+		nkeys=$((nkeys + 1))
+	done <"$WORK/vvm-ret.tsv"
+	[ "$nkeys" = 6 ] || fail "expected 6 key objects from VisualVM, got $nkeys"
+	t "$HEAPFS" cat "$WORK/ex.htr" trace/info | grep -qE "^hprof.0.referents_dropped	[1-9]" ||
+		fail "trace/info does not count dropped referents"
+	ok "retained sizes of both MultiCache maps, the BuggyStack, the Company and the reference lists equal VisualVM's"
+fi
+
 # --- 4. direct use of a dump and a truncated dump -------------------------------
 t "$HEAPFS" ls "$WORK/dg-0.hprof" gc >"$WORK/ls.txt" 2>"$WORK/ls.err" ||
 	fail "heapfs ls DUMP.hprof failed: $(cat "$WORK/ls.err")"
@@ -104,6 +151,20 @@ grep -qE "warning: the file ends inside record HEAP_DUMP_SEGMENT \(0x1c\) at off
 t "$HEAPFS" cat "$WORK/cut.htr" trace/info | grep -q "^hprof.0.truncated" ||
 	fail "trace/info does not say the dump was truncated"
 ok "truncated dump imported up to its last complete record, with a warning"
+
+# -o layout=hotspot reaches the importer of a mounted dump; a bad value is refused
+mount_trace "$WORK/dg-0.hprof" "$WORK/mnt-hs" -o layout=hotspot
+grep -qx "hprof.0.layout	hotspot" "$WORK/mnt-hs/trace/info" ||
+	fail "-o layout=hotspot: trace/info says $(grep '^hprof.0.layout' "$WORK/mnt-hs/trace/info")"
+unmount "$WORK/mnt-hs"
+mount_trace "$WORK/dg-0.hprof" "$WORK/mnt-vv"
+grep -qx "hprof.0.layout	visualvm" "$WORK/mnt-vv/trace/info" || fail "default layout is not visualvm"
+unmount "$WORK/mnt-vv"
+rc=0
+t "$HEAPFS" -o layout=jvm "$WORK/dg-0.hprof" "$WORK/mnt-vv" 2>"$WORK/layout.err" || rc=$?
+[ "$rc" -eq 2 ] && grep -q "invalid value for layout: 'jvm'" "$WORK/layout.err" ||
+	fail "-o layout=jvm: exit $rc, $(cat "$WORK/layout.err")"
+ok "mount -o layout=hotspot|visualvm picks the dump's size model; other values are refused"
 
 printf 'not a dump' >"$WORK/bad.hprof"
 rc=0

@@ -91,6 +91,43 @@ static void test_help(void **state)
 	assert_non_null(strstr(agent_opts_help(), "depth="));
 }
 
+static void test_count_mode(void **state)
+{
+	(void)state;
+	struct agent_opts o;
+	char err[256];
+	assert_int_equal(agent_opts_parse(&o, NULL, err, sizeof(err)), 0);
+	assert_int_equal(o.mode, AGENT_MODE_FULL);
+	assert_int_equal(o.counters, AGENT_DEFAULT_COUNTERS);
+	assert_string_equal(o.counts, "");
+	assert_int_equal(agent_opts_parse(&o, "mode=count,counters=5000,counts=/tmp/c.tsv", err, sizeof(err)), 0);
+	assert_int_equal(o.mode, AGENT_MODE_COUNT);
+	assert_int_equal(o.counters, 5000);
+	assert_string_equal(o.counts, "/tmp/c.tsv");
+	/* counting records no objects */
+	assert_int_equal(o.graph, AGENT_GRAPH_NONE);
+	assert_int_equal(o.deaths, 0);
+	assert_int_equal(agent_opts_parse(&o, "mode=full", err, sizeof(err)), 0);
+	assert_int_equal(o.mode, AGENT_MODE_FULL);
+	assert_int_equal(agent_opts_parse(&o, "mode=sometimes", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "mode"));
+	assert_int_equal(agent_opts_parse(&o, "counters=0", err, sizeof(err)), -EINVAL);
+	assert_int_equal(agent_opts_parse(&o, "counters=999999999", err, sizeof(err)), -EINVAL);
+	assert_int_equal(agent_opts_parse(&o, "counts=", err, sizeof(err)), -EINVAL);
+	assert_int_equal(o.count_sites, 0);
+	assert_int_equal(agent_opts_parse(&o, "mode=count,counting=sites", err, sizeof(err)), 0);
+	assert_int_equal(o.count_sites, 1);
+	assert_int_equal(o.hot, 0); /* sites: nothing to re-plan */
+	assert_int_equal(agent_opts_parse(&o, "counting=edges", err, sizeof(err)), -EINVAL);
+	assert_int_equal(agent_opts_parse(&o, "mode=count", err, sizeof(err)), 0);
+	assert_int_equal(o.hot, AGENT_DEFAULT_HOT);
+	assert_int_equal(agent_opts_parse(&o, "mode=count,hot=0", err, sizeof(err)), 0);
+	assert_int_equal(o.hot, 0);
+	assert_int_equal(agent_opts_parse(&o, "mode=count,hot=50", err, sizeof(err)), 0);
+	assert_int_equal(o.hot, 50);
+	assert_int_equal(agent_opts_parse(&o, "hot=-1", err, sizeof(err)), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -99,6 +136,7 @@ int main(void)
 		cmocka_unit_test(test_graph_modes),
 		cmocka_unit_test(test_bad_options_name_the_option),
 		cmocka_unit_test(test_help),
+		cmocka_unit_test(test_count_mode),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -193,6 +193,31 @@ static void test_malformed_values(void **state)
 		     "invalid value for cache_mb: '' (expected an integer 16..1048576)");
 }
 
+/* -o layout: heap dumps' size model; 0 VisualVM's (default), 1 HotSpot's
+ * (enum hprof_layout in model/hprof.h, docs/hprof.md). */
+static void test_layout(void **state)
+{
+	(void)state;
+	struct mountopts mo;
+	assert_int_equal(PARSE(&mo, "t.hprof", "m"), 0);
+	assert_int_equal(mo.layout, 0);
+	assert_false(args_have_opt(&mo.fuse_args, "layout=visualvm"));
+	mountopts_free(&mo);
+	assert_int_equal(PARSE(&mo, "-o", "layout=hotspot", "t.hprof", "m"), 0);
+	assert_int_equal(mo.layout, 1);
+	/* a heapfs option: not passed to libfuse */
+	assert_false(args_have_opt(&mo.fuse_args, "layout=hotspot"));
+	assert_true(libfuse_accepts(&mo.fuse_args));
+	mountopts_free(&mo);
+	assert_int_equal(PARSE(&mo, "-o", "layout=hotspot,layout=visualvm", "t.hprof", "m"), 0);
+	assert_int_equal(mo.layout, 0);
+	mountopts_free(&mo);
+	expect_error(&mo, PARSE(&mo, "-o", "layout=HotSpot", "t", "m"),
+		     "invalid value for layout: 'HotSpot' (expected one of visualvm, hotspot)");
+	expect_error(&mo, PARSE(&mo, "-o", "layout", "t", "m"),
+		     "invalid value for layout: '' (expected one of visualvm, hotspot)");
+}
+
 static void test_threads(void **state)
 {
 	(void)state;
@@ -386,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_fuse_bad_values),
 		cmocka_unit_test(test_positionals),
 		cmocka_unit_test(test_help),
+		cmocka_unit_test(test_layout),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,878 @@
+/* instrument.c - see instrument.h. */
+#include "agent/instrument.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/cfg.h"
+#include "agent/classfile.h"
+#include "agent/paths.h"
+
+#define SNIP_LEN 11u
+#define STUB_LEN (SNIP_LEN + 5u) /* snippet + goto_w */
+#define EXTRA_STACK 6u           /* arrayref index arrayref index long */
+#define NOT_SET UINT32_MAX
+
+enum { SN_FT = 0, SN_LABEL = 1, SN_STUB = 2 };
+
+/* One counter snippet. */
+struct snip {
+	uint8_t kind;
+	uint32_t insn;       /* FT/LABEL: placed before it; STUB: jumps to it */
+	uint32_t counter;    /* global counter index */
+	uint32_t frame_insn; /* a branch lands on it: copy this insn's frame; NOT_SET none */
+	uint32_t pos;        /* new offset */
+	uint32_t seq;        /* creation order (stable sort) */
+};
+
+/* A branch (or, insn == NOT_SET, an exception handler entry) that now
+ * lands on a snippet instead of old_pc. */
+struct retarget {
+	uint32_t insn, old_pc, snip;
+};
+
+struct rw {
+	struct cf_class *c;
+	struct cf_member *m;
+	struct cf_code *k;
+	struct cf_insn *v;
+	uint32_t n;
+	uint32_t *pci;          /* [len + 1] old offset -> insn index */
+	struct snip *s;
+	uint32_t ns;
+	uint32_t *ord;          /* snippets in layout order */
+	struct retarget *rt;
+	uint32_t nrt;
+	uint32_t *ipos;         /* [n + 1] new offset of each insn; [n] end of the original part */
+	uint32_t *fpos;         /* [n] new offset of the first snippet before it (or the insn) */
+	uint32_t *jt;           /* [n] where branches to the insn land */
+	uint32_t len;           /* new code length */
+	uint16_t fieldref;
+};
+
+static void rw_free(struct rw *r)
+{
+	free(r->pci);
+	free(r->s);
+	free(r->ord);
+	free(r->rt);
+	free(r->ipos);
+	free(r->fpos);
+	free(r->jt);
+}
+
+static int add_snip(struct rw *r, uint8_t kind, uint32_t insn, uint32_t counter, uint32_t frame_insn)
+{
+	struct snip *s = realloc(r->s, (r->ns + 1) * sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	r->s = s;
+	s[r->ns] = (struct snip){ kind, insn, counter, frame_insn, 0, r->ns };
+	r->ns++;
+	return 0;
+}
+
+static int add_retarget(struct rw *r, uint32_t insn, uint32_t old_pc)
+{
+	struct retarget *t = realloc(r->rt, (r->nrt + 1) * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	r->rt = t;
+	t[r->nrt++] = (struct retarget){ insn, old_pc, r->ns - 1 };
+	return 0;
+}
+
+/* ---- placement ---------------------------------------------------------- */
+
+/* Snippets (and retargets) for the counter on pedge e. */
+static int place(struct rw *r, const struct cfg *g, const struct paths *ps, const uint32_t *indeg,
+		 const uint32_t *outdeg, uint32_t e, uint32_t counter, uint64_t *stubs)
+{
+	const struct pedge *pe = &ps->e[e];
+	if (pe->from == PATHS_X && pe->to == 0)
+		return add_snip(r, SN_FT, 0, counter, NOT_SET);
+	if (pe->from == PATHS_X) { /* a handler */
+		const struct cfg_block *h = &g->b[pe->to];
+		if (indeg[pe->to] == 1)
+			return add_snip(r, SN_LABEL, h->first, counter, NOT_SET);
+		(*stubs)++;
+		return add_snip(r, SN_STUB, h->first, counter, h->first) || add_retarget(r, NOT_SET, h->start_pc);
+	}
+	const struct cfg_block *u = &g->b[pe->from];
+	uint32_t last = u->end - 1;
+	if (pe->to == PATHS_X)
+		return add_snip(r, SN_LABEL, last, counter, NOT_SET);
+	const struct cfg_block *v = &g->b[pe->to];
+	const struct cfg_edge *ce = &g->e[pe->cfg_edge];
+	uint8_t kind = r->v[last].kind;
+	if (outdeg[pe->from] == 1 && kind == IK_GOTO)
+		return add_snip(r, SN_LABEL, last, counter, NOT_SET);
+	if (outdeg[pe->from] == 1 && kind == IK_PLAIN)
+		return add_snip(r, SN_FT, v->first, counter, NOT_SET);
+	if (outdeg[pe->from] != 1 && indeg[pe->to] == 1)
+		return add_snip(r, SN_LABEL, v->first, counter, NOT_SET);
+	if (ce->fall) { /* between u and v; u's branch to v lands on it too */
+		if (!ce->jump)
+			return add_snip(r, SN_FT, v->first, counter, NOT_SET);
+		return add_snip(r, SN_FT, v->first, counter, v->first) || add_retarget(r, last, v->start_pc);
+	}
+	(*stubs)++;
+	return add_snip(r, SN_STUB, v->first, counter, v->first) || add_retarget(r, last, v->start_pc);
+}
+
+/* ---- layout ------------------------------------------------------------- */
+
+static struct rw *ord_ctx;
+static int ord_cmp(const void *a, const void *b)
+{
+	const struct snip *x = &ord_ctx->s[*(const uint32_t *)a], *y = &ord_ctx->s[*(const uint32_t *)b];
+	int sx = x->kind == SN_STUB, sy = y->kind == SN_STUB;
+	if (sx != sy)
+		return sx - sy;
+	if (!sx && x->insn != y->insn)
+		return x->insn < y->insn ? -1 : 1;
+	if (!sx && x->kind != y->kind)
+		return x->kind - y->kind; /* fall-through snippets before labels */
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static uint32_t new_insn_len(const struct cf_insn *in, uint32_t pos)
+{
+	if (in->kind != IK_SWITCH)
+		return in->len;
+	uint32_t oldpad = ((in->pc + 4) & ~3u) - in->pc - 1;
+	uint32_t newpad = ((pos + 4) & ~3u) - pos - 1;
+	return in->len - oldpad + newpad;
+}
+
+/* Offsets of everything; repeats until the switch paddings settle. */
+static int layout(struct rw *r)
+{
+	for (int round = 0; round < 16; round++) {
+		uint32_t pos = 0, si = 0;
+		int changed = 0;
+		for (uint32_t i = 0; i < r->n; i++) {
+			uint32_t jt = NOT_SET;
+			r->fpos[i] = pos;
+			while (si < r->ns && r->s[r->ord[si]].kind != SN_STUB && r->s[r->ord[si]].insn == i) {
+				struct snip *s = &r->s[r->ord[si++]];
+				if (s->kind == SN_LABEL && jt == NOT_SET)
+					jt = pos;
+				s->pos = pos;
+				pos += SNIP_LEN;
+			}
+			changed |= r->ipos[i] != pos;
+			r->ipos[i] = pos;
+			r->jt[i] = jt == NOT_SET ? pos : jt;
+			pos += new_insn_len(&r->v[i], pos);
+		}
+		r->ipos[r->n] = pos;
+		for (; si < r->ns; si++) {
+			r->s[r->ord[si]].pos = pos;
+			pos += STUB_LEN;
+		}
+		r->len = pos;
+		if (!changed && round > 0)
+			return pos > 65535 ? -E2BIG : 0;
+	}
+	return -EINVAL;
+}
+
+/* Where a branch of insn i to old offset pc lands now. */
+static uint32_t resolve(const struct rw *r, uint32_t i, uint32_t pc)
+{
+	for (uint32_t t = 0; t < r->nrt; t++)
+		if (r->rt[t].insn == i && r->rt[t].old_pc == pc)
+			return r->s[r->rt[t].snip].pos;
+	return r->jt[r->pci[pc]];
+}
+
+/* ---- emitting ----------------------------------------------------------- */
+
+static void put2(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void put4(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static int32_t get4(const uint8_t *p)
+{
+	return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
+}
+
+static int emit_snip(struct rw *r, uint8_t *p, uint32_t counter)
+{
+	p[0] = 0xb2; /* getstatic */
+	put2(p + 1, r->fieldref);
+	if (counter < 32768) {
+		p[3] = 0x11; /* sipush */
+		put2(p + 4, counter);
+	} else {
+		uint16_t ci = cf_cp_integer(r->c, (int32_t)counter);
+		if (!ci)
+			return -E2BIG;
+		p[3] = 0x13; /* ldc_w */
+		put2(p + 4, ci);
+	}
+	p[6] = 0x5c; /* dup2 */
+	p[7] = 0x2f; /* laload */
+	p[8] = 0x0a; /* lconst_1 */
+	p[9] = 0x61; /* ladd */
+	p[10] = 0x50; /* lastore */
+	return 0;
+}
+
+static int emit_insn(struct rw *r, uint8_t *out, uint32_t i)
+{
+	const struct cf_insn *in = &r->v[i];
+	const uint8_t *old = r->k->code + in->pc;
+	uint32_t at = r->ipos[i];
+	uint8_t *p = out + at;
+	if (in->kind == IK_COND || (in->kind == IK_GOTO && in->op == 167)) {
+		int64_t off = (int64_t)resolve(r, i, in->target0) - at;
+		if (off < -32768 || off > 32767)
+			return -E2BIG;
+		p[0] = in->op;
+		put2(p + 1, (uint32_t)off);
+		return 0;
+	}
+	if (in->kind == IK_GOTO) { /* goto_w */
+		p[0] = in->op;
+		put4(p + 1, (uint32_t)((int64_t)resolve(r, i, in->target0) - at));
+		return 0;
+	}
+	if (in->kind != IK_SWITCH) {
+		memcpy(p, old, in->len);
+		return 0;
+	}
+	uint32_t ob = ((in->pc + 4) & ~3u) - in->pc, nb = ((at + 4) & ~3u) - at;
+	memset(p, 0, nb);
+	p[0] = in->op;
+	put4(p + nb, (uint32_t)((int64_t)resolve(r, i, in->targets[0]) - at));
+	if (in->op == 170) { /* tableswitch: low, high, offsets */
+		memcpy(p + nb + 4, old + ob + 4, 8);
+		for (uint32_t t = 1; t < in->ntargets; t++)
+			put4(p + nb + 8 + 4 * t, (uint32_t)((int64_t)resolve(r, i, in->targets[t]) - at));
+	} else { /* lookupswitch: npairs, (match, offset) */
+		memcpy(p + nb + 4, old + ob + 4, 4);
+		for (uint32_t t = 1; t < in->ntargets; t++) {
+			memcpy(p + nb + 8 * t, old + ob + 8 * t, 4);
+			put4(p + nb + 8 * t + 4, (uint32_t)((int64_t)resolve(r, i, in->targets[t]) - at));
+		}
+	}
+	(void)get4;
+	return 0;
+}
+
+static int emit_code(struct rw *r, uint8_t **code_out)
+{
+	uint8_t *out = cf_alloc(r->c, r->len ? r->len : 1);
+	if (!out)
+		return -ENOMEM;
+	int rc = 0;
+	for (uint32_t j = 0; j < r->ns && !rc; j++) {
+		const struct snip *s = &r->s[j];
+		rc = emit_snip(r, out + s->pos, s->counter);
+		if (!rc && s->kind == SN_STUB) {
+			uint32_t at = s->pos + SNIP_LEN;
+			out[at] = 0xc8; /* goto_w */
+			put4(out + at + 1, (uint32_t)((int64_t)r->jt[s->insn] - at));
+		}
+	}
+	for (uint32_t i = 0; i < r->n && !rc; i++)
+		rc = emit_insn(r, out, i);
+	*code_out = out;
+	return rc;
+}
+
+/* ---- tables ----------------------------------------------------------- */
+
+static uint32_t map_end(const struct rw *r, uint32_t pc)
+{
+	return pc >= r->k->len ? r->ipos[r->n] : r->jt[r->pci[pc]];
+}
+
+static int valid_pc(const struct rw *r, uint32_t pc)
+{
+	return pc <= r->k->len && r->pci[pc] != NOT_SET;
+}
+
+/* Whether every line and local-variable entry sits on an instruction
+ * boundary (checked before anything is changed). */
+static int check_tables(const struct rw *r)
+{
+	const struct cf_code *k = r->k;
+	for (uint32_t a = 0; a < k->nattrs; a++) {
+		const struct cf_code_attr *at = &k->attrs[a];
+		if (at->kind == CA_LNT) {
+			for (uint32_t j = 0; j < at->u.lnt.n; j++)
+				if (!valid_pc(r, at->u.lnt.e[j].start) || at->u.lnt.e[j].start >= k->len)
+					return -EINVAL;
+		} else if (at->kind == CA_LVT || at->kind == CA_LVTT) {
+			for (uint32_t j = 0; j < at->u.lvt.n; j++) {
+				const struct cf_local *l = &at->u.lvt.e[j];
+				if (!valid_pc(r, l->start) || !valid_pc(r, (uint32_t)l->start + l->len))
+					return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
+
+static void relocate_tables(struct rw *r)
+{
+	struct cf_code *k = r->k;
+	for (uint32_t x = 0; x < k->nexc; x++) {
+		struct cf_exc *e = &k->exc[x];
+		uint32_t h = e->handler;
+		e->start = (uint16_t)r->jt[r->pci[e->start]];
+		e->end = (uint16_t)map_end(r, e->end);
+		e->handler = (uint16_t)resolve(r, NOT_SET, h);
+	}
+	for (uint32_t a = 0; a < k->nattrs; a++) {
+		struct cf_code_attr *at = &k->attrs[a];
+		if (at->kind == CA_LNT) {
+			for (uint32_t j = 0; j < at->u.lnt.n; j++) {
+				struct cf_line *l = &at->u.lnt.e[j];
+				l->start = (uint16_t)r->fpos[r->pci[l->start]];
+			}
+		} else if (at->kind == CA_LVT || at->kind == CA_LVTT) {
+			for (uint32_t j = 0; j < at->u.lvt.n; j++) {
+				struct cf_local *l = &at->u.lvt.e[j];
+				uint32_t end = (uint32_t)l->start + l->len;
+				uint32_t ns = l->start >= k->len ? r->ipos[r->n] : r->jt[r->pci[l->start]];
+				l->start = (uint16_t)ns;
+				l->len = (uint16_t)(map_end(r, end) - ns);
+			}
+		}
+	}
+}
+
+static const struct cf_frame *frame_at(const struct cf_frame *f, uint32_t n, uint32_t bci)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (f[i].bci == bci)
+			return &f[i];
+	return NULL;
+}
+
+static int frame_cmp(const void *a, const void *b)
+{
+	const struct cf_frame *x = a, *y = b;
+	return x->bci < y->bci ? -1 : x->bci > y->bci;
+}
+
+static void relocate_uninit(const struct rw *r, struct cf_vtype *t, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (t[i].tag == VT_UNINIT && t[i].val < r->k->len && r->pci[t[i].val] != NOT_SET)
+			t[i].val = (uint16_t)r->ipos[r->pci[t[i].val]];
+}
+
+/* New frames: the old ones at their new offsets, plus copies for the
+ * snippets a branch lands on. */
+static int relocate_frames(struct rw *r)
+{
+	struct cf_code_attr *smt = NULL;
+	for (uint32_t a = 0; a < r->k->nattrs; a++)
+		if (r->k->attrs[a].kind == CA_SMT)
+			smt = &r->k->attrs[a];
+	uint32_t need = 0;
+	for (uint32_t j = 0; j < r->ns; j++)
+		need += r->s[j].frame_insn != NOT_SET;
+	if (!smt)
+		return need && r->c->major >= 50 ? -EINVAL : 0;
+	struct cf_frame *old;
+	int rc = cf_frames_expand(r->c, r->m, smt->u.smt.f, smt->u.smt.n, &old);
+	if (rc)
+		return rc;
+	uint32_t n = smt->u.smt.n + need;
+	struct cf_frame *f = cf_alloc(r->c, (n ? n : 1) * sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < smt->u.smt.n; i++) {
+		f[k] = old[i];
+		f[k++].bci = r->jt[r->pci[old[i].bci]];
+	}
+	for (uint32_t j = 0; j < r->ns; j++) {
+		if (r->s[j].frame_insn == NOT_SET)
+			continue;
+		const struct cf_frame *src = frame_at(old, smt->u.smt.n, r->v[r->s[j].frame_insn].pc);
+		if (!src)
+			return -EINVAL;
+		f[k] = *src;
+		f[k].locals = cf_alloc(r->c, (src->nlocals + 1u) * sizeof(struct cf_vtype));
+		f[k].stack = cf_alloc(r->c, (src->nstack + 1u) * sizeof(struct cf_vtype));
+		if (!f[k].locals || !f[k].stack)
+			return -ENOMEM;
+		memcpy(f[k].locals, src->locals, src->nlocals * sizeof(struct cf_vtype));
+		memcpy(f[k].stack, src->stack, src->nstack * sizeof(struct cf_vtype));
+		f[k++].bci = r->s[j].pos;
+	}
+	/* Uninitialized(offset) names the `new` instruction's offset; each
+	 * frame has its own arrays (cf_frames_expand and the copies above) */
+	for (uint32_t i = 0; i < n; i++) {
+		relocate_uninit(r, f[i].locals, f[i].nlocals);
+		relocate_uninit(r, f[i].stack, f[i].nstack);
+	}
+	qsort(f, n, sizeof(*f), frame_cmp);
+	for (uint32_t i = 1; i < n; i++)
+		if (f[i].bci == f[i - 1].bci)
+			return -EINVAL;
+	smt->u.smt.f = f;
+	smt->u.smt.n = n;
+	return 0;
+}
+
+/* ---- one method ----------------------------------------------------------- */
+
+static int rw_init(struct rw *r, struct cf_class *c, struct cf_member *m, struct cf_insn *v, uint32_t n)
+{
+	memset(r, 0, sizeof(*r));
+	r->c = c;
+	r->m = m;
+	r->k = m->code;
+	r->v = v;
+	r->n = n;
+	r->pci = malloc(((size_t)r->k->len + 1) * sizeof(uint32_t));
+	r->ipos = calloc(n + 1, sizeof(uint32_t));
+	r->fpos = calloc(n + 1, sizeof(uint32_t));
+	r->jt = calloc(n + 1, sizeof(uint32_t));
+	if (!r->pci || !r->ipos || !r->fpos || !r->jt)
+		return -ENOMEM;
+	memset(r->pci, 0xff, ((size_t)r->k->len + 1) * sizeof(uint32_t));
+	for (uint32_t i = 0; i < n; i++)
+		r->pci[v[i].pc] = i;
+	r->pci[r->k->len] = n;
+	for (uint32_t i = 0; i < n; i++)
+		r->ipos[i] = v[i].pc;
+	return 0;
+}
+
+/* Lays out, emits and relocates; the method's code is replaced on success. */
+static int rw_apply(struct rw *r, int frames)
+{
+	r->ord = malloc((r->ns + 1) * sizeof(uint32_t));
+	if (!r->ord)
+		return -ENOMEM;
+	for (uint32_t j = 0; j < r->ns; j++)
+		r->ord[j] = j;
+	ord_ctx = r; /* single-threaded per call: instr_class holds no state across threads */
+	qsort(r->ord, r->ns, sizeof(uint32_t), ord_cmp);
+	uint8_t *code;
+	int rc = layout(r);
+	if (rc || (rc = emit_code(r, &code)))
+		return rc;
+	if ((rc = check_tables(r)) || (frames && (rc = relocate_frames(r))))
+		return rc;
+	relocate_tables(r); /* nothing can fail from here on */
+	r->k->code = code;
+	r->k->len = r->len;
+	return 0;
+}
+
+struct method_plan {
+	struct cfg g;
+	struct paths ps;
+	uint32_t *line;     /* [nsites] source line of each site, from the original table */
+	char *type;         /* [nsites][256] allocated type of each site */
+};
+
+/* Appends a field descriptor's type as traces name it: "[[I" -> int[][],
+ * "Ljava/lang/String;" -> java.lang.String. */
+static void desc_to_name(const char *d, size_t n, char *out, size_t cap)
+{
+	size_t dims = 0, o = 0;
+	while (dims < n && d[dims] == '[')
+		dims++;
+	const char *e = d + dims;
+	size_t en = n - dims;
+	static const char *const prim[] = { "B", "byte", "C", "char", "D", "double", "F", "float", "I", "int",
+					    "J", "long", "S", "short", "Z", "boolean" };
+	const char *base = NULL;
+	for (size_t i = 0; i < 16 && en == 1; i += 2)
+		if (*e == prim[i][0])
+			base = prim[i + 1];
+	if (base) {
+		o = (size_t)snprintf(out, cap, "%s", base);
+	} else {
+		if (en >= 2 && e[0] == 'L') { /* strip L...; */
+			e++;
+			en -= 2;
+		}
+		for (size_t i = 0; i < en && o + 1 < cap; i++)
+			out[o++] = e[i] == '/' ? '.' : e[i];
+		out[o < cap ? o : cap - 1] = 0;
+	}
+	for (size_t i = 0; i < dims && o + 3 < cap; i++) {
+		out[o++] = '[';
+		out[o++] = ']';
+		out[o] = 0;
+	}
+}
+
+/* The type the allocating instruction at pc makes. */
+static void site_type(const struct cf_class *c, const struct cf_code *k, uint32_t pc, char *out, size_t cap)
+{
+	static const char *const atype[] = { "boolean", "char", "float", "double", "byte", "short", "int", "long" };
+	uint8_t op = k->code[pc];
+	snprintf(out, cap, "?");
+	if (op == 188) { /* newarray */
+		uint8_t t = k->code[pc + 1];
+		if (t >= 4 && t <= 11)
+			snprintf(out, cap, "%s[]", atype[t - 4]);
+		return;
+	}
+	uint16_t len, ci = (uint16_t)(k->code[pc + 1] << 8 | k->code[pc + 2]);
+	const char *name = cf_utf8(c, cf_class_name(c, ci), &len);
+	if (!name)
+		return;
+	if (op == 187 || op == 197) { /* new: a class name; multianewarray: an array descriptor */
+		desc_to_name(name, len, out, cap); /* a bare class name has no L...; to strip */
+		return;
+	}
+	/* anewarray: an array of the named class or array type */
+	char d[1024];
+	if ((size_t)len + 4 > sizeof(d))
+		return;
+	d[0] = '[';
+	size_t n = 1;
+	if (name[0] != '[')
+		d[n++] = 'L';
+	memcpy(d + n, name, len);
+	n += len;
+	if (name[0] != '[')
+		d[n++] = ';';
+	desc_to_name(d, n, out, cap);
+}
+
+/* Registers the method, its sites and counters with the sink. */
+static int announce(struct cf_class *c, struct cf_member *m, const struct method_plan *mp,
+		    const struct instr_sink *sink, uint32_t base)
+{
+	uint16_t cl, nl, dl;
+	const char *cn = cf_utf8(c, cf_class_name(c, c->this_class), &cl);
+	const char *mn = cf_utf8(c, m->name, &nl), *md = cf_utf8(c, m->desc, &dl);
+	if (!cn || !mn || !md)
+		return -EINVAL;
+	uint32_t id = sink->method(sink->ctx, cn, cl, mn, nl, md, dl, mp->g.nsites);
+	if (id == UINT32_MAX)
+		return -ENOMEM;
+	for (uint32_t s = 0; s < mp->g.nsites; s++)
+		if (sink->site(sink->ctx, id, s, mp->g.site_pc[s], mp->line[s], mp->type + (size_t)s * 256))
+			return -ENOMEM;
+	uint32_t ns = mp->g.nsites;
+	uint32_t *ks = malloc((ns + 1) * sizeof(uint32_t));
+	int32_t *co = malloc((ns + 1) * sizeof(int32_t));
+	int rc = ks && co ? 0 : -ENOMEM;
+	for (uint32_t j = 0; j < mp->ps.ncounters && !rc; j++) {
+		uint32_t nz = 0;
+		for (uint32_t s = 0; s < ns; s++) {
+			int32_t x = mp->ps.sem[(size_t)j * ns + s];
+			if (x) {
+				ks[nz] = s;
+				co[nz++] = x;
+			}
+		}
+		rc = sink->counter(sink->ctx, id, base + j, ks, co, nz);
+	}
+	free(ks);
+	free(co);
+	if (!rc && sink->graph && mp->ps.e) {
+		uint32_t *cnt = malloc((mp->ps.nedges + 1) * sizeof(uint32_t));
+		if (!cnt)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < mp->ps.nedges; i++)
+			cnt[i] = UINT32_MAX;
+		for (uint32_t j = 0; j < mp->ps.ncounters; j++)
+			cnt[mp->ps.counter_edge[j]] = base + j;
+		rc = sink->graph(sink->ctx, id, mp->g.nblocks, mp->g.nnormal, mp->ps.nedges, mp->ps.e, cnt);
+		free(cnt);
+	}
+	return rc;
+}
+
+/* 1 instrumented, 0 left alone (a reason counted), <0 fatal. */
+/* Per-site counting (INSTR_SITES): counter s right after site s, meaning
+ * that site once.  Fills mp->ps's counters and places the snippets. */
+static int plan_sites(struct rw *r, struct method_plan *mp, uint32_t base)
+{
+	uint32_t ns = mp->g.nsites;
+	mp->ps.nsites = ns;
+	mp->ps.ncounters = ns;
+	mp->ps.sem = calloc((size_t)ns * ns, sizeof(int32_t));
+	if (!mp->ps.sem)
+		return -ENOMEM;
+	int rc = 0;
+	for (uint32_t s = 0; s < ns && !rc; s++) {
+		mp->ps.sem[(size_t)s * ns + s] = 1;
+		/* an allocating instruction never ends a block: a next one exists */
+		rc = add_snip(r, SN_FT, r->pci[mp->g.site_pc[s]] + 1, base + s, NOT_SET);
+	}
+	return rc;
+}
+
+static int do_method(struct cf_class *c, struct cf_member *m, const struct instr_sink *sink, enum instr_mode mode,
+		     struct instr_stats *st, uint16_t fieldref)
+{
+	struct cf_insn *v;
+	uint32_t n;
+	struct method_plan mp;
+	memset(&mp, 0, sizeof(mp));
+	struct rw r;
+	memset(&r, 0, sizeof(r));
+	int rc = cf_code_decode(c, m->code, &v, &n);
+	if (rc)
+		return rc == -ENOMEM ? rc : (st->skipped++, 0);
+	if ((rc = rw_init(&r, c, m, v, n)))
+		goto out;
+	r.fieldref = fieldref;
+	if (mode == INSTR_RELAYOUT) {
+		rc = rw_apply(&r, 0);
+		rc = rc ? rc : 1;
+		goto out;
+	}
+	rc = cfg_build(v, n, m->code, &mp.g);
+	if (rc == -ENOMEM)
+		goto out;
+	if (rc) {
+		st->skipped++;
+		rc = 0;
+		goto out;
+	}
+	if (!mp.g.nsites) {
+		st->no_allocs++;
+		goto out;
+	}
+	rc = -ENOMEM;
+	if (!(mp.line = malloc(mp.g.nsites * sizeof(uint32_t))) || !(mp.type = malloc((size_t)mp.g.nsites * 256)))
+		goto out;
+	for (uint32_t s = 0; s < mp.g.nsites; s++) {
+		mp.line[s] = cf_line_of(m->code, mp.g.site_pc[s]);
+		site_type(c, m->code, mp.g.site_pc[s], mp.type + (size_t)s * 256, 256);
+	}
+	uint32_t base;
+	uint64_t stubs = 0;
+	if (mode == INSTR_SITES) {
+		if ((base = sink->reserve(sink->ctx, mp.g.nsites)) == UINT32_MAX) {
+			st->skipped++;
+			rc = 0;
+			goto out;
+		}
+		if ((rc = plan_sites(&r, &mp, base)))
+			goto out;
+		goto apply;
+	}
+	const double *freq = NULL;
+	if (sink->freq) {
+		uint16_t cl, nl, dl;
+		const char *cn = cf_utf8(c, cf_class_name(c, c->this_class), &cl);
+		const char *mn = cf_utf8(c, m->name, &nl), *md = cf_utf8(c, m->desc, &dl);
+		if (cn && mn && md)
+			freq = sink->freq(sink->ctx, cn, cl, mn, nl, md, dl, mp.g.nnormal);
+	}
+	rc = paths_plan(&mp.g, freq, &mp.ps);
+	if (rc == -ENOMEM)
+		goto out;
+	if (rc || !mp.ps.ncounters) {
+		rc ? st->skipped++ : st->no_allocs++;
+		rc = 0;
+		goto out;
+	}
+	base = sink->reserve(sink->ctx, mp.ps.ncounters);
+	if (base == UINT32_MAX) {
+		st->skipped++;
+		goto out;
+	}
+	uint32_t *indeg = calloc(mp.g.nblocks + 1, sizeof(uint32_t)), *outdeg = calloc(mp.g.nblocks + 1, sizeof(uint32_t));
+	rc = indeg && outdeg ? 0 : -ENOMEM;
+	for (uint32_t i = 0; i < mp.ps.nedges && !rc; i++) {
+		if (mp.ps.e[i].from != PATHS_X)
+			outdeg[mp.ps.e[i].from]++;
+		if (mp.ps.e[i].to != PATHS_X)
+			indeg[mp.ps.e[i].to]++;
+	}
+	for (uint32_t j = 0; j < mp.ps.ncounters && !rc; j++)
+		rc = place(&r, &mp.g, &mp.ps, indeg, outdeg, mp.ps.counter_edge[j], base + j, &stubs);
+	free(indeg);
+	free(outdeg);
+	if (rc)
+		goto out;
+apply:;
+	/* the code is only replaced when everything fits */
+	struct cf_code saved = *m->code;
+	rc = rw_apply(&r, 1);
+	if (rc == -ENOMEM)
+		goto out;
+	if (rc) {
+		*m->code = saved;
+		st->skipped++;
+		rc = 0; /* its counters stay reserved, never incremented */
+		goto out;
+	}
+	m->code->max_stack = (uint16_t)(m->code->max_stack + EXTRA_STACK > 65535 ? 65535
+										   : m->code->max_stack + EXTRA_STACK);
+	if ((rc = announce(c, m, &mp, sink, base)))
+		goto out;
+	st->instrumented++;
+	st->counters += mp.ps.ncounters;
+	st->sites += mp.g.nsites;
+	st->stubs += stubs;
+	rc = 1;
+out:
+	rw_free(&r);
+	free(mp.line);
+	free(mp.type);
+	paths_free(&mp.ps);
+	cfg_free(&mp.g);
+	return rc;
+}
+
+int instr_class(const uint8_t *data, size_t n, const struct instr_sink *sink, enum instr_mode mode, struct buf *out,
+		struct instr_stats *st)
+{
+	struct cf_class *c;
+	int rc = cf_parse(data, n, &c);
+	if (rc)
+		return rc;
+	uint16_t fieldref =
+		mode == INSTR_RELAYOUT ? 0 : cf_cp_fieldref(c, INSTR_COUNTERS_CLASS, INSTR_COUNTERS_FIELD, "[J");
+	if (mode != INSTR_RELAYOUT && !fieldref) {
+		cf_free(c);
+		return -E2BIG;
+	}
+	int changed = 0;
+	for (uint32_t i = 0; i < c->nmethods; i++) {
+		struct cf_member *m = &c->methods[i];
+		if (!m->code)
+			continue;
+		st->methods++;
+		rc = do_method(c, m, sink, mode, st, fieldref);
+		if (rc < 0)
+			break;
+		changed |= rc;
+	}
+	if (rc >= 0 && changed) {
+		size_t before = out->len;
+		rc = cf_write(c, out);
+		if (rc)
+			out->len = before;
+		else
+			rc = 1;
+	} else if (rc >= 0) {
+		rc = 0;
+	}
+	cf_free(c);
+	return rc;
+}
+
+int instr_counters_class(uint32_t ncounters, struct buf *out)
+{
+	static const uint8_t head[] = {
+		0xCA, 0xFE, 0xBA, 0xBE, 0, 0, 0, 49, 0, 13,
+		/* 1 */ 1, 0, 15, 'h', 'e', 'a', 'p', 'f', 's', '/', 'C', 'o', 'u', 'n', 't', 'e', 'r', 's',
+		/* 2 */ 7, 0, 1,
+		/* 3 */ 1, 0, 16, 'j', 'a', 'v', 'a', '/', 'l', 'a', 'n', 'g', '/', 'O', 'b', 'j', 'e', 'c', 't',
+		/* 4 */ 7, 0, 3,
+		/* 5 */ 1, 0, 1, 'c',
+		/* 6 */ 1, 0, 2, '[', 'J',
+		/* 7 */ 1, 0, 8, '<', 'c', 'l', 'i', 'n', 'i', 't', '>',
+		/* 8 */ 1, 0, 3, '(', ')', 'V',
+		/* 9 */ 1, 0, 4, 'C', 'o', 'd', 'e',
+		/* 10: Integer ncounters, written below */ 3,
+	};
+	static const uint8_t tail[] = {
+		/* 11 */ 12, 0, 5, 0, 6,
+		/* 12 */ 9, 0, 2, 0, 11,
+		/* public final super, this #2, super #4, no interfaces */ 0, 0x31, 0, 2, 0, 4, 0, 0,
+		/* one field: public static final long[] c */ 0, 1, 0, 0x19, 0, 5, 0, 6, 0, 0,
+		/* one method: static <clinit>()V with Code */ 0, 1, 0, 0x08, 0, 7, 0, 8, 0, 1,
+		0, 9, 0, 0, 0, 21, /* max_stack */ 0, 1, /* max_locals */ 0, 0, /* code length */ 0, 0, 0, 9,
+		0x13, 0, 10,  /* ldc_w #10 */
+		0xbc, 11,     /* newarray long */
+		0xb3, 0, 12,  /* putstatic #12 */
+		0xb1,         /* return */
+		/* no exceptions, no attributes */ 0, 0, 0, 0,
+		/* no class attributes */ 0, 0,
+	};
+	uint8_t n[4];
+	put4(n, ncounters);
+	return buf_put(out, head, sizeof(head)) || buf_put(out, n, 4) || buf_put(out, tail, sizeof(tail)) ? -ENOMEM : 0;
+}
+
+double instr_solve_flow(uint32_t nblocks, uint32_t nedges, const struct pedge *e, const uint8_t *counted,
+			const double *value, double *flow)
+{
+	uint32_t X = nblocks;
+	uint8_t *known = calloc(nedges + 1, 1);
+	uint32_t *unknown = calloc(nblocks + 1, sizeof(uint32_t)); /* unknown edges at each node */
+	double *bal = calloc(nblocks + 1, sizeof(double));           /* in - out of the known edges */
+	double entry = 0;
+	if (!known || !unknown || !bal)
+		goto out;
+#define NODE(v) ((v) == PATHS_X ? X : (v))
+	for (uint32_t i = 0; i < nedges; i++) {
+		uint32_t a = NODE(e[i].from), b = NODE(e[i].to);
+		if (counted[i]) {
+			known[i] = 1;
+			flow[i] = value[i];
+			bal[a] -= value[i];
+			bal[b] += value[i];
+		} else if (a == b) {
+			known[i] = 1; /* an uncounted self loop: cannot be told */
+			flow[i] = 0;
+		} else {
+			unknown[a]++;
+			unknown[b]++;
+		}
+	}
+	/* a node with one unknown edge: that edge balances it (tree leaves
+	 * first, then inwards) */
+	for (int progress = 1; progress;) {
+		progress = 0;
+		for (uint32_t i = 0; i < nedges; i++) {
+			if (known[i])
+				continue;
+			uint32_t a = NODE(e[i].from), b = NODE(e[i].to);
+			double f;
+			if (unknown[a] == 1)
+				f = bal[a];       /* out of a: in - out must be 0 */
+			else if (unknown[b] == 1)
+				f = -bal[b];
+			else
+				continue;
+			if (f < 0)
+				f = 0;
+			known[i] = 1;
+			flow[i] = f;
+			bal[a] -= f;
+			bal[b] += f;
+			unknown[a]--;
+			unknown[b]--;
+			progress = 1;
+		}
+	}
+	for (uint32_t i = 0; i < nedges; i++) {
+		if (!known[i])
+			flow[i] = 0;
+		if (e[i].from == PATHS_X && e[i].to == 0)
+			entry = flow[i];
+	}
+#undef NODE
+out:
+	free(known);
+	free(unknown);
+	free(bal);
+	return entry;
+}

@@ -1,0 +1,105 @@
+/* instrument.h - rewrites a class so that its methods count allocations
+ * with DuckTracks path counters (mode=count).  Pure C: no JVMTI, so that
+ * it is unit-tested over whole class libraries.
+ *
+ * Every method with an allocating instruction gets its CFG, paths and
+ * counters (agent/paths.h).  A counter is the snippet
+ *     getstatic heapfs/Counters.c:[J; sipush|ldc_w INDEX; dup2; laload;
+ *     lconst_1; ladd; lastore                                  (11 bytes)
+ * placed on its edge u -> v:
+ *   - u has one successor: at the end of u (before its goto / return /
+ *     athrow, or between u and v when u falls through);
+ *   - v has one predecessor: at the start of v;
+ *   - a critical edge taken by falling through: between u and v, where
+ *     only the fall-through passes it (jumps to v land after it); a
+ *     branch of u to v is pointed at it too;
+ *   - a critical edge taken by a branch: a stub after the code
+ *     (snippet; goto_w v) and u's branch to v pointed at it;
+ *   - X -> entry: at offset 0, where no branch can land; X -> handler: at
+ *     the handler's start (or a stub the exception table points at, when
+ *     the handler is also reached by normal edges);
+ *   - exit edges: before the return or athrow.
+ * Then every branch offset, switch padding, exception range, line number,
+ * local variable range and stack-map frame is relocated; new branch
+ * targets get full frames copied from their original targets' frames;
+ * max_stack grows by 6.  A method whose branches would no longer fit 16
+ * bits, whose code would pass 64 KiB, or that uses jsr/ret is left as it
+ * is (counted in the statistics).
+ *
+ * Ownership: the sink's callbacks are the caller's; out is appended to.
+ */
+#ifndef HEAPFS_AGENT_INSTRUMENT_H
+#define HEAPFS_AGENT_INSTRUMENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/buf.h"
+#include "agent/paths.h"
+
+#define INSTR_COUNTERS_CLASS "heapfs/Counters"
+#define INSTR_COUNTERS_FIELD "c"
+
+/* Where the counters' meaning goes.  Strings are not NUL-terminated. */
+struct instr_sink {
+	void *ctx;
+	/* Reserves n consecutive counter indexes; UINT32_MAX if exhausted. */
+	uint32_t (*reserve)(void *ctx, uint32_t n);
+	/* A method about to be instrumented; returns its id or UINT32_MAX. */
+	uint32_t (*method)(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
+			   size_t dl, uint32_t nsites);
+	/* Site k (0..nsites-1) of the method: bytecode offset, line and the
+	 * type it allocates, named as in traces ("java.lang.String",
+	 * "int[]", "java.lang.Object[][]"; NUL-terminated). */
+	int (*site)(void *ctx, uint32_t method, uint32_t k, uint32_t pc, uint32_t line, const char *type);
+	/* Counter `counter` adds coef[i] to site k[i] of the method per increment. */
+	int (*counter)(void *ctx, uint32_t method, uint32_t counter, const uint32_t *k, const int32_t *coef,
+		       uint32_t n);
+	/* Optional (NULL: none).  Measured frequencies for the method's normal
+	 * CFG edges (cfg.e[0..nnormal)), or NULL for the static heuristics. */
+	const double *(*freq)(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
+			      size_t dl, uint32_t nnormal);
+	/* Optional.  The method's path graph (paths.h) and the counter of each
+	 * edge (UINT32_MAX: none), so that edge frequencies can be solved from
+	 * the counters later (flow conservation over the spanning tree). */
+	int (*graph)(void *ctx, uint32_t method, uint32_t nblocks, uint32_t nnormal, uint32_t nedges,
+		     const struct pedge *e, const uint32_t *counter);
+};
+
+/* Edge frequencies from counter values: flow[i] for every edge of the
+ * graph (paths.h), from the counted edges (value[i] for i with counted[i])
+ * by flow conservation at every block and at X; edges the conservation
+ * cannot determine get 0.  Returns the flow of the entry edge X -> 0. */
+double instr_solve_flow(uint32_t nblocks, uint32_t nedges, const struct pedge *e, const uint8_t *counted,
+			const double *value, double *flow);
+
+struct instr_stats {
+	uint64_t methods;          /* methods with code */
+	uint64_t instrumented;     /* methods rewritten */
+	uint64_t no_allocs;        /* no allocating instruction: left alone */
+	uint64_t skipped;          /* left alone: jsr/ret, too large, frames missing */
+	uint64_t counters;         /* counters placed */
+	uint64_t sites;            /* allocation sites in instrumented methods */
+	uint64_t stubs;            /* critical-edge stubs */
+};
+
+enum instr_mode {
+	INSTR_PATHS = 0,   /* DuckTracks path counters */
+	INSTR_SITES,       /* one counter right after each allocating instruction:
+			    * the classic scheme, exact even when exceptions unwind */
+	INSTR_RELAYOUT,    /* insert nothing, rewrite every method through the
+			    * relocation machinery (tests: output = input) */
+};
+
+/* Instruments one class.  Returns 1 and appends the new class to out, 0 if
+ * nothing was changed (out untouched), or a negative errno (class not
+ * parseable, out of memory; out untouched). */
+int instr_class(const uint8_t *data, size_t n, const struct instr_sink *sink, enum instr_mode mode, struct buf *out,
+		struct instr_stats *st);
+
+/* The helper class holding the counters:
+ *   public final class heapfs.Counters { public static final long[] c = new long[ncounters]; }
+ * (class-file version 49, no stack maps needed).  Appended to out. */
+int instr_counters_class(uint32_t ncounters, struct buf *out);
+
+#endif

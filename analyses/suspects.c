@@ -1,0 +1,239 @@
+/* suspects.c - see suspects.h. */
+#include "analyses/suspects.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyses/dominators.h"
+
+void sus_params_default(struct sus_params *p)
+{
+	p->big_pct = SUS_DEF_BIG_PCT;
+	p->accum_pct = SUS_DEF_ACCUM_PCT;
+	p->overhead_pct = SUS_DEF_OVERHEAD_PCT;
+	p->empty_min = SUS_DEF_EMPTY_MIN;
+	p->top = SUS_DEF_TOP;
+}
+
+/* Parent of o in the tree with the virtual root n; UINT32_MAX: none. */
+static uint32_t parent_of(uint32_t n, const uint32_t *idom, uint32_t o)
+{
+	uint32_t d = idom[o];
+	if (d == DOM_ROOT)
+		return n;
+	if (d == DOM_UNREACHABLE || d >= n)
+		return UINT32_MAX;
+	return d;
+}
+
+int sus_domtree_build(uint32_t n, const uint32_t *idom, struct sus_domtree *t)
+{
+	memset(t, 0, sizeof *t);
+	t->n = n;
+	t->off = calloc((size_t)n + 2, sizeof *t->off);
+	t->kid = malloc(((size_t)n + 1) * sizeof *t->kid);
+	if (!t->off || !t->kid) {
+		sus_domtree_free(t);
+		return -ENOMEM;
+	}
+	/* counting sort by parent: off[p + 1] counts, then prefix sums; the
+	 * fill uses off[p] as a cursor and leaves off[p] = start of p + 1's
+	 * range, which the final shift restores */
+	for (uint32_t o = 0; o < n; o++) {
+		uint32_t p = parent_of(n, idom, o);
+		if (p != UINT32_MAX)
+			t->off[p + 1]++;
+	}
+	for (uint32_t k = 0; k <= n; k++)
+		t->off[k + 1] += t->off[k];
+	for (uint32_t o = 0; o < n; o++) {
+		uint32_t p = parent_of(n, idom, o);
+		if (p != UINT32_MAX)
+			t->kid[t->off[p]++] = o;
+	}
+	for (uint32_t k = n + 1; k > 0; k--)
+		t->off[k] = t->off[k - 1];
+	t->off[0] = 0;
+	return 0;
+}
+
+void sus_domtree_free(struct sus_domtree *t)
+{
+	free(t->off);
+	free(t->kid);
+	t->off = t->kid = NULL;
+}
+
+uint32_t sus_accumulation_point(const struct sus_domtree *t, const uint64_t *retained,
+				uint32_t o, uint32_t accum_pct, uint32_t *depth)
+{
+	uint32_t steps = 0;
+	for (;;) {
+		uint32_t best = UINT32_MAX;
+		for (uint32_t k = t->off[o]; k < t->off[o + 1]; k++) {
+			uint32_t c = t->kid[k];
+			if (best == UINT32_MAX || retained[c] > retained[best])
+				best = c;
+		}
+		/* integer form of retained[best] >= accum_pct % of retained[o] */
+		if (best == UINT32_MAX || retained[o] == 0 ||
+		    (unsigned __int128)retained[best] * 100 <
+			    (unsigned __int128)retained[o] * accum_pct)
+			break;
+		o = best;
+		steps++;
+	}
+	if (depth)
+		*depth = steps;
+	return o;
+}
+
+struct by_ret {
+	uint32_t o;
+	uint64_t b;
+};
+
+static int by_ret_desc(const void *a, const void *b)
+{
+	const struct by_ret *x = a, *y = b;
+	if (x->b != y->b)
+		return x->b > y->b ? -1 : 1;
+	return x->o < y->o ? -1 : x->o > y->o;
+}
+
+uint32_t sus_big_objects(uint32_t n, const uint32_t *idom, const uint64_t *retained,
+			 uint64_t min_bytes, uint32_t *out, uint32_t max)
+{
+	/* few objects qualify (each holds a share of the heap, and they are
+	 * disjoint): at most 100 / big_pct of them, so a small array suffices */
+	uint32_t cap = 0, cnt = 0;
+	struct by_ret *v = NULL;
+	for (uint32_t o = 0; o < n; o++) {
+		if (idom[o] != DOM_ROOT || retained[o] < min_bytes || retained[o] == 0)
+			continue;
+		if (cnt == cap) {
+			uint32_t nc = cap ? cap * 2 : 16;
+			struct by_ret *nv = realloc(v, nc * sizeof *nv);
+			if (!nv)
+				break; /* keep what we have: a shorter list, not a failure */
+			v = nv;
+			cap = nc;
+		}
+		v[cnt++] = (struct by_ret){ o, retained[o] };
+	}
+	if (cnt)
+		qsort(v, cnt, sizeof *v, by_ret_desc);
+	uint32_t m = cnt < max ? cnt : max;
+	for (uint32_t k = 0; k < m; k++)
+		out[k] = v[k].o;
+	free(v);
+	return m;
+}
+
+static uint32_t key_of(const uint32_t *info, const uint32_t *info_key, uint32_t nkeys, uint32_t o)
+{
+	uint32_t k = info_key[info[o]];
+	return k < nkeys ? k : UINT32_MAX;
+}
+
+int sus_key_retained(const struct sus_domtree *t, const uint64_t *retained, const uint32_t *info,
+		     const uint32_t *info_key, uint32_t nkeys, uint64_t *out)
+{
+	struct frame {
+		uint32_t node, cursor;
+	};
+	uint32_t n = t->n;
+	uint32_t *on_path = calloc(nkeys ? nkeys : 1, sizeof *on_path);
+	struct frame *st = malloc(((size_t)n + 1) * sizeof *st);
+	if (!on_path || !st) {
+		free(on_path);
+		free(st);
+		return -ENOMEM;
+	}
+	memset(out, 0, (size_t)nkeys * sizeof *out);
+	/* iterative preorder walk; on_path[k] = members of key k on the path
+	 * from the virtual root to the current node */
+	uint32_t d = 0;
+	st[0] = (struct frame){ n, t->off[n] };
+	for (;;) {
+		struct frame *f = &st[d];
+		if (f->cursor < t->off[f->node + 1]) {
+			uint32_t c = t->kid[f->cursor++];
+			uint32_t k = key_of(info, info_key, nkeys, c);
+			if (k != UINT32_MAX && on_path[k]++ == 0)
+				out[k] += retained[c];
+			st[++d] = (struct frame){ c, t->off[c] };
+			continue;
+		}
+		if (d == 0)
+			break;
+		uint32_t k = key_of(info, info_key, nkeys, f->node);
+		if (k != UINT32_MAX)
+			on_path[k]--;
+		d--;
+	}
+	free(on_path);
+	free(st);
+	return 0;
+}
+
+void sus_survivors(uint32_t n, const uint32_t *birth, const uint32_t *info,
+		   const uint32_t *info_key, const uint64_t *info_size, uint32_t nkeys,
+		   uint32_t start, uint32_t end, uint64_t *bytes_gcs, uint64_t *count)
+{
+	for (uint32_t o = 0; o < n; o++) {
+		uint32_t k = key_of(info, info_key, nkeys, o);
+		if (k == UINT32_MAX)
+			continue;
+		uint64_t first = birth[o] == UINT32_MAX ? 0 : (uint64_t)birth[o] + 1;
+		if (first < start)
+			first = start;
+		if (first > end)
+			continue; /* born after the window's last GC began: survived none */
+		uint64_t gcs = (uint64_t)end - first + 1;
+		bytes_gcs[k] += info_size[info[o]] * gcs;
+		count[k]++;
+	}
+}
+
+uint32_t sus_top_k(const uint64_t *v, uint32_t n, uint32_t k, uint32_t *out)
+{
+	uint32_t m = 0;
+	/* insertion into a sorted prefix: k is small (a handful of rows) */
+	for (uint32_t i = 0; i < n; i++) {
+		if (v[i] == 0)
+			continue;
+		uint32_t p = m < k ? m : k;
+		while (p > 0 && v[out[p - 1]] < v[i])
+			p--;
+		if (p >= k)
+			continue;
+		uint32_t last = m < k ? m : k - 1;
+		for (uint32_t j = last; j > p; j--)
+			out[j] = out[j - 1];
+		out[p] = i;
+		if (m < k)
+			m++;
+	}
+	return m;
+}
+
+int sus_shared(uint32_t nowners, uint64_t group_retained, uint64_t sum_single)
+{
+	return nowners >= 2 && group_retained > sum_single;
+}
+
+int sus_overhead_dominates(uint64_t own_bytes, uint64_t data_bytes, uint32_t overhead_pct)
+{
+	uint64_t total = own_bytes + data_bytes;
+	return total > 0 && (unsigned __int128)own_bytes * 100 >= (unsigned __int128)total * overhead_pct;
+}
+
+uint32_t sus_pct(uint64_t v, uint64_t total)
+{
+	if (!total)
+		return 0;
+	unsigned __int128 p = (unsigned __int128)v * 100 / total;
+	return p > UINT32_MAX ? UINT32_MAX : (uint32_t)p;
+}

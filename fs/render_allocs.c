@@ -1,0 +1,381 @@
+/* render_allocs.c - see render_allocs.h. */
+#include "render_allocs.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uthash.h>
+
+#include "model/htr_reader.h"
+#include "table.h"
+#include "tree_internal.h"
+
+/* One (site, type) with its count; rows own their strings. */
+struct arow {
+	char *site;      /* Class.method:line */
+	char *method;    /* Class.method */
+	char *type;
+	char *desc;      /* NULL: unknown (full recordings) */
+	int64_t bci;     /* -1: unknown */
+	int64_t count;
+};
+
+struct arows {
+	struct arow *r;
+	uint32_t n, cap;
+};
+
+/* Aggregation by string key (site<TAB>type, or method<TAB>desc). */
+struct agg {
+	UT_hash_handle hh;
+	uint32_t row;
+	char key[];
+};
+
+static void rows_free(struct arows *a)
+{
+	for (uint32_t i = 0; i < a->n; i++) {
+		free(a->r[i].site);
+		free(a->r[i].method);
+		free(a->r[i].type);
+		free(a->r[i].desc);
+	}
+	free(a->r);
+	memset(a, 0, sizeof(*a));
+}
+
+static void agg_free(struct agg **h)
+{
+	struct agg *e, *tmp;
+	HASH_ITER(hh, *h, e, tmp) {
+		HASH_DEL(*h, e);
+		free(e);
+	}
+}
+
+/* Adds count to the row of (site, type), creating it.  Strings are copied. */
+static int rows_add(struct arows *a, struct agg **h, const char *site, const char *method, const char *type,
+		    const char *desc, int64_t bci, int64_t count)
+{
+	size_t kl = strlen(site) + strlen(type) + 24;
+	char *key = malloc(kl);
+	if (!key)
+		return -ENOMEM;
+	snprintf(key, kl, "%s\t%s\t%" PRId64, site, type, bci);
+	struct agg *e;
+	HASH_FIND_STR(*h, key, e);
+	if (e) {
+		a->r[e->row].count += count;
+		free(key);
+		return 0;
+	}
+	if (a->n == a->cap) {
+		uint32_t cap = a->cap ? a->cap * 2 : 64;
+		struct arow *r = realloc(a->r, cap * sizeof(*r));
+		if (!r) {
+			free(key);
+			return -ENOMEM;
+		}
+		a->r = r;
+		a->cap = cap;
+	}
+	e = malloc(sizeof(*e) + strlen(key) + 1);
+	struct arow *r = &a->r[a->n];
+	memset(r, 0, sizeof(*r));
+	r->site = strdup(site);
+	r->method = strdup(method);
+	r->type = strdup(type);
+	r->desc = desc ? strdup(desc) : NULL;
+	r->bci = bci;
+	r->count = count;
+	if (!e || !r->site || !r->method || !r->type || (desc && !r->desc)) {
+		free(e);
+		free(key);
+		free(r->site); free(r->method); free(r->type); free(r->desc);
+		return -ENOMEM;
+	}
+	strcpy(e->key, key);
+	free(key);
+	e->row = a->n++;
+	HASH_ADD_STR(*h, key, e);
+	return 0;
+}
+
+static void method_names(const struct trace *t, uint32_t m, int32_t line, char *site, size_t sl, char *meth,
+			 size_t ml)
+{
+	const struct trace_method *tm = m < t->nmethods && t->methods[m].name ? &t->methods[m] : NULL;
+	snprintf(meth, ml, "%s.%s", tm ? tm->cls : "?", tm ? tm->name : "?");
+	if (line >= 0)
+		snprintf(site, sl, "%s:%d", meth, (int)line);
+	else
+		snprintf(site, sl, "%s:?", meth);
+}
+
+/* From the counters' totals (format 1.1). */
+static int rows_from_counts(const struct trace *t, struct arows *a)
+{
+	struct agg *h = NULL;
+	int rc = 0;
+	char site[1024], meth[1000];
+	for (uint32_t id = 0; id < t->ncount_sites && !rc; id++) {
+		const struct trace_count_site *cs = &t->count_sites[id];
+		int64_t n = id < t->nsite_counts ? t->site_counts[id] : 0;
+		if (!cs->type || n == 0)
+			continue;
+		method_names(t, cs->method, cs->line, site, sizeof(site), meth, sizeof(meth));
+		const char *desc = cs->method < t->nmethods && t->methods[cs->method].sig ? t->methods[cs->method].sig
+											  : "";
+		rc = rows_add(a, &h, site, meth, cs->type, desc, cs->bci, n);
+	}
+	agg_free(&h);
+	return rc;
+}
+
+/* Counts per (site id, type id) from the allocation events. */
+struct st_count {
+	UT_hash_handle hh;
+	uint64_t key;   /* site << 32 | type */
+	int64_t n;
+};
+
+static int scan_allocs(struct hfs *fs, struct st_count **h)
+{
+	const struct trace *tr = fs->trace;
+	for (uint32_t fi = 0; fi < tr->nframes; fi++) {
+		const struct trace_frame *fr = &tr->frames[fi];
+		if (fr->kind != HTR_FRAME_EVENTS)
+			continue;
+		struct htr_frame_hdr hdr;
+		struct htr_iter *it;
+		struct htr_err err;
+		memset(&err, 0, sizeof(err));
+		if (htr_frame_header(tr->file, fr->offset, &hdr, &err) || htr_iter_open(&it, tr->file, &hdr, &err)) {
+			hfs_set_error(fs, &err);
+			return -EIO;
+		}
+		struct htr_event ev;
+		int more, rc = 0;
+		while (!rc && (more = htr_iter_next(it, &ev, &err)) > 0) {
+			if (ev.type != HTR_EV_ALLOC || (ev.u.alloc.flags & HTR_ALLOC_PREEXISTING))
+				continue;
+			uint64_t key = (uint64_t)ev.u.alloc.site << 32 | ev.u.alloc.type;
+			struct st_count *e;
+			HASH_FIND(hh, *h, &key, sizeof(key), e);
+			if (!e) {
+				if (!(e = calloc(1, sizeof(*e)))) {
+					rc = -ENOMEM;
+					break;
+				}
+				e->key = key;
+				HASH_ADD(hh, *h, key, sizeof(e->key), e);
+			}
+			e->n++;
+		}
+		htr_iter_close(it);
+		if (rc)
+			return rc;
+		if (more < 0) {
+			hfs_set_error(fs, &err);
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+static int rows_from_events(struct hfs *fs, struct arows *a)
+{
+	const struct trace *t = fs->trace;
+	struct st_count *h = NULL, *e, *tmp;
+	struct agg *g = NULL;
+	int rc = scan_allocs(fs, &h);
+	char site[1024], meth[1000], scratch[64];
+	HASH_ITER(hh, h, e, tmp) {
+		uint32_t s = (uint32_t)(e->key >> 32), type = (uint32_t)e->key;
+		if (!rc) {
+			const struct trace_site *ts = s < t->nsites && t->sites[s].nframes ? &t->sites[s] : NULL;
+			const char *desc = NULL;
+			if (ts) {
+				uint32_t m = ts->frames[0].method;
+				method_names(t, m, ts->frames[0].line, site, sizeof(site), meth, sizeof(meth));
+				desc = m < t->nmethods ? t->methods[m].sig : NULL;
+			} else {
+				snprintf(site, sizeof(site), "%s", "(unknown)");
+				snprintf(meth, sizeof(meth), "%s", "(unknown)");
+			}
+			rc = rows_add(a, &g, site, meth, trace_type_name(t, type, scratch, sizeof(scratch)), desc, -1,
+				      e->n);
+		}
+		HASH_DEL(h, e);
+		free(e);
+	}
+	agg_free(&g);
+	return rc;
+}
+
+static int by_count(const void *x, const void *y)
+{
+	const struct arow *a = x, *b = y;
+	if (a->count != b->count)
+		return a->count > b->count ? -1 : 1;
+	int c = strcmp(a->site, b->site);
+	return c ? c : strcmp(a->type, b->type);
+}
+
+static const struct tcol site_cols[] = {
+	{ "site", TCOL_STR }, { "type", TCOL_STR }, { "count", TCOL_I64 }, { "bci", TCOL_I64 }, { "descriptor", TCOL_STR },
+};
+static const struct tcol method_cols[] = {
+	{ "method", TCOL_STR }, { "descriptor", TCOL_STR }, { "count", TCOL_I64 },
+};
+static const struct tcol stats_cols[] = {
+	{ "name", TCOL_STR }, { "value", TCOL_STR },
+};
+
+static void set_s(struct table *t, uint32_t col, const char *s)
+{
+	table_set_str(t, col, s, strlen(s));
+}
+
+static int table_by_site(const struct arows *a, struct table *t)
+{
+	table_init(t, site_cols, 5);
+	for (uint32_t i = 0; i < a->n; i++) {
+		if (table_add_row(t))
+			return -ENOMEM;
+		set_s(t, 0, a->r[i].site);
+		set_s(t, 1, a->r[i].type);
+		table_set_i64(t, 2, a->r[i].count);
+		if (a->r[i].bci >= 0)
+			table_set_i64(t, 3, a->r[i].bci);
+		if (a->r[i].desc)
+			set_s(t, 4, a->r[i].desc);
+	}
+	return 0;
+}
+
+static int table_by_method(const struct arows *a, struct table *t)
+{
+	struct arows m = { 0 };
+	struct agg *h = NULL;
+	int rc = 0;
+	/* rows keyed by method and descriptor (the site column holds the method) */
+	for (uint32_t i = 0; i < a->n && !rc; i++)
+		rc = rows_add(&m, &h, a->r[i].method, a->r[i].method, a->r[i].desc ? a->r[i].desc : "", a->r[i].desc,
+			      -1, a->r[i].count);
+	agg_free(&h);
+	if (!rc) {
+		qsort(m.r, m.n, sizeof(*m.r), by_count);
+		table_init(t, method_cols, 3);
+		for (uint32_t i = 0; i < m.n && !rc; i++) {
+			if (table_add_row(t)) {
+				rc = -ENOMEM;
+				break;
+			}
+			set_s(t, 0, m.r[i].method);
+			if (m.r[i].desc)
+				set_s(t, 1, m.r[i].desc);
+			table_set_i64(t, 2, m.r[i].count);
+		}
+	}
+	rows_free(&m);
+	return rc;
+}
+
+static int stat_row(struct table *t, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int stat_row(struct table *t, const char *name, const char *fmt, ...)
+{
+	if (table_add_row(t))
+		return -ENOMEM;
+	set_s(t, 0, name);
+	if (fmt) {
+		char v[256];
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(v, sizeof(v), fmt, ap);
+		va_end(ap);
+		set_s(t, 1, v);
+	}
+	return 0;
+}
+
+static int table_stats(const struct trace *tr, const struct arows *a, struct table *t)
+{
+	table_init(t, stats_cols, 2);
+	int64_t total = 0;
+	uint64_t methods = 0;
+	struct agg *h = NULL;
+	struct arows m = { 0 };
+	int rc = 0;
+	for (uint32_t i = 0; i < a->n && !rc; i++) {
+		total += a->r[i].count;
+		rc = rows_add(&m, &h, a->r[i].method, a->r[i].method, "", NULL, -1, 0);
+	}
+	methods = m.n;
+	agg_free(&h);
+	rows_free(&m);
+	if (rc)
+		return rc;
+	int counts = tr->has_counts;
+	rc = stat_row(t, "source", "%s", counts ? "counters" : "allocation events");
+	if (!rc)
+		rc = stat_row(t, "counting", "%s", !counts ? "-" : (tr->count_flags & HTR_COUNTS_PATHS) ? "paths" : "sites");
+	if (!rc)
+		rc = stat_row(t, "allocations", "%" PRId64, total);
+	if (!rc)
+		rc = stat_row(t, "sites", "%u", a->n);
+	if (!rc)
+		rc = stat_row(t, "methods", "%" PRIu64, methods);
+	if (!counts) {
+		if (!rc)
+			rc = stat_row(t, "increments", NULL);
+		if (!rc)
+			rc = stat_row(t, "per_site_increments", NULL);
+		if (!rc)
+			rc = stat_row(t, "saved_percent", NULL);
+		return rc;
+	}
+	if (!rc)
+		rc = stat_row(t, "increments", "%" PRIu64, tr->count_increments);
+	if (!rc)
+		rc = stat_row(t, "per_site_increments", "%" PRIu64, tr->count_per_site);
+	if (!rc)
+		rc = stat_row(t, "saved_percent", "%.1f",
+			      tr->count_per_site ? 100.0 * (1.0 - (double)tr->count_increments / (double)tr->count_per_site)
+						 : 0.0);
+	if (!rc)
+		rc = stat_row(t, "final", "%s", (tr->count_flags & HTR_COUNTS_FINAL) ? "yes" : "no (the run did not end cleanly)");
+	return rc;
+}
+
+int render_allocs(struct hfs *fs, enum allocs_table which, enum allocs_format fmt, struct buf *out)
+{
+	struct arows a = { 0 };
+	struct table t;
+	memset(&t, 0, sizeof(t));
+	int rc = fs->trace->has_counts ? rows_from_counts(fs->trace, &a) : rows_from_events(fs, &a);
+	if (rc)
+		goto out;
+	qsort(a.r, a.n, sizeof(*a.r), by_count);
+	if (which == ALLOCS_BY_SITE)
+		rc = table_by_site(&a, &t);
+	else if (which == ALLOCS_BY_METHOD)
+		rc = table_by_method(&a, &t);
+	else
+		rc = table_stats(fs->trace, &a, &t);
+	if (rc)
+		goto out;
+	if (fmt == ALLOCS_CSV)
+		rc = table_render_csv(&t, out);
+	else if (fmt == ALLOCS_JSON)
+		rc = table_render_json(&t, out);
+	else
+		rc = table_render_tsv(&t, out);
+out:
+	table_free(&t);
+	rows_free(&a);
+	return rc;
+}

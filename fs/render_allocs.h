@@ -1,0 +1,31 @@
+/* render_allocs.h - allocs/ at the top of the tree: allocations per site and
+ * per method over the whole run (issue 9).
+ *
+ *   allocs/by-site[.csv|.json]    site (Class.method:line), type, count,
+ *                                 bci, descriptor; most allocations first
+ *   allocs/by-method[.csv|.json]  method (Class.method), descriptor, count
+ *   allocs/stats[.json]           name, value: source, counting scheme,
+ *                                 allocations, sites, methods, increments
+ *                                 the counters executed, increments one
+ *                                 counter per site would have executed,
+ *                                 the saving in %
+ *
+ * Source: a trace with allocation counts (the agent's mode=count, format
+ * 1.1) uses its counters' totals; otherwise the allocation events of a full
+ * recording are counted by their allocating frame (objects that existed
+ * before recording are not allocations of the run).  In the latter case
+ * bci, descriptor and the increments are empty.
+ */
+#ifndef HEAPFS_FS_RENDER_ALLOCS_H
+#define HEAPFS_FS_RENDER_ALLOCS_H
+
+#include "model/buf.h"
+
+struct hfs;
+
+enum allocs_table { ALLOCS_BY_SITE, ALLOCS_BY_METHOD, ALLOCS_STATS };
+enum allocs_format { ALLOCS_TSV, ALLOCS_CSV, ALLOCS_JSON };
+
+int render_allocs(struct hfs *fs, enum allocs_table which, enum allocs_format fmt, struct buf *out);
+
+#endif

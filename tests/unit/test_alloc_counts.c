@@ -1,0 +1,272 @@
+/* test_alloc_counts.c - format 1.1's COUNT_SITE and ALLOC_COUNTS events
+ * (the agent's mode=count): written, read back through the footer and,
+ * without a footer, by scanning the frames; chunks of more than
+ * HTR_MAX_CHUNK sites; old (1.0) traces still open.  Expected totals are
+ * the sums of the deltas written, computed here. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model/htr_writer.h"
+#include "model/trace.h"
+#include "fs/tree.h"
+
+static void gc(struct htr_writer *w, uint32_t n)
+{
+	struct htr_gc_event g = { n, 1000u * n, 100, 1 << 20, 0, "test" };
+	assert_int_equal(htr_write_gc_start(w, &g), 0);
+	g.time_ns += 10;
+	assert_int_equal(htr_write_gc_end(w, &g), 0);
+}
+
+enum { NS = 5000 }; /* more sites than one event holds */
+
+/* Writes: sites 0..NS-1, counts after GC 1 (every site: i % 7), after GC 2
+ * (even sites: 1), and at exit (site 3: 5).  abandon: no footer, and the
+ * last batch (after the last GC end) lost with its frame. */
+static void write_trace(const char *path, int abandon, int64_t *expect)
+{
+	struct htr_writer *w;
+	assert_int_equal(htr_writer_open(&w, path, NULL), 0);
+	assert_int_equal(htr_write_method(w, 0, "p.C", "m", "()V", "C.java"), 0);
+	for (uint32_t i = 0; i < NS; i++)
+		assert_int_equal(htr_write_count_site(w, i, 0, i * 3, (int32_t)i, i % 2 ? "int[]" : "p.C"), 0);
+	uint32_t *ids = malloc(NS * sizeof(*ids));
+	int64_t *cnt = malloc(NS * sizeof(*cnt));
+	memset(expect, 0, NS * sizeof(*expect));
+	gc(w, 1);
+	for (uint32_t i = 0; i < NS; i++) {
+		ids[i] = i;
+		cnt[i] = i % 7;
+		expect[i] += cnt[i];
+	}
+	assert_int_equal(htr_write_alloc_counts(w, 1, HTR_COUNTS_PATHS, 100, 200, NS, ids, cnt), 0);
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < NS; i += 2) {
+		ids[n] = i;
+		cnt[n++] = 1;
+		expect[i] += 1;
+	}
+	assert_int_equal(htr_write_alloc_counts(w, 1, HTR_COUNTS_PATHS, 150, 300, n, ids, cnt), 0);
+	gc(w, 2);
+	/* a correction: site 2 was ahead by one */
+	ids[0] = 2;
+	cnt[0] = -1;
+	expect[2] -= 1;
+	assert_int_equal(htr_write_alloc_counts(w, 2, HTR_COUNTS_PATHS, 155, 305, 1, ids, cnt), 0);
+	gc(w, 3);
+	ids[0] = 3;
+	cnt[0] = 5;
+	assert_int_equal(htr_write_alloc_counts(w, 3, HTR_COUNTS_PATHS | HTR_COUNTS_FINAL, 160, 310, 1, ids, cnt), 0);
+	/* ids must ascend */
+	if (abandon) {
+		htr_writer_abandon(w);
+	} else {
+		expect[3] += 5;
+		uint32_t bad[2] = { 4, 4 };
+		int64_t one[2] = { 1, 1 };
+		assert_int_equal(htr_write_alloc_counts(w, 2, 0, 0, 0, 2, bad, one), -EINVAL);
+		/* the writer stays failed: close reports it, so write a fresh one */
+		htr_writer_abandon(w);
+		assert_int_equal(htr_writer_open(&w, path, NULL), 0);
+		assert_int_equal(htr_write_method(w, 0, "p.C", "m", "()V", "C.java"), 0);
+		for (uint32_t i = 0; i < NS; i++)
+			assert_int_equal(htr_write_count_site(w, i, 0, i * 3, (int32_t)i, i % 2 ? "int[]" : "p.C"), 0);
+		gc(w, 1);
+		for (uint32_t i = 0; i < NS; i++) {
+			ids[i] = i;
+			cnt[i] = expect[i];
+		}
+		assert_int_equal(htr_write_alloc_counts(w, 1, HTR_COUNTS_PATHS | HTR_COUNTS_FINAL, 160, 310, NS, ids, cnt),
+				 0);
+		assert_int_equal(htr_writer_close(w), 0);
+	}
+	free(ids);
+	free(cnt);
+}
+
+static void check(const char *path, const int64_t *expect, int footer, uint64_t incr, uint32_t flags)
+{
+	struct trace *t;
+	struct htr_err err;
+	assert_int_equal(trace_open(&t, path, NULL, &err), 0);
+	assert_int_equal(t->had_footer, footer);
+	assert_true(t->has_counts);
+	assert_true(t->ncount_sites >= NS && t->nsite_counts >= NS);
+	for (uint32_t i = 0; i < NS; i++) {
+		assert_int_equal(t->site_counts[i], expect[i]);
+		assert_non_null(t->count_sites[i].type);
+		assert_string_equal(t->count_sites[i].type, i % 2 ? "int[]" : "p.C");
+		assert_int_equal(t->count_sites[i].bci, i * 3);
+		assert_int_equal(t->count_sites[i].line, (int32_t)i);
+	}
+	assert_int_equal(t->count_increments, incr);
+	assert_int_equal(t->count_flags, flags);
+	trace_close(t);
+}
+
+static void test_counts_footer_and_scan(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/heapfs-test-counts-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	int64_t *expect = malloc(NS * sizeof(*expect));
+	write_trace(path, 0, expect);
+	check(path, expect, 1, 160, HTR_COUNTS_PATHS | HTR_COUNTS_FINAL);
+	/* no footer: the frames are scanned; the batch after GC 2 is lost
+	 * with the unfinished frame */
+	write_trace(path, 1, expect);
+	check(path, expect, 0, 155, HTR_COUNTS_PATHS);
+	free(expect);
+	unlink(path);
+}
+
+/* A 1.0 trace (the committed demo) opens and has no counts. */
+static void test_old_trace_has_no_counts(void **state)
+{
+	(void)state;
+	struct trace *t;
+	struct htr_err err;
+	if (access("examples/multicache.htr", R_OK)) {
+		skip();
+		return;
+	}
+	assert_int_equal(trace_open(&t, "examples/multicache.htr", NULL, &err), 0);
+	assert_false(t->has_counts);
+	assert_int_equal(t->ncount_sites, 0);
+	assert_true(t->ngcs > 0);
+	trace_close(t);
+}
+
+/* ---- allocs/ in the tree ---------------------------------------------- */
+
+static char *read_file(struct hfs *fs, const char *path)
+{
+	struct buf b;
+	buf_init(&b);
+	assert_int_equal(hfs_read(fs, path, &b), 0);
+	assert_int_equal(buf_putc(&b, 0), 0);
+	return (char *)b.data;
+}
+
+static struct hfs *open_tree(const char *path)
+{
+	struct hfs *fs;
+	struct htr_err err;
+	struct hfs_opts o = { 0 };
+	assert_int_equal(hfs_open(&fs, path, &o, &err), 0);
+	return fs;
+}
+
+/* A counted trace: sites (method, bci, line, type, count) written by hand,
+ * the expected files worked out by hand. */
+static void test_allocs_from_counts(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/heapfs-test-allocs-XXXXXX";
+	int fd = mkstemp(path);
+	close(fd);
+	struct htr_writer *w;
+	assert_int_equal(htr_writer_open(&w, path, NULL), 0);
+	assert_int_equal(htr_write_method(w, 0, "p.A", "run", "()V", ""), 0);
+	assert_int_equal(htr_write_method(w, 1, "p.B", "<init>", "(I)V", ""), 0);
+	assert_int_equal(htr_write_count_site(w, 0, 0, 3, 10, "p.X"), 0);
+	assert_int_equal(htr_write_count_site(w, 1, 0, 9, 11, "int[]"), 0);
+	assert_int_equal(htr_write_count_site(w, 2, 1, 0, 5, "p.X"), 0);
+	uint32_t ids[3] = { 0, 1, 2 };
+	int64_t c1[3] = { 4, 2, 7 }, c2[1] = { 3 };
+	assert_int_equal(htr_write_alloc_counts(w, 0, HTR_COUNTS_PATHS, 10, 13, 3, ids, c1), 0);
+	gc(w, 1);
+	assert_int_equal(htr_write_alloc_counts(w, 1, HTR_COUNTS_PATHS | HTR_COUNTS_FINAL, 12, 16, 1, ids, c2), 0);
+	assert_int_equal(htr_writer_close(w), 0);
+	struct hfs *fs = open_tree(path);
+	char *s = read_file(fs, "/allocs/by-site");
+	assert_string_equal(s, "site\ttype\tcount\tbci\tdescriptor\n"
+			       "p.A.run:10\tp.X\t7\t3\t()V\n"
+			       "p.B.<init>:5\tp.X\t7\t0\t(I)V\n"
+			       "p.A.run:11\tint[]\t2\t9\t()V\n");
+	free(s);
+	s = read_file(fs, "/allocs/by-method");
+	assert_string_equal(s, "method\tdescriptor\tcount\np.A.run\t()V\t9\np.B.<init>\t(I)V\t7\n");
+	free(s);
+	s = read_file(fs, "/allocs/stats");
+	assert_non_null(strstr(s, "source\tcounters\n"));
+	assert_non_null(strstr(s, "allocations\t16\n"));
+	assert_non_null(strstr(s, "increments\t12\nper_site_increments\t16\nsaved_percent\t25.0\n"));
+	free(s);
+	s = read_file(fs, "/allocs/by-site.csv");
+	assert_non_null(strstr(s, "site,type,count,bci,descriptor\n"));
+	free(s);
+	s = read_file(fs, "/allocs/by-method.json");
+	assert_non_null(strstr(s, "\"method\": \"p.A.run\""));
+	free(s);
+	hfs_close(fs);
+	unlink(path);
+}
+
+/* A full recording: counts come from the allocation events, by allocating
+ * frame (two sites with the same frame 0 merge); PREEXISTING objects are
+ * not allocations of the run. */
+static void test_allocs_from_events(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/heapfs-test-allocs-XXXXXX";
+	int fd = mkstemp(path);
+	close(fd);
+	struct htr_writer *w;
+	assert_int_equal(htr_writer_open(&w, path, NULL), 0);
+	struct htr_type_def tx = { 0, "p.X", HTR_TYPE_INSTANCE, 16, 0, HTR_NO_TYPE, 0, NULL };
+	struct htr_type_def ti = { 1, "int[]", HTR_TYPE_PRIM_ARRAY, 16, 4, HTR_NO_TYPE, 0, NULL };
+	assert_int_equal(htr_write_type(w, &tx), 0);
+	assert_int_equal(htr_write_type(w, &ti), 0);
+	assert_int_equal(htr_write_method(w, 0, "p.A", "run", "()V", "A.java"), 0);
+	assert_int_equal(htr_write_method(w, 1, "p.B", "go", "()V", "B.java"), 0);
+	struct htr_site_frame f0[2] = { { 0, 10 }, { 1, 5 } }, f1[1] = { { 0, 10 } }, f2[1] = { { 0, 11 } };
+	assert_int_equal(htr_write_site(w, 0, 2, f0), 0);
+	assert_int_equal(htr_write_site(w, 1, 1, f1), 0);
+	assert_int_equal(htr_write_site(w, 2, 1, f2), 0);
+	uint64_t id = 100;
+	struct { uint32_t site, type, n, flags; } batch[] = {
+		{ 0, 0, 3, 0 }, { 1, 0, 2, 0 }, { 2, 1, 4, 0 }, { 2, 1, 1, HTR_ALLOC_PREEXISTING },
+	};
+	for (size_t b = 0; b < sizeof(batch) / sizeof(batch[0]); b++)
+		for (uint32_t k = 0; k < batch[b].n; k++) {
+			struct htr_alloc a = { id++, batch[b].type, batch[b].site, 0, 16, batch[b].type ? 3 : -1, 10,
+					       batch[b].flags };
+			assert_int_equal(htr_write_alloc(w, &a), 0);
+		}
+	gc(w, 1);
+	assert_int_equal(htr_writer_close(w), 0);
+	struct hfs *fs = open_tree(path);
+	char *s = read_file(fs, "/allocs/by-site");
+	assert_string_equal(s, "site\ttype\tcount\tbci\tdescriptor\n"
+			       "p.A.run:10\tp.X\t5\t\t()V\n"
+			       "p.A.run:11\tint[]\t4\t\t()V\n");
+	free(s);
+	s = read_file(fs, "/allocs/stats");
+	assert_non_null(strstr(s, "source\tallocation events\n"));
+	assert_non_null(strstr(s, "allocations\t9\n"));
+	free(s);
+	hfs_close(fs);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_counts_footer_and_scan),
+		cmocka_unit_test(test_old_trace_has_no_counts),
+		cmocka_unit_test(test_allocs_from_counts),
+		cmocka_unit_test(test_allocs_from_events),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

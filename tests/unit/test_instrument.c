@@ -1,0 +1,378 @@
+/* test_instrument.c - agent/instrument.c over every class of the installed
+ * JDK and of the examples:
+ *   - relocation without insertions reproduces every class byte for byte
+ *     (branch offsets, switch paddings, exception/line/local tables);
+ *   - instrumented classes parse again; every branch target, frame,
+ *     exception range and table entry sits on an instruction start; the
+ *     number of counter snippets found in each method's code equals the
+ *     counters announced to the sink; every counter's semantics name
+ *     existing sites.
+ * Whether the JVM's verifier accepts the output is tested by
+ * tests/integration/test_agent_count.sh (-Xverify:all). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "agent/classfile.h"
+#include "agent/instrument.h"
+#include "agent/paths.h"
+
+#ifndef JDK_CLASSES_DIR
+#define JDK_CLASSES_DIR "build/jdk-classes"
+#endif
+#ifndef EXAMPLE_CLASSES_DIR
+#define EXAMPLE_CLASSES_DIR "build/examples/classes"
+#endif
+
+static struct {
+	uint32_t next_counter;
+	uint32_t method_sites;      /* sites of the method being announced */
+	uint32_t counters_now;      /* counters announced for the current class */
+	uint64_t bad_counter, types_seen;
+	struct instr_stats st;
+	uint64_t classes, changed, failed, relayout_diff, snippets_found, counters_announced;
+	uint64_t branch_bad, frame_bad, exc_bad;
+	char first[512];
+	int relayout;
+	enum instr_mode mode;
+} T;
+
+static uint32_t s_reserve(void *ctx, uint32_t n)
+{
+	(void)ctx;
+	uint32_t b = T.next_counter;
+	T.next_counter += n;
+	return b;
+}
+
+static uint32_t s_method(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
+			 size_t dl, uint32_t nsites)
+{
+	(void)ctx; (void)cls; (void)cl; (void)name; (void)nl; (void)desc; (void)dl;
+	T.method_sites = nsites;
+	return 1;
+}
+
+static int s_site(void *ctx, uint32_t method, uint32_t k, uint32_t pc, uint32_t line, const char *type)
+{
+	(void)ctx; (void)method; (void)pc; (void)line;
+	if (k >= T.method_sites || !type[0] || type[0] == '?' || strchr(type, '/') || strchr(type, ';'))
+		T.bad_counter++;
+	T.types_seen += !strcmp(type, "int[]") + !strcmp(type, "java.lang.String[]") +
+			!strcmp(type, "java.lang.StringBuilder") + !strcmp(type, "int[][]");
+	return 0;
+}
+
+static int s_counter(void *ctx, uint32_t method, uint32_t counter, const uint32_t *k, const int32_t *coef, uint32_t n)
+{
+	(void)ctx; (void)method;
+	if (counter >= T.next_counter || n == 0)
+		T.bad_counter++;
+	for (uint32_t i = 0; i < n; i++)
+		if (k[i] >= T.method_sites || coef[i] == 0)
+			T.bad_counter++;
+	T.counters_now++;
+	T.counters_announced++;
+	return 0;
+}
+
+static const struct instr_sink sink = { NULL, s_reserve, s_method, s_site, s_counter, NULL, NULL };
+
+static void note(const char *path, const char *what)
+{
+	if (!T.failed++)
+		snprintf(T.first, sizeof(T.first), "%s: %s", path, what);
+}
+
+static uint8_t *slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	struct stat st;
+	fstat(fileno(f), &st);
+	uint8_t *p = malloc((size_t)st.st_size + 1);
+	*n = fread(p, 1, (size_t)st.st_size, f);
+	fclose(f);
+	return p;
+}
+
+/* Structure of one rewritten method. */
+static void check_method(struct cf_class *c, struct cf_member *m, uint16_t fieldref, const char *path)
+{
+	struct cf_code *k = m->code;
+	struct cf_insn *v;
+	uint32_t n;
+	if (cf_code_decode(c, k, &v, &n)) { /* also checks branch targets */
+		T.branch_bad++;
+		note(path, "rewritten code does not decode");
+		return;
+	}
+	uint8_t *start = calloc(k->len + 1, 1);
+	for (uint32_t i = 0; i < n; i++) {
+		start[v[i].pc] = 1;
+		/* a snippet: getstatic Counters.c, sipush|ldc_w, dup2, laload */
+		if (fieldref && v[i].op == 0xb2 && (uint16_t)(k->code[v[i].pc + 1] << 8 | k->code[v[i].pc + 2]) == fieldref &&
+		    i + 3 < n && v[i + 2].op == 0x5c && v[i + 3].op == 0x2f)
+			T.snippets_found++;
+	}
+	start[k->len] = 1;
+	for (uint32_t x = 0; x < k->nexc; x++)
+		if (!start[k->exc[x].start] || !start[k->exc[x].end] || !start[k->exc[x].handler] ||
+		    k->exc[x].start >= k->exc[x].end)
+			T.exc_bad++;
+	for (uint32_t a = 0; a < k->nattrs; a++) {
+		const struct cf_code_attr *at = &k->attrs[a];
+		if (at->kind == CA_SMT) {
+			for (uint32_t j = 0; j < at->u.smt.n; j++)
+				if (!start[at->u.smt.f[j].bci] || (j && at->u.smt.f[j].bci <= at->u.smt.f[j - 1].bci))
+					T.frame_bad++;
+		} else if (at->kind == CA_LNT) {
+			for (uint32_t j = 0; j < at->u.lnt.n; j++)
+				if (!start[at->u.lnt.e[j].start])
+					T.exc_bad++;
+		} else if (at->kind == CA_LVT || at->kind == CA_LVTT) {
+			for (uint32_t j = 0; j < at->u.lvt.n; j++)
+				if (!start[at->u.lvt.e[j].start] || at->u.lvt.e[j].start + at->u.lvt.e[j].len > k->len)
+					T.exc_bad++;
+		}
+	}
+	free(start);
+}
+
+static int visit(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)ftw;
+	size_t l = strlen(path);
+	if (flag != FTW_F || l < 6 || strcmp(path + l - 6, ".class"))
+		return 0;
+	size_t n = 0;
+	uint8_t *data = slurp(path, &n);
+	if (!data) {
+		note(path, "unreadable");
+		return 0;
+	}
+	struct buf out;
+	buf_init(&out);
+	T.classes++;
+	T.counters_now = 0;
+	uint64_t snippets_before = T.snippets_found;
+	int rc = instr_class(data, n, &sink, T.relayout ? INSTR_RELAYOUT : T.mode, &out, &T.st);
+	if (rc < 0) {
+		note(path, "instr_class failed");
+	} else if (T.relayout) {
+		T.changed += rc == 1;
+		if (rc == 1 && (out.len != n || memcmp(out.data, data, n))) {
+			T.relayout_diff++;
+			note(path, "relayout differs");
+		}
+	} else if (rc == 1) {
+		T.changed++;
+		struct cf_class *c;
+		if (cf_parse(out.data, out.len, &c)) {
+			note(path, "output does not parse");
+		} else {
+			/* the fieldref the snippets use */
+			uint16_t fr = 0;
+			for (uint32_t i = 1; i < c->cp_count && !fr; i++) {
+				if (c->cp_tag[i] != CP_FIELDREF)
+					continue;
+				uint16_t k = (uint16_t)(c->cp_ptr[i][0] << 8 | c->cp_ptr[i][1]);
+				if (cf_utf8_eq(c, cf_class_name(c, k), INSTR_COUNTERS_CLASS))
+					fr = (uint16_t)i;
+			}
+			for (uint32_t i = 0; i < c->nmethods; i++)
+				if (c->methods[i].code)
+					check_method(c, &c->methods[i], fr, path);
+			if (T.snippets_found - snippets_before != T.counters_now)
+				note(path, "snippets found != counters announced");
+			cf_free(c);
+		}
+	}
+	buf_free(&out);
+	free(data);
+	return 0;
+}
+
+static void run_mode(const char *dir, int relayout, enum instr_mode mode)
+{
+	memset(&T, 0, sizeof(T));
+	T.relayout = relayout;
+	T.mode = mode;
+	assert_int_equal(nftw(dir, visit, 64, FTW_PHYS), 0);
+	fprintf(stderr,
+		"%s%s: %lu classes (%lu rewritten); methods %lu: %lu instrumented, %lu without allocations, %lu left "
+		"alone; %lu counters (%lu stubs) for %lu sites\n",
+		dir, relayout ? " (relayout)" : "", (unsigned long)T.classes, (unsigned long)T.changed,
+		(unsigned long)T.st.methods, (unsigned long)T.st.instrumented, (unsigned long)T.st.no_allocs,
+		(unsigned long)T.st.skipped, (unsigned long)T.st.counters, (unsigned long)T.st.stubs,
+		(unsigned long)T.st.sites);
+	if (T.failed)
+		fprintf(stderr, "%lu failures, first: %s\n", (unsigned long)T.failed, T.first);
+	assert_int_equal(T.failed, 0);
+	assert_int_equal(T.branch_bad + T.frame_bad + T.exc_bad + T.bad_counter, 0);
+	assert_true(T.classes > 0);
+}
+
+static void run(const char *dir, int relayout)
+{
+	run_mode(dir, relayout, INSTR_PATHS);
+}
+
+/* Per-site counting: one counter per site, the structure checks as above. */
+static void test_sites_jdk(void **state)
+{
+	(void)state;
+	run_mode(JDK_CLASSES_DIR, 0, INSTR_SITES);
+	assert_int_equal(T.st.counters, T.st.sites);
+	assert_int_equal(T.snippets_found, T.st.sites);
+}
+
+static void test_relayout_jdk_identical(void **state)
+{
+	(void)state;
+	run(JDK_CLASSES_DIR, 1);
+	assert_true(T.changed > 20000); /* every class with code went through */
+}
+
+static void test_instrument_jdk(void **state)
+{
+	(void)state;
+	run(JDK_CLASSES_DIR, 0);
+	assert_true(T.st.instrumented > 10000);
+	assert_int_equal(T.snippets_found, T.counters_announced);
+	assert_true(T.types_seen > 1000); /* type names are decoded */
+	/* nearly every method is instrumentable (jsr/ret ones are not) */
+	assert_true(T.st.skipped * 1000 < T.st.instrumented);
+}
+
+static void test_instrument_examples(void **state)
+{
+	(void)state;
+	run(EXAMPLE_CLASSES_DIR, 0);
+	assert_true(T.st.instrumented > 10);
+	assert_int_equal(T.st.skipped, 0);
+}
+
+static void test_counters_class(void **state)
+{
+	(void)state;
+	struct buf b;
+	buf_init(&b);
+	assert_int_equal(instr_counters_class(123456, &b), 0);
+	struct cf_class *c;
+	assert_int_equal(cf_parse(b.data, b.len, &c), 0);
+	assert_true(cf_utf8_eq(c, cf_class_name(c, c->this_class), INSTR_COUNTERS_CLASS));
+	assert_int_equal(c->nfields, 1);
+	assert_true(cf_utf8_eq(c, c->fields[0].name, "c") && cf_utf8_eq(c, c->fields[0].desc, "[J"));
+	assert_int_equal(c->cp_tag[10], CP_INTEGER);
+	assert_int_equal(c->cp_ptr[10][1] << 16 | c->cp_ptr[10][2] << 8 | c->cp_ptr[10][3], 123456);
+	cf_free(c);
+	buf_free(&b);
+}
+
+/* ---- edge frequencies from counters ----------------------------------- */
+
+static uint64_t rng = 0x2545F4914F6CDD1Dull;
+static uint32_t rnd(uint32_t n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)(rng % n);
+}
+
+/* Random CFGs (one site per block), random complete walks counting every
+ * edge: with every counter kept, the flows solved from the counted edges
+ * alone equal the walked counts on every edge. */
+static void test_solve_flow(void **state)
+{
+	(void)state;
+	uint32_t checked = 0;
+	for (int iter = 0; iter < 2000; iter++) {
+		struct cfg g;
+		uint32_t nb = 1 + rnd(12);
+		assert_int_equal(cfg_init(&g, nb), 0);
+		for (uint32_t b = 0; b < nb; b++) {
+			uint32_t ns = rnd(3);
+			if (b + 1 == nb)
+				ns = 0;
+			g.b[b].exit = ns == 0;
+			for (uint32_t k = 0; k < ns; k++) {
+				uint32_t to = rnd(nb);
+				cfg_add_edge(&g, b, to, CFG_NORMAL, to == b + 1);
+			}
+			cfg_add_site(&g, b, b);
+		}
+		cfg_finish(&g);
+		struct paths ps;
+		assert_int_equal(paths_plan(&g, NULL, &ps), 0);
+		uint32_t reach = 0, counters = 0;
+		for (uint32_t b = 0; b < nb; b++)
+			reach += ps.block_path[b] != PATHS_NONE;
+		for (uint32_t i = 0; i < ps.nedges; i++)
+			counters += ps.e[i].counter;
+		double *truth = calloc(ps.nedges + 1, sizeof(double)), *flow = calloc(ps.nedges + 1, sizeof(double));
+		uint8_t *counted = calloc(ps.nedges + 1, 1);
+		/* walks from X -> 0 to X; walks that do not end are not counted */
+		double *walk = calloc(ps.nedges + 1, sizeof(double));
+		for (int w = 0; w < 30; w++) {
+			memset(walk, 0, (ps.nedges + 1) * sizeof(double));
+			uint32_t e = paths_find_edge(&ps, PATHS_X, 0);
+			int steps = 0, done = 0;
+			while (steps++ < 200) {
+				walk[e] += 1;
+				if (ps.e[e].to == PATHS_X) {
+					done = 1;
+					break;
+				}
+				uint32_t n = 0, pick = PATHS_NONE;
+				for (uint32_t i = 0; i < ps.nedges; i++)
+					if (ps.e[i].from == ps.e[e].to && rnd(++n) == 0)
+						pick = i;
+				e = pick;
+			}
+			for (uint32_t i = 0; done && i < ps.nedges; i++)
+				truth[i] += walk[i];
+		}
+		for (uint32_t i = 0; i < ps.nedges; i++)
+			counted[i] = ps.e[i].counter;
+		double entry = instr_solve_flow(nb, ps.nedges, ps.e, counted, truth, flow);
+		/* nothing dropped: chords = edges - (reachable blocks + X) + 1 */
+		if (counters == ps.nedges - (reach + 1) + 1) {
+			checked++;
+			for (uint32_t i = 0; i < ps.nedges; i++)
+				assert_true(flow[i] == truth[i]);
+			assert_true(entry == truth[paths_find_edge(&ps, PATHS_X, 0)]);
+		}
+		free(truth);
+		free(flow);
+		free(counted);
+		free(walk);
+		paths_free(&ps);
+		cfg_free(&g);
+	}
+	fprintf(stderr, "solve_flow: %u of 2000 graphs had every counter kept and were checked edge by edge\n", checked);
+	assert_true(checked > 500);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_counters_class),
+		cmocka_unit_test(test_solve_flow),
+		cmocka_unit_test(test_relayout_jdk_identical),
+		cmocka_unit_test(test_instrument_examples),
+		cmocka_unit_test(test_instrument_jdk),
+		cmocka_unit_test(test_sites_jdk),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

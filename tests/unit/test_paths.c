@@ -1,0 +1,401 @@
+/* test_paths.c - agent/cfg.c and agent/paths.c: the path structures of the
+ * paper's Figure 2, the counter semantics of Figures 3 and 4 for every
+ * counter placement (expected values worked out by hand from the paper's
+ * rules), and random CFGs checked by simulation: over every walk from the
+ * entry (or a handler) to an exit, the counters passed add up to the
+ * walk's allocations, site by site. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/paths.h"
+
+/* Blocks are named by letters in the comments; each block b has one
+ * allocation site numbered b unless stated otherwise. */
+static void one_site_per_block(struct cfg *g)
+{
+	for (uint32_t b = 0; b < g->nblocks; b++)
+		assert_int_equal(cfg_add_site(g, b, b), 0);
+}
+
+static uint32_t edge(const struct paths *ps, uint32_t from, uint32_t to)
+{
+	uint32_t e = paths_find_edge(ps, from, to);
+	assert_int_not_equal(e, PATHS_NONE);
+	return e;
+}
+
+/* Figure 2 right: A->B->E hot; A->C, C->D, D->C, C->E.  Frequencies make
+ * A->B the likely successor of A and C->D that of C, so the dashed path
+ * A->C->D->C finds C on itself (header), splits off the loop [D] and
+ * continues C->E, joining the hot path at E. */
+enum { A, B, C, D, E };
+static void test_figure2_loop_split(void **state)
+{
+	(void)state;
+	struct cfg g;
+	assert_int_equal(cfg_init(&g, 5), 0);
+	cfg_add_edge(&g, A, B, CFG_NORMAL, 1);
+	cfg_add_edge(&g, A, C, CFG_NORMAL, 0);
+	cfg_add_edge(&g, B, E, CFG_NORMAL, 0);
+	cfg_add_edge(&g, C, D, CFG_NORMAL, 1);
+	cfg_add_edge(&g, C, E, CFG_NORMAL, 0);
+	cfg_add_edge(&g, D, C, CFG_NORMAL, 0);
+	g.b[E].exit = 1;
+	one_site_per_block(&g);
+	assert_int_equal(cfg_finish(&g), 0);
+	/* cfg edges sorted by (from, to): AB AC BE CD CE DC */
+	double freq[] = { 10, 1, 10, 9, 1, 9 };
+	struct paths ps;
+	assert_int_equal(paths_build(&g, freq, &ps), 0);
+	assert_int_equal(ps.npaths, 3);
+	uint32_t hot = ps.block_path[A];
+	assert_int_equal(ps.block_path[B], hot);
+	assert_int_equal(ps.block_path[E], hot);
+	uint32_t dashed = ps.block_path[C], loop = ps.block_path[D];
+	assert_true(dashed != hot && loop != hot && loop != dashed);
+	assert_int_equal(ps.p[loop].split_from, dashed);
+	/* the loop branches off C and joins C; the dashed path joins at E */
+	assert_int_equal(ps.e[edge(&ps, C, D)].path, loop);
+	assert_int_equal(ps.e[edge(&ps, D, C)].path, loop);
+	assert_int_equal(ps.e[edge(&ps, A, C)].path, dashed);
+	assert_int_equal(ps.e[edge(&ps, C, E)].path, dashed);
+	assert_int_equal(ps.e[edge(&ps, E, PATHS_X)].path, hot);
+	/* share counts of the hot path X->A, A->B, B->E, E->X: one path
+	 * branches off at A (the dashed), one joins at E (the dashed) */
+	assert_int_equal(ps.e[edge(&ps, PATHS_X, A)].share, 2); /* 1 + branch at A */
+	assert_int_equal(ps.e[edge(&ps, A, B)].share, 1);
+	assert_int_equal(ps.e[edge(&ps, B, E)].share, 1);
+	assert_int_equal(ps.e[edge(&ps, E, PATHS_X)].share, 2); /* 1 + join at E */
+	assert_int_equal(paths_place(&ps, &g, NULL), 0);
+	assert_int_equal(paths_semantics(&ps, &g), 0);
+	/* one counter per path; the hot one on a least-shared edge */
+	assert_int_equal(ps.ncounters, 3);
+	uint32_t hc = ps.p[hot].counter_edge;
+	assert_true(hc == edge(&ps, A, B) || hc == edge(&ps, B, E));
+	/* the loop counts one iteration: D and the header C */
+	uint32_t lc = ps.p[loop].counter_edge;
+	for (uint32_t k = 0; k < ps.ncounters; k++) {
+		if (ps.counter_edge[k] != lc)
+			continue;
+		int32_t *S = ps.sem + k * ps.nsites;
+		int32_t expect[5] = { 0, 0, 1, 1, 0 };
+		assert_memory_equal(S, expect, sizeof(expect));
+	}
+	paths_free(&ps);
+	cfg_free(&g);
+}
+
+/* Figure 2 with the static heuristics: a javac while loop.
+ *   0 entry: goto 2        1 body -> 2        2 test: if -> 1 (backward), else 3
+ *   3 return
+ * The backward edge 2->1 is preferred, so the hot path X,0,2,1 meets 2
+ * again: 2 is the header and [1] the loop. */
+static void test_figure2_static_heuristics(void **state)
+{
+	(void)state;
+	struct cfg g;
+	assert_int_equal(cfg_init(&g, 4), 0);
+	cfg_add_edge(&g, 0, 2, CFG_NORMAL, 0);
+	cfg_add_edge(&g, 1, 2, CFG_NORMAL, 1);
+	cfg_add_edge(&g, 2, 1, CFG_NORMAL, 0);
+	cfg_add_edge(&g, 2, 3, CFG_NORMAL, 1);
+	g.b[3].exit = 1;
+	one_site_per_block(&g);
+	assert_int_equal(cfg_finish(&g), 0);
+	struct paths ps;
+	assert_int_equal(paths_plan(&g, NULL, &ps), 0);
+	assert_int_equal(ps.npaths, 2);
+	uint32_t hot = ps.block_path[0];
+	assert_int_equal(ps.block_path[2], hot);
+	assert_int_equal(ps.block_path[3], hot);
+	assert_int_not_equal(ps.block_path[1], hot);
+	assert_int_equal(ps.p[ps.block_path[1]].split_from, hot);
+	paths_free(&ps);
+	cfg_free(&g);
+}
+
+/* Figures 3 and 4: build, force the counters, return the semantics of the
+ * counter on edge (from, to). */
+static void sem_of(struct paths *ps, uint32_t from, uint32_t to, int32_t *out)
+{
+	uint32_t e = edge(ps, from, to);
+	for (uint32_t k = 0; k < ps->ncounters; k++)
+		if (ps->counter_edge[k] == e) {
+			memcpy(out, ps->sem + k * ps->nsites, ps->nsites * sizeof(int32_t));
+			return;
+		}
+	fail_msg("no counter on %u->%u", from, to);
+}
+
+/* Figure 3.  Continuous path X,A,B,C,X (entry); dashed path X,E,F,G,X (E
+ * is a handler, so the dashed path depends on no other path, as in the
+ * paper's simplification); dash-dotted B->D->F branches off the
+ * continuous path at B and joins the dashed one at F.  Sites: one per
+ * block, site number = block number. */
+enum { FA, FB, FC, FD, FE, FF, FG, F_N };
+static void test_figure3_corrections(void **state)
+{
+	(void)state;
+	for (int cont_after = 0; cont_after < 2; cont_after++) {
+		for (int dashed_after = 0; dashed_after < 2; dashed_after++) {
+			struct cfg g;
+			assert_int_equal(cfg_init(&g, F_N), 0);
+			cfg_add_edge(&g, FA, FB, CFG_NORMAL, 1);
+			cfg_add_edge(&g, FB, FC, CFG_NORMAL, 1);
+			cfg_add_edge(&g, FB, FD, CFG_NORMAL, 0);
+			cfg_add_edge(&g, FD, FF, CFG_NORMAL, 0);
+			cfg_add_edge(&g, FE, FF, CFG_NORMAL, 1);
+			cfg_add_edge(&g, FF, FG, CFG_NORMAL, 1);
+			g.b[FC].exit = g.b[FG].exit = 1;
+			g.b[FE].handler = 1;
+			one_site_per_block(&g);
+			assert_int_equal(cfg_finish(&g), 0);
+			/* sorted: AB BC BD DF EF FG */
+			double freq[] = { 5, 5, 1, 1, 5, 5 };
+			struct paths ps;
+			assert_int_equal(paths_build(&g, freq, &ps), 0);
+			assert_int_equal(ps.npaths, 3);
+			uint32_t cont = ps.block_path[FA], dashed = ps.block_path[FE], dd = ps.block_path[FD];
+			uint32_t forced[3];
+			forced[cont] = cont_after ? edge(&ps, FC, PATHS_X) : edge(&ps, PATHS_X, FA);
+			forced[dashed] = dashed_after ? edge(&ps, FG, PATHS_X) : edge(&ps, PATHS_X, FE);
+			forced[dd] = edge(&ps, FB, FD);
+			assert_int_equal(paths_place(&ps, &g, forced), 0);
+			assert_int_equal(paths_semantics(&ps, &g), 0);
+			int32_t S[F_N], expect[F_N] = { 0 };
+			sem_of(&ps, FB, FD, S);
+			expect[FD] = 1; /* its own allocation */
+			if (cont_after) { /* not counted yet: add A and B */
+				expect[FA] += 1;
+				expect[FB] += 1;
+			} else { /* counted already: remove C, never reached */
+				expect[FC] -= 1;
+			}
+			if (dashed_after) { /* will count E..G: remove E, not passed */
+				expect[FE] -= 1;
+			} else { /* skipped: add F and G */
+				expect[FF] += 1;
+				expect[FG] += 1;
+			}
+			assert_memory_equal(S, expect, sizeof(expect));
+			paths_free(&ps);
+			cfg_free(&g);
+		}
+	}
+}
+
+/* Figure 4.  Continuous X,A,H,C,X; loop H->L->H.  Wherever the two
+ * counters sit, the loop's counter means one iteration: L and H. */
+enum { LA, LH, LC, LL, L_N };
+static void test_figure4_loop(void **state)
+{
+	(void)state;
+	for (int cont_pos = 0; cont_pos < 4; cont_pos++) {
+		for (int loop_pos = 0; loop_pos < 2; loop_pos++) {
+			struct cfg g;
+			assert_int_equal(cfg_init(&g, L_N), 0);
+			cfg_add_edge(&g, LA, LH, CFG_NORMAL, 1);
+			cfg_add_edge(&g, LH, LC, CFG_NORMAL, 1);
+			cfg_add_edge(&g, LH, LL, CFG_NORMAL, 0);
+			cfg_add_edge(&g, LL, LH, CFG_NORMAL, 0);
+			g.b[LC].exit = 1;
+			one_site_per_block(&g);
+			assert_int_equal(cfg_finish(&g), 0);
+			double freq[] = { 5, 5, 1, 1 }; /* AH HC HL LH */
+			struct paths ps;
+			assert_int_equal(paths_build(&g, freq, &ps), 0);
+			assert_int_equal(ps.npaths, 2);
+			uint32_t cont = ps.block_path[LA], loop = ps.block_path[LL];
+			uint32_t cont_edges[4] = { edge(&ps, PATHS_X, LA), edge(&ps, LA, LH), edge(&ps, LH, LC),
+						   edge(&ps, LC, PATHS_X) };
+			uint32_t forced[2];
+			forced[cont] = cont_edges[cont_pos];
+			forced[loop] = loop_pos ? edge(&ps, LL, LH) : edge(&ps, LH, LL);
+			assert_int_equal(paths_place(&ps, &g, forced), 0);
+			assert_int_equal(paths_semantics(&ps, &g), 0);
+			int32_t S[L_N], expect[L_N] = { 0, 1, 0, 1 };
+			sem_of(&ps, loop_pos ? LL : LH, loop_pos ? LH : LL, S);
+			assert_memory_equal(S, expect, sizeof(expect));
+			paths_free(&ps);
+			cfg_free(&g);
+		}
+	}
+}
+
+/* An if without else (0 -> 1 -> 2, 0 -> 2) where only the "then" block 1
+ * allocates: the hot path's counter sits on 0 -> 1 (share 1, while X -> 0
+ * is shared with the side path), so the side path 0 -> 2 passes no
+ * allocation and no counter: its semantics are empty and it is dropped. */
+static void test_empty_semantics_dropped(void **state)
+{
+	(void)state;
+	struct cfg g;
+	assert_int_equal(cfg_init(&g, 3), 0);
+	cfg_add_edge(&g, 0, 1, CFG_NORMAL, 1);
+	cfg_add_edge(&g, 0, 2, CFG_NORMAL, 0);
+	cfg_add_edge(&g, 1, 2, CFG_NORMAL, 1);
+	g.b[2].exit = 1;
+	assert_int_equal(cfg_add_site(&g, 1, 0), 0);
+	assert_int_equal(cfg_finish(&g), 0);
+	struct paths ps;
+	assert_int_equal(paths_plan(&g, NULL, &ps), 0);
+	assert_int_equal(ps.npaths, 2);
+	assert_int_equal(ps.ncounters, 1);
+	assert_int_equal(ps.counter_edge[0], edge(&ps, 0, 1));
+	assert_int_equal(ps.sem[0], 1);
+	paths_free(&ps);
+	/* nothing allocates: no counter at all */
+	g.nsites = 0;
+	assert_int_equal(paths_plan(&g, NULL, &ps), 0);
+	assert_int_equal(ps.ncounters, 0);
+	paths_free(&ps);
+	cfg_free(&g);
+}
+
+/* ---- random CFGs, checked by simulation ---------------------------------- */
+
+static uint64_t rng = 88172645463325252ull;
+static uint32_t rnd(uint32_t n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)(rng % n);
+}
+
+struct stats {
+	uint64_t graphs, walks, incr, site_incr, extra_counters;
+};
+
+static void random_graph(struct cfg *g)
+{
+	uint32_t nb = 1 + rnd(14);
+	assert_int_equal(cfg_init(g, nb), 0);
+	for (uint32_t b = 0; b < nb; b++) {
+		uint32_t nsucc = rnd(4);
+		if (b + 1 == nb && nsucc && rnd(2))
+			nsucc = 0;
+		if (!nsucc) {
+			g->b[b].exit = 1;
+			g->b[b].throws = rnd(5) == 0;
+		}
+		for (uint32_t k = 0; k < nsucc; k++) {
+			uint32_t t = rnd(nb);
+			cfg_add_edge(g, b, t, CFG_NORMAL, t == b + 1);
+		}
+		if (b > 0 && rnd(10) == 0)
+			g->b[b].handler = 1;
+		for (uint32_t s = rnd(3); s > 0; s--)
+			cfg_add_site(g, b, g->nsites);
+	}
+	assert_int_equal(cfg_finish(g), 0);
+}
+
+/* One random walk from X over start edge x; returns 0 if it did not reach
+ * an exit within the step limit. */
+static int walk_check(const struct paths *ps, const struct cfg *g, uint32_t x, int32_t *got, int32_t *want,
+		      struct stats *st)
+{
+	memset(got, 0, ps->nsites * sizeof(int32_t));
+	memset(want, 0, ps->nsites * sizeof(int32_t));
+	uint64_t incr = 0, site_incr = 0;
+	uint32_t e = x;
+	for (int steps = 0; steps < 300; steps++) {
+		const struct pedge *pe = &ps->e[e];
+		if (pe->counter) {
+			uint32_t k = 0;
+			while (ps->counter_edge[k] != e)
+				k++;
+			for (uint32_t s = 0; s < ps->nsites; s++)
+				got[s] += ps->sem[k * ps->nsites + s];
+			incr++;
+		}
+		if (pe->to == PATHS_X) {
+			for (uint32_t s = 0; s < ps->nsites; s++)
+				assert_int_equal(got[s], want[s]);
+			st->walks++;
+			st->incr += incr;
+			st->site_incr += site_incr;
+			return 1;
+		}
+		for (uint32_t s = 0; s < g->nsites; s++)
+			if (g->site_block[s] == pe->to) {
+				want[s]++;
+				site_incr++;
+			}
+		/* next: a random out-edge of pe->to */
+		uint32_t n = 0, pick = PATHS_NONE;
+		for (uint32_t i = 0; i < ps->nedges; i++)
+			if (ps->e[i].from == pe->to && rnd(++n) == 0)
+				pick = i;
+		if (pick == PATHS_NONE)
+			return 0; /* a block whose only successors were unreachable: cannot happen */
+		e = pick;
+	}
+	return 0;
+}
+
+static void test_random_cfgs(void **state)
+{
+	(void)state;
+	struct stats st = { 0 };
+	for (int iter = 0; iter < 3000; iter++) {
+		struct cfg g;
+		random_graph(&g);
+		double *freq = NULL;
+		if (iter % 2) {
+			freq = malloc((g.nnormal + 1) * sizeof(double));
+			for (uint32_t i = 0; i < g.nnormal; i++)
+				freq[i] = rnd(100);
+		}
+		struct paths ps;
+		assert_int_equal(paths_plan(&g, freq, &ps), 0);
+		st.graphs++;
+		/* every edge on exactly one path (checked by paths_build), at
+		 * most one counter per path unless a cycle forced another */
+		uint32_t counters = 0;
+		for (uint32_t i = 0; i < ps.nedges; i++)
+			counters += ps.e[i].counter;
+		uint32_t designated = 0;
+		for (uint32_t p = 0; p < ps.npaths; p++)
+			designated += ps.p[p].counter_edge != PATHS_NONE;
+		st.extra_counters += counters - designated;
+		int32_t *got = malloc((ps.nsites + 1) * sizeof(int32_t)), *want = malloc((ps.nsites + 1) * sizeof(int32_t));
+		for (uint32_t x = 0; x < ps.nedges; x++) {
+			if (ps.e[x].from != PATHS_X)
+				continue;
+			for (int w = 0; w < 40; w++)
+				walk_check(&ps, &g, x, got, want, &st);
+		}
+		free(got);
+		free(want);
+		free(freq);
+		paths_free(&ps);
+		cfg_free(&g);
+	}
+	fprintf(stderr, "random CFGs: %lu graphs, %lu walks checked; %lu path-counter increments vs %lu per-site "
+			"(%.1f%% fewer); %lu counters beyond one per path\n",
+		(unsigned long)st.graphs, (unsigned long)st.walks, (unsigned long)st.incr, (unsigned long)st.site_incr,
+		st.site_incr ? 100.0 * (1.0 - (double)st.incr / (double)st.site_incr) : 0.0,
+		(unsigned long)st.extra_counters);
+	assert_true(st.walks > 50000);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_figure2_loop_split),
+		cmocka_unit_test(test_figure2_static_heuristics),
+		cmocka_unit_test(test_figure3_corrections),
+		cmocka_unit_test(test_figure4_loop),
+		cmocka_unit_test(test_empty_semantics_dropped),
+		cmocka_unit_test(test_random_cfgs),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

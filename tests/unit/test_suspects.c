@@ -1,0 +1,368 @@
+/* test_suspects.c - analyses/suspects.c on hand-built inputs, and the
+ * `suspects` file of synthetic traces: every path it names resolves
+ * (hfs_getattr), and what it says follows from docs/scenarios.md. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "analyses/dominators.h"
+#include "analyses/suspects.h"
+#include "fs/tree.h"
+#include "model/synth.h"
+
+/* ---- pure logic ---- */
+
+/* The dominator tree (R = virtual root):
+ *   R -> 0 -> 1 -> 2 -> {3, 4};  R -> 5;  6 unreachable
+ * retained: 0:100 1:90 2:85 3:60 4:20 (+5 shallow of 2), 5:30. */
+static const uint32_t t_idom[7] = { DOM_ROOT, 0, 1, 2, 2, DOM_ROOT, DOM_UNREACHABLE };
+static const uint64_t t_ret[7] = { 100, 90, 85, 60, 20, 30, 0 };
+
+static void test_domtree_children(void **state)
+{
+	(void)state;
+	struct sus_domtree t;
+	assert_int_equal(sus_domtree_build(7, t_idom, &t), 0);
+	/* virtual root (7): 0 and 5; node 2: 3 and 4; 6 nowhere */
+	assert_int_equal(t.off[8] - t.off[7], 2);
+	assert_int_equal(t.kid[t.off[7]], 0);
+	assert_int_equal(t.kid[t.off[7] + 1], 5);
+	assert_int_equal(t.off[3] - t.off[2], 2);
+	assert_int_equal(t.off[7] - t.off[6], 0);
+	assert_int_equal(t.off[8], 6); /* 6 reachable objects have a parent */
+	sus_domtree_free(&t);
+}
+
+static void test_accumulation_point(void **state)
+{
+	(void)state;
+	struct sus_domtree t;
+	uint32_t depth;
+	assert_int_equal(sus_domtree_build(7, t_idom, &t), 0);
+	/* 0 -> 1 (90%) -> 2 (94%) -> 3 is 70% of 85: stops at 2 with 80% */
+	assert_int_equal(sus_accumulation_point(&t, t_ret, 0, 80, &depth), 2);
+	assert_int_equal(depth, 2);
+	/* with 70% it goes on to 3 (60 * 100 >= 85 * 70) */
+	assert_int_equal(sus_accumulation_point(&t, t_ret, 0, 70, &depth), 3);
+	assert_int_equal(depth, 3);
+	/* a leaf stays */
+	assert_int_equal(sus_accumulation_point(&t, t_ret, 5, 80, &depth), 5);
+	assert_int_equal(depth, 0);
+	sus_domtree_free(&t);
+}
+
+static void test_big_objects(void **state)
+{
+	(void)state;
+	uint32_t out[4];
+	/* only root-dominated objects: 0 (100) and 5 (30) */
+	assert_int_equal(sus_big_objects(7, t_idom, t_ret, 30, out, 4), 2);
+	assert_int_equal(out[0], 0);
+	assert_int_equal(out[1], 5);
+	assert_int_equal(sus_big_objects(7, t_idom, t_ret, 31, out, 4), 1);
+	assert_int_equal(sus_big_objects(7, t_idom, t_ret, 101, out, 4), 0);
+}
+
+static void test_key_retained(void **state)
+{
+	(void)state;
+	struct sus_domtree t;
+	/* one info per object; keys: 0:A 1:B 2:A 3:A 4:B 5:B 6:A
+	 * A topmost: 0 (3 and 2 are below 0) -> 100
+	 * B topmost: 1 (90; 4 is below it) and 5 (30) -> 120 */
+	const uint32_t info[7] = { 0, 1, 2, 3, 4, 5, 6 };
+	const uint32_t info_key[7] = { 0, 1, 0, 0, 1, 1, 0 };
+	uint64_t out[2];
+	assert_int_equal(sus_domtree_build(7, t_idom, &t), 0);
+	assert_int_equal(sus_key_retained(&t, t_ret, info, info_key, 2, out), 0);
+	assert_int_equal(out[0], 100);
+	assert_int_equal(out[1], 120);
+	sus_domtree_free(&t);
+}
+
+static void test_key_retained_long_chain(void **state)
+{
+	(void)state;
+	/* a 10^6-deep dominator chain of alternating keys: no recursion */
+	uint32_t n = 1000000;
+	uint32_t *idom = malloc(n * sizeof *idom), *info = malloc(n * sizeof *info);
+	uint64_t *ret = malloc(n * sizeof *ret);
+	const uint32_t info_key[2] = { 0, 1 };
+	assert_non_null(idom);
+	assert_non_null(info);
+	assert_non_null(ret);
+	for (uint32_t i = 0; i < n; i++) {
+		idom[i] = i ? i - 1 : DOM_ROOT;
+		ret[i] = (uint64_t)(n - i) * 8;
+		info[i] = i & 1;
+	}
+	struct sus_domtree t;
+	uint64_t out[2];
+	assert_int_equal(sus_domtree_build(n, idom, &t), 0);
+	assert_int_equal(sus_key_retained(&t, ret, info, info_key, 2, out), 0);
+	assert_int_equal(out[0], (uint64_t)n * 8);       /* object 0 */
+	assert_int_equal(out[1], (uint64_t)(n - 1) * 8); /* object 1 */
+	/* the descent goes on while (n - i - 1) * 100 >= (n - i) * 80, i.e.
+	 * while n - i >= 5: it stops at i = n - 4 */
+	uint32_t depth;
+	assert_int_equal(sus_accumulation_point(&t, ret, 0, 80, &depth), n - 4);
+	assert_int_equal(depth, n - 4);
+	sus_domtree_free(&t);
+	free(idom);
+	free(info);
+	free(ret);
+}
+
+static void test_survivors(void **state)
+{
+	(void)state;
+	/* window GCs 3..5; births: before GC 0, after GC 2, after GC 3, after
+	 * GC 5 (born after the window's last GC: none survived) */
+	const uint32_t birth[4] = { UINT32_MAX, 2, 3, 5 };
+	const uint32_t info[4] = { 0, 0, 1, 1 };
+	const uint32_t info_key[2] = { 0, 1 };
+	const uint64_t info_size[2] = { 10, 100 };
+	uint64_t bg[2] = { 0, 0 }, cnt[2] = { 0, 0 };
+	sus_survivors(4, birth, info, info_key, info_size, 2, 3, 5, bg, cnt);
+	/* key 0: 3 GCs (3,4,5) + 3 GCs -> 60 bytes x GCs; key 1: 2 GCs (4,5) */
+	assert_int_equal(bg[0], 60);
+	assert_int_equal(cnt[0], 2);
+	assert_int_equal(bg[1], 200);
+	assert_int_equal(cnt[1], 1);
+}
+
+static void test_small_decisions(void **state)
+{
+	(void)state;
+	const uint64_t v[6] = { 5, 0, 9, 5, 7, 1 };
+	uint32_t out[3];
+	assert_int_equal(sus_top_k(v, 6, 3, out), 3);
+	assert_int_equal(out[0], 2);
+	assert_int_equal(out[1], 4);
+	assert_int_equal(out[2], 0); /* tie 5/5: the lower index */
+	const uint64_t z[2] = { 0, 0 };
+	assert_int_equal(sus_top_k(z, 2, 3, out), 0);
+	/* the gc-roots paper's two maps: together they retain more */
+	assert_true(sus_shared(2, 2251672, 1011200));
+	assert_false(sus_shared(1, 2251672, 1011200));
+	assert_false(sus_shared(2, 1011200, 1011200));
+	assert_true(sus_overhead_dominates(50, 50, 50));
+	assert_false(sus_overhead_dominates(49, 51, 50));
+	assert_false(sus_overhead_dominates(0, 0, 50));
+	assert_int_equal(sus_pct(1, 3), 33);
+	assert_int_equal(sus_pct(5, 0), 0);
+}
+
+/* ---- the file in the tree ---- */
+
+static char g_dir[] = "/tmp/heapfs_test_suspects_XXXXXX";
+
+static struct hfs *open_scenario(const char *scenario, uint64_t n, uint32_t gcs)
+{
+	char path[256], err[256];
+	struct synth_opts so;
+	synth_opts_init(&so);
+	so.objects = n;
+	so.gcs = gcs;
+	snprintf(path, sizeof path, "%s/%s.htr", g_dir, scenario);
+	if (access(path, F_OK) != 0)
+		assert_int_equal(synth_write(scenario, &so, path, err, sizeof err), 0);
+	struct hfs_opts o;
+	memset(&o, 0, sizeof o);
+	struct htr_err herr;
+	struct hfs *fs = NULL;
+	assert_int_equal(hfs_open(&fs, path, &o, &herr), 0);
+	return fs;
+}
+
+static char *read_file(struct hfs *fs, const char *path)
+{
+	struct buf b;
+	buf_init(&b);
+	assert_int_equal(hfs_read(fs, path, &b), 0);
+	assert_int_equal(buf_putc(&b, '\0'), 0);
+	return (char *)b.data; /* the caller frees */
+}
+
+/* Every "-> PATH" line names a path of the tree; returns how many. */
+static int check_paths(struct hfs *fs, const char *text)
+{
+	int n = 0;
+	for (const char *p = strstr(text, "-> "); p; p = strstr(p + 3, "-> ")) {
+		const char *start = p + 3, *nl = strchr(start, '\n');
+		if (p > text && p[-1] != ' ')
+			continue;
+		/* only path lines: "-> " first on its line */
+		const char *ls = p;
+		while (ls > text && ls[-1] == ' ')
+			ls--;
+		if (ls > text && ls[-1] != '\n')
+			continue;
+		char path[4096];
+		size_t len = nl ? (size_t)(nl - start) : strlen(start);
+		assert_true(len + 2 < sizeof path);
+		path[0] = '/';
+		memcpy(path + 1, start, len);
+		path[len + 1] = '\0';
+		struct hfs_attr a;
+		int rc = hfs_getattr(fs, path, &a);
+		if (rc)
+			fprintf(stderr, "suspects names %s: %d\n", path, rc);
+		assert_int_equal(rc, 0);
+		n++;
+	}
+	return n;
+}
+
+/* Lines other than path lines fit 80 columns. */
+static void check_layout(const char *text)
+{
+	int lines = 0;
+	const char *s = text;
+	while (*s) {
+		const char *nl = strchr(s, '\n');
+		size_t len = nl ? (size_t)(nl - s) : strlen(s);
+		const char *t = s;
+		while (t < s + len && *t == ' ')
+			t++;
+		if (strncmp(t, "-> ", 3) != 0 && len > 80) {
+			fprintf(stderr, "too wide: %.*s\n", (int)len, s);
+			fail();
+		}
+		lines++;
+		s = nl ? nl + 1 : s + len;
+	}
+	assert_true(lines < 200);
+}
+
+static void test_multicache(void **state)
+{
+	(void)state;
+	struct hfs *fs = open_scenario("multicache", 0, 0);
+	char *text = read_file(fs, "/suspects");
+	check_layout(text);
+	assert_true(check_paths(fs, text) > 10);
+	/* docs/scenarios.md: Products held by both static maps, the leak
+	 * window covers the run (P grows at every GC) */
+	assert_non_null(strstr(text, "1. Leak"));
+	assert_non_null(strstr(text, "type example.multicache.Product:"));
+	assert_non_null(strstr(text, "static/example.multicache.IdCache/byId"));
+	assert_non_null(strstr(text, "static/example.multicache.NameCache/byName"));
+	assert_non_null(strstr(text, "site example.multicache.Loader.load:30"));
+	assert_non_null(strstr(text, "shared ownership"));
+	/* the head of the holding structure: the two maps' allocation sites */
+	assert_non_null(strstr(text, "example.multicache.IdCache.<clinit>:12"));
+	assert_non_null(strstr(text, "example.multicache.NameCache.<clinit>:12"));
+	/* the JSON holds the same paths */
+	char *json = read_file(fs, "/suspects.json");
+	assert_non_null(strstr(json, "\"kind\": \"leak\""));
+	assert_non_null(strstr(json, "by-indirect-root/static/example.multicache.IdCache/byId/"));
+	free(json);
+	free(text);
+	hfs_close(fs);
+}
+
+static void test_buggystack(void **state)
+{
+	(void)state;
+	struct hfs *fs = open_scenario("buggystack", 0, 0);
+	char *text = read_file(fs, "/suspects");
+	check_layout(text);
+	assert_true(check_paths(fs, text) > 5);
+	/* the stack's array holds every TestObject ever pushed in round one */
+	char *leak = strstr(text, "Leak (");
+	assert_non_null(leak);
+	assert_non_null(strstr(leak, "type java.lang.Object[]:"));
+	assert_non_null(strstr(leak, "example.buggystack.BuggyStack"));
+	free(text);
+	hfs_close(fs);
+}
+
+static void test_churn(void **state)
+{
+	(void)state;
+	struct hfs *fs = open_scenario("churn", 0, 0);
+	char *text = read_file(fs, "/suspects");
+	check_layout(text);
+	check_paths(fs, text);
+	/* defaults: churn GCs 11..20, 100000 Integers per churn interval,
+	 * all dead at the next GC: 10 intervals x 100000 */
+	assert_non_null(strstr(text, "Churn ("));
+	assert_non_null(strstr(text, "GC 011..020"));
+	assert_non_null(strstr(text, "type java.lang.Integer: 1000000 objects, 16000000 bytes"));
+	assert_non_null(strstr(text, "site java.lang.Integer.valueOf:1081: 1000000 objects"));
+	assert_null(strstr(text, "Leak ("));
+	free(text);
+	hfs_close(fs);
+}
+
+static void test_gcstress(void **state)
+{
+	(void)state;
+	struct hfs *fs = open_scenario("gcstress", 0, 0);
+	char *text = read_file(fs, "/suspects");
+	check_layout(text);
+	check_paths(fs, text);
+	/* stress GCs 11..20 at 80% of the time in GC */
+	assert_non_null(strstr(text, "GC overhead ("));
+	assert_non_null(strstr(text, "80% of the time in GC over GC 011..020"));
+	assert_non_null(strstr(text, "example.gcstress.Task"));
+	free(text);
+	hfs_close(fs);
+}
+
+static void test_company(void **state)
+{
+	(void)state;
+	struct hfs *fs = open_scenario("company", 0, 0);
+	char *text = read_file(fs, "/suspects");
+	check_layout(text);
+	assert_true(check_paths(fs, text) > 3);
+	/* nothing constructed to grow: no leak, said so with what was checked */
+	assert_null(strstr(text, "Leak ("));
+	assert_non_null(strstr(text, "no leak window"));
+	assert_non_null(strstr(text, "Bloat ("));
+	assert_non_null(strstr(text, "instance health"));
+	free(text);
+	hfs_close(fs);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(g_dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_domtree_children),
+		cmocka_unit_test(test_accumulation_point),
+		cmocka_unit_test(test_big_objects),
+		cmocka_unit_test(test_key_retained),
+		cmocka_unit_test(test_key_retained_long_chain),
+		cmocka_unit_test(test_survivors),
+		cmocka_unit_test(test_small_decisions),
+		cmocka_unit_test(test_multicache),
+		cmocka_unit_test(test_buggystack),
+		cmocka_unit_test(test_churn),
+		cmocka_unit_test(test_gcstress),
+		cmocka_unit_test(test_company),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
