@@ -29,7 +29,7 @@ static const char help_text[] =
 	"  counts=FILE     mode=count: also write the per-site counts as TSV\n"
 	"  hot=N           mode=count: a method called N times is re-instrumented\n"
 	"                  with paths from its measured edge frequencies (default\n"
-	"                  10000; 0 never)\n"
+	"                  0: never; try 10000 for long runs)\n"
 	"  counting=paths|sites  mode=count: path counters (default) or one counter\n"
 	"                  per allocation site (more increments; exact even when\n"
 	"                  exceptions unwind instrumented methods)\n"

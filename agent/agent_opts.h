@@ -25,7 +25,7 @@ enum agent_mode {
 };
 
 #define AGENT_DEFAULT_COUNTERS (1u << 20)
-#define AGENT_DEFAULT_HOT 10000u
+#define AGENT_DEFAULT_HOT 0u /* off: see agent/README.md, hot paths */
 #define AGENT_MAX_COUNTERS (1u << 27)
 #define AGENT_DEFAULT_DEPTH 4
 #define AGENT_MAX_DEPTH 64

@@ -97,13 +97,13 @@ count_row company example.company.Main 2000 3
 count_row buggystack example.buggystack.BuggyMain 20000
 count_row gcstress example.gcstress.Pipeline 200000 8
 count_row slowleak example.slowleak.Main 400000 20
-# generated methods (tests/integration/gen_alloc_methods.c): branchy code
+# generated methods (tests/integration/gen_alloc_methods.c): branchy code, 50 rounds
 if [ -x "$BUILD/tests/gen_alloc_methods" ] && command -v javac >/dev/null; then
 	mkdir -p "$OUT/gen"
 	"$BUILD/tests/gen_alloc_methods" 11 60 Gen >"$OUT/gen/Gen.java"
 	javac -d "$OUT/gen" "$OUT/gen/Gen.java"
 	CP_SAVED=$CP; CP=$OUT/gen
-	count_row generated Gen
+	count_row generated Gen 50
 	CP=$CP_SAVED
 fi
 # a Debian application: Apache Ant building a small project

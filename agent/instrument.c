@@ -335,7 +335,12 @@ static void relocate_tables(struct rw *r)
 	for (uint32_t x = 0; x < k->nexc; x++) {
 		struct cf_exc *e = &k->exc[x];
 		uint32_t h = e->handler;
-		e->start = (uint16_t)r->jt[r->pci[e->start]];
+		/* a range starts at its first instruction, after the snippets
+		 * before it: javac covers a handler's first instructions by the
+		 * handler itself, and C1 refuses to compile a method whose
+		 * handler block has a trapping instruction (our getstatic,
+		 * laload, lastore) under its own handler */
+		e->start = (uint16_t)r->ipos[r->pci[e->start]];
 		e->end = (uint16_t)map_end(r, e->end);
 		e->handler = (uint16_t)resolve(r, NOT_SET, h);
 	}

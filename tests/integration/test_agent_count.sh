@@ -89,12 +89,28 @@ for seed in ${SEEDS:-1 2 3 4 5 6 7 8}; do
 	"$JAVAC" -d "$TMP/gen$seed" "$TMP/gen$seed/Gen.java" || fail "javac (seed $seed)"
 	compare "generated seed $seed" Gen "$TMP/gen$seed" Gen
 done
+echo "== the JIT compiles instrumented methods"
+# C1 refuses methods whose handler block has a trapping instruction under
+# its own handler (a counter snippet inside a javac self-covering range)
+g=$TMP/jit; mkdir -p "$g"
+"$BUILD/tests/gen_alloc_methods" 11 60 Gen >"$g/Gen.java"
+"$JAVAC" -d "$g" "$g/Gen.java" || fail "javac (jit)"
+"$JAVA" -XX:TieredStopAtLevel=1 -XX:+PrintCompilation "-agentpath:$AGENT=out=$TMP/j.htr,mode=count,hot=0" -cp "$g" Gen 100 \
+	>"$TMP/jit.out" 2>&1 || fail "jit run"
+skipped=$(grep "Gen::" "$TMP/jit.out" | grep -c "COMPILE SKIPPED" || true)
+compiled=$(grep -c "Gen::m" "$TMP/jit.out" || true)
+[ "$skipped" = 0 ] || { grep "COMPILE SKIPPED" "$TMP/jit.out" | head -3 >&2; fail "C1 skipped $skipped instrumented methods"; }
+echo "ok: C1 compiled $compiled Gen methods, skipped none"
+
 echo "== hot paths: re-instrumented from measured frequencies (hot=N)"
 # Counts from every instrumentation version add up: a run whose methods are
 # retransformed (hot=20) counts what a run with static paths only (hot=0)
 # counts; the verifier accepts every version.
 for seed in 3 5; do
-	g=$TMP/gen$seed
+	g=$TMP/hot$seed
+	mkdir -p "$g"
+	"$BUILD/tests/gen_alloc_methods" "$seed" 30 Gen >"$g/Gen.java"
+	"$JAVAC" -d "$g" "$g/Gen.java" || fail "javac (seed $seed)"
 	"$JAVA" -Xverify:all "-agentpath:$AGENT=out=$TMP/h0.htr,mode=count,counts=$TMP/h0.tsv,hot=0" -cp "$g" Gen 300 >"$TMP/h0.out" 2>&1 ||
 		{ cat "$TMP/h0.out"; fail "hot=0 run"; }
 	"$JAVA" -Xverify:all "-agentpath:$AGENT=out=$TMP/h1.htr,mode=count,counts=$TMP/h1.tsv,hot=20,verbose" -cp "$g" Gen 300 \

@@ -120,7 +120,9 @@ static void test_count_mode(void **state)
 	assert_int_equal(o.hot, 0); /* sites: nothing to re-plan */
 	assert_int_equal(agent_opts_parse(&o, "counting=edges", err, sizeof(err)), -EINVAL);
 	assert_int_equal(agent_opts_parse(&o, "mode=count", err, sizeof(err)), 0);
-	assert_int_equal(o.hot, AGENT_DEFAULT_HOT);
+	assert_int_equal(o.hot, 0); /* off unless asked for */
+	assert_int_equal(agent_opts_parse(&o, "mode=count,hot=10000", err, sizeof(err)), 0);
+	assert_int_equal(o.hot, 10000);
 	assert_int_equal(agent_opts_parse(&o, "mode=count,hot=0", err, sizeof(err)), 0);
 	assert_int_equal(o.hot, 0);
 	assert_int_equal(agent_opts_parse(&o, "mode=count,hot=50", err, sizeof(err)), 0);
