@@ -43,7 +43,7 @@ sed -n 2p <<<"$top" | grep -q 'IdCache.byId' || fail "top row not named by its r
 ok "dominators/top"
 
 # the by-type table: retained columns, sorted by retained size
-hdr=$(c gc/latest/by-type/table | head -1)
+hdr=$(c gc/latest/by-type/table | sed -n 1p) # sed reads all: no SIGPIPE under pipefail
 [ "$hdr" = "$(printf 'name\tcount\tshallow_size\tdeep_count\tdeep_size\tretained_count\tretained_size')" ] \
 	|| fail "by-type/table header: $hdr"
 c gc/latest/by-type/table | awk -F'\t' 'NR > 2 && $7 > prev { bad = 1 } NR > 1 { prev = $7 } END { exit bad }' \
@@ -57,15 +57,15 @@ ok "group metrics, table columns and closure groups"
 # bottom-up: the Products' roots are the two static maps; a path per sample
 [ "$(c $P/roots | tail -n +2 | cut -f1 | sort | tr '\n' ' ')" = "$(printf '%s\n' $A $B | sort | tr '\n' ' ')" ] \
 	|| fail "Product roots: $(c $P/roots)"
-p=$(c $P/objects | head -1)
+p=$(c $P/objects | sed -n 1p)
 path=$(c gc/latest/objects/$p/path-to-root)
 [ "$(wc -l <<<"$path")" = 5 ] || fail "path-to-root: $path"
 [ "$(tail -1 <<<"$path" | cut -f3)" = value ] || fail "path-to-root last field: $path"
-c $P/paths | grep -q '^# object ' || fail "paths"
+grep -q '^# object ' <<<"$(c $P/paths)" || fail "paths"
 ok "roots, paths and path-to-root"
 
 # threads/<thread>/stack from the local roots
-c gc/latest/threads/loader-1/stack | grep -q "^0	example.multicache.Loader.run	0	" \
+grep -q "^0	example.multicache.Loader.run	0	" <<<"$(c gc/latest/threads/loader-1/stack)" \
 	|| fail "loader-1 stack: $(c gc/latest/threads/loader-1/stack)"
 ok "threads/<thread>/stack"
 
