@@ -32,9 +32,13 @@ echo "# Reachable memory grows at every GC: the leak detector finds the window."
 run "grep -E '^(found|start_gc|end_gc|growth_bytes)' windows/leak"
 echo
 echo "# What grew: types by size at the last GC, then who keeps the Products alive."
-run "head -n 8 gc/latest/by-type/table | cut -f1-3"
+run "head -n 8 gc/latest/by-type/table | cut -f1,2,3,7"
 run "cat gc/latest/by-type/example.multicache.Product/count"
 run "head -n 3 roots/table"
+run "cut -f1,2 gc/latest/by-type/example.multicache.Product/by-indirect-root/static/table"
+echo
+echo "# The guided summary: every claim with the path that shows it."
+run "sed -n '/^1\\. Leak/,/^   type java.lang.String/p' suspects | head -n 24"
 id=$(head -n 1 "$MNT/gc/latest/by-type/example.multicache.Product/objects")
 run "cat gc/latest/objects/$id/referrers"
 
