@@ -1178,24 +1178,27 @@ static int expr_keys(struct pass *p, struct cls_def *d, uint32_t cls, uint32_t o
 	return rc;
 }
 
-static int path_keys(struct pass *p, const struct cls_def *d, uint32_t idx)
+/* The keys of entry idx of an offsets/keys table (path levels of a site
+ * or package, the features of a site), or the unknown key. */
+static int table_keys(struct pass *p, const struct cls_def *d, const uint32_t *off,
+		      const uint32_t *keys, uint32_t idx)
 {
-	if (idx >= d->npaths || d->path_off[idx] == d->path_off[idx + 1])
+	if (idx >= d->npaths || off[idx] == off[idx + 1])
 		return kb_add(&p->kb, d->unknown_key, 0);
 	int rc = 0;
-	for (uint32_t k = d->path_off[idx]; k < d->path_off[idx + 1] && !rc; k++)
-		rc = kb_add(&p->kb, d->path_keys[k], 0);
+	for (uint32_t k = off[idx]; k < off[idx + 1] && !rc; k++)
+		rc = kb_add(&p->kb, keys[k], 0);
 	return rc;
+}
+
+static int path_keys(struct pass *p, const struct cls_def *d, uint32_t idx)
+{
+	return table_keys(p, d, d->path_off, d->path_keys, idx);
 }
 
 static int feature_keys(struct pass *p, const struct cls_def *d, uint32_t site)
 {
-	if (site >= d->npaths || d->feat_off[site] == d->feat_off[site + 1])
-		return kb_add(&p->kb, d->unknown_key, 0);
-	int rc = 0;
-	for (uint32_t k = d->feat_off[site]; k < d->feat_off[site + 1] && !rc; k++)
-		rc = kb_add(&p->kb, d->feat_keys[k], 0);
-	return rc;
+	return table_keys(p, d, d->feat_off, d->feat_keys, site);
 }
 
 /* Age and birth: one key per birth value, memoized for the pass. */
@@ -1791,10 +1794,10 @@ int census_compute(const struct heap_state *s, struct buf *out)
 	};
 	size_t need = sizeof h + (size_t)s->ninfos * (sizeof(struct objinfo) + sizeof(uint64_t));
 	int rc = buf_reserve(out, need);
+	if (!rc) rc = buf_put(out, &h, sizeof h);
+	if (!rc) rc = buf_put(out, s->infos, (size_t)s->ninfos * sizeof(struct objinfo));
 	if (rc)
 		return rc;
-	buf_put(out, &h, sizeof h);
-	buf_put(out, s->infos, (size_t)s->ninfos * sizeof(struct objinfo));
 	uint64_t *counts = (uint64_t *)(out->data + out->len);
 	memset(counts, 0, (size_t)s->ninfos * sizeof *counts);
 	/* The one pass over all objects: a histogram of interned infos. */
@@ -1828,10 +1831,9 @@ int diff_census_compute(const struct heap_state *sn, const struct heap_state *sm
 	uint32_t hdr[2] = { sn->ninfos, sm->ninfos };
 	size_t need = sizeof hdr + (size_t)sn->ninfos * (sizeof(struct objinfo) + 2 * sizeof(uint64_t)) +
 		      (size_t)sm->ninfos * (sizeof(struct objinfo) + sizeof(uint64_t));
-	if ((rc = buf_reserve(out, need)))
+	if ((rc = buf_reserve(out, need)) || (rc = buf_put(out, hdr, sizeof hdr)) ||
+	    (rc = buf_put(out, sn->infos, (size_t)sn->ninfos * sizeof(struct objinfo))))
 		goto out;
-	buf_put(out, hdr, sizeof hdr);
-	buf_put(out, sn->infos, (size_t)sn->ninfos * sizeof(struct objinfo));
 	uint64_t *born = (uint64_t *)(out->data + out->len), *perm = born + sn->ninfos;
 	memset(born, 0, 2 * (size_t)sn->ninfos * sizeof *born);
 	for (uint32_t i = 0; i < sn->n; i++) {
@@ -1841,7 +1843,8 @@ int diff_census_compute(const struct heap_state *sn, const struct heap_state *sm
 			born[sn->info[i]]++;
 	}
 	out->len += 2 * (size_t)sn->ninfos * sizeof *born;
-	buf_put(out, sm->infos, (size_t)sm->ninfos * sizeof(struct objinfo));
+	if ((rc = buf_put(out, sm->infos, (size_t)sm->ninfos * sizeof(struct objinfo))))
+		goto out;
 	uint64_t *died = (uint64_t *)(out->data + out->len);
 	memset(died, 0, (size_t)sm->ninfos * sizeof *died);
 	for (uint32_t i = 0; i < sm->n; i++) {

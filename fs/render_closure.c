@@ -76,10 +76,10 @@ static int dom_cb(void *vctx, struct buf *out)
 	struct dom_blob_hdr h = { DOM_BLOB_MAGIC, d->n, d->nreachable, 0 };
 	if ((rc = buf_reserve(out, dom_blob_size(d->n))))
 		goto out;
-	buf_put(out, &h, sizeof h);
-	buf_put(out, d->retained, (size_t)d->n * sizeof(uint64_t));
-	buf_put(out, d->idom, (size_t)d->n * sizeof(uint32_t));
-	buf_put(out, d->retained_count, (size_t)d->n * sizeof(uint32_t));
+	if (!rc) rc = buf_put(out, &h, sizeof h);
+	if (!rc) rc = buf_put(out, d->retained, (size_t)d->n * sizeof(uint64_t));
+	if (!rc) rc = buf_put(out, d->idom, (size_t)d->n * sizeof(uint32_t));
+	if (!rc) rc = buf_put(out, d->retained_count, (size_t)d->n * sizeof(uint32_t));
 out:
 	dominators_free(d);
 	hfs_state_put(c->fs, s);

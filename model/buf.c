@@ -153,6 +153,24 @@ int cur_str(struct cur *c, const char **s, uint32_t *len)
 	return 0;
 }
 
+int array_reserve(void **p, uint64_t *cap, uint64_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	uint64_t nc = *cap ? *cap : 64;
+	while (nc < need) {
+		if (nc > SIZE_MAX / 2 / elem)
+			return -ENOMEM;
+		nc *= 2;
+	}
+	void *q = realloc(*p, nc * elem);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = nc;
+	return 0;
+}
+
 /* Table-driven CRC-32 (IEEE 802.3, reflected), the one zlib and PNG use. */
 static uint32_t crc_table[256];
 static int crc_ready;

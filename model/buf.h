@@ -105,4 +105,9 @@ static inline uint64_t get_le64(const uint8_t *p)
 
 uint32_t crc32_ieee(const void *data, size_t n);
 
+/* Makes the array *p (elements of elem bytes, *cap of them allocated) hold
+ * at least need elements, doubling from 64; *p and *cap change together.
+ * Returns 0 or -ENOMEM (the array is then unchanged).  The caller owns *p. */
+int array_reserve(void **p, uint64_t *cap, uint64_t need, size_t elem);
+
 #endif

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "buf.h"
 #include "htr_reader.h"
 
 struct arec {
@@ -69,21 +70,6 @@ static uint64_t mono_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int grow(void **p, uint64_t *cap, uint64_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	uint64_t nc = *cap ? *cap : 1024;
-	while (nc < need)
-		nc *= 2;
-	void *q = realloc(*p, nc * elem);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = nc;
-	return 0;
 }
 
 /* ---- interning ---------------------------------------------------------- */
@@ -277,7 +263,7 @@ static int on_alloc(struct builder *b, const struct htr_event *ev)
 	uint32_t info;
 	int rc = intern_get(&b->in, &x, &info);
 	if (!rc)
-		rc = grow((void **)&b->allocs, &b->alloc_cap, b->nalloc + 1, sizeof(*b->allocs));
+		rc = array_reserve((void **)&b->allocs, &b->alloc_cap, b->nalloc + 1, sizeof(*b->allocs));
 	if (rc)
 		return rc;
 	if (b->nalloc && ev->u.alloc.id <= b->allocs[b->nalloc - 1].id)
@@ -332,7 +318,7 @@ static int on_deaths(struct builder *b, const struct htr_event *ev)
 	uint32_t n = ev->u.deaths.count;
 	if (n == 0)
 		return 0;
-	int rc = grow((void **)&b->dead, &b->dead_cap, b->ndead + n, sizeof(*b->dead));
+	int rc = array_reserve((void **)&b->dead, &b->dead_cap, b->ndead + n, sizeof(*b->dead));
 	if (rc)
 		return rc;
 	memcpy(b->dead + b->ndead, ev->u.deaths.ids, n * sizeof(uint64_t));
@@ -350,7 +336,7 @@ static int on_graph(struct builder *b, const struct htr_event *ev)
 	int rc;
 	if (!(b->ng && b->g_id[b->ng - 1] == id)) {
 		uint64_t old_cap = b->g_cap;
-		rc = grow((void **)&b->g_id, &b->g_cap, b->ng + 1, sizeof(uint64_t));
+		rc = array_reserve((void **)&b->g_id, &b->g_cap, b->ng + 1, sizeof(uint64_t));
 		if (rc)
 			return rc;
 		if (b->g_cap != old_cap) { /* g_off has g_cap + 1 entries */
@@ -369,10 +355,10 @@ static int on_graph(struct builder *b, const struct htr_event *ev)
 	}
 	uint32_t n = ev->u.graph.count;
 	uint64_t cap = b->e_cap;
-	rc = grow((void **)&b->e_tgt, &cap, b->ne + n, sizeof(uint64_t));
+	rc = array_reserve((void **)&b->e_tgt, &cap, b->ne + n, sizeof(uint64_t));
 	if (!rc) {
 		uint64_t cap2 = b->e_cap;
-		rc = grow((void **)&b->e_slot, &cap2, b->ne + n, sizeof(uint32_t));
+		rc = array_reserve((void **)&b->e_slot, &cap2, b->ne + n, sizeof(uint32_t));
 		b->e_cap = cap;
 	}
 	if (rc)
@@ -391,7 +377,7 @@ static int on_roots(struct builder *b, const struct htr_event *ev)
 	if (n == 0)
 		return 0;
 	uint64_t cap = b->roots_cap;
-	int rc = grow((void **)&b->roots, &cap, (uint64_t)b->nroots + n, sizeof(*b->roots));
+	int rc = array_reserve((void **)&b->roots, &cap, (uint64_t)b->nroots + n, sizeof(*b->roots));
 	if (rc)
 		return rc;
 	b->roots_cap = (uint32_t)cap;
@@ -725,9 +711,9 @@ static int assemble_objects_from_allocs(struct builder *b, struct htr_err *err)
 static int add_slot_hi(struct heap_state *s, uint64_t *cap, uint64_t edge, uint32_t hi)
 {
 	uint64_t c1 = *cap, c2 = *cap;
-	int rc = grow((void **)&s->slot_hi_edge, &c1, (uint64_t)s->nslot_hi + 1, sizeof(uint64_t));
+	int rc = array_reserve((void **)&s->slot_hi_edge, &c1, (uint64_t)s->nslot_hi + 1, sizeof(uint64_t));
 	if (!rc)
-		rc = grow((void **)&s->slot_hi, &c2, (uint64_t)s->nslot_hi + 1, sizeof(uint32_t));
+		rc = array_reserve((void **)&s->slot_hi, &c2, (uint64_t)s->nslot_hi + 1, sizeof(uint32_t));
 	if (rc)
 		return rc;
 	*cap = c1;

@@ -48,8 +48,8 @@ struct htr_writer {
 	uint32_t frame_min_death_gc;
 	uint64_t prev_alloc_id, prev_time, prev_graph_id;
 
-	struct frame_rec *frames; uint32_t nframes, frames_cap;
-	struct htr_gc_summary *gcs; uint32_t ngcs, gcs_cap;
+	struct frame_rec *frames; uint32_t nframes; uint64_t frames_cap;
+	struct htr_gc_summary *gcs; uint32_t ngcs; uint64_t gcs_cap;
 	struct htr_gc_summary pending;  /* the GC started, not yet ended */
 	int gc_in_progress;
 	uint64_t allocs_since, bytes_since;
@@ -224,14 +224,9 @@ static int compress_raw(struct htr_writer *w, int end)
 
 static int frames_push(struct htr_writer *w, const struct frame_rec *f)
 {
-	if (w->nframes == w->frames_cap) {
-		uint32_t cap = w->frames_cap ? w->frames_cap * 2 : 64;
-		struct frame_rec *p = realloc(w->frames, cap * sizeof(*p));
-		if (!p)
-			return fail(w, -ENOMEM);
-		w->frames = p;
-		w->frames_cap = cap;
-	}
+	if (array_reserve((void **)&w->frames, &w->frames_cap, (uint64_t)w->nframes + 1,
+			  sizeof(*w->frames)))
+		return fail(w, -ENOMEM);
 	w->frames[w->nframes++] = *f;
 	return 0;
 }
@@ -628,14 +623,8 @@ int htr_write_graph_object(struct htr_writer *w, uint64_t id, uint32_t nrefs,
 
 static int gcs_push(struct htr_writer *w, const struct htr_gc_summary *g)
 {
-	if (w->ngcs == w->gcs_cap) {
-		uint32_t cap = w->gcs_cap ? w->gcs_cap * 2 : 64;
-		struct htr_gc_summary *p = realloc(w->gcs, cap * sizeof(*p));
-		if (!p)
-			return fail(w, -ENOMEM);
-		w->gcs = p;
-		w->gcs_cap = cap;
-	}
+	if (array_reserve((void **)&w->gcs, &w->gcs_cap, (uint64_t)w->ngcs + 1, sizeof(*w->gcs)))
+		return fail(w, -ENOMEM);
 	w->gcs[w->ngcs++] = *g;
 	return 0;
 }

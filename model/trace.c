@@ -163,7 +163,7 @@ uint32_t trace_thread_index(const struct trace *t, uint64_t thread_id)
 	return UINT32_MAX;
 }
 
-static int add_thread(struct trace *t, const struct htr_event *ev, uint32_t *cap)
+static int add_thread(struct trace *t, const struct htr_event *ev, uint64_t *cap)
 {
 	uint32_t i = trace_thread_index(t, ev->u.thread.id);
 	char *name = dupn(ev->u.thread.name, ev->u.thread.name_len);
@@ -174,15 +174,9 @@ static int add_thread(struct trace *t, const struct htr_event *ev, uint32_t *cap
 		t->threads[i].name = name;
 		return 0;
 	}
-	if (t->nthreads == *cap) {
-		uint32_t nc = *cap ? *cap * 2 : 16;
-		struct trace_thread *p = realloc(t->threads, nc * sizeof(*p));
-		if (!p) {
-			free(name);
-			return -ENOMEM;
-		}
-		t->threads = p;
-		*cap = nc;
+	if (array_reserve((void **)&t->threads, cap, (uint64_t)t->nthreads + 1, sizeof(*t->threads))) {
+		free(name);
+		return -ENOMEM;
 	}
 	t->threads[t->nthreads].id = ev->u.thread.id;
 	t->threads[t->nthreads].name = name;
@@ -190,16 +184,10 @@ static int add_thread(struct trace *t, const struct htr_event *ev, uint32_t *cap
 	return 0;
 }
 
-static int add_info(struct trace *t, const struct htr_event *ev, uint32_t *cap)
+static int add_info(struct trace *t, const struct htr_event *ev, uint64_t *cap)
 {
-	if (t->ninfo == *cap) {
-		uint32_t nc = *cap ? *cap * 2 : 16;
-		struct trace_kv *p = realloc(t->info, nc * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		t->info = p;
-		*cap = nc;
-	}
+	if (array_reserve((void **)&t->info, cap, (uint64_t)t->ninfo + 1, sizeof(*t->info)))
+		return -ENOMEM;
 	struct trace_kv *kv = &t->info[t->ninfo];
 	kv->key = dupn(ev->u.info.key, ev->u.info.key_len);
 	kv->value = dupn(ev->u.info.val, ev->u.info.val_len);
@@ -214,7 +202,7 @@ static int add_info(struct trace *t, const struct htr_event *ev, uint32_t *cap)
 
 /* Growth state for the open-time arrays. */
 struct caps {
-	uint32_t threads, info, gcs, frames;
+	uint64_t threads, info, gcs, frames;
 };
 
 static int symbols_add(struct trace *t, struct caps *caps, const struct htr_event *ev)
@@ -233,28 +221,17 @@ static int symbols_add(struct trace *t, struct caps *caps, const struct htr_even
 
 static int push_gc(struct trace *t, struct caps *caps, const struct htr_gc_summary *g)
 {
-	if (t->ngcs == caps->gcs) {
-		uint32_t nc = caps->gcs ? caps->gcs * 2 : 64;
-		struct htr_gc_summary *p = realloc(t->gcs, nc * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		t->gcs = p;
-		caps->gcs = nc;
-	}
+	if (array_reserve((void **)&t->gcs, &caps->gcs, (uint64_t)t->ngcs + 1, sizeof(*t->gcs)))
+		return -ENOMEM;
 	t->gcs[t->ngcs++] = *g;
 	return 0;
 }
 
 static int push_frame(struct trace *t, struct caps *caps, const struct trace_frame *f)
 {
-	if (t->nframes == caps->frames) {
-		uint32_t nc = caps->frames ? caps->frames * 2 : 64;
-		struct trace_frame *p = realloc(t->frames, nc * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		t->frames = p;
-		caps->frames = nc;
-	}
+	if (array_reserve((void **)&t->frames, &caps->frames, (uint64_t)t->nframes + 1,
+			  sizeof(*t->frames)))
+		return -ENOMEM;
 	t->frames[t->nframes++] = *f;
 	return 0;
 }
