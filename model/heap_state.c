@@ -297,6 +297,8 @@ static int on_alloc_live(struct builder *b, const struct htr_event *ev)
 		return 0; /* dead by the target GC */
 	}
 	b->cursor = i + 1;
+	if (s->info[i] != UINT32_MAX)
+		return 0; /* known already (from the base, or an earlier event) */
 	struct objinfo x = {
 		.type = ev->u.alloc.type, .site = ev->u.alloc.site,
 		.thread = thread_index(b, ev->u.alloc.thread),
@@ -481,6 +483,14 @@ static int read_one(struct builder *b, uint32_t f, enum read_mode mode, struct h
 
 static int adopt_graph(struct builder *b, struct htr_err *err);
 
+static int has_unknown(const struct heap_state *s)
+{
+	for (uint32_t i = 0; i < s->n; i++)
+		if (s->info[i] == UINT32_MAX)
+			return 1;
+	return 0;
+}
+
 /* Objects alive at both the base and the target take the base's info and
  * birth: one merge of the two ascending id columns.  The base's interned
  * infos are re-interned here through a translation table, once each. */
@@ -524,12 +534,26 @@ static int read_frames(struct builder *b, struct htr_err *err)
 		uint32_t first = 0;
 		if (!rc && b->base) {
 			rc = take_from_base(b, err);
-			first = t->gcs[b->base->gc_index].frame + 1;
-			b->gc_ends = b->base->gc_index + 1;
+			/* From the base GC's own frame on, not the one after: a
+			 * recorder may log allocations in it after its walk (the
+			 * agent does), objects the base's graph does not hold. */
+			first = t->gcs[b->base->gc_index].frame;
+			b->gc_ends = t->frames[first].first_gc_index;
 		}
 		for (uint32_t f = first; f <= last && f < t->nframes && !rc; f++)
 			if (t->frames[f].kind != HTR_FRAME_GRAPH)
 				rc = read_one(b, f, READ_LIVE, err);
+		/* An object the base did not hold can still be alive now and
+		 * older than the base (a finalizer resurrected it; a recorder's
+		 * walk missed it): such gaps take the frames before the base,
+		 * so the result always equals a build from the start. */
+		if (!rc && b->base && has_unknown(b->s)) {
+			b->gc_ends = 0;
+			b->cursor = 0;
+			for (uint32_t f = 0; f < first && !rc; f++)
+				if (t->frames[f].kind != HTR_FRAME_GRAPH)
+					rc = read_one(b, f, READ_LIVE, err);
+		}
 		return rc;
 	}
 	for (uint32_t f = 0; f < t->nframes && !rc; f++) {
@@ -936,7 +960,7 @@ int heap_state_build(const struct trace *t, uint32_t gc_index, const struct heap
 	if (o && o->base && b.has_graph && o->base->gc_index < gc_index &&
 	    o->base->gc == t->gcs[o->base->gc_index].gc)
 		b.base = o->base;
-	uint32_t first = b.base ? t->gcs[b.base->gc_index].frame + 1 : 0;
+	uint32_t first = b.base ? t->gcs[b.base->gc_index].frame : 0;
 	for (uint32_t f = first; f <= t->gcs[gc_index].frame && f < t->nframes; f++)
 		b.work_total += t->frames[f].comp_len;
 	int rc = -ENOMEM;

@@ -628,6 +628,28 @@ static void test_incremental_equals_full(void **state)
 	}
 }
 
+/* The same on a real recording (the agent logs allocations made after its
+ * heap walk into the walked GC's own frame). */
+static void test_incremental_equals_full_recorded(void **state)
+{
+	(void)state;
+	struct trace *t;
+	open_ok("examples/multicache.htr", &t); /* committed; tests run from the top */
+	struct heap_state *prev = NULL;
+	for (uint32_t g = 0; g < t->ngcs; g++) {
+		struct heap_state *full = build(t, g), *inc = NULL;
+		struct heap_build_opts o = { .progress = NULL, .base = prev };
+		struct htr_err err;
+		assert_int_equal(heap_state_build(t, g, &o, &inc, &err), 0);
+		assert_same_state(full, inc);
+		heap_state_free(inc);
+		heap_state_free(prev);
+		prev = full;
+	}
+	heap_state_free(prev);
+	trace_close(t);
+}
+
 static void test_varints(void **state)
 {
 	(void)state;
@@ -674,6 +696,7 @@ int main(void)
 		cmocka_unit_test(test_state_cache_budget),
 		cmocka_unit_test(test_many_deaths_without_graph),
 		cmocka_unit_test(test_incremental_equals_full),
+		cmocka_unit_test(test_incremental_equals_full_recorded),
 		cmocka_unit_test(test_cut_at_every_byte),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
