@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 void buf_init(struct buf *b)
 {
@@ -166,9 +167,47 @@ int array_reserve(void **p, uint64_t *cap, uint64_t need, size_t elem)
 	void *q = realloc(*p, nc * elem);
 	if (!q)
 		return -ENOMEM;
+	mem_advise_huge(q, nc * elem);
 	*p = q;
 	*cap = nc;
 	return 0;
+}
+
+#define HUGE_PAGE ((size_t)2 << 20)
+
+void mem_advise_huge(void *p, size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+	if (bytes < 2 * HUGE_PAGE)
+		return;
+	uintptr_t lo = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+	uintptr_t hi = ((uintptr_t)p + bytes) & ~(uintptr_t)(HUGE_PAGE - 1);
+	if (hi > lo)
+		(void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* advice only: may fail */
+#else
+	(void)p;
+	(void)bytes;
+#endif
+}
+
+void *big_malloc(size_t bytes)
+{
+	void *p = malloc(bytes);
+	if (p)
+		mem_advise_huge(p, bytes);
+	return p;
+}
+
+void *big_calloc(size_t n, size_t size)
+{
+	if (size && n > SIZE_MAX / size)
+		return NULL;
+	/* calloc's fresh mmap'd pages are zero already; advising after
+	 * the fact still applies to the pages not yet touched */
+	void *p = calloc(n, size);
+	if (p)
+		mem_advise_huge(p, n * size);
+	return p;
 }
 
 /* Table-driven CRC-32 (IEEE 802.3, reflected), the one zlib and PNG use. */

@@ -34,9 +34,10 @@ struct arec {
 struct intern {
 	struct objinfo *infos; uint32_t n, cap;
 	uint32_t *slots; uint32_t nslots; /* holds info index + 1; 0 empty */
-	uint32_t last;                    /* memo: most recent hit */
 	/* direct-mapped by (type, site): allocations alternate between a few
-	 * kinds of object, and one compare here saves the hash probe */
+	 * kinds of object, and one compare here saves the hash probe (a memo
+	 * of the last hit, checked first, cost more in mispredictions than it
+	 * saved: consecutive allocations are seldom of one kind) */
 	uint32_t front[INTERN_FRONT];     /* info index + 1; 0 empty */
 };
 
@@ -110,14 +111,10 @@ static int intern_rehash(struct intern *in)
 
 static int intern_get(struct intern *in, const struct objinfo *x, uint32_t *out)
 {
-	if (in->n && info_eq(&in->infos[in->last], x)) {
-		*out = in->last;
-		return 0;
-	}
 	uint32_t fslot = (x->type * 31u + x->site) & (INTERN_FRONT - 1);
 	uint32_t f = in->front[fslot];
 	if (f && info_eq(&in->infos[f - 1], x)) {
-		*out = in->last = f - 1;
+		*out = f - 1;
 		return 0;
 	}
 	if ((uint64_t)(in->n + 1) * 2 > in->nslots) {
@@ -129,7 +126,7 @@ static int intern_get(struct intern *in, const struct objinfo *x, uint32_t *out)
 	while (in->slots[h]) {
 		uint32_t i = in->slots[h] - 1;
 		if (info_eq(&in->infos[i], x)) {
-			*out = in->last = i;
+			*out = i;
 			in->front[fslot] = i + 1;
 			return 0;
 		}
@@ -146,7 +143,7 @@ static int intern_get(struct intern *in, const struct objinfo *x, uint32_t *out)
 	in->infos[in->n] = *x;
 	in->slots[h] = in->n + 1;
 	in->front[fslot] = in->n + 1;
-	*out = in->last = in->n++;
+	*out = in->n++;
 	return 0;
 }
 
@@ -186,7 +183,7 @@ static void *radix_sort(void *a, void *tmp, uint64_t n, size_t rec)
  * so *cap is updated with it. */
 static int sort_u64(uint64_t **a, uint64_t n, uint64_t *cap)
 {
-	uint64_t *tmp = malloc((n ? n : 1) * sizeof(uint64_t));
+	uint64_t *tmp = big_malloc((n ? n : 1) * sizeof(uint64_t));
 	if (!tmp)
 		return -ENOMEM;
 	uint64_t *r = radix_sort(*a, tmp, n, sizeof(uint64_t));
@@ -204,7 +201,7 @@ static int sort_allocs(struct builder *b)
 {
 	if (b->allocs_sorted)
 		return 0;
-	struct arec *tmp = malloc((b->nalloc ? b->nalloc : 1) * sizeof(*tmp));
+	struct arec *tmp = big_malloc((b->nalloc ? b->nalloc : 1) * sizeof(*tmp));
 	if (!tmp)
 		return -ENOMEM;
 	struct arec *r = radix_sort(b->allocs, tmp, b->nalloc, sizeof(*tmp));
@@ -338,8 +335,10 @@ static int on_graph(struct builder *b, const struct htr_event *ev)
 	int rc;
 	if (!(b->ng && b->g_id[b->ng - 1] == id)) {
 		uint64_t old_cap = b->g_cap;
-		rc = array_reserve((void **)&b->g_id, &b->g_cap, b->ng + 1, sizeof(uint64_t));
-		if (rc)
+		/* (presize_graph made room: the calls are for traces whose
+		 * index undercounts) */
+		if (b->ng + 1 > b->g_cap &&
+		    (rc = array_reserve((void **)&b->g_id, &b->g_cap, b->ng + 1, sizeof(uint64_t))))
 			return rc;
 		if (b->g_cap != old_cap) { /* g_off has g_cap + 1 entries */
 			uint32_t *p = realloc(b->g_off, (b->g_cap + 1) * sizeof(uint32_t));
@@ -356,15 +355,17 @@ static int on_graph(struct builder *b, const struct htr_event *ev)
 		b->ng++;
 	}
 	uint32_t n = ev->u.graph.count;
-	uint64_t cap = b->e_cap;
-	rc = array_reserve((void **)&b->e_tgt, &cap, b->ne + n, sizeof(uint64_t));
-	if (!rc) {
-		uint64_t cap2 = b->e_cap;
-		rc = array_reserve((void **)&b->e_slot, &cap2, b->ne + n, sizeof(uint32_t));
-		b->e_cap = cap;
+	if (b->ne + n > b->e_cap) {
+		uint64_t cap = b->e_cap;
+		rc = array_reserve((void **)&b->e_tgt, &cap, b->ne + n, sizeof(uint64_t));
+		if (!rc) {
+			uint64_t cap2 = b->e_cap;
+			rc = array_reserve((void **)&b->e_slot, &cap2, b->ne + n, sizeof(uint32_t));
+			b->e_cap = cap;
+		}
+		if (rc)
+			return rc;
 	}
-	if (rc)
-		return rc;
 	for (uint32_t i = 0; i < n; i++) {
 		b->e_tgt[b->ne + i] = ev->u.graph.refs[i].target;
 		b->e_slot[b->ne + i] = ev->u.graph.refs[i].slot;
@@ -519,6 +520,37 @@ static int take_from_base(struct builder *b, struct htr_err *err)
 	return rc ? htr_errf(err, rc, 0, "out of memory rebuilding GC %u", b->G) : 0;
 }
 
+/* Sizes the graph arrays once from the index, so that reading a graph of
+ * millions of objects never copies them on growth: a graph object is an
+ * event, and an edge takes at least two bytes of payload (slot and target
+ * deltas).  The bound may exceed the graph many times; pages never written
+ * are never touched, and assembly shrinks the arrays to their final size.
+ * If the bound cannot be had, the arrays grow as they are filled. */
+static void presize_graph(struct builder *b)
+{
+	const struct trace *t = b->t;
+	uint64_t objs = 0, edges = 0;
+	for (uint32_t f = 0; f < t->nframes; f++)
+		if (t->frames[f].kind == HTR_FRAME_GRAPH && t->frames[f].graph_gc == b->G) {
+			objs += t->frames[f].nevents;
+			edges += t->frames[f].raw_len / 2;
+		}
+	if (objs > UINT32_MAX)
+		objs = UINT32_MAX;
+	if (edges > UINT32_MAX)
+		edges = UINT32_MAX;
+	uint64_t *g_id = big_malloc((objs + 1) * sizeof(uint64_t));
+	uint32_t *g_off = big_malloc((objs + 2) * sizeof(uint32_t));
+	uint64_t *e_tgt = big_malloc((edges + 1) * sizeof(uint64_t));
+	uint32_t *e_slot = big_malloc((edges + 1) * sizeof(uint32_t));
+	if (!g_id || !g_off || !e_tgt || !e_slot) {
+		free(g_id); free(g_off); free(e_tgt); free(e_slot);
+		return;
+	}
+	b->g_id = g_id; b->g_off = g_off; b->g_cap = objs + 1;
+	b->e_tgt = e_tgt; b->e_slot = e_slot; b->e_cap = edges + 1;
+}
+
 static int read_frames(struct builder *b, struct htr_err *err)
 {
 	const struct trace *t = b->t;
@@ -526,6 +558,7 @@ static int read_frames(struct builder *b, struct htr_err *err)
 	int rc = 0;
 	if (b->has_graph) {
 		/* the live set first, then only its allocations */
+		presize_graph(b);
 		for (uint32_t f = 0; f < t->nframes && !rc; f++)
 			if (t->frames[f].kind == HTR_FRAME_GRAPH && t->frames[f].graph_gc == b->G)
 				rc = read_one(b, f, READ_GRAPH, err);
@@ -584,7 +617,7 @@ static int build_directory(struct heap_state *s)
 	s->dir_base = lo;
 	s->dir_shift = shift;
 	s->ndir = (span >> shift) + 2;
-	s->dir = malloc(s->ndir * sizeof(uint32_t));
+	s->dir = big_malloc(s->ndir * sizeof(uint32_t));
 	if (!s->dir)
 		return -ENOMEM;
 	uint64_t k = 0;
@@ -598,22 +631,31 @@ static int build_directory(struct heap_state *s)
 	return 0;
 }
 
-uint32_t heap_state_find(const struct heap_state *s, uint64_t id)
+/* The directory narrows the search to a bucket of a few ids; within it a
+ * branch-free search: the ids of a graph's edges are close to random, and a
+ * mispredicted branch per step cost more than the steps themselves. */
+static inline uint32_t find_id(const struct heap_state *s, uint64_t id)
 {
 	if (s->n == 0 || id < s->dir_base)
 		return UINT32_MAX;
 	uint64_t bucket = (id - s->dir_base) >> s->dir_shift;
 	if (bucket + 1 >= s->ndir)
 		return UINT32_MAX;
-	uint32_t lo = s->dir[bucket], hi = s->dir[bucket + 1];
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (s->id[mid] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
+	uint32_t lo = s->dir[bucket], len = s->dir[bucket + 1] - lo;
+	if (len == 0)
+		return UINT32_MAX;
+	const uint64_t *p = s->id + lo; /* the last id <= id lies in p[0..len) */
+	while (len > 1) {
+		uint32_t half = len / 2;
+		p = p[half] <= id ? p + half : p;
+		len -= half;
 	}
-	return lo < s->dir[bucket + 1] && s->id[lo] == id ? lo : UINT32_MAX;
+	return *p == id ? (uint32_t)(p - s->id) : UINT32_MAX;
+}
+
+uint32_t heap_state_find(const struct heap_state *s, uint64_t id)
+{
+	return find_id(s, id);
 }
 
 /* Sorts the graph objects by id when the trace listed them out of order. */
@@ -621,11 +663,11 @@ static int sort_graph(struct builder *b, struct htr_err *err)
 {
 	if (b->graph_sorted)
 		return 0;
-	struct pair { uint64_t id; uint64_t idx; } *p = malloc((b->ng ? b->ng : 1) * sizeof(*p));
-	struct pair *tmp = malloc((b->ng ? b->ng : 1) * sizeof(*p));
-	uint32_t *noff = malloc((b->ng + 1) * sizeof(uint32_t));
-	uint64_t *ntgt = malloc((b->ne ? b->ne : 1) * sizeof(uint64_t));
-	uint32_t *nslot = malloc((b->ne ? b->ne : 1) * sizeof(uint32_t));
+	struct pair { uint64_t id; uint64_t idx; } *p = big_malloc((b->ng ? b->ng : 1) * sizeof(*p));
+	struct pair *tmp = big_malloc((b->ng ? b->ng : 1) * sizeof(*p));
+	uint32_t *noff = big_malloc((b->ng + 1) * sizeof(uint32_t));
+	uint64_t *ntgt = big_malloc((b->ne ? b->ne : 1) * sizeof(uint64_t));
+	uint32_t *nslot = big_malloc((b->ne ? b->ne : 1) * sizeof(uint32_t));
 	int rc = -ENOMEM;
 	if (!p || !tmp || !noff || !ntgt || !nslot)
 		goto out;
@@ -681,8 +723,8 @@ static int adopt_graph(struct builder *b, struct htr_err *err)
 	s->n = (uint32_t)b->ng;
 	s->id = b->g_id;
 	b->g_id = NULL;
-	s->info = malloc((s->n ? s->n : 1) * sizeof(uint32_t));
-	s->birth = malloc((s->n ? s->n : 1) * sizeof(uint32_t));
+	s->info = big_malloc((s->n ? s->n : 1) * sizeof(uint32_t));
+	s->birth = big_malloc((s->n ? s->n : 1) * sizeof(uint32_t));
 	if (!s->info || !s->birth || build_directory(s))
 		return htr_errf(err, -ENOMEM, 0, "out of memory rebuilding GC %u", b->G);
 	memset(s->info, 0xff, (size_t)s->n * sizeof(uint32_t));
@@ -719,9 +761,9 @@ static int assemble_objects_from_allocs(struct builder *b, struct htr_err *err)
 		return -E2BIG;
 	s->n = (uint32_t)b->nalloc;
 	size_t n1 = s->n ? s->n : 1;
-	s->id = malloc(n1 * sizeof(uint64_t));
-	s->info = malloc(n1 * sizeof(uint32_t));
-	s->birth = malloc(n1 * sizeof(uint32_t));
+	s->id = big_malloc(n1 * sizeof(uint64_t));
+	s->info = big_malloc(n1 * sizeof(uint32_t));
+	s->birth = big_malloc(n1 * sizeof(uint32_t));
 	if (!s->id || !s->info || !s->birth)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < s->n; i++) {
@@ -769,7 +811,7 @@ static int assemble_out_edges(struct builder *b)
 		for (uint64_t k = from; k < to; k++) {
 			uint64_t id = b->e_tgt[k];
 			uint32_t slot = b->e_slot[k];
-			uint32_t tgt = heap_state_find(s, id);
+			uint32_t tgt = find_id(s, id);
 			if (tgt == UINT32_MAX) {
 				s->dangling_refs++;
 				continue;
@@ -802,23 +844,38 @@ static int assemble_out_edges(struct builder *b)
 	return 0;
 }
 
+/* How far ahead the graph passes prefetch: enough to cover a memory
+ * access, not so far that the line is gone again. */
+#define PREFETCH_AHEAD 16
+
+/* s->in_src is allocated already (it served as the reachability queue). */
 static int assemble_in_edges(struct heap_state *s)
 {
-	s->in_off = calloc((size_t)s->n + 1, sizeof(uint32_t));
-	s->in_src = malloc((s->nedges ? s->nedges : 1) * sizeof(uint32_t));
-	if (!s->in_off || !s->in_src)
+	s->in_off = big_calloc((size_t)s->n + 1, sizeof(uint32_t));
+	if (!s->in_off)
 		return -ENOMEM;
-	for (uint64_t e = 0; e < s->nedges; e++)
+	for (uint64_t e = 0; e < s->nedges; e++) {
+		if (e + PREFETCH_AHEAD < s->nedges)
+			__builtin_prefetch(&s->in_off[s->out_tgt[e + PREFETCH_AHEAD] + 1], 1);
 		s->in_off[s->out_tgt[e] + 1]++;
+	}
 	for (uint32_t i = 0; i < s->n; i++)
 		s->in_off[i + 1] += s->in_off[i];
-	/* fill using in_off[t] as a cursor, then shift back */
+	/* fill using in_off[t] as a cursor, then shift back; the cursors of
+	 * targets a few edges on are fetched early (random accesses) */
 	for (uint32_t i = 0; i < s->n; i++)
-		for (uint32_t e = s->out_off[i]; e < s->out_off[i + 1]; e++)
+		for (uint32_t e = s->out_off[i]; e < s->out_off[i + 1]; e++) {
+			if (e + PREFETCH_AHEAD < s->nedges)
+				__builtin_prefetch(&s->in_off[s->out_tgt[e + PREFETCH_AHEAD]], 1);
 			s->in_src[s->in_off[s->out_tgt[e]]++] = i;
+		}
 	for (uint32_t i = s->n; i > 0; i--)
 		s->in_off[i] = s->in_off[i - 1];
 	s->in_off[0] = 0;
+	/* the block may have more room than edges (it was the queue) */
+	uint32_t *shrunk = realloc(s->in_src, (s->nedges ? s->nedges : 1) * sizeof(uint32_t));
+	if (shrunk)
+		s->in_src = shrunk;
 	return 0;
 }
 
@@ -850,16 +907,19 @@ static int assemble_roots(struct builder *b)
 }
 
 /* Marks everything reachable from the roots: breadth-first with an explicit
- * queue (no recursion: heaps hold million-long lists). */
+ * queue (no recursion: heaps hold million-long lists).  The queue is the
+ * block that will hold the in-edges, sized for both: memory the kernel
+ * hands out fresh must be zeroed first, and on a large heap that zeroing
+ * cost as much as the walk. */
 static int mark_reachable(struct heap_state *s)
 {
 	size_t words = ((size_t)s->n + 63) / 64;
-	s->reachable = calloc(words ? words : 1, sizeof(uint64_t));
-	uint32_t *queue = malloc(((size_t)s->n + 1) * sizeof(uint32_t));
-	if (!s->reachable || !queue) {
-		free(queue);
+	size_t qlen = (size_t)s->n + 1 > s->nedges ? (size_t)s->n + 1 : s->nedges;
+	s->reachable = big_calloc(words ? words : 1, sizeof(uint64_t));
+	s->in_src = big_malloc(qlen * sizeof(uint32_t));
+	if (!s->reachable || !s->in_src)
 		return -ENOMEM;
-	}
+	uint32_t *queue = s->in_src;
 	size_t head = 0, tail = 0;
 	for (uint32_t r = 0; r < s->nroots; r++) {
 		uint32_t o = s->roots[r].object;
@@ -869,6 +929,10 @@ static int mark_reachable(struct heap_state *s)
 		}
 	}
 	while (head < tail) {
+		/* the queue is known ahead: fetch the offsets of an object a few
+		 * places on while this one is scanned (each is a cache miss) */
+		if (head + PREFETCH_AHEAD < tail)
+			__builtin_prefetch(&s->out_off[queue[head + PREFETCH_AHEAD]]);
 		uint32_t o = queue[head++];
 		for (uint32_t e = s->out_off[o]; e < s->out_off[o + 1]; e++) {
 			uint32_t t = s->out_tgt[e];
@@ -878,7 +942,6 @@ static int mark_reachable(struct heap_state *s)
 			}
 		}
 	}
-	free(queue);
 	s->nreachable = (uint32_t)tail;
 	for (uint32_t i = 0; i < s->n; i++)
 		if (hs_is_reachable(s, i))
@@ -907,8 +970,7 @@ static int assemble(struct builder *b, struct htr_err *err)
 	b->in.infos = NULL;
 	if (!rc && b->has_graph) {
 		s->has_graph = 1;
-		/* reachability before in-edges: its queue is freed by the time
-		 * the in-edges are allocated, which keeps the peak lower */
+		/* reachability before in-edges: its queue becomes the in-edges */
 		rc = assemble_out_edges(b);
 		if (!rc)
 			rc = assemble_roots(b);

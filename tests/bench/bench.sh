@@ -85,7 +85,7 @@ if ! build_bench 2>"$WORK/cc.log"; then
 	build_bench -DBENCH_NO_CLASSIFY || die "cannot build tests/bench/bench_rebuild.c"
 fi
 
-open_t=(); build_t=(); group_t=(); group_obj_t=(); rss_kb=()
+open_t=(); build_t=(); build_cpu_t=(); group_t=(); group_obj_t=(); rss_kb=()
 for r in $(seq "$REPS"); do
 	log "rebuild of the last GC ($r/$REPS)"
 	/usr/bin/time -v -o "$WORK/time.txt" "$BENCH_BIN" "$TRACE" >"$WORK/bench.txt" ||
@@ -93,6 +93,7 @@ for r in $(seq "$REPS"); do
 	get() { awk -F'\t' -v k="$1" '$1 == k { print $2 }' "$WORK/bench.txt"; }
 	open_t+=("$(get open_s)")
 	build_t+=("$(get build_s)")
+	build_cpu_t+=("$(get build_cpu_s)")
 	if [ "$GROUP_IN_PROCESS" = 1 ]; then
 		group_t+=("$(get bytype_s)")
 		group_obj_t+=("$(get bytype_obj_s)")
@@ -175,11 +176,13 @@ fuse_table_med=""
 SYNTH=$(median "${synth_t[@]}")
 OPEN=$(median "${open_t[@]}")
 BUILD=$(median "${build_t[@]}")
+BUILD_CPU=$(median "${build_cpu_t[@]}")
 RSS_KB=$(median "${rss_kb[@]}")
 MOUNT=$(median "${mount_t[@]}")
 CAT_INFO=$(median "${cat_info_t[@]}")
 CAT_TABLE=$(median "${cat_table_t[@]}")
 REBUILD_RATE=$(calc "$OBJECTS / $BUILD" "%.0f")
+REBUILD_CPU_RATE=$(calc "$OBJECTS / $BUILD_CPU" "%.0f")
 STATE_PER_OBJ=$(calc "$STATE_BYTES / $OBJECTS")
 RSS_PER_OBJ=$(calc "$RSS_KB * 1024 / $OBJECTS")
 
@@ -207,6 +210,9 @@ row "trace_open (s)" "$OPEN"
 row "rebuild last GC, heap_state_build (s)" "$BUILD"
 row "reconstruction (objects/s, with edges)" "$REBUILD_RATE" \
 	"goal >= $GOAL_REBUILD: $(ratio "$REBUILD_RATE" "$GOAL_REBUILD") $(verdict "$REBUILD_RATE" "$GOAL_REBUILD" higher)"
+row "rebuild last GC, CPU time (s)" "$BUILD_CPU" "one thread: the process's CPU time"
+row "reconstruction (objects per CPU second)" "$REBUILD_CPU_RATE" \
+	"goal >= $GOAL_REBUILD on one core: $(ratio "$REBUILD_CPU_RATE" "$GOAL_REBUILD") $(verdict "$REBUILD_CPU_RATE" "$GOAL_REBUILD" higher)"
 row "reconstruction (edges/s)" "$(calc "$EDGES / $BUILD" "%.0f")"
 # rate_row LABEL SECONDS: objects/s of a grouping against the goal
 rate_row() {
@@ -240,7 +246,7 @@ row "bytes per live object, heap_state_memory" "$STATE_PER_OBJ" \
 row "bytes per live object, peak RSS" "$RSS_PER_OBJ" \
 	"goal <= $GOAL_BYTES: $(ratio "$RSS_PER_OBJ" "$GOAL_BYTES") $(verdict "$RSS_PER_OBJ" "$GOAL_BYTES" lower)"
 echo
-echo "runs: synth ${synth_t[*]} | open ${open_t[*]} | rebuild ${build_t[*]}"
+echo "runs: synth ${synth_t[*]} | open ${open_t[*]} | rebuild ${build_t[*]} | rebuild CPU ${build_cpu_t[*]}"
 [ "$GROUP_IN_PROCESS" = 1 ] && echo "      by-type census ${group_t[*]} | by-type per object ${group_obj_t[*]}"
 echo "      mount ${mount_t[*]} | cat info ${cat_info_t[*]} | cat table ${cat_table_t[*]}${fuse_t:+ | FUSE cat table ${fuse_t[*]}} | rss_kb ${rss_kb[*]}"
 # ---- windows (issue 5): detectors, timeline/gcs.csv, memory.svg at 10^6 GCs ----
