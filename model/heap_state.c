@@ -51,10 +51,9 @@ struct builder {
 	struct arec *allocs; size_t nalloc, alloc_cap; int allocs_sorted;
 	uint64_t *dead; size_t ndead, dead_cap;
 
-	uint64_t *g_id; uint64_t ng, g_cap;
-	uint32_t *g_off;                  /* [ng+1] edge offsets (edges < 2^32) */
-	uint32_t *e_slot; uint64_t *e_tgt; uint64_t ne, e_cap;
-	int graph_sorted;
+	/* the graph as read: ids, edge offsets (off has obj_cap + 1 entries:
+	 * assembly closes the last object's range), edges */
+	struct htr_graph_cols g;
 
 	struct htr_root *roots; uint32_t nroots, roots_cap;
 
@@ -249,13 +248,13 @@ static uint32_t thread_index(struct builder *b, uint64_t id)
 	return b->memo_thread_idx;
 }
 
-static int on_alloc(struct builder *b, const struct htr_event *ev)
+static int on_alloc(struct builder *b, const struct htr_alloc *a)
 {
 	struct objinfo x = {
-		.type = ev->u.alloc.type, .site = ev->u.alloc.site,
-		.thread = thread_index(b, ev->u.alloc.thread),
-		.flags = ev->u.alloc.flags, .size = ev->u.alloc.size,
-		.array_length = ev->u.alloc.array_length,
+		.type = a->type, .site = a->site,
+		.thread = thread_index(b, a->thread),
+		.flags = a->flags, .size = a->size,
+		.array_length = a->array_length,
 	};
 	uint32_t info;
 	int rc = intern_get(&b->in, &x, &info);
@@ -263,22 +262,22 @@ static int on_alloc(struct builder *b, const struct htr_event *ev)
 		rc = array_reserve((void **)&b->allocs, &b->alloc_cap, b->nalloc + 1, sizeof(*b->allocs));
 	if (rc)
 		return rc;
-	if (b->nalloc && ev->u.alloc.id <= b->allocs[b->nalloc - 1].id)
+	if (b->nalloc && a->id <= b->allocs[b->nalloc - 1].id)
 		b->allocs_sorted = 0;
 	struct arec *r = &b->allocs[b->nalloc++];
-	r->id = ev->u.alloc.id;
+	r->id = a->id;
 	r->info = info;
-	r->birth = (b->gc_ends && !(ev->u.alloc.flags & HTR_ALLOC_PREEXISTING)) ? b->gc_ends - 1
+	r->birth = (b->gc_ends && !(a->flags & HTR_ALLOC_PREEXISTING)) ? b->gc_ends - 1
 										 : HS_NO_BIRTH;
 	return 0;
 }
 
 /* Graph mode: the live set is known; store the allocation of a live
  * object into its slot, drop the others. */
-static int on_alloc_live(struct builder *b, const struct htr_event *ev)
+static int on_alloc_live(struct builder *b, const struct htr_alloc *a)
 {
 	struct heap_state *s = b->s;
-	uint64_t id = ev->u.alloc.id;
+	uint64_t id = a->id;
 	uint32_t i = b->cursor;
 	/* Ids mostly arrive ascending: walk the cursor a few slots forward;
 	 * when it stops between two live ids, this object is dead.  Only an
@@ -297,15 +296,15 @@ static int on_alloc_live(struct builder *b, const struct htr_event *ev)
 	if (s->info[i] != UINT32_MAX)
 		return 0; /* known already (from the base, or an earlier event) */
 	struct objinfo x = {
-		.type = ev->u.alloc.type, .site = ev->u.alloc.site,
-		.thread = thread_index(b, ev->u.alloc.thread),
-		.flags = ev->u.alloc.flags, .size = ev->u.alloc.size,
-		.array_length = ev->u.alloc.array_length,
+		.type = a->type, .site = a->site,
+		.thread = thread_index(b, a->thread),
+		.flags = a->flags, .size = a->size,
+		.array_length = a->array_length,
 	};
 	int rc = intern_get(&b->in, &x, &s->info[i]);
 	if (rc)
 		return rc;
-	s->birth[i] = (b->gc_ends && !(ev->u.alloc.flags & HTR_ALLOC_PREEXISTING)) ? b->gc_ends - 1
+	s->birth[i] = (b->gc_ends && !(a->flags & HTR_ALLOC_PREEXISTING)) ? b->gc_ends - 1
 										 : HS_NO_BIRTH;
 	return 0;
 }
@@ -333,44 +332,44 @@ static int on_graph(struct builder *b, const struct htr_event *ev)
 {
 	uint64_t id = ev->u.graph.id;
 	int rc;
-	if (!(b->ng && b->g_id[b->ng - 1] == id)) {
-		uint64_t old_cap = b->g_cap;
+	if (!(b->g.nobj && b->g.id[b->g.nobj - 1] == id)) {
+		uint64_t old_cap = b->g.obj_cap;
 		/* (presize_graph made room: the calls are for traces whose
 		 * index undercounts) */
-		if (b->ng + 1 > b->g_cap &&
-		    (rc = array_reserve((void **)&b->g_id, &b->g_cap, b->ng + 1, sizeof(uint64_t))))
+		if (b->g.nobj + 1 > b->g.obj_cap &&
+		    (rc = array_reserve((void **)&b->g.id, &b->g.obj_cap, b->g.nobj + 1, sizeof(uint64_t))))
 			return rc;
-		if (b->g_cap != old_cap) { /* g_off has g_cap + 1 entries */
-			uint32_t *p = realloc(b->g_off, (b->g_cap + 1) * sizeof(uint32_t));
+		if (b->g.obj_cap != old_cap) { /* off has obj_cap + 1 entries */
+			uint32_t *p = realloc(b->g.off, (b->g.obj_cap + 1) * sizeof(uint32_t));
 			if (!p)
 				return -ENOMEM;
-			b->g_off = p;
+			b->g.off = p;
 		}
-		if (b->ng && id < b->g_id[b->ng - 1])
-			b->graph_sorted = 0;
-		b->g_id[b->ng] = id;
-		if (b->ne > UINT32_MAX - 1)
+		if (b->g.nobj && id < b->g.id[b->g.nobj - 1])
+			b->g.unsorted = 1;
+		b->g.id[b->g.nobj] = id;
+		if (b->g.nedges > UINT32_MAX - 1)
 			return -E2BIG;
-		b->g_off[b->ng] = (uint32_t)b->ne;
-		b->ng++;
+		b->g.off[b->g.nobj] = (uint32_t)b->g.nedges;
+		b->g.nobj++;
 	}
 	uint32_t n = ev->u.graph.count;
-	if (b->ne + n > b->e_cap) {
-		uint64_t cap = b->e_cap;
-		rc = array_reserve((void **)&b->e_tgt, &cap, b->ne + n, sizeof(uint64_t));
+	if (b->g.nedges + n > b->g.edge_cap) {
+		uint64_t cap = b->g.edge_cap;
+		rc = array_reserve((void **)&b->g.tgt, &cap, b->g.nedges + n, sizeof(uint64_t));
 		if (!rc) {
-			uint64_t cap2 = b->e_cap;
-			rc = array_reserve((void **)&b->e_slot, &cap2, b->ne + n, sizeof(uint32_t));
-			b->e_cap = cap;
+			uint64_t cap2 = b->g.edge_cap;
+			rc = array_reserve((void **)&b->g.slot, &cap2, b->g.nedges + n, sizeof(uint32_t));
+			b->g.edge_cap = cap;
 		}
 		if (rc)
 			return rc;
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		b->e_tgt[b->ne + i] = ev->u.graph.refs[i].target;
-		b->e_slot[b->ne + i] = ev->u.graph.refs[i].slot;
+		b->g.tgt[b->g.nedges + i] = ev->u.graph.refs[i].target;
+		b->g.slot[b->g.nedges + i] = ev->u.graph.refs[i].slot;
 	}
-	b->ne += n;
+	b->g.nedges += n;
 	return 0;
 }
 
@@ -411,6 +410,25 @@ static void progress(struct builder *b, int last)
 
 enum read_mode { READ_ALL, READ_LIVE, READ_DEATHS, READ_GRAPH };
 
+#define ALLOC_BATCH 128
+
+/* A run of allocation events, decoded in bulk: how many, or <0 (damage,
+ * err set by the reader; -ENOMEM or a bad event, err set here). */
+static int read_allocs(struct builder *b, struct htr_iter *it, enum read_mode mode,
+		       uint64_t frame_offset, struct htr_err *err)
+{
+	struct htr_alloc batch[ALLOC_BATCH];
+	int n = htr_iter_allocs(it, batch, ALLOC_BATCH, err);
+	for (int i = 0; i < n; i++) {
+		int rc = mode == READ_ALL ? on_alloc(b, &batch[i])
+			 : mode == READ_LIVE ? on_alloc_live(b, &batch[i]) : 0;
+		if (rc)
+			return htr_errf(err, rc, frame_offset, "%s while rebuilding GC %u",
+					rc == -ENOMEM ? "out of memory" : "bad event", b->G);
+	}
+	return n;
+}
+
 static int read_frame(struct builder *b, uint32_t f, enum read_mode mode, int *stop,
 		      struct htr_err *err)
 {
@@ -428,14 +446,25 @@ static int read_frame(struct builder *b, uint32_t f, enum read_mode mode, int *s
 	if (rc)
 		return rc;
 	struct htr_event ev;
-	while ((rc = htr_iter_next(it, &ev, err)) == 1) {
+	for (;;) {
+		/* runs of allocations or graph objects in bulk; the rest, and
+		 * what does not fit, one event at a time */
+		int n = mode == READ_GRAPH ? htr_iter_graph(it, &b->g, err) : read_allocs(b, it, mode, fr->offset, err);
+		if (n < 0) {
+			rc = n;
+			break;
+		}
+		if (n > 0)
+			continue;
+		if ((rc = htr_iter_next(it, &ev, err)) != 1)
+			break;
 		rc = 0;
 		switch (ev.type) {
 		case HTR_EV_ALLOC:
 			if (mode == READ_ALL)
-				rc = on_alloc(b, &ev);
+				rc = on_alloc(b, &ev.u.alloc);
 			else if (mode == READ_LIVE)
-				rc = on_alloc_live(b, &ev);
+				rc = on_alloc_live(b, &ev.u.alloc);
 			break;
 		case HTR_EV_DEATHS:
 			if (mode == READ_ALL || mode == READ_DEATHS)
@@ -547,8 +576,8 @@ static void presize_graph(struct builder *b)
 		free(g_id); free(g_off); free(e_tgt); free(e_slot);
 		return;
 	}
-	b->g_id = g_id; b->g_off = g_off; b->g_cap = objs + 1;
-	b->e_tgt = e_tgt; b->e_slot = e_slot; b->e_cap = edges + 1;
+	b->g.id = g_id; b->g.off = g_off; b->g.obj_cap = objs + 1;
+	b->g.tgt = e_tgt; b->g.slot = e_slot; b->g.edge_cap = edges + 1;
 }
 
 static int read_frames(struct builder *b, struct htr_err *err)
@@ -661,39 +690,39 @@ uint32_t heap_state_find(const struct heap_state *s, uint64_t id)
 /* Sorts the graph objects by id when the trace listed them out of order. */
 static int sort_graph(struct builder *b, struct htr_err *err)
 {
-	if (b->graph_sorted)
+	if (!b->g.unsorted)
 		return 0;
-	struct pair { uint64_t id; uint64_t idx; } *p = big_malloc((b->ng ? b->ng : 1) * sizeof(*p));
-	struct pair *tmp = big_malloc((b->ng ? b->ng : 1) * sizeof(*p));
-	uint32_t *noff = big_malloc((b->ng + 1) * sizeof(uint32_t));
-	uint64_t *ntgt = big_malloc((b->ne ? b->ne : 1) * sizeof(uint64_t));
-	uint32_t *nslot = big_malloc((b->ne ? b->ne : 1) * sizeof(uint32_t));
+	struct pair { uint64_t id; uint64_t idx; } *p = big_malloc((b->g.nobj ? b->g.nobj : 1) * sizeof(*p));
+	struct pair *tmp = big_malloc((b->g.nobj ? b->g.nobj : 1) * sizeof(*p));
+	uint32_t *noff = big_malloc((b->g.nobj + 1) * sizeof(uint32_t));
+	uint64_t *ntgt = big_malloc((b->g.nedges ? b->g.nedges : 1) * sizeof(uint64_t));
+	uint32_t *nslot = big_malloc((b->g.nedges ? b->g.nedges : 1) * sizeof(uint32_t));
 	int rc = -ENOMEM;
 	if (!p || !tmp || !noff || !ntgt || !nslot)
 		goto out;
-	for (uint64_t i = 0; i < b->ng; i++)
-		p[i] = (struct pair){ b->g_id[i], i };
-	struct pair *r = radix_sort(p, tmp, b->ng, sizeof(*p));
+	for (uint64_t i = 0; i < b->g.nobj; i++)
+		p[i] = (struct pair){ b->g.id[i], i };
+	struct pair *r = radix_sort(p, tmp, b->g.nobj, sizeof(*p));
 	uint64_t e = 0;
-	for (uint64_t i = 0; i < b->ng; i++) {
+	for (uint64_t i = 0; i < b->g.nobj; i++) {
 		uint64_t o = r[i].idx;
 		if (i && r[i].id == r[i - 1].id) {
 			rc = htr_errf(err, -EBADMSG, 0, "graph of GC %u lists object %llu twice", b->G,
 				      (unsigned long long)r[i].id);
 			goto out;
 		}
-		uint64_t from = b->g_off[o], to = o + 1 < b->ng ? b->g_off[o + 1] : b->ne;
-		b->g_id[i] = r[i].id;
+		uint64_t from = b->g.off[o], to = o + 1 < b->g.nobj ? b->g.off[o + 1] : b->g.nedges;
+		b->g.id[i] = r[i].id;
 		noff[i] = (uint32_t)e;
 		for (uint64_t k = from; k < to; k++, e++) {
-			ntgt[e] = b->e_tgt[k];
-			nslot[e] = b->e_slot[k];
+			ntgt[e] = b->g.tgt[k];
+			nslot[e] = b->g.slot[k];
 		}
 	}
-	free(b->g_off); free(b->e_tgt); free(b->e_slot);
-	b->g_off = noff; b->e_tgt = ntgt; b->e_slot = nslot;
+	free(b->g.off); free(b->g.tgt); free(b->g.slot);
+	b->g.off = noff; b->g.tgt = ntgt; b->g.slot = nslot;
 	noff = NULL; ntgt = NULL; nslot = NULL;
-	b->graph_sorted = 1;
+	b->g.unsorted = 0;
 	rc = 0;
 out:
 	free(p); free(tmp); free(noff); free(ntgt); free(nslot);
@@ -718,11 +747,11 @@ static int adopt_graph(struct builder *b, struct htr_err *err)
 	int rc = sort_graph(b, err);
 	if (rc)
 		return rc;
-	if (b->ng > UINT32_MAX - 1)
+	if (b->g.nobj > UINT32_MAX - 1)
 		return htr_errf(err, -E2BIG, 0, "GC %u has more than 2^32 objects", b->G);
-	s->n = (uint32_t)b->ng;
-	s->id = b->g_id;
-	b->g_id = NULL;
+	s->n = (uint32_t)b->g.nobj;
+	s->id = b->g.id;
+	b->g.id = NULL;
 	s->info = big_malloc((s->n ? s->n : 1) * sizeof(uint32_t));
 	s->birth = big_malloc((s->n ? s->n : 1) * sizeof(uint32_t));
 	if (!s->info || !s->birth || build_directory(s))
@@ -793,24 +822,48 @@ static int add_slot_hi(struct heap_state *s, uint64_t *cap, uint64_t edge, uint3
  * high bits.  Converts in place: edge e is written as a u32 target and a
  * u16 slot where the u64 target and u32 slot of edge k >= e were read, so
  * no second copy of the edges is ever allocated. */
+/* How far ahead the graph passes prefetch: enough to cover a memory
+ * access, not so far that the line is gone again. */
+#define PREFETCH_AHEAD 16
+
+/* Edge k's target is about to be looked up: a lookup reads a directory
+ * entry, then the ids it points at, two dependent cache misses on a large
+ * heap.  Fetch the entry for the target PREFETCH_AHEAD edges on, and the
+ * ids for the one half as far on (its entry has arrived by then). */
+static inline void prefetch_find(const struct heap_state *s, const uint64_t *tgt, uint64_t ne,
+				 uint64_t k)
+{
+	if (k + PREFETCH_AHEAD < ne && tgt[k + PREFETCH_AHEAD] >= s->dir_base) {
+		uint64_t bucket = (tgt[k + PREFETCH_AHEAD] - s->dir_base) >> s->dir_shift;
+		if (bucket < s->ndir)
+			__builtin_prefetch(&s->dir[bucket]);
+	}
+	if (k + PREFETCH_AHEAD / 2 < ne && tgt[k + PREFETCH_AHEAD / 2] >= s->dir_base) {
+		uint64_t bucket = (tgt[k + PREFETCH_AHEAD / 2] - s->dir_base) >> s->dir_shift;
+		if (bucket < s->ndir && s->dir[bucket] < s->n)
+			__builtin_prefetch(&s->id[s->dir[bucket]]);
+	}
+}
+
 static int assemble_out_edges(struct builder *b)
 {
 	struct heap_state *s = b->s;
-	if (b->ne > UINT32_MAX - 1)
+	if (b->g.nedges > UINT32_MAX - 1)
 		return -E2BIG;
-	if (!b->g_off && !(b->g_off = malloc(sizeof(uint32_t)))) /* empty graph */
+	if (!b->g.off && !(b->g.off = malloc(sizeof(uint32_t)))) /* empty graph */
 		return -ENOMEM;
-	uint32_t *tgt32 = (uint32_t *)b->e_tgt;
-	uint16_t *slot16 = (uint16_t *)b->e_slot;
-	uint32_t *off32 = b->g_off;
+	uint32_t *tgt32 = (uint32_t *)b->g.tgt;
+	uint16_t *slot16 = (uint16_t *)b->g.slot;
+	uint32_t *off32 = b->g.off;
 	uint64_t e = 0, hi_cap = 0;
 	uint32_t cur_hi = 0;
 	for (uint32_t i = 0; i < s->n; i++) {
-		uint64_t from = b->g_off[i], to = i + 1 < s->n ? b->g_off[i + 1] : b->ne;
+		uint64_t from = b->g.off[i], to = i + 1 < s->n ? b->g.off[i + 1] : b->g.nedges;
 		off32[i] = (uint32_t)e; /* e <= from: in place is safe */
 		for (uint64_t k = from; k < to; k++) {
-			uint64_t id = b->e_tgt[k];
-			uint32_t slot = b->e_slot[k];
+			prefetch_find(s, b->g.tgt, b->g.nedges, k);
+			uint64_t id = b->g.tgt[k];
+			uint32_t slot = b->g.slot[k];
 			uint32_t tgt = find_id(s, id);
 			if (tgt == UINT32_MAX) {
 				s->dangling_refs++;
@@ -832,21 +885,17 @@ static int assemble_out_edges(struct builder *b)
 	/* shrink to the final sizes (realloc may keep the block: then the
 	 * original pointer stays valid) */
 	size_t ne1 = e ? e : 1;
-	s->out_tgt = realloc(b->e_tgt, ne1 * sizeof(uint32_t));
+	s->out_tgt = realloc(b->g.tgt, ne1 * sizeof(uint32_t));
 	s->out_tgt = s->out_tgt ? s->out_tgt : tgt32;
-	s->out_slot = realloc(b->e_slot, ne1 * sizeof(uint16_t));
+	s->out_slot = realloc(b->g.slot, ne1 * sizeof(uint16_t));
 	s->out_slot = s->out_slot ? s->out_slot : slot16;
-	s->out_off = realloc(b->g_off, ((size_t)s->n + 1) * sizeof(uint32_t));
+	s->out_off = realloc(b->g.off, ((size_t)s->n + 1) * sizeof(uint32_t));
 	s->out_off = s->out_off ? s->out_off : off32;
-	b->e_tgt = NULL;
-	b->e_slot = NULL;
-	b->g_off = NULL;
+	b->g.tgt = NULL;
+	b->g.slot = NULL;
+	b->g.off = NULL;
 	return 0;
 }
-
-/* How far ahead the graph passes prefetch: enough to cover a memory
- * access, not so far that the line is gone again. */
-#define PREFETCH_AHEAD 16
 
 /* s->in_src is allocated already (it served as the reachability queue). */
 static int assemble_in_edges(struct heap_state *s)
@@ -862,11 +911,14 @@ static int assemble_in_edges(struct heap_state *s)
 	for (uint32_t i = 0; i < s->n; i++)
 		s->in_off[i + 1] += s->in_off[i];
 	/* fill using in_off[t] as a cursor, then shift back; the cursors of
-	 * targets a few edges on are fetched early (random accesses) */
+	 * targets a few edges on, then the slots they point at, are fetched
+	 * early (random accesses) */
 	for (uint32_t i = 0; i < s->n; i++)
 		for (uint32_t e = s->out_off[i]; e < s->out_off[i + 1]; e++) {
 			if (e + PREFETCH_AHEAD < s->nedges)
 				__builtin_prefetch(&s->in_off[s->out_tgt[e + PREFETCH_AHEAD]], 1);
+			if (e + PREFETCH_AHEAD / 2 < s->nedges)
+				__builtin_prefetch(&s->in_src[s->in_off[s->out_tgt[e + PREFETCH_AHEAD / 2]]], 1);
 			s->in_src[s->in_off[s->out_tgt[e]]++] = i;
 		}
 	for (uint32_t i = s->n; i > 0; i--)
@@ -933,6 +985,8 @@ static int mark_reachable(struct heap_state *s)
 		 * places on while this one is scanned (each is a cache miss) */
 		if (head + PREFETCH_AHEAD < tail)
 			__builtin_prefetch(&s->out_off[queue[head + PREFETCH_AHEAD]]);
+		if (head + PREFETCH_AHEAD / 2 < tail)
+			__builtin_prefetch(&s->out_tgt[s->out_off[queue[head + PREFETCH_AHEAD / 2]]]);
 		uint32_t o = queue[head++];
 		for (uint32_t e = s->out_off[o]; e < s->out_off[o + 1]; e++) {
 			uint32_t t = s->out_tgt[e];
@@ -943,9 +997,6 @@ static int mark_reachable(struct heap_state *s)
 		}
 	}
 	s->nreachable = (uint32_t)tail;
-	for (uint32_t i = 0; i < s->n; i++)
-		if (hs_is_reachable(s, i))
-			s->reachable_bytes += hs_info(s, i)->size;
 	return 0;
 }
 
@@ -964,7 +1015,7 @@ static int assemble(struct builder *b, struct htr_err *err)
 	}
 	free(b->allocs); b->allocs = NULL;
 	free(b->dead); b->dead = NULL;
-	/* the infos move to the state first: reachability sums sizes */
+	/* the infos move to the state first: the sums below read sizes */
 	s->infos = b->in.infos;
 	s->ninfos = b->in.n;
 	b->in.infos = NULL;
@@ -981,8 +1032,13 @@ static int assemble(struct builder *b, struct htr_err *err)
 	}
 	if (rc)
 		goto oom;
-	for (uint32_t i = 0; i < s->n; i++)
-		s->total_bytes += hs_info(s, i)->size;
+	/* one pass for both sums (reachable is NULL without a graph) */
+	for (uint32_t i = 0; i < s->n; i++) {
+		uint64_t size = hs_info(s, i)->size;
+		s->total_bytes += size;
+		if (hs_is_reachable(s, i))
+			s->reachable_bytes += size;
+	}
 	s->mem_bytes = heap_state_memory(s);
 	return 0;
 oom:
@@ -996,10 +1052,10 @@ static void builder_free(struct builder *b)
 	free(b->in.slots);
 	free(b->allocs);
 	free(b->dead);
-	free(b->g_id);
-	free(b->g_off);
-	free(b->e_slot);
-	free(b->e_tgt);
+	free(b->g.id);
+	free(b->g.off);
+	free(b->g.slot);
+	free(b->g.tgt);
 	free(b->roots);
 }
 
@@ -1014,7 +1070,7 @@ int heap_state_build(const struct trace *t, uint32_t gc_index, const struct heap
 	b.gi = gc_index;
 	b.G = t->gcs[gc_index].gc;
 	b.has_graph = (t->gcs[gc_index].flags & HTR_GC_HAS_GRAPH) != 0;
-	b.allocs_sorted = b.graph_sorted = 1;
+	b.allocs_sorted = 1;
 	b.memo_thread_id = UINT64_MAX;
 	b.memo_thread_idx = UINT32_MAX;
 	b.o = o;

@@ -157,6 +157,19 @@ struct htr_gc_summary {
 	char cause[64];
 };
 
+/* An allocation event's fields: written by htr_write_alloc, read by
+ * htr_iter_next and in bulk by htr_iter_allocs. */
+struct htr_alloc {
+	uint64_t id;               /* unique over the trace, never reused */
+	uint32_t type;
+	uint32_t site;             /* HTR_NO_SITE if unknown */
+	uint64_t thread;
+	uint64_t size;             /* shallow size in bytes */
+	int64_t array_length;      /* -1 if not an array */
+	uint64_t time_ns;
+	uint32_t flags;            /* enum htr_alloc_flags */
+};
+
 /* One decoded event.  Strings and arrays point into the reader's buffers
  * and stay valid until the next call on the same iterator. */
 struct htr_event {
@@ -182,15 +195,7 @@ struct htr_event {
 		} method;
 		struct { uint32_t id; uint32_t nframes; const struct htr_site_frame *frames; } site;
 		struct { uint64_t id; const char *name; uint32_t name_len; } thread;
-		struct {
-			uint64_t id;
-			uint32_t type, site;
-			uint64_t thread;
-			uint64_t size;
-			int64_t array_length;   /* -1: not an array */
-			uint64_t time_ns;
-			uint32_t flags;         /* enum htr_alloc_flags */
-		} alloc;
+		struct htr_alloc alloc;
 		struct { uint32_t gc; uint32_t count; const uint64_t *ids; } deaths;
 		struct {
 			uint32_t gc;

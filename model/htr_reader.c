@@ -444,11 +444,73 @@ bad:
 	return rc;
 }
 
+/* The fields of an allocation (after its type byte); shared by
+ * htr_iter_next and htr_iter_allocs. */
+static inline int decode_alloc(struct htr_iter *it, struct cur *c, struct htr_alloc *a)
+{
+	int rc;
+	uint64_t site, alen;
+	int64_t d;
+	GET(cur_u32(c, &a->flags));
+	GET(cur_sv(c, &d));
+	a->id = it->prev_alloc_id + (uint64_t)d;
+	GET(cur_u32(c, &a->type));
+	GET(cur_uv(c, &site));
+	GET(cur_uv(c, &a->thread));
+	GET(cur_uv(c, &a->size));
+	GET(cur_uv(c, &alen));
+	GET(cur_sv(c, &d));
+	if (site > (uint64_t)UINT32_MAX + 1 || alen > (uint64_t)INT64_MAX)
+		return -EBADMSG;
+	a->site = site ? (uint32_t)(site - 1) : HTR_NO_SITE;
+	a->array_length = (int64_t)alen - 1;
+	a->time_ns = it->prev_time + (uint64_t)d;
+	it->prev_alloc_id = a->id;
+	it->prev_time = a->time_ns;
+	return 0;
+bad:
+	return rc;
+}
+
+/* A graph object's id and reference count (after its type byte). */
+static inline int decode_graph_head(struct htr_iter *it, struct cur *c, uint64_t *id, uint32_t *count)
+{
+	int64_t d;
+	int rc = cur_sv(c, &d);
+	if (!rc)
+		rc = cur_u32(c, count);
+	if (rc)
+		return rc;
+	if (*count > HTR_MAX_CHUNK)
+		return -EBADMSG;
+	*id = it->prev_graph_id + (uint64_t)d;
+	return 0;
+}
+
+/* One reference of object id: the slot as a delta from the previous
+ * one's (*slot_acc), the target as a delta from the object's id. */
+static inline int decode_ref(struct cur *c, uint64_t id, int64_t *slot_acc, uint32_t *slot,
+			     uint64_t *target)
+{
+	int64_t d;
+	int rc = cur_sv(c, &d);
+	if (rc)
+		return rc;
+	*slot_acc += d;
+	if (*slot_acc < 0 || *slot_acc > UINT32_MAX)
+		return -EBADMSG;
+	*slot = (uint32_t)*slot_acc;
+	if ((rc = cur_sv(c, &d)))
+		return rc;
+	*target = id + (uint64_t)d;
+	return 0;
+}
+
 static int decode_event(struct htr_iter *it, struct cur *c, struct htr_event *ev)
 {
 	int rc;
 	uint8_t type;
-	uint64_t v, site, alen;
+	uint64_t v;
 	int64_t d;
 	GET(cur_byte(c, &type));
 	ev->type = type;
@@ -485,23 +547,7 @@ static int decode_event(struct htr_iter *it, struct cur *c, struct htr_event *ev
 		GET(cur_str(c, &ev->u.thread.name, &ev->u.thread.name_len));
 		return 0;
 	case HTR_EV_ALLOC:
-		GET(cur_u32(c, &ev->u.alloc.flags));
-		GET(cur_sv(c, &d));
-		ev->u.alloc.id = it->prev_alloc_id + (uint64_t)d;
-		GET(cur_u32(c, &ev->u.alloc.type));
-		GET(cur_uv(c, &site));
-		GET(cur_uv(c, &ev->u.alloc.thread));
-		GET(cur_uv(c, &ev->u.alloc.size));
-		GET(cur_uv(c, &alen));
-		GET(cur_sv(c, &d));
-		if (site > (uint64_t)UINT32_MAX + 1 || alen > (uint64_t)INT64_MAX)
-			return -EBADMSG;
-		ev->u.alloc.site = site ? (uint32_t)(site - 1) : HTR_NO_SITE;
-		ev->u.alloc.array_length = (int64_t)alen - 1;
-		ev->u.alloc.time_ns = it->prev_time + (uint64_t)d;
-		it->prev_alloc_id = ev->u.alloc.id;
-		it->prev_time = ev->u.alloc.time_ns;
-		return 0;
+		return decode_alloc(it, c, &ev->u.alloc);
 	case HTR_EV_DEATHS: {
 		GET(cur_u32(c, &ev->u.deaths.gc));
 		GET(cur_u32(c, &ev->u.deaths.count));
@@ -561,22 +607,12 @@ static int decode_event(struct htr_iter *it, struct cur *c, struct htr_event *ev
 		ev->u.roots.roots = it->roots;
 		return 0;
 	case HTR_EV_GRAPH_OBJ: {
-		GET(cur_sv(c, &d));
-		uint64_t id = it->prev_graph_id + (uint64_t)d;
+		uint64_t id;
+		GET(decode_graph_head(it, c, &id, &ev->u.graph.count));
 		ev->u.graph.id = id;
-		GET(cur_u32(c, &ev->u.graph.count));
-		if (ev->u.graph.count > HTR_MAX_CHUNK)
-			return -EBADMSG;
 		int64_t slot = 0;
-		for (uint32_t i = 0; i < ev->u.graph.count; i++) {
-			GET(cur_sv(c, &d));
-			slot += d;
-			if (slot < 0 || slot > UINT32_MAX)
-				return -EBADMSG;
-			it->refs[i].slot = (uint32_t)slot;
-			GET(cur_sv(c, &d));
-			it->refs[i].target = id + (uint64_t)d;
-		}
+		for (uint32_t i = 0; i < ev->u.graph.count; i++)
+			GET(decode_ref(c, id, &slot, &it->refs[i].slot, &it->refs[i].target));
 		ev->u.graph.refs = it->refs;
 		it->prev_graph_id = id;
 		return 0;
@@ -638,13 +674,34 @@ static const char *event_name(uint8_t t)
 	}
 }
 
+/* The window holds the next event whole, or the rest of the stream. */
+static inline int window_ready(struct htr_iter *it, struct htr_err *err)
+{
+	if (it->win_len - it->win_pos < MAX_EVENT && !it->stream_done)
+		return refill(it, err);
+	return 0;
+}
+
+/* A cursor over the next event's bytes (at most MAX_EVENT of them). */
+static inline struct cur event_cursor(const struct htr_iter *it)
+{
+	size_t avail = it->win_len - it->win_pos;
+	return (struct cur){ it->win + it->win_pos,
+			     it->win + it->win_pos + (avail < MAX_EVENT ? avail : MAX_EVENT) };
+}
+
+static int damaged(const struct htr_iter *it, uint8_t type, int rc, struct htr_err *err)
+{
+	return htr_errf(err, rc == -ENOMEM ? rc : -EBADMSG, it->h.offset,
+			"damaged %s event at byte %llu of the frame's payload", event_name(type),
+			(unsigned long long)htr_iter_raw_pos(it));
+}
+
 int htr_iter_next(struct htr_iter *it, struct htr_event *ev, struct htr_err *err)
 {
-	if (it->win_len - it->win_pos < MAX_EVENT && !it->stream_done) {
-		int rc = refill(it, err);
-		if (rc)
-			return rc;
-	}
+	int rc = window_ready(it, err);
+	if (rc)
+		return rc;
 	if (it->win_pos == it->win_len) {
 		if (!it->stream_done)
 			return htr_errf(err, -EBADMSG, it->h.offset, "frame payload incomplete");
@@ -658,16 +715,83 @@ int htr_iter_next(struct htr_iter *it, struct htr_event *ev, struct htr_err *err
 					"frame holds %u events, header says %u", it->events, it->h.nevents);
 		return 0;
 	}
-	size_t avail = it->win_len - it->win_pos;
-	struct cur c = { it->win + it->win_pos, it->win + it->win_pos + (avail < MAX_EVENT ? avail : MAX_EVENT) };
+	struct cur c = event_cursor(it);
 	uint8_t t = it->win[it->win_pos];
-	int rc = decode_event(it, &c, ev);
-	if (rc) {
-		return htr_errf(err, rc == -ENOMEM ? rc : -EBADMSG, it->h.offset,
-				"damaged %s event at byte %llu of the frame's payload", event_name(t),
-				(unsigned long long)htr_iter_raw_pos(it));
-	}
+	rc = decode_event(it, &c, ev);
+	if (rc)
+		return damaged(it, t, rc, err);
 	it->win_pos = (size_t)(c.p - it->win);
 	it->events++;
 	return 1;
+}
+
+int htr_iter_allocs(struct htr_iter *it, struct htr_alloc *out, uint32_t max, struct htr_err *err)
+{
+	uint32_t n = 0;
+	int rc;
+	while (n < max) {
+		if ((rc = window_ready(it, err)))
+			return rc;
+		if (it->win_pos == it->win_len || it->win[it->win_pos] != HTR_EV_ALLOC)
+			break;
+		struct cur c = event_cursor(it);
+		c.p++; /* the type byte */
+		if ((rc = decode_alloc(it, &c, &out[n])))
+			return damaged(it, HTR_EV_ALLOC, rc, err);
+		it->win_pos = (size_t)(c.p - it->win);
+		it->events++;
+		n++;
+	}
+	return (int)n;
+}
+
+/* One graph object event into g, or 0 (nothing consumed) if it does not
+ * fit; 1 when taken; <0 damage. */
+static int graph_event(struct htr_iter *it, struct htr_graph_cols *g)
+{
+	struct cur c = event_cursor(it);
+	c.p++; /* the type byte */
+	uint64_t id;
+	uint32_t count;
+	int rc = decode_graph_head(it, &c, &id, &count);
+	if (rc)
+		return rc;
+	int fresh = !(g->nobj && g->id[g->nobj - 1] == id);
+	if ((fresh && g->nobj == g->obj_cap) || g->nedges + count > g->edge_cap ||
+	    g->nedges + count > UINT32_MAX - 1)
+		return 0;
+	int64_t slot = 0;
+	for (uint32_t i = 0; i < count; i++)
+		if ((rc = decode_ref(&c, id, &slot, &g->slot[g->nedges + i], &g->tgt[g->nedges + i])))
+			return rc;
+	if (fresh) {
+		if (g->nobj && id < g->id[g->nobj - 1])
+			g->unsorted = 1;
+		g->id[g->nobj] = id;
+		g->off[g->nobj] = (uint32_t)g->nedges;
+		g->nobj++;
+	}
+	g->nedges += count;
+	it->prev_graph_id = id;
+	it->win_pos = (size_t)(c.p - it->win);
+	it->events++;
+	return 1;
+}
+
+int htr_iter_graph(struct htr_iter *it, struct htr_graph_cols *g, struct htr_err *err)
+{
+	int n = 0, rc;
+	for (;;) {
+		if ((rc = window_ready(it, err)))
+			return rc;
+		if (it->win_pos == it->win_len || it->win[it->win_pos] != HTR_EV_GRAPH_OBJ)
+			break;
+		rc = graph_event(it, g);
+		if (rc < 0)
+			return damaged(it, HTR_EV_GRAPH_OBJ, rc, err);
+		if (rc == 0 || n == INT32_MAX)
+			break;
+		n++;
+	}
+	return n;
 }

@@ -64,6 +64,29 @@ int htr_iter_open(struct htr_iter **out, const struct htr_file *f, const struct 
 /* 1: *ev holds the next event; 0: end of frame (payload and event count
  * checked); <0: damage, described in err. */
 int htr_iter_next(struct htr_iter *it, struct htr_event *ev, struct htr_err *err);
+/* Bulk decoding, for readers of millions of events (the heap-state
+ * rebuilder): runs of allocations or of graph objects decoded straight into
+ * the caller's arrays, without an htr_event and a dispatch per event.  A
+ * call decodes while the next event is of its kind and the arrays have
+ * room, and returns how many events it took: 0 when the next event is of
+ * another kind, does not fit, or the frame has ended (htr_iter_next then
+ * takes it, and checks the frame's end); <0 on damage, with err set as
+ * htr_iter_next sets it.  Both mix freely with htr_iter_next. */
+int htr_iter_allocs(struct htr_iter *it, struct htr_alloc *out, uint32_t max, struct htr_err *err);
+
+/* Graph objects as CSR columns owned by the caller: object k has id[k] and
+ * the edges off[k] .. off[k+1] (or nedges, for the last) in tgt[] and
+ * slot[].  An object whose references span several events (chunks of
+ * HTR_MAX_CHUNK, same id) stays one object.  Offsets are 32-bit: an object
+ * that would take the edge count past UINT32_MAX - 1 is left to
+ * htr_iter_next. */
+struct htr_graph_cols {
+	uint64_t *id; uint32_t *off; uint64_t nobj, obj_cap;
+	uint64_t *tgt; uint32_t *slot; uint64_t nedges, edge_cap;
+	int unsorted;           /* set once an id is lower than the one before */
+};
+int htr_iter_graph(struct htr_iter *it, struct htr_graph_cols *g, struct htr_err *err);
+
 /* Offset in the frame's raw (decompressed) payload of the next event. */
 uint64_t htr_iter_raw_pos(const struct htr_iter *it);
 void htr_iter_close(struct htr_iter *it);

@@ -55,16 +55,6 @@ int htr_write_site(struct htr_writer *w, uint32_t id, uint32_t nframes,
 		   const struct htr_site_frame *frames);
 int htr_write_thread(struct htr_writer *w, uint64_t id, const char *name);
 
-struct htr_alloc {
-	uint64_t id;               /* unique over the trace, never reused */
-	uint32_t type;
-	uint32_t site;             /* HTR_NO_SITE if unknown */
-	uint64_t thread;
-	uint64_t size;             /* shallow size in bytes */
-	int64_t array_length;      /* -1 if not an array */
-	uint64_t time_ns;
-	uint32_t flags;            /* enum htr_alloc_flags */
-};
 int htr_write_alloc(struct htr_writer *w, const struct htr_alloc *a);
 
 /* Objects freed by GC number gc.  ids need not be sorted. */

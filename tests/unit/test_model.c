@@ -655,7 +655,7 @@ static void test_varints(void **state)
 	(void)state;
 	struct buf b;
 	buf_init(&b);
-	uint64_t vals[] = { 0, 1, 127, 128, 300, UINT32_MAX, (uint64_t)1 << 63, UINT64_MAX };
+	uint64_t vals[] = { 0, 1, 127, 128, 300, 16383, 16384, UINT32_MAX, (uint64_t)1 << 63, UINT64_MAX };
 	for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++)
 		assert_int_equal(buf_put_uv(&b, vals[i]), 0);
 	int64_t svals[] = { 0, -1, 1, INT64_MIN, INT64_MAX };
@@ -678,9 +678,192 @@ static void test_varints(void **state)
 	memset(eleven, 0x80, sizeof(eleven));
 	struct cur c2 = { eleven, eleven + sizeof(eleven) };
 	assert_int_equal(cur_uv(&c2, &v), -EBADMSG); /* overlong */
+	uint8_t two[] = { 0xac, 0x02 }; /* 300, and the same cut after one byte */
+	struct cur c3 = { two, two + 2 }, c4 = { two, two + 1 };
+	assert_int_equal(cur_uv(&c3, &v), 0);
+	assert_true(v == 300 && c3.p == two + 2);
+	assert_int_equal(cur_uv(&c4, &v), -EBADMSG);
 	/* CRC-32 of "123456789" is the standard check value */
 	assert_int_equal(crc32_ieee("123456789", 9), 0xCBF43926u);
 	buf_free(&b);
+}
+
+/* ---- bulk decoding (htr_iter_allocs, htr_iter_graph) ------------------- */
+
+/* Everything a frame says about allocations and graphs, flattened: what
+ * one-by-one and bulk reading must agree on. */
+struct flat {
+	struct buf allocs;  /* struct htr_alloc */
+	struct buf objs;    /* uint64_t id, uint64_t first edge */
+	struct buf edges;   /* uint64_t target, uint64_t slot */
+	struct buf others;  /* uint8_t type of every other event */
+};
+
+/* Field by field: the struct's padding holds whatever the stack held. */
+static void flat_alloc(struct flat *f, const struct htr_alloc *a)
+{
+	uint64_t rec[8] = { a->id, a->type, a->site, a->thread, a->size, (uint64_t)a->array_length,
+			    a->time_ns, a->flags };
+	assert_int_equal(buf_put(&f->allocs, rec, sizeof(rec)), 0);
+}
+
+static void flat_obj(struct flat *f, uint64_t id)
+{
+	size_t n = f->objs.len / 16;
+	if (n && ((const uint64_t *)f->objs.data)[2 * (n - 1)] == id)
+		return; /* a continuation chunk */
+	uint64_t rec[2] = { id, f->edges.len / 16 };
+	assert_int_equal(buf_put(&f->objs, rec, sizeof(rec)), 0);
+}
+
+static void flat_event(struct flat *f, const struct htr_event *ev)
+{
+	if (ev->type == HTR_EV_ALLOC) {
+		flat_alloc(f, &ev->u.alloc);
+	} else if (ev->type == HTR_EV_GRAPH_OBJ) {
+		flat_obj(f, ev->u.graph.id);
+		for (uint32_t i = 0; i < ev->u.graph.count; i++) {
+			uint64_t e[2] = { ev->u.graph.refs[i].target, ev->u.graph.refs[i].slot };
+			assert_int_equal(buf_put(&f->edges, e, sizeof(e)), 0);
+		}
+	} else {
+		uint8_t t = (uint8_t)ev->type;
+		assert_int_equal(buf_put(&f->others, &t, 1), 0);
+	}
+}
+
+/* Bulk reading with deliberately small, varying room, so that runs are cut
+ * and events that do not fit fall back to htr_iter_next. */
+static void read_bulk(struct htr_iter *it, struct flat *f, uint32_t *rng)
+{
+	struct htr_err err;
+	struct htr_alloc batch[7];
+	struct htr_graph_cols g = { 0 };
+	uint64_t ids[5], tgt[5000];
+	uint32_t off[6], slot[5000];
+	for (;;) {
+		*rng = *rng * 1103515245u + 12345u;
+		uint32_t r = *rng >> 16;
+		int n = htr_iter_allocs(it, batch, 1 + r % 7, &err);
+		assert_true(n >= 0);
+		for (int i = 0; i < n; i++)
+			flat_alloc(f, &batch[i]);
+		g = (struct htr_graph_cols){ ids, off, 0, 1 + r % 5, tgt, slot, 0, r % 5000, 0 };
+		int m = htr_iter_graph(it, &g, &err);
+		assert_true(m >= 0);
+		for (uint64_t k = 0; k < g.nobj; k++) {
+			flat_obj(f, ids[k]);
+			uint64_t end = k + 1 < g.nobj ? off[k + 1] : g.nedges;
+			for (uint64_t e = off[k]; e < end; e++) {
+				uint64_t rec[2] = { tgt[e], slot[e] };
+				assert_int_equal(buf_put(&f->edges, rec, sizeof(rec)), 0);
+			}
+		}
+		if (n || m)
+			continue;
+		struct htr_event ev;
+		int rc = htr_iter_next(it, &ev, &err);
+		assert_true(rc >= 0);
+		if (rc == 0)
+			break;
+		flat_event(f, &ev);
+	}
+}
+
+static void flat_free(struct flat *f)
+{
+	buf_free(&f->allocs);
+	buf_free(&f->objs);
+	buf_free(&f->edges);
+	buf_free(&f->others);
+}
+
+static void assert_same_buf(const struct buf *a, const struct buf *b)
+{
+	assert_int_equal(a->len, b->len);
+	assert_memory_equal(a->data, b->data, a->len);
+}
+
+/* A trace of pseudo-random allocations (ids with gaps and steps back,
+ * fields from one byte to full 64-bit varints) and graphs (objects with up
+ * to three chunks of references, ids out of order, repeated objects). */
+static void write_random_trace(const char *path, uint32_t seed)
+{
+	struct htr_writer *w;
+	struct htr_writer_opts o = { 0, 0 };
+	assert_int_equal(htr_writer_open(&w, path, &o), 0);
+	define_symbols(w);
+	uint32_t rng = seed;
+	uint64_t id = 1;
+	static struct htr_ref refs[3 * HTR_MAX_CHUNK + 7];
+	for (uint32_t gc = 1; gc <= 3; gc++) {
+		for (int i = 0; i < 3000; i++) {
+			rng = rng * 1103515245u + 12345u;
+			uint32_t r = rng >> 8;
+			id = r % 50 == 0 && id > 100 ? id - 1 - r % 90 : id + 1 + (r % 7 == 0 ? r : 0);
+			uint64_t big = (uint64_t)r << (r % 40);
+			struct htr_alloc a = { id, r % 3 ? T_NODE : T_ARR, r % 4 ? S_NODE : HTR_NO_SITE,
+					       r % 2 ? 1 : 7, 16 + big % 100000, r % 3 ? -1 : (int64_t)(big % 70000),
+					       1000ull * gc * i + big % 1000, 0 };
+			assert_int_equal(htr_write_alloc(w, &a), 0);
+		}
+		gc_start(w, gc, 10000000ull * gc, 1000);
+		for (int k = 0; k < 400; k++) {
+			rng = rng * 1103515245u + 12345u;
+			uint32_t r = rng >> 8;
+			uint32_t n = k % 97 == 5 ? HTR_MAX_CHUNK * (1 + r % 3) + r % 7 : r % 9;
+			for (uint32_t j = 0; j < n; j++)
+				refs[j] = (struct htr_ref){ j * (1 + r % 3) + (j > 5000 ? 70000 : 0),
+							     (uint64_t)(r + j) * (r % 5 == 0 ? 1000003 : 3) % (id + 1) };
+			graph_obj(w, k % 50 == 7 ? 400000ull - (uint64_t)k : 1 + 11ull * (uint64_t)k, n, refs);
+		}
+		gc_end(w, gc, 10000000ull * gc + 5000, 900, 1);
+	}
+	assert_int_equal(htr_writer_close(w), 0);
+}
+
+static void test_bulk_equals_one_by_one(void **state)
+{
+	(void)state;
+	char path[512];
+	path_in_dir(path, sizeof(path), "bulk.htr");
+	uint32_t frames_with_graph = 0, frames_with_allocs = 0;
+	for (uint32_t seed = 1; seed <= 3; seed++) {
+		write_random_trace(path, seed);
+		struct trace *t;
+		open_ok(path, &t);
+		uint32_t rng = seed;
+		for (uint32_t fi = 0; fi < t->nframes; fi++) {
+			struct htr_frame_hdr h;
+			struct htr_err err;
+			assert_int_equal(htr_frame_header(t->file, t->frames[fi].offset, &h, &err), 0);
+			struct flat one = { 0 }, bulk = { 0 };
+			struct htr_iter *it;
+			struct htr_event ev;
+			int rc;
+			assert_int_equal(htr_iter_open(&it, t->file, &h, &err), 0);
+			while ((rc = htr_iter_next(it, &ev, &err)) == 1)
+				flat_event(&one, &ev);
+			assert_int_equal(rc, 0);
+			htr_iter_close(it);
+			assert_int_equal(htr_iter_open(&it, t->file, &h, &err), 0);
+			read_bulk(it, &bulk, &rng);
+			htr_iter_close(it);
+			assert_same_buf(&one.allocs, &bulk.allocs);
+			assert_same_buf(&one.objs, &bulk.objs);
+			assert_same_buf(&one.edges, &bulk.edges);
+			assert_same_buf(&one.others, &bulk.others);
+			frames_with_graph += one.edges.len > 16 * HTR_MAX_CHUNK;
+			frames_with_allocs += one.allocs.len > 0;
+			flat_free(&one);
+			flat_free(&bulk);
+		}
+		trace_close(t);
+	}
+	/* the scenario really held chunked graphs and allocation runs */
+	assert_true(frames_with_graph >= 3);
+	assert_true(frames_with_allocs >= 3);
+	unlink(path);
 }
 
 int main(void)
@@ -698,6 +881,7 @@ int main(void)
 		cmocka_unit_test(test_incremental_equals_full),
 		cmocka_unit_test(test_incremental_equals_full_recorded),
 		cmocka_unit_test(test_cut_at_every_byte),
+		cmocka_unit_test(test_bulk_equals_one_by_one),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
