@@ -512,6 +512,7 @@ static int read_one(struct builder *b, uint32_t f, enum read_mode mode, struct h
 }
 
 static int adopt_graph(struct builder *b, struct htr_err *err);
+static int assemble_out_edges(struct builder *b);
 
 static int has_unknown(const struct heap_state *s)
 {
@@ -752,9 +753,18 @@ static int adopt_graph(struct builder *b, struct htr_err *err)
 	s->n = (uint32_t)b->g.nobj;
 	s->id = b->g.id;
 	b->g.id = NULL;
+	if (build_directory(s))
+		return htr_errf(err, -ENOMEM, 0, "out of memory rebuilding GC %u", b->G);
+	/* The edges take their final form before the object columns exist:
+	 * the graph as read (64-bit targets) is the largest thing a rebuild
+	 * holds, and it is gone before info and birth are allocated. */
+	rc = assemble_out_edges(b);
+	if (rc)
+		return htr_errf(err, rc, 0, rc == -E2BIG ? "GC %u has more than 2^32 edges"
+						: "out of memory rebuilding GC %u", b->G);
 	s->info = big_malloc((s->n ? s->n : 1) * sizeof(uint32_t));
 	s->birth = big_malloc((s->n ? s->n : 1) * sizeof(uint32_t));
-	if (!s->info || !s->birth || build_directory(s))
+	if (!s->info || !s->birth)
 		return htr_errf(err, -ENOMEM, 0, "out of memory rebuilding GC %u", b->G);
 	memset(s->info, 0xff, (size_t)s->n * sizeof(uint32_t));
 	return 0;
@@ -822,17 +832,58 @@ static int add_slot_hi(struct heap_state *s, uint64_t *cap, uint64_t edge, uint3
  * high bits.  Converts in place: edge e is written as a u32 target and a
  * u16 slot where the u64 target and u32 slot of edge k >= e were read, so
  * no second copy of the edges is ever allocated. */
+/* Dense ids, as recorders hand them out (sequential tags, a few dead
+ * between the live), map to indexes through one table: one random access
+ * per edge where the directory's search takes two dependent ones.  Used
+ * while the ids span at most DENSE_SPAN times the objects (the table's
+ * 4 bytes per id are then at most 8 per object, and freed at once);
+ * sparse ids (heap dump addresses) take the directory. */
+#define DENSE_SPAN 2
+
+struct id_map {
+	uint32_t *index;       /* [span]: id - base -> index, UINT32_MAX: none */
+	uint64_t base, span;
+};
+
+static int id_map_build(const struct heap_state *s, struct id_map *m)
+{
+	m->index = NULL;
+	if (s->n == 0 || s->id[s->n - 1] - s->id[0] >= (uint64_t)s->n * DENSE_SPAN)
+		return 0;
+	m->base = s->id[0];
+	m->span = s->id[s->n - 1] - s->id[0] + 1;
+	m->index = big_malloc(m->span * sizeof(uint32_t));
+	if (!m->index)
+		return -ENOMEM;
+	memset(m->index, 0xff, m->span * sizeof(uint32_t));
+	for (uint32_t i = 0; i < s->n; i++)
+		m->index[s->id[i] - m->base] = i;
+	return 0;
+}
+
+static inline uint32_t id_map_find(const struct heap_state *s, const struct id_map *m, uint64_t id)
+{
+	if (!m->index)
+		return find_id(s, id);
+	return id - m->base < m->span ? m->index[id - m->base] : UINT32_MAX;
+}
+
 /* How far ahead the graph passes prefetch: enough to cover a memory
  * access, not so far that the line is gone again. */
-#define PREFETCH_AHEAD 16
+#define PREFETCH_AHEAD 32
 
 /* Edge k's target is about to be looked up: a lookup reads a directory
  * entry, then the ids it points at, two dependent cache misses on a large
  * heap.  Fetch the entry for the target PREFETCH_AHEAD edges on, and the
  * ids for the one half as far on (its entry has arrived by then). */
-static inline void prefetch_find(const struct heap_state *s, const uint64_t *tgt, uint64_t ne,
-				 uint64_t k)
+static inline void prefetch_find(const struct heap_state *s, const struct id_map *m,
+				 const uint64_t *tgt, uint64_t ne, uint64_t k)
 {
+	if (m->index) { /* one access: the table entry */
+		if (k + PREFETCH_AHEAD < ne && tgt[k + PREFETCH_AHEAD] - m->base < m->span)
+			__builtin_prefetch(&m->index[tgt[k + PREFETCH_AHEAD] - m->base]);
+		return;
+	}
 	if (k + PREFETCH_AHEAD < ne && tgt[k + PREFETCH_AHEAD] >= s->dir_base) {
 		uint64_t bucket = (tgt[k + PREFETCH_AHEAD] - s->dir_base) >> s->dir_shift;
 		if (bucket < s->ndir)
@@ -852,6 +903,10 @@ static int assemble_out_edges(struct builder *b)
 		return -E2BIG;
 	if (!b->g.off && !(b->g.off = malloc(sizeof(uint32_t)))) /* empty graph */
 		return -ENOMEM;
+	struct id_map map;
+	int rc = id_map_build(s, &map);
+	if (rc)
+		return rc;
 	uint32_t *tgt32 = (uint32_t *)b->g.tgt;
 	uint16_t *slot16 = (uint16_t *)b->g.slot;
 	uint32_t *off32 = b->g.off;
@@ -861,19 +916,18 @@ static int assemble_out_edges(struct builder *b)
 		uint64_t from = b->g.off[i], to = i + 1 < s->n ? b->g.off[i + 1] : b->g.nedges;
 		off32[i] = (uint32_t)e; /* e <= from: in place is safe */
 		for (uint64_t k = from; k < to; k++) {
-			prefetch_find(s, b->g.tgt, b->g.nedges, k);
+			prefetch_find(s, &map, b->g.tgt, b->g.nedges, k);
 			uint64_t id = b->g.tgt[k];
 			uint32_t slot = b->g.slot[k];
-			uint32_t tgt = find_id(s, id);
+			uint32_t tgt = id_map_find(s, &map, id);
 			if (tgt == UINT32_MAX) {
 				s->dangling_refs++;
 				continue;
 			}
 			if (slot >> 16 != cur_hi) {
 				cur_hi = slot >> 16;
-				int rc = add_slot_hi(s, &hi_cap, e, cur_hi);
-				if (rc)
-					return rc;
+				if ((rc = add_slot_hi(s, &hi_cap, e, cur_hi)))
+					goto out;
 			}
 			tgt32[e] = tgt;
 			slot16[e] = (uint16_t)slot;
@@ -894,7 +948,9 @@ static int assemble_out_edges(struct builder *b)
 	b->g.tgt = NULL;
 	b->g.slot = NULL;
 	b->g.off = NULL;
-	return 0;
+out:
+	free(map.index);
+	return rc;
 }
 
 /* s->in_src is allocated already (it served as the reachability queue). */
@@ -1021,10 +1077,9 @@ static int assemble(struct builder *b, struct htr_err *err)
 	b->in.infos = NULL;
 	if (!rc && b->has_graph) {
 		s->has_graph = 1;
-		/* reachability before in-edges: its queue becomes the in-edges */
-		rc = assemble_out_edges(b);
-		if (!rc)
-			rc = assemble_roots(b);
+		/* (the out-edges were assembled with the graph's ids);
+		 * reachability before in-edges: its queue becomes the in-edges */
+		rc = assemble_roots(b);
 		if (!rc)
 			rc = mark_reachable(s);
 		if (!rc)

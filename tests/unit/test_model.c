@@ -866,6 +866,79 @@ static void test_bulk_equals_one_by_one(void **state)
 	unlink(path);
 }
 
+/* One random heap, its ids 1, 2, 3, ... times mul: with mul 1 they are
+ * dense (the rebuild maps them through a table), with a large mul sparse
+ * (the directory's search).  Some references point at ids that are not
+ * live (dangling), below, between and above the live ones. */
+static void write_scaled_trace(const char *path, uint64_t mul)
+{
+	struct htr_writer *w;
+	struct htr_writer_opts o = { 0, 0 };
+	assert_int_equal(htr_writer_open(&w, path, &o), 0);
+	define_symbols(w);
+	enum { N = 3000 };
+	for (uint64_t i = 1; i <= N; i++)
+		alloc(w, i * mul, T_NODE, NODE_SIZE, -1, 1, i);
+	gc_start(w, 1, 100000, N * NODE_SIZE);
+	struct htr_root r = { .kind = HTR_ROOT_STATIC, .object = mul, .type = T_HOLDER, .field = 0 };
+	assert_int_equal(htr_write_roots(w, 1, 1, &r), 0);
+	uint32_t rng = 7;
+	for (uint64_t i = 1; i <= N; i++) {
+		struct htr_ref refs[5];
+		uint32_t n = 0;
+		for (; n < i % 5 && n < 4; n++) {
+			rng = rng * 1103515245u + 12345u;
+			uint64_t k = 1 + (rng >> 8) % (N + 40); /* k > N: dangling */
+			refs[n] = (struct htr_ref){ n, k * mul };
+		}
+		if (i % 97 == 0)
+			refs[n++] = (struct htr_ref){ n, mul / 2 }; /* dangling, below the first id */
+		graph_obj(w, i * mul, n, refs);
+	}
+	gc_end(w, 1, 100500, N * NODE_SIZE, 1);
+	assert_int_equal(htr_writer_close(w), 0);
+}
+
+static void test_dense_and_sparse_ids_agree(void **state)
+{
+	(void)state;
+	char path[512];
+	path_in_dir(path, sizeof(path), "scaled.htr");
+	struct heap_state *st[2];
+	uint64_t muls[2] = { 1, 4099 };
+	for (int v = 0; v < 2; v++) {
+		write_scaled_trace(path, muls[v]);
+		struct trace *t;
+		open_ok(path, &t);
+		st[v] = build(t, 0);
+		trace_close(t);
+	}
+	const struct heap_state *a = st[0], *b = st[1];
+	assert_int_equal(a->n, 3000);
+	assert_int_equal(a->n, b->n);
+	assert_int_equal(a->nedges, b->nedges);
+	assert_int_equal(a->dangling_refs, b->dangling_refs);
+	assert_true(a->dangling_refs > 0);
+	assert_int_equal(a->nreachable, b->nreachable);
+	assert_true(a->nreachable > 1);
+	for (uint32_t i = 0; i < a->n; i++) {
+		assert_true(b->id[i] == a->id[i] * 4099);
+		assert_int_equal(a->out_off[i], b->out_off[i]);
+		assert_int_equal(a->in_off[i], b->in_off[i]);
+		assert_int_equal(hs_is_reachable(a, i), hs_is_reachable(b, i));
+	}
+	for (uint64_t e = 0; e < a->nedges; e++) {
+		assert_int_equal(a->out_tgt[e], b->out_tgt[e]);
+		assert_int_equal(a->out_slot[e], b->out_slot[e]);
+		assert_int_equal(a->in_src[e], b->in_src[e]);
+		/* and every edge goes where the trace said: target = id of slot */
+		assert_true(a->out_tgt[e] < a->n);
+	}
+	heap_state_free(st[0]);
+	heap_state_free(st[1]);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -882,6 +955,7 @@ int main(void)
 		cmocka_unit_test(test_incremental_equals_full_recorded),
 		cmocka_unit_test(test_cut_at_every_byte),
 		cmocka_unit_test(test_bulk_equals_one_by_one),
+		cmocka_unit_test(test_dense_and_sparse_ids_agree),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
