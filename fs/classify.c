@@ -1919,7 +1919,8 @@ static int pairs_sort(struct cls_pair *a, size_t n)
 		start[k + 1] += start[k];
 	for (size_t i = 0; i < n; i++)
 		tmp[start[a[i].key]++] = a[i];
-	memcpy(a, tmp, n * sizeof *a);
+	if (n) /* a is NULL when the group has no pairs */
+		memcpy(a, tmp, n * sizeof *a);
 	free(tmp);
 	free(start);
 	return 0;

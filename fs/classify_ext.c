@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyses/bitset.h"
 #include "analyses/rootlabels.h"
 #include "render_closure.h"
 #include "render_ds.h"
@@ -581,6 +582,155 @@ static int rl_keys(void *vh, const struct heap_state *s, uint32_t o, struct cls_
 		return v->first[o] == RL_NONE ? cls_keys_add(kb, K_OTHER) :
 		       put_label(v, v->first[o], 0, kb);
 	}
+}
+
+/* ---- by-indirect-root of one group, every level at once ---- */
+
+struct trie {
+	struct hfs_ir_node *nodes; uint32_t n, cap;
+	uint32_t *slots; uint32_t nslots;   /* node index + 1; 0 empty */
+	uint32_t *stamp;                    /* [cap]: last set counted + 1 */
+};
+
+static uint32_t trie_hash(uint32_t parent, uint32_t key, uint32_t mask)
+{
+	uint64_t h = ((uint64_t)parent << 32 | key) * 0x9E3779B97F4A7C15ull;
+	return (uint32_t)(h >> 32) & mask;
+}
+
+static int trie_grow(struct trie *t)
+{
+	uint32_t cap = t->cap ? t->cap * 2 : 64, nslots = cap * 2;
+	struct hfs_ir_node *nn = realloc(t->nodes, sizeof *nn * cap);
+	if (!nn)
+		return -ENOMEM;
+	t->nodes = nn;
+	uint32_t *ns = realloc(t->stamp, sizeof *ns * cap);
+	if (!ns)
+		return -ENOMEM;
+	t->stamp = ns;
+	uint32_t *sl = calloc(nslots, sizeof *sl);
+	if (!sl)
+		return -ENOMEM;
+	for (uint32_t i = 1; i < t->n; i++) {
+		uint32_t h = trie_hash(nn[i].parent, nn[i].key, nslots - 1);
+		while (sl[h])
+			h = (h + 1) & (nslots - 1);
+		sl[h] = i + 1;
+	}
+	free(t->slots);
+	t->slots = sl;
+	t->nslots = nslots;
+	t->cap = cap;
+	return 0;
+}
+
+/* The child of parent under key, made (count 0) when new; UINT32_MAX on
+ * allocation failure. */
+static uint32_t trie_child(struct trie *t, uint32_t parent, uint32_t key)
+{
+	if (t->n == t->cap && trie_grow(t))
+		return UINT32_MAX;
+	uint32_t mask = t->nslots - 1, h = trie_hash(parent, key, mask);
+	for (; t->slots[h]; h = (h + 1) & mask) {
+		const struct hfs_ir_node *x = &t->nodes[t->slots[h] - 1];
+		if (x->parent == parent && x->key == key)
+			return t->slots[h] - 1;
+	}
+	t->nodes[t->n] = (struct hfs_ir_node){ parent, key, 0 };
+	t->stamp[t->n] = 0;
+	t->slots[h] = t->n + 1;
+	return t->n++;
+}
+
+/* Adds cnt objects of set number `stamp` along one key path; a node
+ * already counted for this set is not counted again (an object counts once
+ * per node whatever the number of its paths through it). */
+static int trie_add_path(struct trie *t, const uint32_t *keys, uint32_t nkeys, uint32_t stamp,
+			 uint64_t cnt)
+{
+	uint32_t at = 0;
+	for (uint32_t k = 0; k < nkeys; k++) {
+		if ((at = trie_child(t, at, keys[k])) == UINT32_MAX)
+			return -ENOMEM;
+		if (t->stamp[at] != stamp) {
+			t->stamp[at] = stamp;
+			t->nodes[at].count += cnt;
+		}
+	}
+	return 0;
+}
+
+int hfs_indirect_root_trie(struct hfs *fs, uint32_t gci, const struct heap_state *s,
+			   const uint64_t *members, struct buf *out)
+{
+	uint32_t cls = cls_find(&fs->reg, "indirect-root");
+	struct cls_def *d = cls == CLS_NONE ? NULL : (struct cls_def *)cls_get(&fs->reg, cls);
+	struct trie t = { 0 };
+	uint64_t *per_set = NULL, none = 0, novar = 0, total = 0;
+	void *vh = NULL;
+	if (!d)
+		return -EIO;
+	/* the fixed keys (<unreachable>, ...) first, as a classification
+	 * pass would have them */
+	int rc = cls_prepare(&fs->reg, cls);
+	if (!rc)
+		rc = rl_acquire(fs, &d->ks, gci, V_INDIRECT, &vh);
+	if (rc)
+		return rc;
+	const struct rl_view *v = &((struct rl_h *)vh)->v;
+	if (s->n != v->h->n) {
+		rc = -EIO;
+		goto out;
+	}
+	/* one pass over the members: objects per label set */
+	if (!(per_set = calloc((size_t)v->h->nsets + 1, sizeof *per_set))) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	BITSET_FOREACH(members, s->n, o) {
+		uint32_t set = v->set[o];
+		total++;
+		if (set == RL_NONE)
+			none++;
+		else if (v->set_off[set] == v->set_off[set + 1])
+			novar++;
+		else
+			per_set[set]++;
+	}
+	if ((rc = trie_grow(&t)))
+		goto out;
+	t.nodes[0] = (struct hfs_ir_node){ UINT32_MAX, UINT32_MAX, total };
+	t.stamp[0] = 0;
+	t.n = 1;
+	/* then the sets' key paths, as rl_keys gives them */
+	const uint32_t k_other = K_OTHER, k_novar = K_NOVAR, k_many = K_MANY;
+	if (none && (rc = trie_add_path(&t, &k_other, 1, 1, none)))
+		goto out;
+	if (novar && (rc = trie_add_path(&t, &k_novar, 1, 2, novar)))
+		goto out;
+	for (uint32_t set = 0; set < v->h->nsets && !rc; set++) {
+		if (!per_set[set])
+			continue;
+		for (uint32_t k = v->set_off[set]; k < v->set_off[set + 1] && !rc; k++) {
+			uint32_t l = v->set_lab[k];
+			if (l == RL_MANY)
+				rc = trie_add_path(&t, &k_many, 1, set + 3, per_set[set]);
+			else
+				rc = trie_add_path(&t, v->label_keys + v->label_off[l],
+						   v->label_off[l + 1] - v->label_off[l], set + 3,
+						   per_set[set]);
+		}
+	}
+	if (!rc)
+		rc = buf_put(out, t.nodes, sizeof *t.nodes * t.n);
+out:
+	free(per_set);
+	free(t.nodes);
+	free(t.slots);
+	free(t.stamp);
+	rl_release(fs, vh);
+	return rc;
 }
 
 #define RL_ACQUIRE(fn, variant) \

@@ -33,7 +33,28 @@
 #ifndef HEAPFS_FS_CLASSIFY_EXT_H
 #define HEAPFS_FS_CLASSIFY_EXT_H
 
+#include <stdint.h>
+
+#include "model/buf.h"
+#include "model/heap_state.h"
+
 struct hfs;
+
+/* by-indirect-root of one set of objects, every level of the hierarchy in
+ * one pass over the members (classifying the group level by level takes a
+ * pass per level): a trie of key paths in the classifier's keyspace.  Node
+ * 0 is the set itself (count: its objects); every other node has its
+ * parent (< its own index), its key and count, the members with at least
+ * one root path through it: an object counts once per node whatever the
+ * number of its paths through it (paper §3.6), as classifying gives.
+ * members: bitset over s, the state of GC gci (with a graph).  Appends
+ * struct hfs_ir_node[] to out.  -ENOMEM, -EINVAL (no graph). */
+struct hfs_ir_node {
+	uint32_t parent, key;
+	uint64_t count;
+};
+int hfs_indirect_root_trie(struct hfs *fs, uint32_t gci, const struct heap_state *s,
+			   const uint64_t *members, struct buf *out);
 
 /* Registers the classifiers above in fs->reg (after cls_registry_init,
  * before user definitions, so that users cannot take their names). */

@@ -19,6 +19,8 @@
 #include "model/htr.h"
 #include "model/synth.h"
 #include "model/trace.h"
+#include "analyses/suspects.h"
+#include "analyses/windows.h"
 
 #define HEAPFS_VERSION "0.1.0"
 #define EXIT_USAGE 2
@@ -32,13 +34,16 @@ static const char usage_text[] =
 	"        -d prints FUSE debug output, -s serves with one thread; the -o\n"
 	"        options are listed below.\n"
 	"        Unmount with: fusermount3 -u MOUNTPOINT\n"
-	"  heapfs ls [-l] TRACE [PATH]\n"
+	"  heapfs ls [-l] [-o OPT[,OPT...]] TRACE [PATH]\n"
 	"        list one directory of the tree (default: the root), one name per line;\n"
 	"        -l: kind (d directory, f file, l link), size ('-' when not known\n"
 	"        without computing it), name, and '-> target' for links\n"
-	"  heapfs cat TRACE PATH...\n"
+	"  heapfs cat [-o OPT[,OPT...]] TRACE PATH...\n"
 	"        print files of the tree (PATH relative to the tree root:\n"
 	"        gc/latest/info or /gc/latest/info; links are followed)\n"
+	"        ls and cat take the heapfs -o options below (thresholds, features=,\n"
+	"        classifiers=, layout=, ...) with the same defaults as a mount; FUSE\n"
+	"        and mount options are refused\n"
 	"  heapfs synth SCENARIO [-n OBJECTS] [-g GCS] [--seed S] -o OUT.htr\n"
 	"        write a deterministic synthetic trace (heapfs synth --help lists them)\n"
 	"  heapfs check TRACE\n"
@@ -75,15 +80,87 @@ static void print_open_error(const char *trace, int rc, const struct htr_err *er
 		fprintf(stderr, "heapfs: %s: offset %" PRIu64 ": %s\n", trace, err->offset, msg);
 }
 
-static int open_tree(const char *trace, struct hfs **fs)
+/* Opens the tree with the heapfs options of ls/cat (mo: what
+ * mountopts_parse_opts made of their -o arguments), as a mount would. */
+static int open_tree(const char *trace, const struct mountopts *mo, struct hfs **fs)
 {
 	struct htr_err err;
-	struct hfs_opts o = { .cache_mb = 0, .progress = NULL };
+	struct win_params wp;
+	struct sus_params sp;
+	mountopts_win_params(mo, &wp);
+	mountopts_sus_params(mo, &sp);
+	struct hfs_opts o = { .cache_mb = mo->cache_mb, .progress = NULL, .windows = &wp,
+			      .features = mo->features, .classifiers = mo->classifiers,
+			      .suspects = &sp, .hprof_layout = mo->layout };
 	memset(&err, 0, sizeof err);
 	int rc = hfs_open(fs, trace, &o, &err);
 	if (rc)
 		print_open_error(trace, rc, &err);
 	return rc;
+}
+
+/* The arguments of ls/cat: -o OPTS (also -oOPTS) anywhere, their own
+ * flags (-l for ls), "--" ends the options; the rest in order. */
+struct cli_args {
+	const char **opts; int nopts;   /* values of -o */
+	const char **pos; int npos;     /* TRACE, PATH... */
+	int long_format;                /* ls -l */
+};
+
+/* 0, or the exit status of a usage error (printed). argv[0] is the
+ * command name.  Arrays are owned by a (cli_args_free). */
+static int cli_args_parse(struct cli_args *a, int argc, char **argv, int allow_l)
+{
+	int only_args = 0;
+	memset(a, 0, sizeof *a);
+	a->opts = calloc((size_t)argc, sizeof *a->opts);
+	a->pos = calloc((size_t)argc, sizeof *a->pos);
+	if (!a->opts || !a->pos) {
+		fprintf(stderr, "heapfs: %s: out of memory\n", argv[0]);
+		return 1;
+	}
+	for (int i = 1; i < argc; i++) {
+		const char *v = argv[i];
+		if (!only_args && strcmp(v, "--") == 0) {
+			only_args = 1;
+		} else if (!only_args && strcmp(v, "-o") == 0) {
+			if (i + 1 >= argc)
+				return usage_error("%s: missing argument after -o", argv[0]);
+			a->opts[a->nopts++] = argv[++i];
+		} else if (!only_args && strncmp(v, "-o", 2) == 0) {
+			a->opts[a->nopts++] = v + 2;
+		} else if (!only_args && allow_l && strcmp(v, "-l") == 0) {
+			a->long_format = 1;
+		} else if (!only_args && v[0] == '-' && v[1]) {
+			fprintf(stderr, "heapfs: %s: unknown option %s\n", argv[0], v);
+			usage(stderr);
+			return EXIT_USAGE;
+		} else {
+			a->pos[a->npos++] = v;
+		}
+	}
+	return 0;
+}
+
+static void cli_args_free(struct cli_args *a)
+{
+	free(a->opts);
+	free(a->pos);
+}
+
+/* The -o options of ls/cat; a refused one is a usage error naming it. */
+static int cli_opts(const char *cmd, const struct cli_args *a, struct mountopts *mo)
+{
+	int rc = mountopts_parse_opts(mo, a->nopts, a->opts);
+	if (rc == -EINVAL) {
+		fprintf(stderr, "heapfs: %s: %s\n", cmd, mo->error);
+		return EXIT_USAGE;
+	}
+	if (rc) {
+		fprintf(stderr, "heapfs: %s: %s\n", cmd, strerror(-rc));
+		return 1;
+	}
+	return 0;
 }
 
 static void print_error(struct hfs *fs, const char *cmd, const char *path, int rc)
@@ -159,59 +236,55 @@ static int ls_fill(void *vctx, const char *name, const struct hfs_attr *a)
 
 static int cmd_ls(int argc, char **argv)
 {
-	const char *args[2];
-	int nargs = 0, long_format = 0, only_args = 0;
-	for (int i = 1; i < argc; i++) {
-		if (!only_args && strcmp(argv[i], "--") == 0)
-			only_args = 1;
-		else if (!only_args && strcmp(argv[i], "-l") == 0)
-			long_format = 1;
-		else if (!only_args && argv[i][0] == '-' && argv[i][1])
-			return usage_error("ls: unknown option %s", argv[i]);
-		else if (nargs < 2)
-			args[nargs++] = argv[i];
-		else
-			return usage_error("ls: too many arguments (%s)", argv[i]);
-	}
-	if (nargs < 1)
-		return usage_error("ls: missing TRACE%s", "");
-	const char *path = nargs > 1 ? args[1] : "/";
+	struct cli_args a;
+	struct mountopts mo;
+	memset(&mo, 0, sizeof mo);
+	int st = cli_args_parse(&a, argc, argv, 1);
+	if (!st && a.npos < 1)
+		st = usage_error("ls: missing TRACE%s", "");
+	if (!st && a.npos > 2)
+		st = usage_error("ls: too many arguments (%s)", a.pos[2]);
+	if (!st)
+		st = cli_opts("ls", &a, &mo);
+	if (st)
+		goto out;
+	const char *path = a.npos > 1 ? a.pos[1] : "/";
 	struct hfs *fs;
-	if (open_tree(args[0], &fs))
-		return 1;
+	st = 1;
+	if (open_tree(a.pos[0], &mo, &fs))
+		goto out;
 	char real[PATH_BUF];
-	struct hfs_attr a;
+	struct hfs_attr at;
 	int rc = follow_links(fs, path, real);
 	if (!rc)
-		rc = hfs_getattr(fs, real, &a);
-	if (!rc && a.kind == HFS_FILE) {
-		print_entry(fs, real, path, &a, long_format);
+		rc = hfs_getattr(fs, real, &at);
+	if (!rc && at.kind == HFS_FILE) {
+		print_entry(fs, real, path, &at, a.long_format);
 	} else if (!rc) {
-		struct ls_ctx c = { fs, real, long_format };
+		struct ls_ctx c = { fs, real, a.long_format };
 		rc = hfs_readdir(fs, real, ls_fill, &c);
 	}
 	if (rc)
 		print_error(fs, "ls", path, rc);
 	hfs_close(fs);
-	return rc ? 1 : 0;
+	st = rc ? 1 : 0;
+out:
+	mountopts_free(&mo);
+	cli_args_free(&a);
+	return st;
 }
 
-static int cmd_cat(int argc, char **argv)
+static int cat_paths(struct hfs *fs, const char *const *paths, int n)
 {
-	if (argc < 3)
-		return usage_error("cat: missing %s", argc < 2 ? "TRACE and PATH" : "PATH");
-	struct hfs *fs;
-	if (open_tree(argv[1], &fs))
-		return 1;
 	int failed = 0;
 	struct buf b;
 	buf_init(&b);
-	for (int i = 2; i < argc; i++) {
+	for (int i = 0; i < n; i++) {
 		buf_reset(&b);
-		int rc = hfs_read(fs, argv[i], &b);
+		int rc = hfs_read(fs, paths[i], &b);
 		if (rc) {
 			fflush(stdout);
-			print_error(fs, "cat", argv[i], rc);
+			print_error(fs, "cat", paths[i], rc);
 			failed = 1;
 			continue;
 		}
@@ -226,8 +299,31 @@ static int cmd_cat(int argc, char **argv)
 		failed = 1;
 	}
 	buf_free(&b);
-	hfs_close(fs);
 	return failed;
+}
+
+static int cmd_cat(int argc, char **argv)
+{
+	struct cli_args a;
+	struct mountopts mo;
+	memset(&mo, 0, sizeof mo);
+	int st = cli_args_parse(&a, argc, argv, 0);
+	if (!st && a.npos < 2)
+		st = usage_error("cat: missing %s", a.npos < 1 ? "TRACE and PATH" : "PATH");
+	if (!st)
+		st = cli_opts("cat", &a, &mo);
+	if (st)
+		goto out;
+	struct hfs *fs;
+	st = 1;
+	if (open_tree(a.pos[0], &mo, &fs))
+		goto out;
+	st = cat_paths(fs, a.pos + 1, a.npos - 1);
+	hfs_close(fs);
+out:
+	mountopts_free(&mo);
+	cli_args_free(&a);
+	return st;
 }
 
 static void print_trace_summary(const struct trace *t)

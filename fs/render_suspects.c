@@ -17,10 +17,12 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "analyses/bitset.h"
 #include "analyses/closure.h"
 #include "analyses/suspects.h"
+#include "classify_ext.h"
 #include "render_closure.h"
 #include "render_ds.h"
 #include "render_windows.h"
@@ -34,6 +36,7 @@
 #define ROOT_QUEUE_MAX 128  /* nodes waiting to be visited */
 #define HOLDER_SITES_MAX 2  /* head allocation sites named per group */
 #define DETAIL_GROUPS 2     /* leak groups per classifier with roots, holder, path */
+#define CLO_MEMO_MAX 16     /* GC closures remembered by member set */
 
 enum fkind { FK_LEAK, FK_GC_OVERHEAD, FK_CHURN, FK_BIG, FK_BLOAT, FK_COUNT };
 static const char *const fkind_names[FK_COUNT] = {
@@ -57,11 +60,53 @@ struct sctx {
 	struct finding f[MAX_FINDINGS];
 	uint32_t nf;
 	struct buf head;   /* H and C records */
-	/* leak_shared's last joint closure: groups of one leak share owners */
-	uint64_t memo_key, memo_bytes;
-	uint32_t memo_gci;
+	/* GC closures computed so far, by GC and member set (exact: the sets
+	 * are compared): a type and a site often hold the same objects
+	 * (HashMap$Node and HashMap.newNode), and the groups of one leak share
+	 * their owners */
+	struct clo_memo {
+		uint32_t gci;
+		uint64_t count;
+		uint64_t *bits;       /* owned */
+		struct closure_metrics deep, ret;
+	} memo[CLO_MEMO_MAX];
+	uint32_t nmemo;
 	struct buf tmp;
 };
+
+/* ---- timing ---- */
+
+/* HEAPFS_TIMING=1 in the environment: how long each part of the report
+ * took, wall clock and this process's CPU time (the machine may be shared),
+ * on stderr (what tests/bench/bench_suspects.sh shows). */
+struct lap_t {
+	double wall, cpu;
+};
+
+static void lap_now(struct lap_t *t)
+{
+	struct timespec w, c;
+	clock_gettime(CLOCK_MONOTONIC, &w);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c);
+	t->wall = (double)w.tv_sec + (double)w.tv_nsec * 1e-9;
+	t->cpu = (double)c.tv_sec + (double)c.tv_nsec * 1e-9;
+}
+
+static void lap(const char *what, struct lap_t *t0)
+{
+	static int on = -1;
+	if (on < 0) {
+		const char *v = getenv("HEAPFS_TIMING");
+		on = v && *v && strcmp(v, "0") != 0;
+	}
+	if (!on)
+		return;
+	struct lap_t t1;
+	lap_now(&t1);
+	fprintf(stderr, "heapfs: suspects: %-22s %8.3f s wall %8.3f s cpu\n", what,
+		t1.wall - t0->wall, t1.cpu - t0->cpu);
+	*t0 = t1;
+}
 
 /* ---- records ---- */
 
@@ -186,6 +231,58 @@ static const char *group_key_name(struct sctx *c, int site, uint32_t key)
 	return ks_name(site ? &c->dsite->ks : &c->dtype->ks, key);
 }
 
+/* ---- GC closures of the groups the report ranks ---- */
+
+/* Transitive and GC closure metrics of a member set of state s (GC gci).
+ * Only the groups the report ranks are computed, one by one: the tree's
+ * closure tables (by-type/table) compute every sibling of a group, most of
+ * which the report never names.  *bits is taken over by the memo (set to
+ * NULL) when it is remembered. */
+static int set_closures(struct sctx *c, const struct heap_state *s, uint32_t gci, uint64_t **bits,
+			struct closure_metrics *deep, struct closure_metrics *ret)
+{
+	uint64_t count = bitset_count(*bits, s->n);
+	size_t words = ((size_t)s->n + 63) / 64;
+	for (uint32_t k = 0; k < c->nmemo; k++) {
+		const struct clo_memo *m = &c->memo[k];
+		if (m->gci == gci && m->count == count && !memcmp(m->bits, *bits, words * 8)) {
+			*deep = m->deep;
+			*ret = m->ret;
+			return 0;
+		}
+	}
+	struct closure_ctx *cc = NULL;
+	int rc = closure_ctx_new(&cc, s);
+	if (!rc)
+		rc = closure_metrics_of(cc, *bits, deep, ret);
+	closure_ctx_free(cc);
+	if (!rc && c->nmemo < CLO_MEMO_MAX) {
+		c->memo[c->nmemo++] = (struct clo_memo){ gci, count, *bits, *deep, *ret };
+		*bits = NULL;
+	}
+	return rc;
+}
+
+/* The GC closure (retained) bytes of a type or site group at GC gci, which
+ * has a graph: what by-type/NAME/retained_size shows. */
+static int group_retained(struct sctx *c, uint32_t gci, int site, uint32_t key, uint64_t *bytes)
+{
+	const struct heap_state *s;
+	uint64_t *bits = NULL;
+	struct chain ch;
+	struct closure_metrics deep, ret;
+	int rc = hfs_state_get(c->fs, gci, &s);
+	if (rc)
+		return rc;
+	group_chain(c, site, key, &ch);
+	if (!(rc = group_members_bits(&c->fs->reg, s, &ch, &bits)) &&
+	    !(rc = set_closures(c, s, gci, &bits, &deep, &ret)))
+		*bytes = ret.bytes;
+	free(bits);
+	hfs_state_put(c->fs, s);
+	return rc;
+}
+
 /* ---- leak: the groups that grew ---- */
 
 struct grower {
@@ -245,11 +342,8 @@ static int growers(struct sctx *c, int site, uint32_t start, uint32_t end, struc
 	if (m > cand)
 		m = cand;
 	for (uint32_t i = 0; i < m && hfs_gc_has_graph(c->fs, end); i++) {
-		struct clo_metrics cm;
-		group_chain(c, site, all[i].key, &ch);
-		if ((rc = hfs_group_closures(c->fs, end, &ch, &cm)))
+		if ((rc = group_retained(c, end, site, all[i].key, &all[i].retained)))
 			break;
-		all[i].retained = cm.retained_bytes;
 	}
 	if (!rc) {
 		qsort(all, m, sizeof *all, grower_by_retained);
@@ -261,71 +355,90 @@ static int growers(struct sctx *c, int site, uint32_t start, uint32_t end, struc
 }
 
 /* The indirect roots of a group: a walk down by-indirect-root's hierarchy
- * (largest children first) to ROOT_LEAVES_MAX leaves. */
-struct ir_node {
-	struct chain ch;
+ * (largest children first) to ROOT_LEAVES_MAX leaves.  The hierarchy comes
+ * in one pass over the group (hfs_indirect_root_trie: what classifying the
+ * group level by level gives, without a pass over the heap per level). */
+struct ir_visit {
+	uint32_t node, key;
 	uint64_t count;
 };
 
+/* Largest first, then by key: the order of a classification's rows
+ * sorted by count (node indexes do not follow key order). */
 static int ir_by_count(const void *a, const void *b)
 {
-	const struct cls_row *x = a, *y = b;
-	if (x->c[COL_LIVE] != y->c[COL_LIVE])
-		return x->c[COL_LIVE] > y->c[COL_LIVE] ? -1 : 1;
+	const struct ir_visit *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
 	return x->key < y->key ? -1 : x->key > y->key;
 }
 
-/* "a/b/c" of the by-indirect-root keys of ch (after the group step). */
-static int ir_path(struct sctx *c, const struct chain *ch, struct buf *out)
+/* "a/b/c": the by-indirect-root keys from the trie's root down to node. */
+static int ir_path(struct sctx *c, const struct hfs_ir_node *t, uint32_t node, struct buf *out)
 {
-	const struct chain_step *st = &ch->steps[ch->depth - 1];
-	for (uint32_t k = 0; k < st->nkeys; k++) {
-		const char *n = ks_name(&c->dir->ks, ch->keys[st->key0 + k]);
-		int rc = buf_printf(out, "%s%s", k ? "/" : "", n);
+	uint32_t keys[CHAIN_KEYS_MAX], n = 0;
+	for (; node != 0 && n < CHAIN_KEYS_MAX; node = t[node].parent)
+		keys[n++] = t[node].key;
+	for (uint32_t k = n; k > 0; k--) {
+		int rc = buf_printf(out, "%s%s", k < n ? "/" : "", ks_name(&c->dir->ks, keys[k - 1]));
 		if (rc)
 			return rc;
 	}
 	return buf_putc(out, '\0');
 }
 
+/* The children of node x, largest first, then by key. */
+static uint32_t ir_children(const struct hfs_ir_node *t, uint32_t nt, uint32_t x,
+			    struct ir_visit *out)
+{
+	uint32_t n = 0;
+	for (uint32_t i = x + 1; i < nt; i++) {
+		if (t[i].parent == x && t[i].count)
+			out[n++] = (struct ir_visit){ i, t[i].key, t[i].count };
+	}
+	qsort(out, n, sizeof *out, ir_by_count);
+	return n;
+}
+
 static int leak_roots(struct sctx *c, struct finding *f, uint32_t end, int site, uint32_t key,
 		      uint64_t total)
 {
-	struct ir_node *q = malloc(sizeof *q * ROOT_QUEUE_MAX);
-	uint32_t head = 0, tail = 0, leaves = 0, visits = 0;
-	int rc = 0;
-	if (!q)
-		return -ENOMEM;
-	group_chain(c, site, key, &q[tail].ch);
-	q[tail++].count = total;
+	const struct heap_state *s;
+	uint64_t *bits = NULL;
+	struct ir_visit *q = NULL, *kids = NULL;
+	struct buf tb;
+	struct chain ch;
+	buf_init(&tb);
+	int rc = hfs_state_get(c->fs, end, &s);
+	if (rc)
+		return rc;
+	group_chain(c, site, key, &ch);
+	if ((rc = group_members_bits(&c->fs->reg, s, &ch, &bits)) ||
+	    (rc = hfs_indirect_root_trie(c->fs, end, s, bits, &tb)))
+		goto out;
+	const struct hfs_ir_node *t = (const struct hfs_ir_node *)tb.data;
+	uint32_t nt = (uint32_t)(tb.len / sizeof *t), head = 0, tail = 0, leaves = 0, visits = 0;
+	q = malloc(sizeof *q * ROOT_QUEUE_MAX);
+	kids = malloc(sizeof *kids * (nt ? nt : 1));
+	if (!q || !kids) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	q[tail++] = (struct ir_visit){ 0, UINT32_MAX, total };
 	/* best first: the unvisited node reaching the most members (a queue of
-	 * at most ROOT_WALK_MAX nodes: a linear scan) */
+	 * at most ROOT_QUEUE_MAX nodes: a linear scan) */
 	while (head < tail && leaves < ROOT_LEAVES_MAX && visits++ < ROOT_WALK_MAX && !rc) {
 		uint32_t best = head;
 		for (uint32_t i = head + 1; i < tail; i++) {
 			if (q[i].count > q[best].count)
 				best = i;
 		}
-		struct ir_node cur = q[best];
+		struct ir_visit cur = q[best];
 		q[best] = q[head++];
-		struct rc_entry *e;
-		const struct cls_row *rows;
-		uint32_t nrows;
-		if ((rc = hfs_classification_get(c->fs, end, &cur.ch, c->cls_ir, &e, &rows, &nrows)))
-			break;
-		struct cls_row *sorted = malloc(sizeof *sorted * (nrows ? nrows : 1));
-		if (!sorted) {
-			rcache_put(c->fs->rc, e);
-			rc = -ENOMEM;
-			break;
-		}
-		if (nrows) /* rows may be NULL when there are none */
-			memcpy(sorted, rows, sizeof *sorted * nrows);
-		rcache_put(c->fs->rc, e);
-		qsort(sorted, nrows, sizeof *sorted, ir_by_count);
-		if (nrows == 0 && cur.ch.depth > 1) { /* a leaf: a root */
+		uint32_t nk = ir_children(t, nt, cur.node, kids);
+		if (nk == 0 && cur.node != 0) { /* a leaf: a root */
 			buf_reset(&c->tmp);
-			if (!(rc = ir_path(c, &cur.ch, &c->tmp))) {
+			if (!(rc = ir_path(c, t, cur.node, &c->tmp))) {
 				const char *p = (const char *)c->tmp.data;
 				rc = claim(f, 1, "kept alive by the root %s (reaches %" PRIu64 " of %" PRIu64
 					   " objects)", p, cur.count, total);
@@ -335,17 +448,15 @@ static int leak_roots(struct sctx *c, struct finding *f, uint32_t end, int site,
 			}
 			leaves++;
 		}
-		for (uint32_t r = 0; r < nrows && tail < ROOT_QUEUE_MAX; r++) {
-			struct ir_node nx = cur;
-			nx.count = sorted[r].c[COL_LIVE];
-			int erc = cur.ch.depth == 1 ? chain_push(&nx.ch, ST_CLS, c->cls_ir, sorted[r].key)
-						    : chain_extend(&nx.ch, sorted[r].key);
-			if (!erc)
-				q[tail++] = nx;
-		}
-		free(sorted);
+		for (uint32_t r = 0; r < nk && tail < ROOT_QUEUE_MAX; r++)
+			q[tail++] = kids[r];
 	}
+out:
 	free(q);
+	free(kids);
+	free(bits);
+	buf_free(&tb);
+	hfs_state_put(c->fs, s);
 	return rc;
 }
 
@@ -541,7 +652,6 @@ static int leak_shared(struct sctx *c, struct finding *f, uint32_t end, int site
 	struct buf rb;
 	buf_init(&rb);
 	const struct heap_state *s = NULL;
-	struct closure_ctx *cc = NULL;
 	uint64_t *bits = NULL;
 	int rc = hfs_read(c->fs, path, &rb);
 	if (rc)
@@ -576,18 +686,8 @@ static int leak_shared(struct sctx *c, struct finding *f, uint32_t end, int site
 	if (nowners < 2)
 		goto out;
 	struct closure_metrics deep, ret;
-	uint64_t mkey = sum_single * 1000003u + nowners;
-	BITSET_FOREACH(bits, s->n, o)
-		mkey = mkey * 31u + s->id[o];
-	if (c->memo_key == mkey && c->memo_gci == end) {
-		ret.bytes = c->memo_bytes;
-	} else {
-		if ((rc = closure_ctx_new(&cc, s)) || (rc = closure_metrics_of(cc, bits, &deep, &ret)))
-			goto out;
-		c->memo_key = mkey;
-		c->memo_gci = end;
-		c->memo_bytes = ret.bytes;
-	}
+	if ((rc = set_closures(c, s, end, &bits, &deep, &ret)))
+		goto out;
 	if (!sus_shared(nowners, ret.bytes, sum_single)) {
 		rc = claim(f, 1, "not shared: its %" PRIu32 " root objects retain no more together "
 			   "(%" PRIu64 " bytes) than alone", nowners, ret.bytes);
@@ -608,7 +708,6 @@ static int leak_shared(struct sctx *c, struct finding *f, uint32_t end, int site
 			rc = evidence(c, f, end, "by-type/%s/retained_size", type_name(c, one_type));
 	}
 out:
-	closure_ctx_free(cc);
 	free(bits);
 	if (s)
 		hfs_state_put(c->fs, s);
@@ -675,9 +774,13 @@ static int sec_leak(struct sctx *c, const struct win_result *r)
 		uint32_t ng = 0;
 		if (c->p->top > 16)
 			return -EINVAL;
+		struct lap_t t0;
+		lap_now(&t0);
 		rc = growers(c, site, r->start_gci, r->end_gci, g, &ng);
+		lap(site ? "leak: site growers" : "leak: type growers", &t0);
 		for (uint32_t i = 0; i < ng && !rc; i++)
 			rc = leak_group(c, f, r->end_gci, site, &g[i], i < DETAIL_GROUPS);
+		lap(site ? "leak: site details" : "leak: type details", &t0);
 	}
 	return rc;
 }
@@ -959,13 +1062,11 @@ static int big_types(struct sctx *c, struct finding *f, const struct heap_state 
 	struct grower g[32];
 	uint32_t ng = 0;
 	for (uint32_t i = 0; i < ncand; i++) {
-		struct chain ch;
-		struct clo_metrics m;
-		group_chain(c, 0, cand[i], &ch);
-		if ((rc = hfs_group_closures(c->fs, gci, &ch, &m)))
+		uint64_t retained;
+		if ((rc = group_retained(c, gci, 0, cand[i], &retained)))
 			goto out;
-		if (m.retained_bytes >= min && m.retained_bytes > 0)
-			g[ng++] = (struct grower){ cand[i], (int64_t)lb[cand[i]], 0, m.retained_bytes };
+		if (retained >= min && retained > 0)
+			g[ng++] = (struct grower){ cand[i], (int64_t)lb[cand[i]], 0, retained };
 	}
 	qsort(g, ng, sizeof *g, grower_by_retained);
 	for (uint32_t i = 0; i < ng && i < c->p->top && !rc; i++) {
@@ -1144,7 +1245,10 @@ static int sec_bloat(struct sctx *c, uint32_t gci)
 	if (!f)
 		return -ENOMEM;
 	uint64_t flagged = 0;
+	struct lap_t t0;
+	lap_now(&t0);
 	rc = bloat_structures(c, f, gci, heap, &flagged);
+	lap("bloat: structures", &t0);
 	if (!rc && flagged == 0)
 		rc = claim(f, 0, "no structure kind whose overhead is %" PRIu32 "%% of it and 1%% of "
 			   "the heap, no %" PRIu64 " empty ones of a type", c->p->overhead_pct,
@@ -1153,6 +1257,7 @@ static int sec_bloat(struct sctx *c, uint32_t gci)
 		rc = evidence(c, f, gci, "ds/table");
 	if (!rc)
 		rc = bloat_health(c, f, gci);
+	lap("bloat: instance health", &t0);
 	f->severity = sus_pct(flagged, heap);
 	return rc;
 }
@@ -1222,6 +1327,8 @@ static int sctx_init(struct sctx *c, struct hfs *fs)
 
 static void sctx_free(struct sctx *c)
 {
+	for (uint32_t k = 0; k < c->nmemo; k++)
+		free(c->memo[k].bits);
 	for (uint32_t k = 0; k < c->nf; k++)
 		buf_free(&c->f[k].b);
 	buf_free(&c->head);
@@ -1251,23 +1358,36 @@ static int gather(struct sctx *c, struct buf *out)
 		goto assemble;
 	}
 	const struct win_result *res = NULL;
+	struct lap_t t0;
+	lap_now(&t0);
 	if ((rc = hfs_windows_results(fs, &res)))
 		return rc;
+	lap("windows", &t0);
 	uint32_t g = last_graph_gc(fs);
 	rc = rec(&c->head, "C", "checked: leak, gc-overhead and churn windows; big retainers "
 		 "(%" PRIu32 "%% of the heap) and bloat at %s", c->p->big_pct,
 		 g == UINT32_MAX ? "no GC (no object graph in the trace)" : "the last GC with a graph");
 	if (!rc) rc = checked_windows(c, res);
-	if (!rc && res[WK_LEAK].found)
+	if (!rc && res[WK_LEAK].found) {
 		rc = sec_leak(c, &res[WK_LEAK]);
-	if (!rc && res[WK_GC_OVERHEAD].found)
+		lap("leak", &t0);
+	}
+	if (!rc && res[WK_GC_OVERHEAD].found) {
 		rc = sec_gc_overhead(c, &res[WK_GC_OVERHEAD]);
-	if (!rc && res[WK_CHURN].found)
+		lap("gc-overhead", &t0);
+	}
+	if (!rc && res[WK_CHURN].found) {
 		rc = sec_churn(c, &res[WK_CHURN]);
-	if (!rc && g != UINT32_MAX)
+		lap("churn", &t0);
+	}
+	if (!rc && g != UINT32_MAX) {
 		rc = sec_big(c, g);
-	if (!rc && g != UINT32_MAX)
+		lap("big retainers", &t0);
+	}
+	if (!rc && g != UINT32_MAX) {
 		rc = sec_bloat(c, g);
+		lap("bloat", &t0);
+	}
 	if (rc)
 		return rc;
 	if (!res[WK_LEAK].found && !res[WK_GC_OVERHEAD].found && !res[WK_CHURN].found)

@@ -142,6 +142,19 @@ static int build_reachable(struct hfs *fs, struct hfs_windows *w, uint64_t *out)
 		if (fs->progress)
 			fprintf(fs->progress, "heapfs: reachable memory: GC %" PRIu32 " (%" PRIu32
 				"/%" PRIu32 ")\n", t->gcs[g].gc, n + 1, total);
+		if (total == 1) {
+			/* one point (a heap dump): the state the tree's other files
+			 * use, perhaps already there (a dump opened directly brings
+			 * its state along), instead of a second build of it */
+			const struct heap_state *cs;
+			if ((rc = hfs_state_get(fs, g, &cs)))
+				break;
+			out[g] = cs->has_graph ? cs->reachable_bytes : NONE;
+			n += cs->has_graph != 0;
+			hfs_state_put(fs, cs);
+			__atomic_add_fetch(&w->done, 1, __ATOMIC_RELAXED);
+			continue;
+		}
 		struct heap_state *s;
 		struct htr_err err;
 		struct heap_build_opts o = { .progress = NULL, .base = prev };

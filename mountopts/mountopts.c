@@ -191,6 +191,7 @@ enum { KEY_DEBUG, KEY_HELP };
 struct parse_ctx {
 	struct mountopts mo;
 	int fsname_given, subtype_given;
+	int no_mount;   /* heapfs ls/cat: heapfs options only (mountopts_parse_opts) */
 };
 _Static_assert(offsetof(struct parse_ctx, mo) == 0, "mo must be first");
 
@@ -355,6 +356,8 @@ static int take_option(struct parse_ctx *ctx, const char *arg)
 	const struct fuse_allowed *f = find_fuse_opt(arg, name_len);
 	if (!f)
 		return fail(mo, "unknown option '%s'", arg);
+	if (ctx->no_mount)
+		return fail(mo, "option '%s' is a mount option: it means nothing without a mount", arg);
 	if (check_fuse_value(mo, f, value) != 0)
 		return -1;
 	if (strcmp(f->name, "fsname") == 0)
@@ -397,6 +400,9 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 	(void)outargs;
 	switch (key) {
 	case KEY_DEBUG:
+		if (ctx->no_mount)
+			return fail(&ctx->mo, "option '%s' is a mount option: it means nothing without a mount",
+				    arg);
 		ctx->mo.debug = 1;
 		ctx->mo.foreground = 1;
 		return 1; /* libfuse prints the requests */
@@ -417,17 +423,9 @@ static int was_given(const struct mountopts *mo, const char *name)
 	return o != NULL && (mo->given & (1u << (o - heapfs_opts))) != 0;
 }
 
-static int check_cross_options(struct mountopts *mo)
+/* Pairs of heapfs options that must agree (mount, ls and cat alike). */
+static int check_option_pairs(struct mountopts *mo)
 {
-	if (mo->help)
-		return 0;
-	if (mo->trace == NULL)
-		return fail(mo, "missing TRACE and MOUNTPOINT");
-	if (mo->mountpoint == NULL)
-		return fail(mo, "missing MOUNTPOINT");
-	if (mo->single_thread && was_given(mo, "threads") && mo->threads > 1)
-		return fail(mo, "-s (single-threaded) conflicts with threads=%llu",
-			    (unsigned long long)mo->threads);
 	if (mo->narrow_min_pct > mo->narrow_max_pct)
 		return fail(mo, "narrow_min_pct=%llu is above narrow_max_pct=%llu",
 			    (unsigned long long)mo->narrow_min_pct, (unsigned long long)mo->narrow_max_pct);
@@ -439,6 +437,20 @@ static int check_cross_options(struct mountopts *mo)
 			    (unsigned long long)mo->churn_window_min,
 			    (unsigned long long)mo->churn_window_max);
 	return 0;
+}
+
+static int check_cross_options(struct mountopts *mo)
+{
+	if (mo->help)
+		return 0;
+	if (mo->trace == NULL)
+		return fail(mo, "missing TRACE and MOUNTPOINT");
+	if (mo->mountpoint == NULL)
+		return fail(mo, "missing MOUNTPOINT");
+	if (mo->single_thread && was_given(mo, "threads") && mo->threads > 1)
+		return fail(mo, "-s (single-threaded) conflicts with threads=%llu",
+			    (unsigned long long)mo->threads);
+	return check_option_pairs(mo);
 }
 
 /* fsname=TRACE and subtype=heapfs make `mount` and `df` say what is mounted. */
@@ -505,6 +517,34 @@ int mountopts_parse(struct mountopts *mo_out, int argc, char **argv)
 	rc = ctx.mo.help ? 0 : add_default_fuse_opts(&ctx);
 out:
 	fuse_opt_free_args(&args);
+	*mo_out = ctx.mo;
+	return rc;
+}
+
+int mountopts_parse_opts(struct mountopts *mo_out, int nopts, const char *const *opts)
+{
+	struct parse_ctx ctx;
+	int rc = 0;
+
+	memset(&ctx, 0, sizeof ctx);
+	set_defaults(&ctx.mo);
+	ctx.no_mount = 1;
+	/* the same walk as a mount's "-o OPTS": fuse_opt splits at unescaped
+	 * commas and every option reaches take_option */
+	for (int i = 0; i < nopts && rc == 0; i++) {
+		char *av[] = { "heapfs", "-o", (char *)opts[i], NULL };
+		struct fuse_args args = FUSE_ARGS_INIT(3, av);
+		if (opts[i][0] == '\0') {
+			fail(&ctx.mo, "empty -o argument");
+			rc = -EINVAL;
+		} else if (fuse_opt_parse(&args, &ctx, flag_table, opt_proc) != 0) {
+			fail(&ctx.mo, "invalid option list '%s'", opts[i]);
+			rc = -EINVAL;
+		}
+		fuse_opt_free_args(&args);
+	}
+	if (rc == 0 && check_option_pairs(&ctx.mo) != 0)
+		rc = -EINVAL;
 	*mo_out = ctx.mo;
 	return rc;
 }

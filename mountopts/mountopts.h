@@ -64,6 +64,14 @@ struct mountopts {
 int mountopts_parse(struct mountopts *mo, int argc, char **argv);
 void mountopts_free(struct mountopts *mo);
 
+/* heapfs ls and cat: the heapfs -o options alone, no TRACE, MOUNTPOINT or
+ * flags.  opts[0..nopts) are the values of the -o arguments (OPT[,OPT...],
+ * split as a mount's are).  The same table, defaults, ranges and messages
+ * as mountopts_parse; FUSE and mount options are refused, naming the
+ * option.  Returns 0, -EINVAL with mo->error set, or -ENOMEM; free mo with
+ * mountopts_free in every case. */
+int mountopts_parse_opts(struct mountopts *mo, int nopts, const char *const *opts);
+
 /* The mount part of `heapfs --help`: every option with default and range,
  * and the FUSE options passed through. */
 void mountopts_print_help(FILE *out);

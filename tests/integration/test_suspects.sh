@@ -80,3 +80,42 @@ has "$R" "example.multicache.Product"
 has "$R" "example.multicache.Loader.load:15"
 has "$R" "shared ownership"
 ok "recorded multicache: both cache fields, Product, its site, shared ownership"
+
+# Thresholds through `heapfs cat -o` (and `heapfs ls -o`): the same options
+# as a mount.  multicache's two maps each retain less than 40% of the heap
+# (the Products and their names are shared by both: dominated by neither),
+# so at suspect_big_pct=40 no single object is a big retainer; at the
+# default 10% both maps are.  suspect_top=1 keeps one group per ranking:
+# one type and one site among the leak's growers instead of three each.
+D="$WORK/multicache.htr.suspects"
+t "$HEAPFS" cat -o suspect_big_pct=40 "$WORK/multicache.htr" suspects >"$WORK/big40" ||
+	fail "cat -o suspect_big_pct=40 suspects"
+has "$WORK/big40" "big retainers (40% of the heap)"
+has "$WORK/big40" "retaining at least 40% of"
+hasnt "$WORK/big40" "(java.util.HashMap) retains"
+has "$D" "(java.util.HashMap) retains"
+t "$HEAPFS" cat -o suspect_top=1 -o suspect_big_pct=10 "$WORK/multicache.htr" suspects >"$WORK/top1" ||
+	fail "cat -o suspect_top=1 suspects"
+growers() { grep -cE '^   (type|site) [^ ]+: \+[0-9]+ bytes' "$1" || true; }
+[ "$(growers "$D")" = 6 ] || fail "default: $(growers "$D") leak groups, expected 3 types + 3 sites"
+[ "$(growers "$WORK/top1")" = 2 ] || fail "suspect_top=1: $(growers "$WORK/top1") leak groups, expected 2"
+ok "heapfs cat -o: suspect_big_pct and suspect_top change the report"
+
+# refused: an unknown option, a value out of range, a FUSE option; each
+# named in the message, exit status 2, nothing on stdout
+refused() { # WANT ARGS...: heapfs ARGS... must fail with 2 naming WANT
+	local want=$1 rc=0
+	shift
+	t "$HEAPFS" "$@" >"$WORK/ref.out" 2>"$WORK/ref.err" || rc=$?
+	[ "$rc" = 2 ] || fail "heapfs $*: exit $rc, expected 2"
+	has "$WORK/ref.err" "$want"
+	[ ! -s "$WORK/ref.out" ] || fail "heapfs $*: printed on stdout"
+}
+refused "unknown option 'suspect_bogus=1'" cat -o suspect_bogus=1 "$WORK/multicache.htr" suspects
+refused "invalid value for suspect_top: '9'" cat -o suspect_top=9 "$WORK/multicache.htr" suspects
+refused "option 'allow_other' is a mount option" cat -o allow_other "$WORK/multicache.htr" suspects
+refused "unknown option 'nope'" ls -o cache_mb=64,nope "$WORK/multicache.htr"
+refused "missing argument after -o" cat "$WORK/multicache.htr" suspects -o
+t "$HEAPFS" ls -l -o suspect_top=2 "$WORK/multicache.htr" / >"$WORK/ls.out" || fail "ls -l -o suspect_top=2"
+has "$WORK/ls.out" "suspects"
+ok "heapfs cat/ls -o: bad options refused, named"

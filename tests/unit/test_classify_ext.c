@@ -37,7 +37,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "analyses/bitset.h"
+#include "fs/classify_ext.h"
 #include "fs/tree.h"
+#include "fs/tree_internal.h"
 #include "model/synth.h"
 
 static char g_dir[64], g_mc[128], g_co[128];
@@ -179,6 +182,104 @@ static void test_by_indirect_root(void **state)
 	hfs_close(fs);
 }
 
+/* hfs_indirect_root_trie (every level of by-indirect-root in one pass)
+ * against the tree's classification level by level: a trie node's
+ * children, with their counts, are exactly the rows of its directory's
+ * table.  For the Products the trie is the construction's: both static
+ * maps, 100 each. */
+static void check_trie(struct hfs *fs, const char *group_dir, const char *type)
+{
+	const struct heap_state *s;
+	uint64_t *bits = NULL;
+	struct chain ch;
+	struct buf tb;
+	buf_init(&tb);
+	uint32_t gci = 3, cls_type = cls_find(&fs->reg, "type");
+	const struct cls_def *dir = cls_get(&fs->reg, cls_find(&fs->reg, "indirect-root"));
+	assert_int_equal(hfs_state_get(fs, gci, &s), 0);
+	chain_init(&ch);
+	if (type) {
+		uint32_t key = UINT32_MAX;
+		for (uint32_t t = 0; t < fs->trace->ntypes; t++) {
+			char sc[128];
+			if (strcmp(trace_type_name(fs->trace, t, sc, sizeof sc), type) == 0)
+				key = t;
+		}
+		assert_int_not_equal(key, UINT32_MAX);
+		assert_int_equal(chain_push(&ch, ST_CLS, cls_type, key), 0);
+	}
+	assert_int_equal(group_members_bits(&fs->reg, s, &ch, &bits), 0);
+	assert_int_equal(hfs_indirect_root_trie(fs, gci, s, bits, &tb), 0);
+	const struct hfs_ir_node *t = (const struct hfs_ir_node *)tb.data;
+	uint32_t nt = (uint32_t)(tb.len / sizeof *t);
+	assert_true(nt >= 2);
+	assert_int_equal(t[0].count, bitset_count(bits, s->n));
+	free(bits);
+	hfs_state_put(fs, s);
+	for (uint32_t i = 0; i < nt; i++) {
+		/* the directory of node i */
+		char path[1024], rel[512] = "";
+		uint32_t keys[8], n = 0;
+		for (uint32_t x = i; x != 0; x = t[x].parent) {
+			assert_true(t[x].parent < x);
+			keys[n++] = t[x].key;
+		}
+		for (uint32_t k = n; k > 0; k--)
+			snprintf(rel + strlen(rel), sizeof rel - strlen(rel), "/%s",
+				 ks_name(&dir->ks, keys[k - 1]));
+		snprintf(path, sizeof path, "%s/by-indirect-root%s", group_dir, rel);
+		if (i)
+			expect_n(fs, path, t[i].count);
+		/* children: the trie's and the table's rows (name, count) */
+		char tpath[1100];
+		struct buf tab;
+		buf_init(&tab);
+		snprintf(tpath, sizeof tpath, "%s/table", path);
+		int trc = hfs_read(fs, tpath, &tab);
+		if (trc)
+			fprintf(stderr, "%s: %d\n", tpath, trc);
+		assert_int_equal(trc, 0);
+		assert_int_equal(buf_putc(&tab, 0), 0);
+		int rows = -1, kids = 0; /* the header is not a row */
+		for (const char *p = (const char *)tab.data; *p; p = strchr(p, '\n') + 1) {
+			rows++;
+			if (!strchr(p, '\n'))
+				break;
+		}
+		for (uint32_t j = i + 1; j < nt; j++) {
+			if (t[j].parent != i)
+				continue;
+			char row[300];
+			kids++;
+			snprintf(row, sizeof row, "\n%s\t%llu\t", ks_name(&dir->ks, t[j].key),
+				 (unsigned long long)t[j].count);
+			if (!strstr((const char *)tab.data, row))
+				fprintf(stderr, "%s: no row %s", tpath, row + 1);
+			assert_non_null(strstr((const char *)tab.data, row));
+		}
+		assert_int_equal(rows, kids);
+		buf_free(&tab);
+	}
+	if (type && strcmp(type, "example.multicache.Product") == 0) {
+		/* node 0, static, the two classes, the two fields */
+		assert_int_equal(nt, 6);
+		for (uint32_t i = 1; i < nt; i++)
+			assert_int_equal(t[i].count, 100);
+	}
+	buf_free(&tb);
+}
+
+static void test_indirect_root_trie(void **state)
+{
+	(void)state;
+	struct hfs *fs = open_tree(g_mc);
+	check_trie(fs, PRODUCT, "example.multicache.Product");
+	check_trie(fs, MC "/by-type/java.util.HashMap$Node", "java.util.HashMap$Node");
+	check_trie(fs, MC "/by-type/java.lang.String", "java.lang.String");
+	check_trie(fs, MC, NULL);
+	hfs_close(fs);
+}
+
 static void test_by_role(void **state)
 {
 	(void)state;
@@ -239,6 +340,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_by_root),
 		cmocka_unit_test(test_by_indirect_root),
+		cmocka_unit_test(test_indirect_root_trie),
 		cmocka_unit_test(test_by_role),
 		cmocka_unit_test(test_by_ds),
 		cmocka_unit_test(test_names_reserved),

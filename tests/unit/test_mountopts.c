@@ -397,6 +397,41 @@ static void test_help(void **state)
 	free(text);
 }
 
+/* heapfs ls/cat -o: heapfs options only; values as for a mount (the
+ * defaults and ranges of the option spec), mount options refused. */
+static void test_tree_opts(void **state)
+{
+	(void)state;
+	struct mountopts mo;
+	assert_int_equal(mountopts_parse_opts(&mo, 0, NULL), 0);
+	assert_int_equal(mo.cache_mb, 1024);
+	assert_int_equal(mo.suspect_big_pct, 10);
+	assert_int_equal(mo.suspect_top, 3);
+	assert_null(mo.trace);
+	mountopts_free(&mo);
+
+	const char *two[] = { "suspect_big_pct=25,cache_mb=64", "features=a\\,b.txt,suspect_top=1" };
+	assert_int_equal(mountopts_parse_opts(&mo, 2, two), 0);
+	assert_int_equal(mo.suspect_big_pct, 25);
+	assert_int_equal(mo.cache_mb, 64);
+	assert_int_equal(mo.suspect_top, 1);
+	assert_string_equal(mo.features, "a,b.txt");
+	mountopts_free(&mo);
+
+	const char *bad[][1] = { { "suspect_top=6" }, { "nosuch=1" }, { "allow_other" },
+				 { "debug" }, { "" }, { "gc_window_min=9,gc_window_max=8" } };
+	const char *msg[] = {
+		"invalid value for suspect_top: '6' (expected an integer 1..5)",
+		"unknown option 'nosuch=1'",
+		"option 'allow_other' is a mount option: it means nothing without a mount",
+		"option 'debug' is a mount option: it means nothing without a mount",
+		"empty -o argument",
+		"gc_window_min=9 is above gc_window_max=8",
+	};
+	for (size_t i = 0; i < sizeof msg / sizeof msg[0]; i++)
+		expect_error(&mo, mountopts_parse_opts(&mo, 1, bad[i]), msg[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -412,6 +447,7 @@ int main(void)
 		cmocka_unit_test(test_positionals),
 		cmocka_unit_test(test_help),
 		cmocka_unit_test(test_layout),
+		cmocka_unit_test(test_tree_opts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
