@@ -6,11 +6,17 @@
  *   2. classes resolved, index sorted by id, sizes decided (hprof_layout.c);
  *   3. symbols written: types (reused across dumps when a class has the
  *      same name, fields and size), threads, methods and sites on first use;
- *   4. allocation pass in id order: each object is matched with the
- *      previous dump's object of the same id (same type and length = the
- *      same object); new objects get ALLOC events, unmatched old ones die;
- *   5. GC_START, roots, graph pass in id order (one GRAPH_OBJ per object),
- *      deaths, GC_END with HTR_GC_HAS_GRAPH.
+ *   4. one pass over the objects in id order, each decoded once: matched
+ *      with the previous dump's object of the same id (same type and
+ *      length = the same object), new objects get ALLOC events, unmatched
+ *      old ones die; their references are collected as a graph over dense
+ *      object indexes (hprof_graph.c);
+ *   5. referents that only referents reach are dropped (hprof_refs.c, a
+ *      walk over that graph); GC_START, roots, one GRAPH_OBJ per object
+ *      from the graph, deaths, GC_END with HTR_GC_HAS_GRAPH.
+ * A dump mounted directly (hprof_import_temp_direct) also gets its heap
+ * state from the same pass (hprof_state.c): the trace's events are then
+ * never decoded to build it.
  * Trace ids are the dump's ids, except where an id was already given to
  * another object earlier in the trace (an address reused after a death):
  * such objects get fresh ids above every id seen (FRESH_ID_BASE at least).
@@ -31,6 +37,7 @@
 #define FRESH_ID_BASE (1ull << 48)  /* above any address a dump holds today */
 #define MAX_NAME 1024u              /* bytes kept of a field, method or thread name */
 #define NO_LEN UINT32_MAX           /* "not an array" in an object signature */
+#define RELEASE_STEP (64ull << 20)  /* bytes of the dump passed between releases */
 
 struct importer {
 	const struct hprof_import_opts *o;
@@ -60,6 +67,9 @@ struct importer {
 	size_t caprefs;
 	struct htr_field *fields;
 	uint32_t capfields;
+
+	int want_state;           /* build the heap state of the (single) dump too */
+	struct hprof_direct *direct; /* that state, once built */
 };
 
 /* Per-dump results of the passes. */
@@ -67,16 +77,17 @@ struct dump_run {
 	uint32_t gc;
 	uint64_t time_ns;
 	uint64_t used_bytes;
-	struct u64map remap;      /* dump id -> object index where trace id != dump id */
-	uint64_t *tids;           /* [nobjs] trace ids of remapped objects; NULL: none */
+	uint64_t *tids;           /* [nobjs] trace ids; NULL: every trace id is the dump id */
 	uint64_t *deaths; size_t ndeaths, capdeaths;
-	uint64_t *new_tids; size_t nnew;           /* ascending ids kept as they are */
-	uint64_t *fresh_tids; size_t nfresh;       /* ascending fresh ids */
+	uint64_t *new_tids; size_t nnew, capnew;   /* ascending ids kept as they are */
+	uint64_t *fresh_tids; size_t nfresh, capfresh; /* ascending fresh ids */
 	uint64_t *next_id, *next_tid, *next_sig;   /* becomes prev */
 	struct htr_root *roots; uint32_t nroots, caproots;
-	uint64_t roots_skipped, roots_on_classes, refs_to_classes, bad_instances;
+	uint64_t roots_skipped, roots_on_classes, refs_to_classes;
 	uint64_t unknown_class_objects;
 	struct referents referents;  /* referent edges to leave out (hprof_refs.c) */
+	struct dgraph graph;      /* the references, over dense object indexes */
+	struct hstate_infos *infos;  /* want_state: per-object properties */
 };
 
 void hprof_import_opts_init(struct hprof_import_opts *o)
@@ -247,7 +258,7 @@ static int define_types(struct importer *im, struct dump *d)
 }
 
 /* Types for objects whose class the dump lacks. */
-static int pseudo_type(struct importer *im, const struct dump *d, const struct hprof_sub *s,
+static int pseudo_type(struct importer *im, const struct dump *d, const struct dobj *s,
 		       uint32_t *id)
 {
 	char name[64];
@@ -424,7 +435,7 @@ static int sorted_contains(const uint64_t *a, size_t n, uint64_t v)
 	return lo < n && a[lo] == v;
 }
 
-static int object_type(struct importer *im, const struct dump *d, const struct hprof_sub *s,
+static int object_type(struct importer *im, const struct dump *d, const struct dobj *s,
 		       uint32_t c, uint32_t *type)
 {
 	if (c != HPROF_NONE) {
@@ -441,97 +452,184 @@ static uint64_t new_trace_id(struct importer *im, uint64_t id, int *fresh)
 	return *fresh ? im->next_fresh++ : id;
 }
 
-static int remember_remap(struct dump_run *run, size_t n, size_t i, uint64_t id, uint64_t tid)
+/* Object i's trace id differs from its dump id. */
+static int remember_remap(struct dump_run *run, const struct dump *d, size_t i, uint64_t tid)
 {
-	if (i > UINT32_MAX - 1)
-		return -E2BIG;
-	if (!run->tids && !(run->tids = malloc(n * sizeof *run->tids)))
-		return -ENOMEM;
+	if (!run->tids) {
+		if (!(run->tids = malloc((d->nobjs ? d->nobjs : 1) * sizeof *run->tids)))
+			return -ENOMEM;
+		memcpy(run->tids, d->ids, d->nobjs * sizeof *run->tids);
+	}
 	run->tids[i] = tid;
-	return u64map_put(&run->remap, id, (uint32_t)i);
+	return 0;
 }
 
-static int allocations(struct importer *im, struct dump *d, struct dump_run *run)
+/* Trace id of object index i. */
+static uint64_t trace_id_at(const struct dump_run *run, const struct dump *d, size_t i)
 {
-	size_t n = d->nobjs, pi = 0, capnew = 0, capfresh = 0;
+	return run->tids ? run->tids[i] : d->ids[i];
+}
+
+/* The class of an object, with a one-entry memo: objects of one class
+ * often come in runs, and the class map is probed otherwise. */
+struct class_memo {
+	uint64_t id;
+	uint32_t c;
+	int valid;
+};
+
+static uint32_t object_class(const struct dump *d, const struct dobj *o, struct class_memo *m)
+{
+	if (o->tag == HPROF_PRIM_ARRAY_DUMP)
+		return dump_object_class(d, o);
+	if (!m->valid || m->id != o->class_id) {
+		m->id = o->class_id;
+		m->c = dump_object_class(d, o);
+		m->valid = 1;
+	}
+	return m->c;
+}
+
+/* Object i's identity across dumps: its trace id, whether it is new (then
+ * its ALLOC event is written), and the deaths of the previous dump's
+ * objects it passes by. */
+static int match_object(struct importer *im, struct dump *d, struct dump_run *run, size_t i,
+			uint64_t sig, size_t *pi, uint64_t *tid_out, int *is_new)
+{
+	uint64_t id = d->ids[i], tid = id;
 	int rc = 0;
+	*is_new = 1;
+	while (*pi < im->nprev && im->prev_id[*pi] < id && !rc)
+		rc = push_u64(&run->deaths, &run->ndeaths, &run->capdeaths, im->prev_tid[(*pi)++]);
+	if (!rc && *pi < im->nprev && im->prev_id[*pi] == id) {
+		if (im->prev_sig[*pi] == sig) {
+			tid = im->prev_tid[*pi];
+			*is_new = 0;
+		} else {
+			rc = push_u64(&run->deaths, &run->ndeaths, &run->capdeaths, im->prev_tid[*pi]);
+		}
+		(*pi)++;
+	}
+	if (!rc && *is_new) {
+		int fresh = 0;
+		tid = new_trace_id(im, id, &fresh);
+		if (fresh)
+			rc = push_u64(&run->fresh_tids, &run->nfresh, &run->capfresh, tid);
+		else if (im->keep_history)
+			rc = push_u64(&run->new_tids, &run->nnew, &run->capnew, tid);
+	}
+	*tid_out = tid;
+	return rc;
+}
+
+/* What the pass over the objects carries from one object to the next. */
+struct pass {
+	struct class_memo cls;
+	size_t pi;                /* position among the previous dump's objects */
+	uint32_t flags;           /* of every ALLOC of this dump */
+	uint64_t released;        /* the mapping below this offset was released */
+	/* memo of the latest stack trace serial (HotSpot: one empty trace for
+	 * every object) and of its thread and site */
+	uint32_t trace_serial, thread, site;
+	int have_trace, have_site;
+};
+
+/* Thread serial and site of the stack trace serial, memoized. */
+static int object_trace(struct importer *im, struct dump *d, struct pass *p, uint32_t serial,
+			int want_site)
+{
+	if (!p->have_trace || serial != p->trace_serial) {
+		uint32_t ti = u64map_get(&d->trace_idx, serial);
+		p->trace_serial = serial;
+		p->thread = ti == U64MAP_NONE ? 0 : d->traces[ti].thread_serial;
+		p->have_trace = 1;
+		p->have_site = 0;
+	}
+	if (!want_site || p->have_site)
+		return 0;
+	p->have_site = 1;
+	return trace_site(im, d, serial, &p->site);
+}
+
+/* Object i: its allocation (and the previous dump's deaths before it), its
+ * references into the graph, its properties for a direct mount's state. */
+static int pass_object(struct importer *im, struct dump *d, struct dump_run *run, struct pass *p,
+		       size_t i)
+{
+	struct dobj o;
+	dump_object_at(d, d->offs[i], &o);
+	uint32_t c = object_class(d, &o, &p->cls), type;
+	if (c == HPROF_NONE)
+		run->unknown_class_objects++;
+	int rc = object_type(im, d, &o, c, &type), is_new;
+	if (rc)
+		return rc;
+	uint64_t size = layout_object_size(d, &o, c), tid;
+	int is_array = o.tag != HPROF_INSTANCE_DUMP;
+	int64_t length = is_array ? (int64_t)o.length : -1;
+	uint64_t sig = (uint64_t)type << 32 | (is_array ? o.length : NO_LEN);
+	run->used_bytes += size;
+	if ((rc = match_object(im, d, run, i, sig, &p->pi, &tid, &is_new)) ||
+	    (rc = object_trace(im, d, p, o.trace_serial, is_new)))
+		return rc;
+	uint32_t site = is_new ? p->site : HTR_NO_SITE;
+	if (is_new) {
+		struct htr_alloc a = {
+			.id = tid, .type = type, .site = site, .thread = p->thread, .size = size,
+			.array_length = length, .time_ns = run->time_ns, .flags = p->flags,
+		};
+		if ((rc = htr_write_alloc(im->w, &a)))
+			return rc;
+	}
+	if (tid != d->ids[i] && (rc = remember_remap(run, d, i, tid)))
+		return rc;
 	if (im->keep_history) {
+		run->next_id[i] = d->ids[i];
+		run->next_tid[i] = tid;
+		run->next_sig[i] = sig;
+	}
+	/* a direct mount has a single dump: every object is new */
+	if (run->infos &&
+	    (rc = hstate_infos_put(run->infos, i, type, site, p->thread, p->flags, size, length)))
+		return rc;
+	referents_note(&run->referents, i, c);
+	return dgraph_add_object(&run->graph, d, i, &o, c);
+}
+
+/* The one pass over the objects, in id order: allocations (and deaths of
+ * the previous dump's objects), the graph, and for a direct mount each
+ * object's properties for the heap state.  It is the last pass that reads
+ * the objects, so the dump's pages are released behind it. */
+static int objects_pass(struct importer *im, struct dump *d, struct dump_run *run)
+{
+	size_t n = d->nobjs;
+	struct pass p = { .flags = run->gc == 0 ? HTR_ALLOC_PREEXISTING : 0, .site = HTR_NO_SITE };
+	int rc = dgraph_init(&run->graph, n);
+	if (!rc && im->want_state)
+		rc = hstate_infos_new(&run->infos, d);
+	if (!rc && im->keep_history) {
 		run->next_id = malloc((n ? n : 1) * sizeof(uint64_t));
 		run->next_tid = malloc((n ? n : 1) * sizeof(uint64_t));
 		run->next_sig = malloc((n ? n : 1) * sizeof(uint64_t));
 		if (!run->next_id || !run->next_tid || !run->next_sig)
-			return -ENOMEM;
+			rc = -ENOMEM;
 	}
-	uint64_t maxid = n ? d->objs[n - 1].key : 0;
+	uint64_t maxid = n ? d->ids[n - 1] : 0;
 	if (im->next_fresh <= maxid)
 		im->next_fresh = maxid + 1;
 	for (size_t i = 0; i < n && !rc; i++) {
-		struct hprof_sub s;
-		uint64_t id = d->objs[i].key;
-		dump_decode_object(d, d->objs[i].idx, &s);
-		uint32_t c = dump_object_class(d, &s), type, site = HTR_NO_SITE;
-		if (c == HPROF_NONE)
-			run->unknown_class_objects++;
-		if ((rc = object_type(im, d, &s, c, &type)))
-			break;
-		uint64_t size = layout_object_size(d, &s, c);
-		int is_array = s.tag != HPROF_INSTANCE_DUMP;
-		uint64_t sig = (uint64_t)type << 32 | (is_array ? s.length : NO_LEN);
-		run->used_bytes += size;
-		while (pi < im->nprev && im->prev_id[pi] < id && !rc)
-			rc = push_u64(&run->deaths, &run->ndeaths, &run->capdeaths, im->prev_tid[pi++]);
-		uint64_t tid = id;
-		int is_new = 1, fresh = 0;
-		if (!rc && pi < im->nprev && im->prev_id[pi] == id) {
-			if (im->prev_sig[pi] == sig) {
-				tid = im->prev_tid[pi];
-				is_new = 0;
-			} else {
-				rc = push_u64(&run->deaths, &run->ndeaths, &run->capdeaths, im->prev_tid[pi]);
-			}
-			pi++;
-		}
-		if (rc)
-			break;
-		if (is_new) {
-			tid = new_trace_id(im, id, &fresh);
-			if (fresh)
-				rc = push_u64(&run->fresh_tids, &run->nfresh, &capfresh, tid);
-			else if (im->keep_history)
-				rc = push_u64(&run->new_tids, &run->nnew, &capnew, tid);
-			if (!rc)
-				rc = trace_site(im, d, s.trace_serial, &site);
-			uint32_t ti = u64map_get(&d->trace_idx, s.trace_serial);
-			struct htr_alloc a = {
-				.id = tid, .type = type, .site = site,
-				.thread = ti == U64MAP_NONE ? 0 : d->traces[ti].thread_serial,
-				.size = size, .array_length = is_array ? (int64_t)s.length : -1,
-				.time_ns = run->time_ns,
-				.flags = run->gc == 0 ? HTR_ALLOC_PREEXISTING : 0,
-			};
-			if (!rc && (rc = htr_write_alloc(im->w, &a)))
-				return rc;
-		}
-		if (!rc && tid != id)
-			rc = remember_remap(run, n, i, id, tid);
-		if (im->keep_history) {
-			run->next_id[i] = id;
-			run->next_tid[i] = tid;
-			run->next_sig[i] = sig;
+		rc = pass_object(im, d, run, &p, i);
+		if (d->offs[i] >= p.released + RELEASE_STEP) {
+			hprof_release(d->f, p.released, d->offs[i]);
+			p.released = d->offs[i];
 		}
 	}
-	while (!rc && pi < im->nprev)
-		rc = push_u64(&run->deaths, &run->ndeaths, &run->capdeaths, im->prev_tid[pi++]);
+	hprof_release(d->f, 0, d->f->size);
+	while (!rc && p.pi < im->nprev)
+		rc = push_u64(&run->deaths, &run->ndeaths, &run->capdeaths, im->prev_tid[p.pi++]);
+	if (!rc)
+		dgraph_end(&run->graph);
 	return rc;
-}
-
-/* Trace id of a dump id. */
-static uint64_t trace_id(const struct dump_run *run, uint64_t id)
-{
-	if (!run->remap.n)
-		return id;
-	uint32_t i = u64map_get(&run->remap, id);
-	return i == U64MAP_NONE ? id : run->tids[i];
 }
 
 /* ---- roots ------------------------------------------------------------------------- */
@@ -584,12 +682,13 @@ static int dump_roots(struct importer *im, struct dump *d, struct dump_run *run)
 	int rc = 0;
 	for (uint32_t i = 0; i < d->nroots && !rc; i++) {
 		const struct droot *dr = &d->roots[i];
-		if (dump_find_object(d, dr->id) == SIZE_MAX) {
+		size_t j = dump_find_object(d, dr->id);
+		if (j == SIZE_MAX) {
 			run->roots_skipped++;
 			run->roots_on_classes += u64map_get(&d->class_idx, dr->id) != U64MAP_NONE;
 			continue;
 		}
-		struct htr_root r = { .kind = root_kind(dr->tag), .object = trace_id(run, dr->id) };
+		struct htr_root r = { .kind = root_kind(dr->tag), .object = trace_id_at(run, d, j) };
 		uint32_t depth = dr->frame == UINT32_MAX ? 0 : dr->frame;
 		switch (r.kind) {
 		case HTR_ROOT_LOCAL:
@@ -628,11 +727,12 @@ static int dump_roots(struct importer *im, struct dump *d, struct dump_run *run)
 			at += ids + 1 + hprof_type_size(d->f, t);
 			if (t != HPROF_T_OBJECT || !v)
 				continue;
-			if (dump_find_object(d, v) == SIZE_MAX) {
+			size_t tj = dump_find_object(d, v);
+			if (tj == SIZE_MAX) {
 				run->refs_to_classes += u64map_get(&d->class_idx, v) != U64MAP_NONE;
 				continue;
 			}
-			struct htr_root r = { .kind = HTR_ROOT_STATIC, .object = trace_id(run, v),
+			struct htr_root r = { .kind = HTR_ROOT_STATIC, .object = trace_id_at(run, d, tj),
 					      .type = k->type_id, .field = k->ninst + j };
 			rc = push_root(run, &r);
 		}
@@ -656,69 +756,26 @@ static int push_ref(struct importer *im, size_t *n, uint32_t slot, uint64_t targ
 	return 0;
 }
 
-/* A reference worth an edge: not null, not a class object (classes are not
- * objects of the trace, see docs/hprof.md). */
-static int ref_target(const struct dump *d, struct dump_run *run, uint64_t v,
-		      uint64_t *target)
+/* One GRAPH_OBJ per object, from the graph the pass collected: its edges
+ * in the dump's order, then its references to ids the dump does not hold
+ * (the reconstructor drops and counts those). */
+static int write_graph(struct importer *im, const struct dump *d, const struct dump_run *run)
 {
-	if (!v)
-		return 0;
-	if (d->class_idx.n && u64map_get(&d->class_idx, v) != U64MAP_NONE) {
-		run->refs_to_classes++;
-		return 0;
-	}
-	*target = trace_id(run, v);
-	return 1;
-}
-
-static int object_refs(struct importer *im, const struct dump *d, struct dump_run *run,
-		       const struct hprof_sub *s, size_t *n)
-{
-	uint64_t target;
-	int rc = 0;
-	*n = 0;
-	if (s->tag == HPROF_OBJ_ARRAY_DUMP) {
-		for (uint32_t k = 0; k < s->length && !rc; k++)
-			if (ref_target(d, run, hprof_id(d->f, s->data + (uint64_t)k * d->f->id_size), &target))
-				rc = push_ref(im, n, k, target);
-		return rc;
-	}
-	if (s->tag != HPROF_INSTANCE_DUMP)
-		return 0;
-	uint32_t c = dump_object_class(d, s);
-	if (c == HPROF_NONE)
-		return 0;
-	const struct dclass *k = &d->classes[c];
-	if (s->length < k->value_bytes) {
-		run->bad_instances++;   /* fewer values than the class has fields: no edges */
-		return 0;
-	}
-	uint64_t off = s->data;
-	for (uint32_t p = 0; p < k->ninst && !rc; p++) {
-		uint32_t t = PLAN_TYPE(k->plan[p]);
-		uint64_t v = t == HPROF_T_OBJECT ? hprof_id(d->f, off) : 0;
-		/* a referent only referents reach: not alive for VisualVM */
-		if (v && !referents_drop(&run->referents, d, c, PLAN_INDEX(k->plan[p]), v) &&
-		    ref_target(d, run, v, &target))
-			rc = push_ref(im, n, PLAN_INDEX(k->plan[p]), target);
-		off += hprof_type_size(d->f, t);
-	}
-	return rc;
-}
-
-static int graph(struct importer *im, const struct dump *d, struct dump_run *run)
-{
+	const struct dgraph *g = &run->graph;
+	uint32_t hi_run = 0;
+	size_t dk = 0;
 	int rc = 0;
 	for (size_t i = 0; i < d->nobjs && !rc; i++) {
-		struct hprof_sub s;
-		size_t n;
-		dump_decode_object(d, d->objs[i].idx, &s);
-		if ((rc = object_refs(im, d, run, &s, &n)))
-			break;
+		size_t n = 0;
+		for (uint64_t e = g->off[i]; e < g->off[i + 1] && !rc; e++)
+			rc = push_ref(im, &n, dgraph_slot(g, e, &hi_run), trace_id_at(run, d, g->tgt[e]));
+		for (; dk < g->ndang && g->dang[dk].src == i && !rc; dk++)
+			rc = push_ref(im, &n, g->dang[dk].slot, g->dang[dk].id);
 		/* never NULL, also without references: the writer advances it */
 		struct htr_ref none;
-		rc = htr_write_graph_object(im->w, trace_id(run, d->objs[i].key), (uint32_t)n,
-					    im->refs ? im->refs : &none);
+		if (!rc)
+			rc = htr_write_graph_object(im->w, trace_id_at(run, d, i), (uint32_t)n,
+						    im->refs ? im->refs : &none);
 	}
 	return rc;
 }
@@ -747,7 +804,6 @@ static int merge_into_used(struct importer *im, const uint64_t *a, size_t na)
 
 static void run_free(struct dump_run *run)
 {
-	u64map_free(&run->remap);
 	free(run->deaths);
 	free(run->new_tids);
 	free(run->fresh_tids);
@@ -757,6 +813,8 @@ static void run_free(struct dump_run *run)
 	free(run->roots);
 	free(run->tids);
 	referents_free(&run->referents);
+	dgraph_free(&run->graph);
+	hstate_infos_free(run->infos);
 }
 
 static int info_kv(struct importer *im, uint32_t gc, const char *key, const char *fmt, ...)
@@ -787,12 +845,13 @@ static int dump_info(struct importer *im, const struct dump *d, const struct dum
 	if (!rc) rc = info_kv(im, g, "array_header_size", "%u", d->layout.array_header);
 	if (!rc) rc = info_kv(im, g, "roots_skipped", "%" PRIu64 " (%" PRIu64 " name class objects)",
 			      run->roots_skipped, run->roots_on_classes);
-	if (!rc) rc = info_kv(im, g, "refs_to_classes", "%" PRIu64, run->refs_to_classes);
+	if (!rc) rc = info_kv(im, g, "refs_to_classes", "%" PRIu64,
+			      run->refs_to_classes + run->graph.refs_to_classes);
 	if (!rc) rc = info_kv(im, g, "referents_dropped", "%" PRIu64, run->referents.dropped);
 	if (!rc && run->unknown_class_objects)
 		rc = info_kv(im, g, "unknown_class_objects", "%" PRIu64, run->unknown_class_objects);
-	if (!rc && run->bad_instances)
-		rc = info_kv(im, g, "short_instances", "%" PRIu64, run->bad_instances);
+	if (!rc && run->graph.bad_instances)
+		rc = info_kv(im, g, "short_instances", "%" PRIu64, run->graph.bad_instances);
 	if (!rc && d->truncated)
 		rc = info_kv(im, g, "truncated", "%s", d->truncated_msg);
 	if (!rc && d->no_heap_dump_end)
@@ -819,9 +878,9 @@ static int write_gc(struct importer *im, struct dump *d, struct dump_run *run,
 		return writer_error(err, rc, "GC start");
 	if (run->nroots && (rc = htr_write_roots(im->w, run->gc, run->nroots, run->roots)))
 		return writer_error(err, rc, "roots");
-	if ((rc = referents_init(&run->referents, d, im->o->keep_referents)))
+	if ((rc = referents_apply(&run->referents, d, &run->graph)))
 		return writer_error(err, rc, "referents");
-	if ((rc = graph(im, d, run)))
+	if ((rc = write_graph(im, d, run)))
 		return writer_error(err, rc, "graph");
 	if (run->ndeaths > UINT32_MAX)
 		return writer_error(err, -E2BIG, "deaths");
@@ -869,7 +928,8 @@ static int import_one(struct importer *im, const char *path, uint32_t gc, struct
 		writer_error(err, rc, "symbols");
 		goto out;
 	}
-	if ((rc = allocations(im, &d, &run))) {
+	if ((rc = referents_init(&run.referents, &d, im->o->keep_referents)) ||
+	    (rc = objects_pass(im, &d, &run))) {
 		writer_error(err, rc, "allocations");
 		goto out;
 	}
@@ -883,6 +943,11 @@ static int import_one(struct importer *im, const char *path, uint32_t gc, struct
 			now_s() - t_alloc);
 	if ((rc = dump_info(im, &d, &run))) {
 		writer_error(err, rc, "info");
+		goto out;
+	}
+	if (im->want_state &&
+	    (rc = hstate_make(&im->direct, &d, run.infos, &run.graph, run.roots, run.nroots, gc))) {
+		htr_errf(err, rc, 0, "out of memory building the heap state");
 		goto out;
 	}
 	if (im->keep_history) {
@@ -924,6 +989,7 @@ static void importer_free(struct importer *im)
 	buf_free(&im->names);
 	free(im->refs);
 	free(im->fields);
+	hprof_direct_free(im->direct);
 }
 
 static int trace_info_header(struct importer *im, int ndumps)
@@ -941,13 +1007,15 @@ static int trace_info_header(struct importer *im, int ndumps)
 /* The import; on failure e holds offset and message and *where the file
  * they are about. */
 static int import_all(const char *const *dumps, int ndumps, const char *out_htr,
-		      const struct hprof_import_opts *o, struct htr_err *err, const char **where_out)
+		      const struct hprof_import_opts *o, struct htr_err *err, const char **where_out,
+		      struct hprof_direct **direct)
 {
 	struct importer im;
 	struct htr_err e;
 	memset(&im, 0, sizeof im);
 	memset(&e, 0, sizeof e);
 	im.o = o;
+	im.want_state = direct != NULL && ndumps == 1;
 	im.unknown_method = HPROF_NONE;
 	im.next_fresh = FRESH_ID_BASE;
 	const char *where = out_htr;
@@ -984,6 +1052,10 @@ out:
 		htr_errf(&e, rc, 0, "%s", strerror(-rc));
 	*err = e;
 	*where_out = where;
+	if (!rc && direct) {
+		*direct = im.direct;
+		im.direct = NULL;
+	}
 	importer_free(&im);
 	return rc;
 }
@@ -993,7 +1065,7 @@ int hprof_import_with(const char *const *dumps, int ndumps, const char *out_htr,
 {
 	struct htr_err e;
 	const char *where = out_htr;
-	int rc = import_all(dumps, ndumps, out_htr, o, &e, &where);
+	int rc = import_all(dumps, ndumps, out_htr, o, &e, &where, NULL);
 	if (rc && err && errlen) {
 		if (e.offset)
 			snprintf(err, errlen, "%s: offset %" PRIu64 ": %s", where, e.offset, e.msg);
@@ -1003,8 +1075,9 @@ int hprof_import_with(const char *const *dumps, int ndumps, const char *out_htr,
 	return rc;
 }
 
-int hprof_import_temp(const char *dump, const struct hprof_import_opts *o, char *tmp_path,
-		      size_t tmp_len, struct htr_err *err)
+/* The temporary trace of hprof_import_temp and hprof_import_temp_direct. */
+static int import_temp(const char *dump, const struct hprof_import_opts *o, char *tmp_path,
+		       size_t tmp_len, struct hprof_direct **direct, struct htr_err *err)
 {
 	struct hprof_import_opts defaults;
 	if (!o) {
@@ -1022,10 +1095,23 @@ int hprof_import_temp(const char *dump, const struct hprof_import_opts *o, char 
 				strerror(errno));
 	close(fd);   /* the writer opens it again by name */
 	const char *dumps[] = { dump }, *where = dump;
-	int rc = import_all(dumps, 1, tmp_path, o, err, &where);
+	int rc = import_all(dumps, 1, tmp_path, o, err, &where, direct);
 	if (rc)
 		unlink(tmp_path);
 	return rc;
+}
+
+int hprof_import_temp(const char *dump, const struct hprof_import_opts *o, char *tmp_path,
+		      size_t tmp_len, struct htr_err *err)
+{
+	return import_temp(dump, o, tmp_path, tmp_len, NULL, err);
+}
+
+int hprof_import_temp_direct(const char *dump, const struct hprof_import_opts *o, char *tmp_path,
+			     size_t tmp_len, struct hprof_direct **direct, struct htr_err *err)
+{
+	*direct = NULL;
+	return import_temp(dump, o, tmp_path, tmp_len, direct, err);
 }
 
 int hprof_import(const char *const *dumps, int ndumps, const char *out_htr, FILE *progress,

@@ -9,8 +9,9 @@
  * moving collector makes moved objects look like deaths plus births).
  *
  * The dumps are memory-mapped and read in streaming passes (model/
- * hprof_reader.h); memory grows with the number of objects (about 40 bytes
- * per object while a dump is imported), never with the dump's size.
+ * hprof_reader.h); memory grows with the number of objects and references
+ * (about 16 bytes per object for the index plus the graph: 4 per object
+ * and 6 per reference), never with the dump's size.
  *
  * Ownership: the caller owns every argument; nothing is kept after return.
  */
@@ -75,6 +76,25 @@ int hprof_import_with(const char *const *dumps, int ndumps, const char *out_htr,
 struct htr_err;
 int hprof_import_temp(const char *dump, const struct hprof_import_opts *o, char *tmp_path,
 		      size_t tmp_len, struct htr_err *err);
+
+/* The same, and the heap state of the dump's GC built straight from the
+ * dump in the same pass (no trace event is decoded to build it), handed
+ * back in *direct: a dump mounted directly starts with its state.  Thread
+ * indexes are the trace's, so the state is finished once the trace is
+ * open: hprof_direct_finish().  *direct is owned by the caller (NULL on
+ * failure). */
+struct hprof_direct;
+struct heap_state;
+struct trace;
+int hprof_import_temp_direct(const char *dump, const struct hprof_import_opts *o, char *tmp_path,
+			     size_t tmp_len, struct hprof_direct **direct, struct htr_err *err);
+/* Maps the state's threads to t's dense thread indexes and derives what a
+ * reconstruction derives (reachability, in-edges, id directory): the
+ * result equals heap_state_build(t, 0) (tests/unit/test_hprof.c).
+ * Consumes x, success or not; *out is owned by the caller. */
+int hprof_direct_finish(struct hprof_direct *x, const struct trace *t, struct heap_state **out,
+			struct htr_err *err);
+void hprof_direct_free(struct hprof_direct *x);
 
 /* `heapfs import DUMP.hprof... -o OUT.htr [options]`; argv[0] is "import".
  * Returns the exit status: 0 ok, 1 failure, 2 bad command line. */

@@ -17,6 +17,7 @@
 #include "htr.h"
 
 #define PROGRESS_STEP (256ull << 20)   /* bytes between progress lines */
+#define RELEASE_STEP (64ull << 20)     /* bytes read between releases of the mapping */
 
 static int grow32(void *pp, uint32_t *cap, uint32_t n, size_t el)
 {
@@ -64,10 +65,14 @@ void dump_free(struct dump *d)
 		free(d->classes[i].name);
 		free(d->classes[i].vm_name);
 		free(d->classes[i].plan);
+		free(d->classes[i].refs);
 	}
 	free(d->classes);
 	free(d->roots);
 	free(d->objs);
+	free(d->ids);
+	free(d->offs);
+	idindex_free(&d->index);
 	hprof_close(d->f);
 	memset(d, 0, sizeof *d);
 }
@@ -282,7 +287,48 @@ static int sub_class(struct dump *d, const struct hprof_sub *s, struct htr_err *
 	return 0;
 }
 
-static int sub_object(struct dump *d, const struct hprof_sub *s, struct htr_err *err)
+static void progress_line(FILE *p, const char *label, uint64_t done, uint64_t total)
+{
+	if (!p || !total)
+		return;
+	fprintf(p, "heapfs import: %s: scanning %3u%%%s", label, (unsigned)(done * 100 / total),
+		isatty(fileno(p)) ? "\r" : "\n");
+	fflush(p);
+}
+
+/* The object sub-records (nearly all of a dump) as the first pass needs
+ * them: id and where the next sub-record starts.  Returns 0 unless the
+ * sub-record at pos is an object that ends by end; hprof_next_sub() then
+ * decodes it, or says what is wrong with it. */
+static int object_extent(const struct hprof_file *f, uint64_t pos, uint64_t end, uint64_t *id,
+			 uint64_t *next)
+{
+	uint32_t ids = f->id_size, tag = f->map[pos];
+	uint64_t fixed = 1 + 2ull * ids + 8, body;   /* the same for all three */
+	if (end - pos < fixed + 1)
+		return 0;
+	uint64_t p = pos + 1 + ids + 4;   /* past tag, id, stack trace serial */
+	if (tag == HPROF_INSTANCE_DUMP) {
+		body = hprof_u4(f, p + ids);
+	} else if (tag == HPROF_OBJ_ARRAY_DUMP) {
+		body = (uint64_t)hprof_u4(f, p) * ids;
+	} else if (tag == HPROF_PRIM_ARRAY_DUMP) {
+		uint32_t t = f->map[p + 4], esz = hprof_type_size(f, t);
+		if (!esz || t == HPROF_T_OBJECT)
+			return 0;
+		body = (uint64_t)hprof_u4(f, p) * esz;
+		fixed = 1 + ids + 9;
+	} else {
+		return 0;
+	}
+	if (end - pos - fixed < body)
+		return 0;
+	*id = hprof_id(f, pos + 1);
+	*next = pos + fixed + body;
+	return 1;
+}
+
+static int push_object(struct dump *d, uint64_t id, uint64_t offset, struct htr_err *err)
 {
 	if (d->nobjs == d->capobjs) {
 		size_t nc = d->capobjs ? d->capobjs * 2 : 4096;
@@ -292,19 +338,10 @@ static int sub_object(struct dump *d, const struct hprof_sub *s, struct htr_err 
 		d->objs = p;
 		d->capobjs = nc;
 	}
-	d->objs[d->nobjs].key = s->id;
-	d->objs[d->nobjs].idx = s->offset;
+	d->objs[d->nobjs].key = id;
+	d->objs[d->nobjs].idx = offset;
 	d->nobjs++;
 	return 0;
-}
-
-static void progress_line(FILE *p, const char *label, uint64_t done, uint64_t total)
-{
-	if (!p || !total)
-		return;
-	fprintf(p, "heapfs import: %s: scanning %3u%%%s", label, (unsigned)(done * 100 / total),
-		isatty(fileno(p)) ? "\r" : "\n");
-	fflush(p);
 }
 
 /* Walks the sub-records of a heap dump record.  A sub-record cut off by
@@ -316,7 +353,17 @@ static int scan_segment(struct dump *d, const struct hprof_record *r, FILE *prog
 	uint64_t pos = r->body, end = r->body + r->len;
 	struct hprof_sub s;
 	int rc;
-	while ((rc = hprof_next_sub(d->f, &pos, end, r, &s, err)) == 1) {
+	for (;;) {
+		uint64_t id, next;
+		uint64_t stop = *next_progress < d->released + RELEASE_STEP ? *next_progress
+									       : d->released + RELEASE_STEP;
+		while (pos < end && pos < stop && object_extent(d->f, pos, end, &id, &next)) {
+			if ((rc = push_object(d, id, pos, err)))
+				return rc;
+			pos = next;
+		}
+		if ((rc = hprof_next_sub(d->f, &pos, end, r, &s, err)) != 1)
+			break;
 		switch (s.tag) {
 		case HPROF_CLASS_DUMP:
 			rc = sub_class(d, &s, err);
@@ -324,7 +371,7 @@ static int scan_segment(struct dump *d, const struct hprof_record *r, FILE *prog
 		case HPROF_INSTANCE_DUMP:
 		case HPROF_OBJ_ARRAY_DUMP:
 		case HPROF_PRIM_ARRAY_DUMP:
-			rc = sub_object(d, &s, err);
+			rc = push_object(d, s.id, s.offset, err);
 			break;
 		default:
 			rc = sub_root(d, &s, err);
@@ -335,6 +382,12 @@ static int scan_segment(struct dump *d, const struct hprof_record *r, FILE *prog
 		if (pos >= *next_progress) {
 			progress_line(progress, label, pos, d->f->size);
 			*next_progress = pos + PROGRESS_STEP;
+		}
+		if (pos >= d->released + RELEASE_STEP) {
+			/* what is scanned is not read again before the pass over
+			 * the objects: out of the resident set until then */
+			hprof_release(d->f, d->released, pos);
+			d->released = pos;
 		}
 	}
 	if (rc == -ENODATA && r->truncated) {
@@ -558,13 +611,29 @@ static int class_plan(struct dump *d, uint32_t c, uint32_t *chain, uint32_t *bas
 		return oom(err, -ENOMEM);
 	uint32_t p = 0, ids = d->f->id_size;
 	k->value_bytes = 0;
+	k->nrefs = 0;
 	for (uint32_t i = 0; i < n; i++) {   /* dump order: own fields first */
 		const struct dclass *x = &d->classes[chain[i]];
 		for (uint32_t j = 0; j < x->cd.nfields; j++) {
 			uint32_t t = hprof_u1(d->f, x->cd.fields + (uint64_t)j * (ids + 1) + ids);
 			k->plan[p++] = t << 28 | (base[i] + j);
-			k->value_bytes += hprof_type_size(d->f, t);
+			k->nrefs += t == HPROF_T_OBJECT;
 		}
+	}
+	/* the reference fields alone, with their offsets: what the pass over
+	 * the objects reads of an instance */
+	k->refs = malloc((k->nrefs ? k->nrefs : 1) * 2 * sizeof *k->refs);
+	if (!k->refs)
+		return oom(err, -ENOMEM);
+	uint32_t r = 0;
+	for (uint32_t q = 0; q < p; q++) {
+		uint32_t t = PLAN_TYPE(k->plan[q]);
+		if (t == HPROF_T_OBJECT) {
+			k->refs[2 * r] = (uint32_t)k->value_bytes;
+			k->refs[2 * r + 1] = PLAN_INDEX(k->plan[q]);
+			r++;
+		}
+		k->value_bytes += hprof_type_size(d->f, t);
 	}
 	return 0;
 }
@@ -592,6 +661,27 @@ int dump_resolve_classes(struct dump *d, struct htr_err *err)
 
 /* ---- the object index --------------------------------------------------------- */
 
+/* The sorted pairs become two arrays (ids, offs) in place of one: the ids
+ * are packed into the front of the pair array (id i moves from byte 16 i
+ * to 8 i, never over a pair not read yet), which then shrinks. */
+static int split_objects(struct dump *d)
+{
+	size_t n = d->nobjs;
+	d->offs = malloc((n ? n : 1) * sizeof *d->offs);
+	if (!d->offs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		d->offs[i] = d->objs[i].idx;
+	uint64_t *ids = (uint64_t *)d->objs;
+	for (size_t i = 0; i < n; i++)
+		ids[i] = d->objs[i].key;
+	uint64_t *shrunk = realloc(ids, (n ? n : 1) * sizeof *ids);
+	d->ids = shrunk ? shrunk : ids;
+	d->objs = NULL;
+	d->capobjs = 0;
+	return 0;
+}
+
 int dump_sort_objects(struct dump *d, struct htr_err *err)
 {
 	int sorted = 1;
@@ -610,38 +700,14 @@ int dump_sort_objects(struct dump *d, struct htr_err *err)
 					"object id 0x%llx is dumped twice (sub-records at offsets %llu and %llu)",
 					(unsigned long long)d->objs[i].key,
 					(unsigned long long)d->objs[i - 1].idx, (unsigned long long)d->objs[i].idx);
+	int rc = split_objects(d);
+	if (!rc)
+		rc = idindex_build(&d->index, d->ids, d->nobjs);
+	if (rc)
+		return oom(err, rc);
+	for (uint32_t c = 0; c < d->nclasses; c++)
+		d->class_ids_are_objects |= dump_find_object(d, d->classes[c].id) != SIZE_MAX;
 	return 0;
-}
-
-size_t dump_find_object(const struct dump *d, uint64_t id)
-{
-	size_t lo = 0, hi = d->nobjs;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (d->objs[mid].key < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < d->nobjs && d->objs[lo].key == id ? lo : SIZE_MAX;
-}
-
-void dump_decode_object(const struct dump *d, uint64_t offset, struct hprof_sub *s)
-{
-	/* checked by the first pass: the sub-record lies in its record */
-	struct hprof_record rec = { .tag = HPROF_HEAP_DUMP };
-	struct htr_err err;
-	uint64_t pos = offset;
-	if (hprof_next_sub(d->f, &pos, d->f->size, &rec, s, &err) != 1)
-		memset(s, 0, sizeof *s);
-}
-
-uint32_t dump_object_class(const struct dump *d, const struct hprof_sub *s)
-{
-	if (s->tag == HPROF_PRIM_ARRAY_DUMP)
-		return s->elem_type < 12 ? d->prim_class[s->elem_type] : HPROF_NONE;
-	uint32_t c = u64map_get(&d->class_idx, s->class_id);
-	return c == U64MAP_NONE ? HPROF_NONE : c;
 }
 
 uint32_t dump_class_by_name(const struct dump *d, const char *name)
@@ -704,8 +770,8 @@ int dump_instance_field(const struct dump *d, uint64_t obj, const char *name, ui
 	size_t i = dump_find_object(d, obj);
 	if (i == SIZE_MAX)
 		return 0;
-	struct hprof_sub s;
-	dump_decode_object(d, d->objs[i].idx, &s);
+	struct dobj s;
+	dump_object_at(d, d->offs[i], &s);
 	uint32_t c = dump_object_class(d, &s);
 	if (s.tag != HPROF_INSTANCE_DUMP || c == HPROF_NONE || s.length < d->classes[c].value_bytes)
 		return 0;
@@ -791,8 +857,8 @@ int dump_string_text(const struct dump *d, uint64_t obj, char *out, size_t max)
 	size_t i = dump_find_object(d, obj);
 	if (i == SIZE_MAX || max == 0)
 		return 0;
-	struct hprof_sub s;
-	dump_decode_object(d, d->objs[i].idx, &s);
+	struct dobj s;
+	dump_object_at(d, d->offs[i], &s);
 	uint32_t c = dump_object_class(d, &s);
 	if (c == HPROF_NONE || strcmp(d->classes[c].name, "java.lang.String") != 0)
 		return 0;
@@ -806,8 +872,8 @@ int dump_string_text(const struct dump *d, uint64_t obj, char *out, size_t max)
 	size_t ai = dump_find_object(d, value);
 	if (ai == SIZE_MAX)
 		return 0;
-	struct hprof_sub a;
-	dump_decode_object(d, d->objs[ai].idx, &a);
+	struct dobj a;
+	dump_object_at(d, d->offs[ai], &a);
 	if (a.tag != HPROF_PRIM_ARRAY_DUMP)
 		return 0;
 	uint64_t len = a.length;

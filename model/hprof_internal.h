@@ -5,14 +5,18 @@
  *                   class resolution, id-sorted object index, and reading
  *                   single objects back (fields, strings)
  *   hprof_layout.c  shallow sizes: VisualVM's rules or HotSpot's layout
+ *   hprof_graph.c   the object graph as CSR over dense object indexes,
+ *                   collected in the one pass over the objects
  *   hprof_refs.c    referents of weak/soft/final/phantom references as
- *                   VisualVM treats them
+ *                   VisualVM treats them (a walk over that graph)
+ *   hprof_state.c   a heap state straight from a dump (direct mounts)
  *   hprof.c         the importer: types, symbols, allocations, roots,
  *                   graph and deaths, through model/htr_writer.h
  *   hprof_cli.c     `heapfs import`
  *
  * Ownership: a struct dump owns every array in it and its hprof_file;
- * dump_free releases them.
+ * dump_free releases them (hstate_make takes ids over: the id index goes on
+ * reading them, so the state must outlive the dump's last lookup).
  */
 #ifndef HEAPFS_HPROF_INTERNAL_H
 #define HEAPFS_HPROF_INTERNAL_H
@@ -47,6 +51,9 @@ struct dclass {
 	uint32_t ninst;        /* instance fields, inherited included */
 	uint64_t value_bytes;  /* bytes of an INSTANCE_DUMP's values */
 	uint32_t *plan;        /* owned, [ninst] */
+	uint32_t nrefs;        /* reference fields among the ninst */
+	uint32_t *refs;        /* owned, [2 * nrefs]: (byte offset in the values,
+	                          flattened index) of each, in dump order */
 	uint64_t inst_size;    /* shallow size of an instance */
 	uint32_t type_id;      /* trace type */
 };
@@ -115,13 +122,21 @@ struct dump {
 	struct dclass *classes; uint32_t nclasses, capclasses;
 	struct droot *roots; uint32_t nroots, caproots;
 
-	/* Objects: key = object id, idx = offset of its sub-record; sorted by
-	 * id after dump_index(). */
-	struct keyidx *objs; size_t nobjs, capobjs;
+	/* Objects.  The first pass collects (id, sub-record offset) pairs in
+	 * objs; dump_sort_objects() turns them into ids (ascending) and offs,
+	 * frees objs and builds index.  An object's dense index is its position
+	 * in ids. */
+	struct keyidx *objs; size_t capobjs;
+	uint64_t *ids;            /* [nobjs] */
+	uint64_t *offs;           /* [nobjs] */
+	size_t nobjs;
+	struct idindex index;     /* id -> position in ids */
+	int class_ids_are_objects;/* damage: some class id is an object id too */
 
 	struct dlayout layout;
 	uint32_t prim_class[12];  /* basic type -> class index of its array class */
 
+	uint64_t released;        /* the mapping below this offset was released (hprof_release) */
 	int truncated;            /* the file ends early; imported what is complete */
 	char truncated_msg[400];
 	int no_heap_dump_end;     /* segmented dump without HEAP_DUMP_END */
@@ -136,15 +151,63 @@ void dump_free(struct dump *d);
 int dump_scan(struct dump *d, FILE *progress, const char *label, struct htr_err *err);
 /* Names, superclass chains and decode plans of all classes. */
 int dump_resolve_classes(struct dump *d, struct htr_err *err);
-/* Sorts the object index by id; duplicate ids are damage. */
+/* Sorts the object index by id (duplicate ids are damage) and builds the
+ * id index. */
 int dump_sort_objects(struct dump *d, struct htr_err *err);
 /* Position of an object id in the sorted index, or SIZE_MAX. */
-size_t dump_find_object(const struct dump *d, uint64_t id);
-/* Decodes the object sub-record at a file offset found by the first pass. */
-void dump_decode_object(const struct dump *d, uint64_t offset, struct hprof_sub *s);
+static inline size_t dump_find_object(const struct dump *d, uint64_t id)
+{
+	uint32_t i = idindex_find(&d->index, id);
+	return i == IDINDEX_NONE ? SIZE_MAX : i;
+}
+
+/* An object sub-record (INSTANCE_DUMP, OBJ_ARRAY_DUMP, PRIM_ARRAY_DUMP) as
+ * the passes need it. */
+struct dobj {
+	uint8_t tag;
+	uint8_t elem_type;     /* PRIM_ARRAY_DUMP */
+	uint32_t length;       /* arrays: elements; INSTANCE_DUMP: value bytes */
+	uint32_t trace_serial;
+	uint64_t class_id;     /* INSTANCE_DUMP, OBJ_ARRAY_DUMP */
+	uint64_t data;         /* offset of the values / elements */
+};
+
+/* Decodes the object sub-record at a file offset the first pass found (and
+ * checked: the whole sub-record lies in its record, so nothing is checked
+ * again here). */
+static inline void dump_object_at(const struct dump *d, uint64_t off, struct dobj *o)
+{
+	const struct hprof_file *f = d->f;
+	uint32_t ids = f->id_size;
+	uint64_t p = off + 1 + ids;   /* past the tag and the object id */
+	o->tag = f->map[off];
+	o->trace_serial = hprof_u4(f, p);
+	o->elem_type = 0;
+	o->class_id = 0;
+	if (o->tag == HPROF_INSTANCE_DUMP) {
+		o->class_id = hprof_id(f, p + 4);
+		o->length = hprof_u4(f, p + 4 + ids);
+		o->data = p + 8 + ids;
+	} else if (o->tag == HPROF_OBJ_ARRAY_DUMP) {
+		o->length = hprof_u4(f, p + 4);
+		o->class_id = hprof_id(f, p + 8);
+		o->data = p + 8 + ids;
+	} else {
+		o->length = hprof_u4(f, p + 4);
+		o->elem_type = f->map[p + 8];
+		o->data = p + 9;
+	}
+}
+
 /* Class index of the object's class (primitive arrays: their array class),
  * or HPROF_NONE. */
-uint32_t dump_object_class(const struct dump *d, const struct hprof_sub *s);
+static inline uint32_t dump_object_class(const struct dump *d, const struct dobj *o)
+{
+	if (o->tag == HPROF_PRIM_ARRAY_DUMP)
+		return o->elem_type < 12 ? d->prim_class[o->elem_type] : HPROF_NONE;
+	uint32_t c = u64map_get(&d->class_idx, o->class_id);
+	return c == U64MAP_NONE ? HPROF_NONE : c;
+}
 /* UTF8 string by id: pointer into the map and length; NULL if unknown. */
 const char *dump_utf8(const struct dump *d, uint64_t id, uint32_t *len);
 /* Copies a UTF8 string into out (NUL-terminated, at most max bytes,
@@ -175,29 +238,96 @@ char *hprof_java_name(const char *vm, size_t len);
 /* Decides the reference and header sizes (for VisualVM: guessed from the
  * dump as VisualVM guesses them) and every class's instance size. */
 int layout_init(struct dump *d, struct htr_err *err);
-/* Shallow size of the object decoded in s, whose class index is c
- * (HPROF_NONE: unknown class). */
-uint64_t layout_object_size(const struct dump *d, const struct hprof_sub *s, uint32_t c);
+/* Shallow size of the object o, whose class index is c (HPROF_NONE:
+ * unknown class). */
+uint64_t layout_object_size(const struct dump *d, const struct dobj *o, uint32_t c);
 /* Array types: header and element size as written in TYPE events. */
 uint32_t layout_elem_size(const struct dump *d, uint32_t kind, uint32_t elem_type);
 
-/* hprof_refs.c: which referent edges to drop (VisualVM's rule: a referent
- * keeps nothing alive).  Owns is_ref and strong; referents_free releases
- * them. */
+/* hprof_graph.c: the dump's references as a graph over dense object
+ * indexes (CSR), the layout struct heap_state uses for its out-edges, so a
+ * direct mount hands the arrays over as they are.  References to class
+ * objects are not edges (docs/hprof.md); references to ids that are
+ * neither objects nor classes (objects the dumper left out, a truncated
+ * dump: 681 of them in a HotSpot dump of 1.5 M objects) are kept aside in dang,
+ * for the trace: its reconstructor drops and counts them.
+ * Ownership: the graph owns every array; dgraph_free releases them. */
+struct dref {
+	uint64_t id;           /* the referenced id */
+	uint32_t src, slot;    /* referrer index, slot */
+};
+
+struct dgraph {
+	size_t n;              /* objects */
+	uint32_t *off;         /* [n+1]: edges of i are [off[i], off[i+1]) */
+	uint32_t *tgt;         /* [ne] target index */
+	uint16_t *slot;        /* [ne] low 16 bits of the slot */
+	/* high bits of slots (elements past 65535), as runs: from edge
+	 * hi_edge[k] on, the high bits are hi[k] (before the first run: 0) */
+	uint64_t *hi_edge; uint32_t *hi; uint32_t nhi; uint64_t caphi;
+	uint32_t cur_hi;       /* high bits of the last edge added */
+	uint64_t ne, cap;
+	struct dref *dang; size_t ndang, capdang;
+	uint64_t refs_to_classes, bad_instances;
+};
+
+int dgraph_init(struct dgraph *g, size_t n);
+void dgraph_free(struct dgraph *g);
+/* Appends the references of object i (decoded in o, class index c); objects
+ * come in index order.  0, -ENOMEM or -E2BIG (2^32 edges). */
+int dgraph_add_object(struct dgraph *g, const struct dump *d, size_t i, const struct dobj *o,
+		      uint32_t c);
+/* After the last object. */
+void dgraph_end(struct dgraph *g);
+/* Full slot of edge e; *run is a cursor (start at 0) for edges visited in
+ * ascending order. */
+static inline uint32_t dgraph_slot(const struct dgraph *g, uint64_t e, uint32_t *run)
+{
+	while (*run < g->nhi && g->hi_edge[*run] <= e)
+		(*run)++;
+	return (*run ? g->hi[*run - 1] << 16 : 0) | g->slot[e];
+}
+/* Keeps only the edges with keep[e] set (bitset over edges), slots and
+ * their runs included.  0 or -ENOMEM. */
+int dgraph_compact(struct dgraph *g, const uint64_t *keep);
+
+/* hprof_refs.c: referents of weak/soft/final/phantom references, VisualVM's
+ * rule (a referent keeps nothing alive).  Owns is_ref and refobj;
+ * referents_free releases them. */
 struct referents {
-	uint8_t *is_ref;       /* [nclasses] 1: a Weak/Soft/Final/PhantomReference class */
-	uint32_t slot;         /* flattened index of Reference.referent, HPROF_NONE none */
-	uint64_t *strong;      /* bitset over objs: reachable without referents; NULL: drop nothing */
+	uint8_t *is_ref;       /* [nclasses] 1: a Weak/Soft/Final/PhantomReference class; NULL: no walk */
+	uint32_t slot;         /* flattened index of Reference.referent */
+	uint64_t *refobj;      /* bitset [nobjs]: instances of those classes */
 	uint64_t dropped;      /* referent edges dropped */
 };
-/* Walks the dump from its roots without following referents (nothing when
- * keep is set or the dump has no reference class).  0 or -ENOMEM. */
+/* Decides whether there is anything to do (not when keep is set or the
+ * dump has no reference class).  0 or -ENOMEM. */
 int referents_init(struct referents *r, const struct dump *d, int keep);
-/* 1 if the reference in flattened field `field` of an instance of class c
- * to dump id target is a referent whose target only referents reach (the
- * edge is then left out, and counted). */
-int referents_drop(struct referents *r, const struct dump *d, uint32_t c, uint32_t field,
-		   uint64_t target);
+/* Notes that object i is of class c (during the pass over the objects). */
+static inline void referents_note(struct referents *r, size_t i, uint32_t c)
+{
+	if (r->is_ref && c != HPROF_NONE && r->is_ref[c])
+		r->refobj[i >> 6] |= 1ull << (i & 63);
+}
+/* Walks g from the dump's roots without following referents and drops the
+ * referent edges whose target that walk did not reach.  0 or -ENOMEM. */
+int referents_apply(struct referents *r, const struct dump *d, struct dgraph *g);
 void referents_free(struct referents *r);
+
+/* hprof_state.c: a heap state built from the dump (direct mounts). */
+struct heap_state;
+struct hstate_infos;
+/* Interned per-object properties while the pass runs; see hprof_state.c. */
+int hstate_infos_new(struct hstate_infos **out, const struct dump *d);
+void hstate_infos_free(struct hstate_infos *x);
+/* Info index of object i's properties (thread: an HPROF thread serial). */
+int hstate_infos_put(struct hstate_infos *x, size_t i, uint32_t type, uint32_t site,
+		     uint32_t thread_serial, uint32_t flags, uint64_t size, int64_t array_length);
+struct htr_root;
+/* The state of GC gc, waiting for hprof_direct_finish(): takes d->ids,
+ * the infos and the graph's arrays (left empty); roots as written to the
+ * trace (a single dump: trace ids are dump ids). */
+int hstate_make(struct hprof_direct **out, struct dump *d, struct hstate_infos *x,
+		struct dgraph *g, const struct htr_root *roots, uint32_t nroots, uint32_t gc);
 
 #endif

@@ -67,8 +67,8 @@ static int table_has_key(const struct dump *d, uint64_t table, const char *key_f
 	size_t i = dump_find_object(d, table);
 	if (i == SIZE_MAX)
 		return 0;
-	struct hprof_sub a;
-	dump_decode_object(d, d->objs[i].idx, &a);
+	struct dobj a;
+	dump_object_at(d, d->offs[i], &a);
 	if (a.tag != HPROF_OBJ_ARRAY_DUMP)
 		return 0;
 	char text[128];
@@ -291,7 +291,7 @@ uint32_t layout_elem_size(const struct dump *d, uint32_t kind, uint32_t elem_typ
 	return 0;
 }
 
-uint64_t layout_object_size(const struct dump *d, const struct hprof_sub *s, uint32_t c)
+uint64_t layout_object_size(const struct dump *d, const struct dobj *s, uint32_t c)
 {
 	switch (s->tag) {
 	case HPROF_INSTANCE_DUMP:

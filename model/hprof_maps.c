@@ -199,3 +199,110 @@ void keyidx_sort(struct keyidx *a, struct keyidx *tmp, size_t n)
 	if (src != a)
 		memcpy(a, src, n * sizeof *a);
 }
+
+/* ---- the object index --------------------------------------------------------- */
+
+void idindex_free(struct idindex *x)
+{
+	free(x->chunk);
+	free(x->bits);
+	free(x->rank);
+	free(x->dir);
+	memset(x, 0, sizeof *x);
+}
+
+/* Directory mode, as heap_state's: about one bucket per four objects. */
+static int build_dir(struct idindex *x)
+{
+	uint64_t span = x->ids[x->n - 1] - x->base;
+	uint64_t want = (uint64_t)x->n / 4 + 1;
+	uint32_t shift = 0;
+	while (shift < 63 && (span >> shift) >= want)
+		shift++;
+	x->dshift = shift;
+	x->ndir = (span >> shift) + 2;
+	x->dir = malloc(x->ndir * sizeof *x->dir);
+	if (!x->dir)
+		return -ENOMEM;
+	uint64_t k = 0;
+	for (size_t i = 0; i < x->n; i++) {
+		uint64_t bucket = (x->ids[i] - x->base) >> shift;
+		while (k <= bucket)
+			x->dir[k++] = (uint32_t)i;
+	}
+	while (k < x->ndir)
+		x->dir[k++] = (uint32_t)x->n;
+	return 0;
+}
+
+uint32_t idindex_find_dir(const struct idindex *x, uint64_t id)
+{
+	if (!x->n || id < x->base)
+		return IDINDEX_NONE;
+	uint64_t bucket = (id - x->base) >> x->dshift;
+	if (bucket + 1 >= x->ndir)
+		return IDINDEX_NONE;
+	uint32_t lo = x->dir[bucket], hi = x->dir[bucket + 1], end = hi;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (x->ids[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < end && x->ids[lo] == id ? lo : IDINDEX_NONE;
+}
+
+int idindex_build(struct idindex *x, const uint64_t *ids, size_t n)
+{
+	memset(x, 0, sizeof *x);
+	x->ids = ids;
+	x->n = n;
+	if (n >= IDINDEX_NONE)
+		return -E2BIG;
+	if (!n)
+		return 0;
+	x->base = ids[0];
+	uint64_t diffs = 0;   /* the common alignment of all ids, relative to base */
+	for (size_t i = 1; i < n; i++)
+		diffs |= ids[i] - x->base;
+	x->shift = diffs ? (uint32_t)__builtin_ctzll(diffs) : 0;
+	const uint64_t words_per_chunk = (1ull << IDINDEX_CHUNK_BITS) / 64;
+	uint64_t nchunks = (((ids[n - 1] - x->base) >> x->shift) >> IDINDEX_CHUNK_BITS) + 1;
+	uint64_t used = 0;    /* chunks holding an object: ids ascend, so count changes */
+	for (size_t i = 0, last = SIZE_MAX; i < n; i++) {
+		size_t c = (size_t)(((ids[i] - x->base) >> x->shift) >> IDINDEX_CHUNK_BITS);
+		used += c != last;
+		last = c;
+	}
+	/* 12 bytes per chunk word (bits and rank), 4 per chunk table entry */
+	if (used * words_per_chunk * 12 + nchunks * 4 > (uint64_t)n * 12 + 4096 ||
+	    used * words_per_chunk >= IDINDEX_NONE)
+		return build_dir(x);
+	x->chunk = malloc(nchunks * sizeof *x->chunk);
+	x->bits = calloc(used * words_per_chunk, sizeof *x->bits);
+	x->rank = malloc(used * words_per_chunk * sizeof *x->rank);
+	if (!x->chunk || !x->bits || !x->rank) {
+		idindex_free(x);
+		return -ENOMEM;
+	}
+	memset(x->chunk, 0xff, nchunks * sizeof *x->chunk);
+	uint32_t next = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t k = (ids[i] - x->base) >> x->shift, c = k >> IDINDEX_CHUNK_BITS;
+		if (x->chunk[c] == IDINDEX_NONE) {
+			x->chunk[c] = next;
+			next += (uint32_t)words_per_chunk;
+		}
+		uint64_t wi = x->chunk[c] + ((k & ((1u << IDINDEX_CHUNK_BITS) - 1)) >> 6);
+		x->bits[wi] |= 1ull << (k & 63);
+	}
+	/* chunks were numbered in ascending id order: ranks run straight */
+	uint32_t before = 0;
+	for (uint64_t w = 0; w < used * words_per_chunk; w++) {
+		x->rank[w] = before;
+		before += (uint32_t)__builtin_popcountll(x->bits[w]);
+	}
+	x->nchunks = nchunks;
+	return 0;
+}

@@ -1,6 +1,7 @@
 /* hprof_maps.h - the small containers of the HPROF importer: an
- * open-addressing u64 -> u32 map (ids of strings, classes, frames, ...) and
- * a byte-string -> u32 map (interning of type, method and site keys).
+ * open-addressing u64 -> u32 map (ids of strings, classes, frames, ...),
+ * a byte-string -> u32 map (interning of type, method and site keys) and
+ * the object index (dump id -> position among the id-sorted objects).
  *
  * Neither allocates per entry: keys and values sit in flat arrays that
  * double when 3/4 full.  Ownership: each map owns its arrays; *_free
@@ -54,5 +55,60 @@ struct keyidx {
 	uint64_t idx;
 };
 void keyidx_sort(struct keyidx *a, struct keyidx *tmp, size_t n);
+
+/* Dump id -> dense object index (position in the ascending id array),
+ * looked up once per reference, so it must be O(1).  Dump ids are
+ * addresses: ids = base + (k << shift) for a common alignment shift, so a
+ * bitmap over k with a running count per 64-bit word (rank) answers in a
+ * few memory reads.  A heap's addresses come in regions with large gaps
+ * between them (G1 spreads them over the whole -Xmx range), so the bitmap
+ * is cut into chunks of 2^16 positions and only chunks holding an object
+ * exist: 12 KB per chunk, found through a small table over the span.  When
+ * the ids are too sparse even for that (more than 12 bytes per object:
+ * ids that are not addresses), a directory of about one bucket per 4
+ * objects narrows a binary search instead.
+ * Ownership: the index owns its arrays; ids is borrowed and must outlive
+ * it. */
+#define IDINDEX_NONE UINT32_MAX
+#define IDINDEX_CHUNK_BITS 16u
+
+struct idindex {
+	uint64_t base;         /* smallest id */
+	uint32_t shift;        /* every id is base + (k << shift) */
+	uint64_t nchunks;      /* bitmap mode: k >> IDINDEX_CHUNK_BITS < nchunks; 0 in directory mode */
+	uint32_t *chunk;       /* [nchunks] first word of the chunk in bits/rank, IDINDEX_NONE: empty */
+	uint64_t *bits;        /* bit k (within its chunk's words) set = an object at k */
+	uint32_t *rank;        /* objects before each word */
+	const uint64_t *ids;   /* borrowed, ascending, distinct */
+	size_t n;
+	uint32_t *dir;         /* directory mode: ids[dir[b] .. dir[b+1]) in bucket b */
+	uint64_t ndir;
+	uint32_t dshift;
+};
+
+/* Builds the index over ids[0..n) (ascending, distinct, n < 2^32 - 1).
+ * 0 or -ENOMEM / -E2BIG. */
+int idindex_build(struct idindex *x, const uint64_t *ids, size_t n);
+void idindex_free(struct idindex *x);
+uint32_t idindex_find_dir(const struct idindex *x, uint64_t id);
+
+/* Index of id, or IDINDEX_NONE if no object has it. */
+static inline uint32_t idindex_find(const struct idindex *x, uint64_t id)
+{
+	if (!x->nchunks)
+		return idindex_find_dir(x, id);
+	uint64_t k = id - x->base;
+	if (id < x->base || (k & ((1ull << x->shift) - 1)))
+		return IDINDEX_NONE;
+	k >>= x->shift;
+	uint64_t c = k >> IDINDEX_CHUNK_BITS;
+	if (c >= x->nchunks || x->chunk[c] == IDINDEX_NONE)
+		return IDINDEX_NONE;
+	uint64_t wi = x->chunk[c] + ((k & ((1u << IDINDEX_CHUNK_BITS) - 1)) >> 6);
+	uint64_t w = x->bits[wi], m = 1ull << (k & 63);
+	if (!(w & m))
+		return IDINDEX_NONE;
+	return x->rank[wi] + (uint32_t)__builtin_popcountll(w & (m - 1));
+}
 
 #endif

@@ -88,6 +88,19 @@ fail:
 	return rc;
 }
 
+void hprof_release(const struct hprof_file *f, uint64_t from, uint64_t to)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	if (to > f->size)
+		to = f->size;
+	from = (from + page - 1) / page * page;
+	to = to / page * page;
+	if (!f->map || from >= to)
+		return;
+	/* a read-only private mapping: dropping pages loses nothing */
+	(void)madvise((void *)(f->map + from), to - from, MADV_DONTNEED);
+}
+
 void hprof_close(struct hprof_file *f)
 {
 	if (!f)

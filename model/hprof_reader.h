@@ -93,6 +93,12 @@ struct hprof_file {
 int hprof_open(struct hprof_file **out, const char *path, struct htr_err *err);
 void hprof_close(struct hprof_file *f);
 
+/* Drops the mapping's pages in [from, to) from the process (rounded inward
+ * to pages): a pass that is done with a part of the dump says so, and the
+ * process's resident memory stays the index's, not the dump's.  The pages
+ * stay in the page cache; reading there again faults them back in. */
+void hprof_release(const struct hprof_file *f, uint64_t from, uint64_t to);
+
 /* 1 if the file at path starts with "JAVA PROFILE 1.0.", 0 if not or
  * unreadable. */
 int hprof_file_is_dump(const char *path);

@@ -3,6 +3,10 @@
  * One entry per GC of the trace (GCs are few next to objects).  One lock,
  * cache->lock; it is released while a state is built, and held while an
  * evicted state is freed (freeing is quick next to building).
+ *
+ * A state the trace brought along (trace->prebuilt: a heap dump opened
+ * directly) is an entry from the start, borrowed: never evicted, never
+ * freed here (the trace owns it).
  */
 #include "state_cache.h"
 
@@ -16,6 +20,7 @@ struct entry {
 	uint32_t pins;
 	int building;
 	int failed;               /* damage is remembered; other errors retried */
+	int borrowed;             /* the trace's prebuilt state: not ours to free */
 	struct htr_err err;
 	uint64_t last_used;
 };
@@ -44,6 +49,12 @@ int state_cache_new(struct state_cache **out, const struct trace *t, uint64_t bu
 	}
 	c->t = t;
 	c->budget = budget_bytes;
+	if (t->prebuilt && t->prebuilt->gc_index < t->ngcs) {
+		struct entry *e = &c->e[t->prebuilt->gc_index];
+		e->state = t->prebuilt;
+		e->borrowed = 1;
+		c->used += t->prebuilt->mem_bytes;
+	}
 	c->progress = progress;
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->built, NULL);
@@ -56,7 +67,8 @@ void state_cache_free(struct state_cache *c)
 	if (!c)
 		return;
 	for (uint32_t i = 0; i < c->t->ngcs; i++)
-		heap_state_free(c->e[i].state);
+		if (!c->e[i].borrowed)
+			heap_state_free(c->e[i].state);
 	pthread_mutex_destroy(&c->lock);
 	pthread_cond_destroy(&c->built);
 	free(c->e);
@@ -71,7 +83,8 @@ static void evict(struct state_cache *c)
 		struct entry *victim = NULL;
 		for (uint32_t i = 0; i < c->t->ngcs; i++) {
 			struct entry *e = &c->e[i];
-			if (e->state && !e->pins && (!victim || e->last_used < victim->last_used))
+			if (e->state && !e->pins && !e->borrowed &&
+			    (!victim || e->last_used < victim->last_used))
 				victim = e;
 		}
 		if (!victim)

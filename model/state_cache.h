@@ -5,8 +5,10 @@
  * out is pinned until released, so eviction never frees a state in use;
  * the budget may be exceeded while pinned states hold memory.
  *
- * Ownership: the cache owns the states; callers hold references from
- * state_cache_get until state_cache_put.
+ * Ownership: the cache owns the states it builds; a state the trace
+ * brought along (trace->prebuilt, a heap dump opened directly) stays the
+ * trace's and is served as it is, never evicted.  Callers hold references
+ * from state_cache_get until state_cache_put.
  *
  * Locking: one mutex (cache->lock) guards the entry table, the LRU clock
  * and pin counts; it is never held while a state is built.

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "heap_state.h"
 #include "hprof.h"
 
 #define MAX_SYMBOL_ID (1u << 24) /* type, method and site ids */
@@ -633,6 +634,7 @@ void trace_close(struct trace *t)
 	struct caps caps;
 	reset_index(t, &caps);
 	htr_file_close(t->file);
+	heap_state_free(t->prebuilt);
 	free(t->path);
 	free(t->warnings);
 	free(t);
@@ -655,7 +657,9 @@ const char *trace_type_name(const struct trace *t, uint32_t type, char *scratch,
 }
 
 /* A heap dump (told apart by its magic bytes) is imported into a temporary
- * trace first, which is unlinked as soon as it is open. */
+ * trace first, which is unlinked as soon as it is open; the same pass over
+ * the dump builds the heap state of its GC (t->prebuilt), so nothing of the
+ * temporary trace is decoded unless that state is evicted. */
 int trace_open(struct trace **out, const char *path, const struct trace_open_opts *opts,
 	       struct htr_err *err)
 {
@@ -663,21 +667,32 @@ int trace_open(struct trace **out, const char *path, const struct trace_open_opt
 		return trace_open_htr(out, path, opts, err);
 	char tmp[4096];
 	struct hprof_import_opts ho;
+	struct hprof_direct *direct = NULL;
 	hprof_import_opts_init(&ho);
 	ho.progress = opts ? opts->progress : NULL;
 	ho.layout = opts && opts->hprof_layout == HPROF_LAYOUT_HOTSPOT ? HPROF_LAYOUT_HOTSPOT
 								      : HPROF_LAYOUT_VISUALVM;
-	int rc = hprof_import_temp(path, &ho, tmp, sizeof tmp, err);
+	int rc = hprof_import_temp_direct(path, &ho, tmp, sizeof tmp, &direct, err);
 	if (rc)
 		return rc;
 	rc = trace_open_htr(out, tmp, opts, err);
 	unlink(tmp);
-	if (!rc) {
-		char *p = strdup(path);   /* show the dump, not the temporary file */
-		if (p) {
-			free((*out)->path);
-			(*out)->path = p;
-		}
+	if (rc) {
+		hprof_direct_free(direct);
+		return rc;
 	}
-	return rc;
+	char *p = strdup(path);   /* show the dump, not the temporary file */
+	if (p) {
+		free((*out)->path);
+		(*out)->path = p;
+	}
+	if (direct && (*out)->ngcs == 1 &&
+	    (rc = hprof_direct_finish(direct, *out, &(*out)->prebuilt, err))) {
+		trace_close(*out);
+		*out = NULL;
+		return rc;
+	}
+	if ((*out)->ngcs != 1)
+		hprof_direct_free(direct);
+	return 0;
 }

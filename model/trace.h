@@ -66,6 +66,8 @@ struct trace_frame {
 	uint32_t min_death_gc; /* smallest GC number of deaths in it; UINT32_MAX none */
 };
 
+struct heap_state;
+
 struct trace_kv {
 	char *key, *value;     /* owned */
 };
@@ -105,6 +107,13 @@ struct trace {
 
 	/* Progress of the opening scan, for `status` (atomics). */
 	uint64_t progress_done, progress_total;
+
+	/* A heap dump opened directly: the heap state of its one GC, built
+	 * from the dump while it was imported (model/hprof.h,
+	 * hprof_import_temp_direct); equal to heap_state_build() of that GC.
+	 * Owned; the state cache serves it without rebuilding.  NULL
+	 * otherwise. */
+	struct heap_state *prebuilt;
 };
 
 /* Opens and indexes.  On failure returns negative errno and fills err

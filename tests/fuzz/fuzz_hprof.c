@@ -7,7 +7,10 @@
  *      of every heap dump record (this also reaches records the importer
  *      refuses before looking at them);
  *   2. hprof_import() into a temporary trace, and when that succeeds:
- *      trace_open() and heap_state_build() for every GC (capped).
+ *      trace_open() and heap_state_build() for every GC (capped);
+ *   3. the dump opened directly (trace_open() of the dump: the heap state
+ *      is built from the dump itself), whose state must equal the one
+ *      rebuilt from the trace's events, column by column.
  * Nothing may crash, hang or leak whatever the bytes; refusing damage with
  * an error is the correct outcome and is ignored.
  *
@@ -128,6 +131,50 @@ static void walk_import(void)
 	(void)hprof_import_with(two, 2, trace_path, &o, err, sizeof err);
 }
 
+/* 1 if two states have the same columns (what the analyses read). */
+static int same_state(const struct heap_state *a, const struct heap_state *b)
+{
+	if (a->n != b->n || a->nedges != b->nedges || a->ninfos != b->ninfos || a->nroots != b->nroots ||
+	    a->nslot_hi != b->nslot_hi || a->has_graph != b->has_graph || a->total_bytes != b->total_bytes ||
+	    a->nreachable != b->nreachable || a->reachable_bytes != b->reachable_bytes ||
+	    a->dangling_refs != b->dangling_refs || a->dropped_roots != b->dropped_roots ||
+	    a->unknown_objects != b->unknown_objects)
+		return 0;
+	size_t n = a->n, e = a->nedges;
+	if (memcmp(a->id, b->id, n * 8) || memcmp(a->info, b->info, n * 4) || memcmp(a->birth, b->birth, n * 4) ||
+	    memcmp(a->infos, b->infos, a->ninfos * sizeof *a->infos) ||
+	    memcmp(a->roots, b->roots, a->nroots * sizeof *a->roots))
+		return 0;
+	if (a->has_graph &&
+	    (memcmp(a->out_off, b->out_off, (n + 1) * 4) || memcmp(a->out_tgt, b->out_tgt, e * 4) ||
+	     memcmp(a->out_slot, b->out_slot, e * 2) || memcmp(a->in_off, b->in_off, (n + 1) * 4) ||
+	     memcmp(a->in_src, b->in_src, e * 4) || memcmp(a->reachable, b->reachable, (n + 63) / 64 * 8) ||
+	     memcmp(a->slot_hi, b->slot_hi, a->nslot_hi * 4) ||
+	     memcmp(a->slot_hi_edge, b->slot_hi_edge, a->nslot_hi * 8)))
+		return 0;
+	return 1;
+}
+
+/* Pass 3: the dump opened directly. */
+static void walk_direct(void)
+{
+	struct trace *t = NULL;
+	struct htr_err e;
+	struct trace_open_opts oo = { NULL };
+	if (trace_open(&t, input_path, &oo, &e) != 0)
+		return;
+	if (t->prebuilt) {
+		struct heap_state *s = NULL;
+		struct heap_build_opts bo = { .progress = NULL };
+		if (heap_state_build(t, 0, &bo, &s, &e) != 0)
+			abort();
+		if (!same_state(t->prebuilt, s))
+			abort();   /* the direct state differs from the trace's */
+		heap_state_free(s);
+	}
+	trace_close(t);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (input_file_init() != 0 || input_file_write(data, size) != 0) {
@@ -136,5 +183,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	walk_raw();
 	walk_import();
+	walk_direct();
 	return 0;
 }

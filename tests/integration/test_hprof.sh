@@ -11,7 +11,8 @@
 #      visualvm), and the counts of DumpGen's own classes what DumpGen
 #      printed;
 #   4. the dump mounts and lists directly (`heapfs ls DUMP.hprof`, mount with
-#      -o layout=hotspot|visualvm), and a
+#      -o layout=hotspot|visualvm), shows what its import shows (heap state
+#      built from the dump, not from trace events), and a
 #      truncated dump imports with a warning naming the record and offset.
 #   3b. the retained sizes of the example programs' key objects (both
 #      MultiCache maps, the BuggyStack, the Company) must equal VisualVM's
@@ -123,6 +124,9 @@ if [ "$have_vvm" = 1 ]; then
 		ours=$(t "$HEAPFS" cat "$WORK/ex.htr" "gc/000/objects/$id/retained_size") ||
 			fail "no retained_size for $sel ($id)"
 		[ "$ours" = "$vvm" ] || fail "$sel ($cls, id $id): retained size $ours, VisualVM $vvm"
+		direct=$(t "$HEAPFS" cat "$WORK/ex.hprof" "gc/000/objects/$id/retained_size") ||
+			fail "no retained_size for $sel ($id) with the dump opened directly"
+		[ "$direct" = "$vvm" ] || fail "$sel ($cls, id $id), dump opened directly: retained size $direct, VisualVM $vvm"
 		if [ "$sel" = example.dumpgen.ExampleDumps.REFS ]; then
 			keep=$(t "$HEAPFS" cat "$WORK/exk.htr" "gc/000/objects/$id/retained_size")
 			[ "$keep" -gt "$vvm" ] ||
@@ -133,7 +137,7 @@ if [ "$have_vvm" = 1 ]; then
 	[ "$nkeys" = 6 ] || fail "expected 6 key objects from VisualVM, got $nkeys"
 	t "$HEAPFS" cat "$WORK/ex.htr" trace/info | grep -qE "^hprof.0.referents_dropped	[1-9]" ||
 		fail "trace/info does not count dropped referents"
-	ok "retained sizes of both MultiCache maps, the BuggyStack, the Company and the reference lists equal VisualVM's"
+	ok "retained sizes of both MultiCache maps, the BuggyStack, the Company and the reference lists equal VisualVM's (imported and opened directly)"
 fi
 
 # --- 4. direct use of a dump and a truncated dump -------------------------------
@@ -141,6 +145,21 @@ t "$HEAPFS" ls "$WORK/dg-0.hprof" gc >"$WORK/ls.txt" 2>"$WORK/ls.err" ||
 	fail "heapfs ls DUMP.hprof failed: $(cat "$WORK/ls.err")"
 grep -qx 000 "$WORK/ls.txt" || fail "heapfs ls DUMP.hprof gc: $(cat "$WORK/ls.txt")"
 ok "heapfs ls DUMP.hprof works without an import step"
+
+# A dump opened directly gets its heap state from the dump itself (no trace
+# events decoded): what the tree shows must be what the imported trace shows.
+DIRECT_FILES="gc/000/info gc/000/by-type/table gc/000/dominators/top gc/000/roots/table"
+t "$HEAPFS" import -q "$WORK/dg-0.hprof" -o "$WORK/dg0.htr" || fail "import of dg-0.hprof"
+# shellcheck disable=SC2086
+t "$HEAPFS" cat "$WORK/dg-0.hprof" $DIRECT_FILES >"$WORK/direct.txt" 2>"$WORK/direct.err" ||
+	fail "heapfs cat DUMP.hprof: $(cat "$WORK/direct.err")"
+# shellcheck disable=SC2086
+t "$HEAPFS" cat "$WORK/dg0.htr" $DIRECT_FILES >"$WORK/imported.txt" 2>/dev/null ||
+	fail "heapfs cat of the imported dump"
+cmp -s "$WORK/direct.txt" "$WORK/imported.txt" ||
+	fail "the dump opened directly differs from its import: $(diff "$WORK/direct.txt" "$WORK/imported.txt" | head -n 5)"
+[ "$(wc -l <"$WORK/direct.txt")" -gt 300 ] || fail "too little output to compare: $(wc -l <"$WORK/direct.txt") lines"
+ok "a dump opened directly shows the same GC info, by-type table, dominators and roots as its import"
 
 size=$(stat -c %s "$WORK/dg-0.hprof")
 head -c $((size * 2 / 3)) "$WORK/dg-0.hprof" >"$WORK/cut.hprof"

@@ -4,7 +4,10 @@
  * every expected value (types, sizes, edges, roots, ids) comes from the
  * construction: sizes from the size rules written out in docs/hprof.md,
  * never from the importer.  Each test imports, then checks the trace with
- * trace_open() and heap_state_build().
+ * trace_open() and heap_state_build().  A dump opened directly gets its
+ * heap state from the dump itself (trace->prebuilt); the direct-mount
+ * tests require it to equal, column by column, the state rebuilt from the
+ * imported trace's events.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -21,7 +24,9 @@
 
 #include "model/buf.h"
 #include "model/heap_state.h"
+#include "model/heap_state_make.h"
 #include "model/hprof.h"
+#include "model/state_cache.h"
 #include "model/trace.h"
 
 static char dir[] = "/tmp/heapfs-test-hprof-XXXXXX";
@@ -914,6 +919,317 @@ static void test_is_dump_and_cli_usage(void **state)
 	assert_int_equal(hprof_import_cli_main(5, missing), 1);
 }
 
+/* ---- direct mounts: the heap state built from the dump ------------------------------ */
+
+/* A dump for VisualVM's referent rule and the graph's corner cases: weak,
+ * soft and a subclassed weak reference whose referents only referents
+ * reach (dropped) or that are reachable otherwise (kept); an object array
+ * longer than 65536 (slots with high bits), with a class among its
+ * elements (no edge) and an id no object has (dangling); objects written
+ * out of id order. */
+enum {
+	RS_OBJECT = 1, RS_REFERENCE, RS_WEAK, RS_SOFT, RS_MYREF, RS_OBJARR, RS_REFERENT, RS_EXTRA,
+	RS_NODE, RS_NEXT,
+};
+enum {
+	RC_OBJECT = 0x100, RC_REFERENCE = 0x108, RC_WEAK = 0x110, RC_SOFT = 0x118, RC_MYREF = 0x120,
+	RC_OBJARR = 0x128, RC_NODE = 0x130,
+};
+enum {
+	R_W1 = 0x2000, R_W2 = 0x2010, R_S1 = 0x2020, R_MY = 0x2030, R_LONELY = 0x2100,
+	R_SHARED = 0x2110, R_SOFTONLY = 0x2120, R_CHAIN = 0x2130, R_N = 0x2140, R_NODE_D = 0x2150,
+	R_BIG = 0x2200, R_DANGLING1 = 0xDEAD0, R_DANGLING2 = 0xBEEF0,
+};
+#define R_BIG_LEN 70000u
+#define R_NOBJ 11u
+
+static void referents_dump(const char *path, uint32_t ids)
+{
+	struct hw w;
+	hw_init(&w, "1.0.2", ids, 1234);
+	static const char *const names[] = {
+		[RS_OBJECT] = "java/lang/Object", [RS_REFERENCE] = "java/lang/ref/Reference",
+		[RS_WEAK] = "java/lang/ref/WeakReference", [RS_SOFT] = "java/lang/ref/SoftReference",
+		[RS_MYREF] = "x/MyRef", [RS_OBJARR] = "[Ljava/lang/Object;", [RS_REFERENT] = "referent",
+		[RS_EXTRA] = "extra", [RS_NODE] = "x/Node", [RS_NEXT] = "next",
+	};
+	for (uint32_t i = 1; i < sizeof names / sizeof names[0]; i++)
+		utf8(&w, i, names[i]);
+	static const uint64_t lc[][2] = {
+		{ RC_OBJECT, RS_OBJECT }, { RC_REFERENCE, RS_REFERENCE }, { RC_WEAK, RS_WEAK },
+		{ RC_SOFT, RS_SOFT }, { RC_MYREF, RS_MYREF }, { RC_OBJARR, RS_OBJARR }, { RC_NODE, RS_NODE },
+	};
+	for (uint32_t i = 0; i < sizeof lc / sizeof lc[0]; i++)
+		load_class(&w, i + 1, lc[i][0], lc[i][1]);
+	rec_begin(&w, 0x1c);
+	struct fdef referent_f[] = { { RS_REFERENT, T_OBJ, 0 } };
+	struct fdef extra_f[] = { { RS_EXTRA, T_OBJ, 0 } };
+	struct fdef next_f[] = { { RS_NEXT, T_OBJ, 0 } };
+	class_dump(&w, RC_OBJECT, 0, 0, NULL, 0, NULL);
+	class_dump(&w, RC_REFERENCE, RC_OBJECT, 0, NULL, 1, referent_f);
+	class_dump(&w, RC_WEAK, RC_REFERENCE, 0, NULL, 0, NULL);
+	class_dump(&w, RC_SOFT, RC_REFERENCE, 0, NULL, 0, NULL);
+	class_dump(&w, RC_MYREF, RC_WEAK, 0, NULL, 1, extra_f);
+	class_dump(&w, RC_OBJARR, RC_OBJECT, 0, NULL, 0, NULL);
+	class_dump(&w, RC_NODE, RC_OBJECT, 0, NULL, 1, next_f);
+	root1(&w, 0xff, R_BIG);
+	root1(&w, 0xff, R_NODE_D);
+	uint64_t jni[] = { R_W1, R_W2, R_S1, R_MY };
+	for (uint32_t i = 0; i < 4; i++) {
+		root1(&w, 0x01, jni[i]);
+		id(&w, 0x7000 + i);
+	}
+	rec_end(&w);
+	rec_begin(&w, 0x1c);
+	/* the array first: the file is not in id order */
+	uint64_t *big = calloc(R_BIG_LEN, sizeof *big);
+	assert_non_null(big);
+	big[3] = R_SHARED;
+	big[10] = RC_NODE;          /* a class: not an edge */
+	big[65541] = R_N;           /* slot 65541: high bits 1 */
+	big[R_BIG_LEN - 1] = R_DANGLING1;
+	obj_array(&w, R_BIG, RC_OBJARR, R_BIG_LEN, big);
+	free(big);
+	struct fdef v[2];
+	v[0] = (struct fdef){ 0, T_OBJ, R_LONELY };
+	instance(&w, R_W1, 1, RC_WEAK, 1, v);
+	v[0].value = R_SHARED;
+	instance(&w, R_W2, 1, RC_WEAK, 1, v);
+	v[0].value = R_SOFTONLY;
+	instance(&w, R_S1, 1, RC_SOFT, 1, v);
+	v[0] = (struct fdef){ 0, T_OBJ, R_N };      /* own field first: extra */
+	v[1] = (struct fdef){ 0, T_OBJ, R_LONELY }; /* then Reference's: referent */
+	instance(&w, R_MY, 1, RC_MYREF, 2, v);
+	v[0] = (struct fdef){ 0, T_OBJ, 0 };
+	instance(&w, R_LONELY, 1, RC_NODE, 1, v);
+	instance(&w, R_SHARED, 1, RC_NODE, 1, v);
+	instance(&w, R_CHAIN, 1, RC_NODE, 1, v);
+	instance(&w, R_N, 1, RC_NODE, 1, v);
+	v[0].value = R_CHAIN;
+	instance(&w, R_SOFTONLY, 1, RC_NODE, 1, v);
+	v[0].value = R_DANGLING2;
+	instance(&w, R_NODE_D, 1, RC_NODE, 1, v);
+	rec_end(&w);
+	rec_begin(&w, 0x2c);
+	rec_end(&w);
+	save(&w, path);
+	buf_free(&w.b);
+}
+
+/* Every column of two states, as the analyses read them. */
+static void expect_same_state(const struct heap_state *a, const struct heap_state *b)
+{
+	assert_int_equal(a->gc_index, b->gc_index);
+	assert_int_equal(a->gc, b->gc);
+	assert_int_equal(a->n, b->n);
+	assert_int_equal(a->total_bytes, b->total_bytes);
+	assert_int_equal(a->ninfos, b->ninfos);
+	for (uint32_t i = 0; i < a->n; i++) {
+		assert_int_equal(a->id[i], b->id[i]);
+		assert_int_equal(a->info[i], b->info[i]);
+		assert_int_equal(a->birth[i], b->birth[i]);
+	}
+	for (uint32_t k = 0; k < a->ninfos; k++) {
+		const struct objinfo *x = &a->infos[k], *y = &b->infos[k];
+		assert_int_equal(x->type, y->type);
+		assert_int_equal(x->site, y->site);
+		assert_int_equal(x->thread, y->thread);
+		assert_int_equal(x->flags, y->flags);
+		assert_int_equal(x->size, y->size);
+		assert_int_equal(x->array_length, y->array_length);
+	}
+	assert_int_equal(a->has_graph, b->has_graph);
+	assert_int_equal(a->nedges, b->nedges);
+	for (uint32_t i = 0; i <= a->n; i++) {
+		assert_int_equal(a->out_off[i], b->out_off[i]);
+		assert_int_equal(a->in_off[i], b->in_off[i]);
+	}
+	for (uint32_t i = 0; i < a->n; i++)
+		for (uint64_t e = a->out_off[i]; e < a->out_off[i + 1]; e++) {
+			assert_int_equal(a->out_tgt[e], b->out_tgt[e]);
+			assert_int_equal(hs_ref_slot(a, i, e), hs_ref_slot(b, i, e));
+		}
+	for (uint64_t e = 0; e < a->nedges; e++) {
+		assert_int_equal(a->out_slot[e], b->out_slot[e]);
+		assert_int_equal(a->in_src[e], b->in_src[e]);
+	}
+	assert_int_equal(a->nslot_hi, b->nslot_hi);
+	for (uint32_t k = 0; k < a->nslot_hi; k++) {
+		assert_int_equal(a->slot_hi_edge[k], b->slot_hi_edge[k]);
+		assert_int_equal(a->slot_hi[k], b->slot_hi[k]);
+	}
+	assert_int_equal(a->nroots, b->nroots);
+	for (uint32_t r = 0; r < a->nroots; r++) {
+		const struct hs_root *x = &a->roots[r], *y = &b->roots[r];
+		assert_int_equal(x->kind, y->kind);
+		assert_int_equal(x->object, y->object);
+		assert_int_equal(x->thread, y->thread);
+		assert_int_equal(x->type, y->type);
+		assert_int_equal(x->field, y->field);
+		assert_int_equal(x->method, y->method);
+		assert_int_equal(x->depth, y->depth);
+		assert_int_equal(x->slot, y->slot);
+	}
+	assert_int_equal(a->nreachable, b->nreachable);
+	assert_int_equal(a->reachable_bytes, b->reachable_bytes);
+	for (uint32_t i = 0; i < a->n; i++)
+		assert_int_equal(hs_is_reachable(a, i), hs_is_reachable(b, i));
+	assert_int_equal(a->unknown_objects, b->unknown_objects);
+	assert_int_equal(a->dangling_refs, b->dangling_refs);
+	assert_int_equal(a->dropped_roots, b->dropped_roots);
+	for (uint32_t i = 0; i < a->n; i++)
+		assert_int_equal(heap_state_find(a, a->id[i]), i);
+	assert_int_equal(heap_state_memory(a), heap_state_memory(b));
+}
+
+/* The dump opened directly (its state built from the dump) against the
+ * same dump imported into a trace and rebuilt from the trace's events,
+ * and against a rebuild from the direct trace's own temporary trace. */
+static void expect_direct_equals_trace(const char *dump, enum hprof_layout layout)
+{
+	char tp[256], err[512] = "";
+	path_in_dir(tp, sizeof tp, "direct.htr");
+	struct hprof_import_opts o;
+	hprof_import_opts_init(&o);
+	o.layout = layout;
+	const char *dumps[] = { dump };
+	if (hprof_import_with(dumps, 1, tp, &o, err, sizeof err))
+		fail_msg("import: %s", err);
+	struct trace *t, *direct;
+	struct heap_state *s, *rebuilt;
+	open_state(tp, 0, &t, &s);
+
+	struct htr_err e;
+	struct trace_open_opts oo = { .hprof_layout = layout };
+	if (trace_open(&direct, dump, &oo, &e))
+		fail_msg("trace_open of the dump: %s", e.msg);
+	assert_non_null(direct->prebuilt);
+	assert_int_equal(direct->ngcs, 1);
+	assert_int_equal(direct->ntypes, t->ntypes);
+	assert_int_equal(direct->nthreads, t->nthreads);
+	assert_int_equal(direct->total_allocs, t->total_allocs);
+	expect_same_state(direct->prebuilt, s);
+	struct heap_build_opts bo = { .progress = NULL };
+	if (heap_state_build(direct, 0, &bo, &rebuilt, &e))
+		fail_msg("heap_state_build on the direct trace: %s", e.msg);
+	expect_same_state(direct->prebuilt, rebuilt);
+	heap_state_free(rebuilt);
+	struct heap_state *copy = NULL;
+	assert_int_equal(heap_state_copy(direct->prebuilt, &copy), 0);
+	assert_ptr_not_equal(copy->id, direct->prebuilt->id);
+	expect_same_state(copy, s);
+	heap_state_free(copy);
+	heap_state_free(s);
+	trace_close(direct);
+	trace_close(t);
+}
+
+static void test_direct_state_equals_trace(void **state)
+{
+	(void)state;
+	static const struct scenario scs[] = {
+		{ "1.0.2", 8, 1, 0, 1700000000123ull }, { "1.0.1", 4, 0, 0, 5000 }, { "1.0.2", 8, 1, 1, 77 },
+	};
+	char hp[256];
+	for (size_t i = 0; i < sizeof scs / sizeof scs[0]; i++) {
+		struct hw w;
+		path_in_dir(hp, sizeof hp, "direct-scenario.hprof");
+		build(&w, &scs[i]);
+		save(&w, hp);
+		buf_free(&w.b);
+		expect_direct_equals_trace(hp, HPROF_LAYOUT_VISUALVM);
+		expect_direct_equals_trace(hp, HPROF_LAYOUT_HOTSPOT);
+	}
+	/* a dump cut off inside its last object */
+	struct hw w;
+	build(&w, &scs[0]);
+	w.b.len -= 9 + 10;
+	path_in_dir(hp, sizeof hp, "direct-cut.hprof");
+	save(&w, hp);
+	buf_free(&w.b);
+	expect_direct_equals_trace(hp, HPROF_LAYOUT_VISUALVM);
+	/* referents, long arrays, dangling references; both id sizes */
+	path_in_dir(hp, sizeof hp, "referents-8.hprof");
+	referents_dump(hp, 8);
+	expect_direct_equals_trace(hp, HPROF_LAYOUT_VISUALVM);
+	path_in_dir(hp, sizeof hp, "referents-4.hprof");
+	referents_dump(hp, 4);
+	expect_direct_equals_trace(hp, HPROF_LAYOUT_VISUALVM);
+}
+
+/* VisualVM's referent rule and the graph's corner cases, from the
+ * construction of referents_dump, on the direct state (equal to the
+ * trace's by test_direct_state_equals_trace). */
+static void test_referents_and_long_arrays(void **state)
+{
+	(void)state;
+	char hp[256];
+	path_in_dir(hp, sizeof hp, "referents.hprof");
+	referents_dump(hp, 8);
+	struct trace *t;
+	struct htr_err e;
+	struct trace_open_opts oo = { NULL };
+	if (trace_open(&t, hp, &oo, &e))
+		fail_msg("trace_open: %s", e.msg);
+	const struct heap_state *s = t->prebuilt;
+	assert_non_null(s);
+	assert_int_equal(s->n, R_NOBJ);
+	/* referents whose target only referents reach are not edges */
+	assert_false(has_edge(s, R_W1, 0, R_LONELY));
+	assert_false(has_edge(s, R_S1, 0, R_SOFTONLY));
+	assert_false(has_edge(s, R_MY, 0, R_LONELY));
+	assert_string_equal(trace_info(t, "hprof.0.referents_dropped"), "3");
+	/* a referent to an object reachable otherwise stays (shared owner) */
+	assert_true(has_edge(s, R_W2, 0, R_SHARED));
+	assert_true(has_edge(s, R_MY, 1, R_N));      /* MyRef.extra: flattened after referent */
+	assert_int_equal(out_degree(s, R_MY), 1);
+	assert_true(has_edge(s, R_SOFTONLY, 0, R_CHAIN));
+	/* the long array: slots past 65535, a class and a dangling id */
+	assert_true(has_edge(s, R_BIG, 3, R_SHARED));
+	assert_true(has_edge(s, R_BIG, 65541, R_N));
+	assert_int_equal(out_degree(s, R_BIG), 2);
+	assert_string_equal(trace_info(t, "hprof.0.refs_to_classes"), "1");
+	assert_int_equal(s->dangling_refs, 2);       /* R_DANGLING1 and R_DANGLING2 */
+	assert_int_equal(s->nedges, 5);              /* W2, MY.extra, SOFTONLY.next, BIG[3], BIG[65541] */
+	/* reachable: the roots and what they reach without referents */
+	assert_int_equal(s->nreachable, 8);
+	assert_false(hs_is_reachable(s, heap_state_find(s, R_LONELY)));
+	assert_false(hs_is_reachable(s, heap_state_find(s, R_SOFTONLY)));
+	assert_false(hs_is_reachable(s, heap_state_find(s, R_CHAIN)));
+	assert_true(hs_is_reachable(s, heap_state_find(s, R_SHARED)));
+	assert_int_equal(obj(s, R_BIG)->size, align8(16 + 4 + R_BIG_LEN * 8));
+	assert_int_equal(obj(s, R_BIG)->array_length, R_BIG_LEN);
+	trace_close(t);
+}
+
+/* The state cache serves a directly opened dump's state as it is: no
+ * rebuild, and it is not the cache's to free (ASan would catch a double
+ * free at trace_close). */
+static void test_state_cache_serves_prebuilt(void **state)
+{
+	(void)state;
+	char hp[256];
+	path_in_dir(hp, sizeof hp, "cache.hprof");
+	referents_dump(hp, 8);
+	struct trace *t;
+	struct htr_err e;
+	struct trace_open_opts oo = { NULL };
+	if (trace_open(&t, hp, &oo, &e))
+		fail_msg("trace_open: %s", e.msg);
+	struct state_cache *c;
+	assert_int_equal(state_cache_new(&c, t, 1, NULL), 0);   /* a 1-byte budget */
+	const struct heap_state *s = NULL;
+	assert_int_equal(state_cache_get(c, 0, &s, &e), 0);
+	assert_ptr_equal(s, t->prebuilt);
+	state_cache_put(c, s);
+	struct state_cache_stats st;
+	state_cache_stats(c, &st);
+	assert_int_equal(st.builds, 0);
+	assert_int_equal(st.evictions, 0);
+	state_cache_free(c);
+	trace_close(t);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -939,6 +1255,9 @@ int main(void)
 		cmocka_unit_test(test_truncated_dump_imports_what_is_complete),
 		cmocka_unit_test(test_damage_is_refused_with_tag_and_offset),
 		cmocka_unit_test(test_is_dump_and_cli_usage),
+		cmocka_unit_test(test_direct_state_equals_trace),
+		cmocka_unit_test(test_referents_and_long_arrays),
+		cmocka_unit_test(test_state_cache_serves_prebuilt),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

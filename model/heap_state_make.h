@@ -1,0 +1,32 @@
+/* heap_state_make.h - heap states made from columns filled elsewhere than
+ * in the trace reconstructor (model/heap_state.c): a heap dump mounted
+ * directly gets its state straight from the dump (model/hprof_state.c),
+ * without writing and decoding trace events.
+ *
+ * The maker fills the columns a reconstruction reads from the trace:
+ * gc_index, gc, n, id (ascending), info, birth, infos/ninfos, and with a
+ * graph has_graph, nedges, out_off/out_tgt/out_slot, the slot_hi runs,
+ * roots/nroots (dense objects and threads), dangling_refs, dropped_roots,
+ * unknown_objects.  heap_state_complete() derives the rest exactly as the
+ * reconstructor does: the id directory, reachability, in-edges, totals
+ * and mem_bytes.  The result is then indistinguishable from a rebuilt
+ * state (tests/unit/test_hprof.c compares the two field by field).
+ *
+ * Ownership: the state owns its arrays as always; on failure the caller
+ * still frees it with heap_state_free.
+ */
+#ifndef HEAPFS_HEAP_STATE_MAKE_H
+#define HEAPFS_HEAP_STATE_MAKE_H
+
+#include "heap_state.h"
+
+/* Derives dir, reachable/nreachable/reachable_bytes, in_off/in_src,
+ * total_bytes and mem_bytes.  0 or -ENOMEM. */
+int heap_state_complete(struct heap_state *s);
+
+/* A deep copy of s (every array), owned by the caller: what a rebuild of
+ * a state the trace already holds (trace->prebuilt) can return instead of
+ * decoding the trace.  0 or -ENOMEM. */
+int heap_state_copy(const struct heap_state *s, struct heap_state **out);
+
+#endif

@@ -1,0 +1,227 @@
+/* hprof_graph.c - the references of a dump as a graph over dense object
+ * indexes (see struct dgraph in hprof_internal.h).
+ *
+ * Built in the one pass over the objects, in index (= id) order: an
+ * instance's references come from its class's list of reference fields
+ * (offset, flattened index), an object array's from its elements; each
+ * target id is turned into an index by the id index (O(1), no search).
+ * The arrays have the layout of struct heap_state's out-edges (u32 offsets
+ * and targets, u16 slots plus runs of high bits), so a direct mount adopts
+ * them without a copy.
+ */
+#include "hprof_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Big-endian ids of an object array's elements, a load each. */
+static inline uint64_t load_be64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	return v;
+}
+
+static inline uint32_t load_be32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
+	return v;
+}
+
+int dgraph_init(struct dgraph *g, size_t n)
+{
+	memset(g, 0, sizeof *g);
+	if (n >= UINT32_MAX)
+		return -E2BIG;
+	g->n = n;
+	g->off = malloc((n + 1) * sizeof *g->off);
+	return g->off ? 0 : -ENOMEM;
+}
+
+void dgraph_free(struct dgraph *g)
+{
+	free(g->off);
+	free(g->tgt);
+	free(g->slot);
+	free(g->hi_edge);
+	free(g->hi);
+	free(g->dang);
+	memset(g, 0, sizeof *g);
+}
+
+static int grow_edges(struct dgraph *g)
+{
+	uint64_t nc = g->cap ? g->cap * 2 : 1 << 16;
+	if (nc > UINT32_MAX)
+		nc = UINT32_MAX;
+	if (g->ne >= nc)
+		return -E2BIG;   /* offsets are 32-bit, as in heap states */
+	uint32_t *t = realloc(g->tgt, nc * sizeof *t);
+	if (t)
+		g->tgt = t;
+	uint16_t *s = realloc(g->slot, nc * sizeof *s);
+	if (s)
+		g->slot = s;
+	if (!t || !s)
+		return -ENOMEM;
+	g->cap = nc;
+	return 0;
+}
+
+static int add_run(struct dgraph *g, uint32_t hi)
+{
+	if (g->nhi == g->caphi) {
+		uint64_t nc = g->caphi ? g->caphi * 2 : 16;
+		uint64_t *e = realloc(g->hi_edge, nc * sizeof *e);
+		if (e)
+			g->hi_edge = e;
+		uint32_t *h = realloc(g->hi, nc * sizeof *h);
+		if (h)
+			g->hi = h;
+		if (!e || !h)
+			return -ENOMEM;
+		g->caphi = nc;
+	}
+	g->hi_edge[g->nhi] = g->ne;
+	g->hi[g->nhi++] = hi;
+	g->cur_hi = hi;
+	return 0;
+}
+
+static int add_dangling(struct dgraph *g, uint64_t id, size_t src, uint32_t slot)
+{
+	if (g->ndang == g->capdang) {
+		size_t nc = g->capdang ? g->capdang * 2 : 64;
+		struct dref *p = realloc(g->dang, nc * sizeof *p);
+		if (!p)
+			return -ENOMEM;
+		g->dang = p;
+		g->capdang = nc;
+	}
+	g->dang[g->ndang++] = (struct dref){ id, (uint32_t)src, slot };
+	return 0;
+}
+
+/* One reference of object i in slot to dump id v. */
+static inline int add_ref(struct dgraph *g, const struct dump *d, size_t i, uint32_t slot,
+			  uint64_t v)
+{
+	if (!v)
+		return 0;
+	uint32_t j = idindex_find(&d->index, v);
+	/* classes are not objects of the trace (a class id that is an object
+	 * id too, in a damaged dump, is taken for the class); anything else
+	 * is kept for the trace, whose reconstructor counts it as dangling */
+	if ((j == IDINDEX_NONE || d->class_ids_are_objects) && d->class_idx.n &&
+	    u64map_get(&d->class_idx, v) != U64MAP_NONE) {
+		g->refs_to_classes++;
+		return 0;
+	}
+	if (j == IDINDEX_NONE)
+		return add_dangling(g, v, i, slot);
+	int rc;
+	if (g->ne == g->cap && (rc = grow_edges(g)))
+		return rc;
+	if (slot >> 16 != g->cur_hi && (rc = add_run(g, slot >> 16)))
+		return rc;
+	g->tgt[g->ne] = j;
+	g->slot[g->ne] = (uint16_t)slot;
+	g->ne++;
+	return 0;
+}
+
+int dgraph_add_object(struct dgraph *g, const struct dump *d, size_t i, const struct dobj *o,
+		      uint32_t c)
+{
+	const struct hprof_file *f = d->f;
+	int rc = 0;
+	g->off[i] = (uint32_t)g->ne;
+	if (o->tag == HPROF_OBJ_ARRAY_DUMP) {
+		const uint8_t *p = f->map + o->data;
+		if (f->id_size == 8) {
+			for (uint32_t k = 0; k < o->length && !rc; k++, p += 8) {
+				rc = add_ref(g, d, i, k, load_be64(p));
+			}
+		} else {
+			for (uint32_t k = 0; k < o->length && !rc; k++, p += 4) {
+				rc = add_ref(g, d, i, k, load_be32(p));
+			}
+		}
+		return rc;
+	}
+	if (o->tag != HPROF_INSTANCE_DUMP || c == HPROF_NONE)
+		return 0;
+	const struct dclass *k = &d->classes[c];
+	if (o->length < k->value_bytes) {
+		g->bad_instances++;   /* fewer values than the class has fields: no edges */
+		return 0;
+	}
+	for (uint32_t r = 0; r < k->nrefs && !rc; r++)
+		rc = add_ref(g, d, i, k->refs[2 * r + 1], hprof_id(f, o->data + k->refs[2 * r]));
+	return rc;
+}
+
+void dgraph_end(struct dgraph *g)
+{
+	g->off[g->n] = (uint32_t)g->ne;
+}
+
+int dgraph_compact(struct dgraph *g, const uint64_t *keep)
+{
+	uint64_t *he = NULL;
+	uint32_t *hv = NULL, nruns = 0, cur = 0, run = 0;
+	uint64_t w = 0, caphe = 0;
+	int rc = 0;
+	for (size_t i = 0; i < g->n; i++) {
+		uint64_t from = g->off[i], to = g->off[i + 1];
+		g->off[i] = (uint32_t)w;   /* w <= from: in place is safe */
+		for (uint64_t e = from; e < to; e++) {
+			uint32_t slot = dgraph_slot(g, e, &run);
+			if (!(keep[e >> 6] >> (e & 63) & 1))
+				continue;
+			if (slot >> 16 != cur) {   /* the runs, recomputed over what is kept */
+				if (nruns == caphe) {
+					caphe = caphe ? caphe * 2 : 16;
+					uint64_t *a = realloc(he, caphe * sizeof *a);
+					if (a)
+						he = a;
+					uint32_t *b = realloc(hv, caphe * sizeof *b);
+					if (b)
+						hv = b;
+					if (!a || !b) {
+						rc = -ENOMEM;
+						goto out;
+					}
+				}
+				cur = slot >> 16;
+				he[nruns] = w;
+				hv[nruns++] = cur;
+			}
+			g->tgt[w] = g->tgt[e];
+			g->slot[w] = (uint16_t)slot;
+			w++;
+		}
+	}
+	g->off[g->n] = (uint32_t)w;
+	g->ne = w;
+	free(g->hi_edge);
+	free(g->hi);
+	g->hi_edge = he;
+	g->hi = hv;
+	g->nhi = nruns;
+	g->caphi = caphe;
+	he = NULL;
+	hv = NULL;
+out:
+	free(he);
+	free(hv);
+	return rc;
+}
