@@ -221,10 +221,11 @@ static uint64_t hash_frames(const jvmtiFrameInfo *f, int n)
 }
 
 /* Site of the current allocation: the thread's cache first, the shared
- * table (sym_mu) on a miss. */
-static uint32_t current_site(jvmtiEnv *jvmti, JNIEnv *jni, struct tstate *ts)
+ * table (sym_mu) on a miss.  *slot: the cache entry, -1 if none. */
+static uint32_t current_site(jvmtiEnv *jvmti, JNIEnv *jni, struct tstate *ts, int *slot_out)
 {
 	uint32_t depth = A.opts.depth;
+	*slot_out = -1;
 	jint n = asgct ? stack_asgct(jni, ts, (jint)depth) : -1;
 	if (n <= 0 &&
 	    ((*jvmti)->GetStackTrace(jvmti, NULL, 0, (jint)depth, ts->frames, &n) != JVMTI_ERROR_NONE || n <= 0))
@@ -237,8 +238,10 @@ static uint32_t current_site(jvmtiEnv *jvmti, JNIEnv *jni, struct tstate *ts)
 		for (jint i = 0; i < n && same; i++)
 			same = key[i].method == ts->frames[i].method &&
 			       key[i].location == ts->frames[i].location;
-		if (same)
+		if (same) {
+			*slot_out = (int)slot;
 			return ts->sc_site[slot];
+		}
 	}
 	__atomic_fetch_add(&A.n_site_miss, 1, __ATOMIC_RELAXED);
 	uint32_t site = sym_site(jvmti, ts->frames, n);
@@ -247,6 +250,10 @@ static uint32_t current_site(jvmtiEnv *jvmti, JNIEnv *jni, struct tstate *ts)
 		ts->sc_hash[slot] = h;
 		ts->sc_n[slot] = (uint8_t)n;
 		ts->sc_site[slot] = site;
+		if (ts->sc_class[slot])
+			(*jni)->DeleteWeakGlobalRef(jni, ts->sc_class[slot]);
+		ts->sc_class[slot] = NULL;
+		*slot_out = (int)slot;
 	}
 	return site;
 }
@@ -260,10 +267,51 @@ static uint32_t class_type(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass, struct ts
 	return sym_type_of_class(jvmti, jni, klass, ts);
 }
 
+/* The type of an allocation at the site of cache entry slot (-1: none).
+ * A bytecode allocates one class, so the entry remembers the first class
+ * seen there; IsSameObject confirms it (reflection, clone and the like
+ * allocate several classes at one site: those go to the tag table). */
+static uint32_t site_class_type(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass, struct tstate *ts, int slot)
+{
+	if (slot >= 0 && ts->sc_class[slot] && (*jni)->IsSameObject(jni, klass, ts->sc_class[slot]))
+		return ts->sc_type[slot];
+	uint32_t type = class_type(jvmti, jni, klass, ts);
+	if (slot >= 0 && !ts->sc_class[slot] && type != HTR_NO_TYPE) {
+		ts->sc_class[slot] = (*jni)->NewWeakGlobalRef(jni, klass);
+		ts->sc_type[slot] = type;
+	}
+	return type;
+}
+
+/* Measurement only (agent/bench.sh, "where the cost goes"): the
+ * environment variable HEAPFS_AGENT_ABLATE leaves out one step so that its
+ * cost shows; the trace is then incomplete.
+ *   noalloc  allocation events are never enabled (the agent's fixed costs)
+ *   events   the allocation callbacks return at once (the JVM's cost of
+ *            posting an event for every allocation)
+ *   notag    everything but SetTag (use with deaths=off,graph=none) */
+enum ablate { ABLATE_NONE, ABLATE_NOALLOC, ABLATE_EVENTS, ABLATE_NOTAG };
+static enum ablate ablate;
+
+static int read_ablate(void)
+{
+	const char *v = getenv("HEAPFS_AGENT_ABLATE");
+	static const char *const names[] = { "noalloc", "events", "notag" };
+	if (!v || !*v)
+		return 0;
+	for (int i = 0; i < (int)(sizeof(names) / sizeof(names[0])); i++)
+		if (!strcmp(v, names[i])) {
+			ablate = (enum ablate)(i + 1);
+			fprintf(stderr, "heapfs-agent: HEAPFS_AGENT_ABLATE=%s: measuring, the trace is incomplete\n", v);
+			return 0;
+		}
+	return -1;
+}
+
 static void record_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
 			 jclass klass, jlong size, int from_vm)
 {
-	if (!__atomic_load_n(&A.recording, __ATOMIC_ACQUIRE))
+	if (!__atomic_load_n(&A.recording, __ATOMIC_ACQUIRE) || ablate == ABLATE_EVENTS)
 		return;
 	struct tstate *ts = ts_current(jvmti, jni, thread);
 	if (!ts || ts->is_agent)
@@ -283,12 +331,13 @@ static void record_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject o
 		}
 	}
 	struct arec r;
-	r.type = class_type(jvmti, jni, klass, ts);
+	int slot = -1;
+	r.site = A.opts.depth ? current_site(jvmti, jni, ts, &slot) : HTR_NO_SITE;
+	r.type = site_class_type(jvmti, jni, klass, ts, slot);
 	if (r.type == HTR_NO_TYPE)
 		goto out;
-	r.site = A.opts.depth ? current_site(jvmti, jni, ts) : HTR_NO_SITE;
 	r.id = agent_new_tag();
-	if ((*jvmti)->SetTag(jvmti, object, (jlong)r.id) != JVMTI_ERROR_NONE)
+	if (ablate != ABLATE_NOTAG && (*jvmti)->SetTag(jvmti, object, (jlong)r.id) != JVMTI_ERROR_NONE)
 		goto out;
 	r.size = (uint64_t)size;
 	r.time_ns = agent_now_ns();
@@ -345,6 +394,8 @@ static void JNICALL on_gc_start(jvmtiEnv *jvmti)
 	uint32_t n = __atomic_load_n(&A.gc_started, __ATOMIC_RELAXED) + 1;
 	A.gcs[n % GC_RING].start_ns = agent_now_ns();
 	A.gcs[n % GC_RING].end_ns = 0;
+	if (A.have_perfdata) /* memory loads only: allowed here */
+		perfdata_sample(&A.perfdata, &A.gcs[n % GC_RING].before);
 	__atomic_store_n(&A.gc_started, n, __ATOMIC_RELEASE);
 }
 
@@ -352,6 +403,8 @@ static void JNICALL on_gc_finish(jvmtiEnv *jvmti)
 {
 	uint32_t n = __atomic_load_n(&A.gc_started, __ATOMIC_ACQUIRE);
 	A.gcs[n % GC_RING].end_ns = agent_now_ns();
+	if (A.have_perfdata)
+		perfdata_sample(&A.perfdata, &A.gcs[n % GC_RING].after);
 	__atomic_store_n(&A.gc_finished, n, __ATOMIC_RELEASE);
 	/* only raw monitors are allowed here */
 	if ((*jvmti)->RawMonitorEnter(jvmti, A.mon) == JVMTI_ERROR_NONE) {
@@ -385,11 +438,15 @@ static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread
 
 static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
-	(void)jvmti; (void)jni; (void)thread;
+	(void)jvmti; (void)thread;
 	struct tstate *ts = tls_ts;
 	if (!ts)
 		return;
 	pthread_mutex_lock(&ts->mu);
+	for (uint32_t i = 0; i < SITE_CACHE; i++)
+		if (ts->sc_class[i])
+			(*jni)->DeleteWeakGlobalRef(jni, ts->sc_class[i]);
+	memset(ts->sc_class, 0, sizeof(ts->sc_class));
 	ts->ended = 1;
 	pthread_mutex_unlock(&ts->mu);
 	tls_ts = NULL;
@@ -433,7 +490,10 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 		fprintf(stderr, "heapfs-agent: cannot create the agent thread; not recording\n");
 		return;
 	}
-	if (mgmt_init(jni))
+	/* GC kind and heap use: the JVM's performance counters if it keeps
+	 * them in a file, else the management beans */
+	A.have_perfdata = perfdata_open_self(&A.perfdata) == 0;
+	if (!A.have_perfdata && mgmt_init(jni))
 		fprintf(stderr, "heapfs-agent: management beans unavailable; heap use not recorded\n");
 	/* mode=count records no objects: no types, mirrors or method ids */
 	int objects = A.opts.mode != AGENT_MODE_COUNT;
@@ -464,7 +524,8 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 		    enable(jvmti, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH))
 			return;
 	} else {
-		if (enable(jvmti, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC) || enable(jvmti, JVMTI_EVENT_VM_OBJECT_ALLOC))
+		if (ablate != ABLATE_NOALLOC &&
+		    (enable(jvmti, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC) || enable(jvmti, JVMTI_EVENT_VM_OBJECT_ALLOC)))
 			return;
 		/* A thread allocates inside its current TLAB without sampling until the
 		 * TLAB is used up; a GC retires every TLAB, so from here on every
@@ -591,6 +652,10 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 		return JNI_ERR;
 	}
 	snprintf(A.opts_string, sizeof(A.opts_string), "%s", options ? options : "");
+	if (read_ablate()) {
+		complain("%s", "HEAPFS_AGENT_ABLATE must be noalloc, events or notag");
+		return JNI_ERR;
+	}
 	if (A.opts.stacks_asgct)
 		asgct = (asgct_fn)dlsym(RTLD_DEFAULT, "AsyncGetCallTrace");
 	A.vm = vm;

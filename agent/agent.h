@@ -6,7 +6,8 @@
  *                        record to their own buffer (struct tstate) under
  *                        their own mutex; no global lock per allocation.
  *   VM / GC threads      GC start/finish callbacks: a timestamp, a counter,
- *                        a raw-monitor notify.  Nothing else.
+ *                        the JVM's performance counters read (memory loads,
+ *                        perfdata.h), a raw-monitor notify.  Nothing else.
  *   Service thread       ObjectFree: appends (id, GC) to the death queue.
  *   agent thread         one JVMTI agent thread (recorder.c): drains the
  *                        buffers, walks the heap, resolves names, and is
@@ -29,6 +30,7 @@
 #include <stdint.h>
 
 #include "agent/agent_opts.h"
+#include "agent/perfdata.h"
 #include "model/htr.h"
 #include "model/htr_writer.h"
 
@@ -81,6 +83,11 @@ struct tstate {
 	jvmtiFrameInfo *frames;   /* [depth] scratch for GetStackTrace */
 	jvmtiFrameInfo *sc_key;   /* [SITE_CACHE * depth] raw frames of each entry */
 	uint8_t sc_n[SITE_CACHE];
+	/* the first class allocated at each entry's site (weak global refs,
+	 * deleted at ThreadEnd or when the entry is replaced) and its type:
+	 * one IsSameObject instead of a GetTag in the tag table */
+	jweak sc_class[SITE_CACHE];
+	uint32_t sc_type[SITE_CACHE];
 };
 
 struct death {
@@ -90,6 +97,8 @@ struct death {
 
 struct gc_times {
 	uint64_t start_ns, end_ns;
+	/* the JVM's counters at the GC's start and end (A.have_perfdata) */
+	struct perfdata_sample before, after;
 };
 
 struct agent {
@@ -106,6 +115,8 @@ struct agent {
 	uint64_t next_tag;
 	int recording;                 /* 1 between VMInit and VMDeath */
 	struct gc_times gcs[GC_RING];
+	struct perfdata perfdata;      /* GC kind, cause, heap use (perfdata.h) */
+	int have_perfdata;             /* else the management beans (mgmt.c) */
 
 	jrawMonitorID mon;             /* GC finish / stop -> agent thread */
 	int stop;                      /* under mon: VMDeath asked to finish */
@@ -184,6 +195,8 @@ struct gc_info {
 	char cause[64];
 	uint64_t used_before, used_after, capacity; /* UINT64_MAX unknown */
 };
+/* mgmt_init: in mode=count it only notes the wish (cheap, at VMInit) and
+ * the first mgmt_query looks the beans up, so a short run never pays. */
 int mgmt_init(JNIEnv *jni);
 void mgmt_query(JNIEnv *jni, struct gc_info *out);
 

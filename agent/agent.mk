@@ -38,7 +38,7 @@ $(AGENT_COUNT): tests/integration/agent_count.c $(AGENT_MODEL_OBJ)
 	$(CC) $(CFLAGS) -o $@ $< $(AGENT_MODEL_OBJ) $(LDLIBS)
 
 # ---- the example programs ----------------------------------------------------
-EXAMPLE_PKGS := multicache buggystack company churn gcstress slowleak
+EXAMPLE_PKGS := multicache buggystack company churn gcstress slowleak threads
 EXAMPLE_SRC  := $(foreach p,$(EXAMPLE_PKGS),$(wildcard examples/java/example/$(p)/*.java))
 EXAMPLE_CLASSES := $(BUILD)/examples/classes/.stamp
 EXAMPLE_JVM  := -Xmx128m -XX:+UseG1GC
@@ -82,6 +82,10 @@ AGENT_UNIT := $(BUILD)/tests/test_agent_opts
 $(AGENT_UNIT): tests/unit/test_agent_opts.c agent/agent_opts.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka
+# The hsperfdata reader, on buffers the test builds.
+$(BUILD)/tests/test_perfdata: tests/unit/test_perfdata.c agent/perfdata.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ -lcmocka
 
 # Class-file, CFG and path unit tests (agent code is not in libheapfs.a).
 # Every class of the installed JDK is extracted once, for the round trip.
@@ -105,8 +109,9 @@ $(BUILD)/tests/gen_alloc_methods: tests/integration/gen_alloc_methods.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $<
 
-agent-test: $(AGENT_SO) $(AGENT_COUNT) $(AGENT_UNIT) $(EXAMPLE_CLASSES) $(BUILD)/heapfs
+agent-test: $(AGENT_SO) $(AGENT_COUNT) $(AGENT_UNIT) $(BUILD)/tests/test_perfdata $(EXAMPLE_CLASSES) $(BUILD)/heapfs
 	$(AGENT_UNIT)
+	$(BUILD)/tests/test_perfdata
 	@set -e; for t in tests/integration/test_agent*.sh; do echo "== $$t"; \
 	  HEAPFS=$(abspath $(BUILD)/heapfs) BUILD=$(BUILD) bash $$t; done
 

@@ -16,7 +16,7 @@ static const char help_text[] =
 	"  graph=MODE      when to record the object graph and roots with a heap walk:\n"
 	"                  every (after every GC, default), N (every N-th GC),\n"
 	"                  full (after full GCs only), none (never)\n"
-	"  depth=N         stack frames per allocation site, 0..64 (default 4;\n"
+	"  depth=N         stack frames per allocation site, 0..64 (default 2;\n"
 	"                  0 records no sites, the cheapest)\n"
 	"  deaths=on|off   record object deaths (default on)\n"
 	"  stacks=jvmti|fast  how sites are taken: GetStackTrace (default) or\n"
@@ -25,14 +25,20 @@ static const char help_text[] =
 	"  mode=full|count full: every allocation, death and heap graph (default);\n"
 	"                  count: allocation counts per site from bytecode path\n"
 	"                  counters (no objects, graphs or deaths recorded)\n"
-	"  counters=N      mode=count: counter capacity (default 1048576)\n"
+	"  counters=N      mode=count: most counters (default 1048576; the array\n"
+	"                  starts at 4096 and grows as classes need more)\n"
 	"  counts=FILE     mode=count: also write the per-site counts as TSV\n"
 	"  hot=N           mode=count: a method called N times is re-instrumented\n"
 	"                  with paths from its measured edge frequencies (default\n"
 	"                  0: never; try 10000 for long runs)\n"
 	"  counting=paths|sites  mode=count: path counters (default) or one counter\n"
-	"                  per allocation site (more increments; exact even when\n"
-	"                  exceptions unwind instrumented methods)\n"
+	"                  per allocation site (more increments; exact under\n"
+	"                  exceptions without the corrections below)\n"
+	"  atomic=on|off   mode=count: atomic counter increments (default off: plain\n"
+	"                  increments, which threads racing on a counter can lose)\n"
+	"  exceptions=correct|off  mode=count, paths: correct the counts of the\n"
+	"                  frames an exception leaves mid-path (default correct;\n"
+	"                  costs ~16 us per exception thrown, off: none)\n"
 	"  verbose         print recording statistics on stderr at exit\n"
 	"  help            print this text and stop the JVM\n";
 
@@ -54,6 +60,7 @@ static void defaults(struct agent_opts *o)
 	o->mode = AGENT_MODE_FULL;
 	o->counters = AGENT_DEFAULT_COUNTERS;
 	o->hot = AGENT_DEFAULT_HOT;
+	o->count_exceptions = 1;
 }
 
 /* Strict unsigned decimal in [lo, hi]. */
@@ -138,6 +145,15 @@ static int parse_item(struct agent_opts *o, char *item, char *err, size_t errlen
 			o->count_sites = 0;
 		else if (!strcmp(val, "sites"))
 			o->count_sites = 1;
+		else
+			rc = -EINVAL;
+	} else if (!strcmp(key, "atomic") && val) {
+		rc = parse_onoff(val, &o->count_atomic);
+	} else if (!strcmp(key, "exceptions") && val) {
+		if (!strcmp(val, "correct"))
+			o->count_exceptions = 1;
+		else if (!strcmp(val, "off"))
+			o->count_exceptions = 0;
 		else
 			rc = -EINVAL;
 	} else if (!strcmp(key, "counts") && val) {

@@ -27,7 +27,7 @@ enum agent_mode {
 #define AGENT_DEFAULT_COUNTERS (1u << 20)
 #define AGENT_DEFAULT_HOT 0u /* off: see agent/README.md, hot paths */
 #define AGENT_MAX_COUNTERS (1u << 27)
-#define AGENT_DEFAULT_DEPTH 4
+#define AGENT_DEFAULT_DEPTH 2 /* cost/benefit: agent/README.md, "Sites" */
 #define AGENT_MAX_DEPTH 64
 #define AGENT_OUT_MAX 4096
 
@@ -44,6 +44,9 @@ struct agent_opts {
 	enum agent_mode mode;      /* count: no objects recorded (graph none, deaths off) */
 	uint32_t counters;         /* mode=count: capacity of the counter array */
 	int count_sites;           /* mode=count: 1 one counter per site (exact under exceptions), 0 paths */
+	int count_atomic;          /* mode=count: 1 atomic increments (exact with racing threads) */
+	int count_exceptions;      /* mode=count, paths: 1 correct counts when an exception unwinds
+	                            * a frame mid-path (JVMTI Exception events) */
 	uint32_t hot;              /* mode=count, paths: re-instrument a method with measured edge
 	                            * frequencies after this many calls; 0 never */
 	char counts[AGENT_OUT_MAX]; /* mode=count: also write per-site counts as TSV here ("" none) */

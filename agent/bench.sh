@@ -1,12 +1,26 @@
 #!/usr/bin/env bash
-# make bench-agent: run time of the examples without the agent, with
-# allocation recording only (graph=none) and with a heap walk after every
-# GC (graph=every); median of RUNS (5) wall-clock runs, ratios to the plain
-# run, trace bytes per allocation.  The allocation-heavy example (churn) and
-# MultiCache also run cost-breakdown variants:
-#   bare     graph=none,depth=0,deaths=off   callback + tag + record only
-#   +deaths  graph=none,depth=0              ObjectFree on
-#   +sites   graph=none (depth 4)            GetStackTrace + site lookup
+# make bench-agent: what recording costs, per example: run time without
+# the agent (plain), with allocation recording (allocs: graph=none, every
+# other option at its default) and with a heap walk after every GC
+# (graphs: graph=every).  Median of RUNS (5) runs of wall-clock and of CPU
+# time (user + system, all threads: less disturbed by other work on the
+# machine than wall time), ratios to the plain run, trace bytes per object.
+#
+# Then where the time goes, on the allocation-heavy example (churn) and on
+# MultiCache (two allocating threads): each row adds one step, so the
+# difference to the row above is that step's cost (also per allocation).
+#   noalloc   agent loaded, allocation events off   fixed costs (measurement
+#   events    allocation callbacks return at once   only: HEAPFS_AGENT_ABLATE,
+#   record    all but SetTag; no sites, no deaths   agent/agent.c)
+#   +tags     SetTag (object ids)                   graph=none,depth=0,deaths=off
+#   +deaths   ObjectFree                            graph=none,depth=0
+#   +site 1   GetStackTrace, 1 frame                graph=none,depth=1
+#   +site 2   2 frames (the default)                graph=none
+#   +graphs   heap walk after every GC              graph=every
+#   site 4    4 frames instead of 2 (step from +site 2)  graph=none,depth=4
+# Last, churn with 20 M allocations instead of 3 M: the plain run's start-up
+# (~0.1 s) is most of the 3 M run, so the ratio of a long run is larger
+# (its events row: the JVM's part alone, step from plain).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -31,34 +45,66 @@ median_ms() {
 	printf '%s\n' "${times[@]}" | sort -n | sed -n "$(( (RUNS + 1) / 2 ))p"
 }
 
-row() { # name variant opts class args...
-	local name=$1 variant=$2 opts=$3; shift 3
-	local ms
-	if [ "$opts" = "-" ]; then
-		ms=$(median_ms -cp "$CP" "$@")
-		BASE=$ms
-		printf '%-11s %-9s %8d %7s %10s %12s\n' "$name" "$variant" "$ms" "1.0" "-" "-"
-		return
-	fi
-	ms=$(median_ms "-agentpath:$AGENT=out=$OUT/t.htr,verbose,$opts" -cp "$CP" "$@")
-	local ids bytes
-	ids=$(sed -n 's/.*: \([0-9]*\) object ids.*/\1/p' "$OUT/err")
-	bytes=$(stat -c %s "$OUT/t.htr")
-	printf '%-11s %-9s %8d %7.1f %10d %12.1f\n' "$name" "$variant" "$ms" \
-		"$(echo "$ms / $BASE" | bc -l)" "$ids" "$(echo "$bytes / $ids" | bc -l)"
+median() { printf '%s\n' "$@" | sort -n | sed -n "$(( (RUNS + 1) / 2 ))p"; }
+
+# RUNS runs of java "$@" with the environment variable assignment $1 (or
+# "-"): sets MS and CPU (medians, ms)
+measure() {
+	local env=$1; shift
+	local walls=() cpus=() TIMEFORMAT='%R %U %S'
+	for _ in $(seq "$RUNS"); do
+		{ time env ${env/#-/} "$JAVA" $JVM "$@" >/dev/null 2>"$OUT/err"; } 2>"$OUT/time" ||
+			{ cat "$OUT/err" >&2; return 1; }
+		walls+=("$(awk '{ printf "%d", $1 * 1000 }' "$OUT/time")")
+		cpus+=("$(awk '{ printf "%d", ($2 + $3) * 1000 }' "$OUT/time")")
+	done
+	MS=$(median "${walls[@]}")
+	CPU=$(median "${cpus[@]}")
 }
 
-echo "heapfs agent benchmark: median of $RUNS runs, $(nproc) cores, $("$JAVA" -version 2>&1 | head -n 1)"
-printf '%-11s %-9s %8s %7s %10s %12s\n' example variant ms ratio objects bytes/object
+ratio() { echo "$1 / $2" | bc -l; }
+
+# name variant env opts|- class args...: one table row; BASE_MS/BASE_CPU
+# are set by the plain row, PREV_CPU by every row; NOBJ[name] (objects of
+# the allocs row, which comes first) divides the steps
+declare -A NOBJ
+row() {
+	local name=$1 variant=$2 env=$3 opts=$4; shift 4
+	if [ "$opts" = "-" ]; then
+		measure "$env" -cp "$CP" "$@"
+		BASE_MS=$MS BASE_CPU=$CPU PREV_CPU=$CPU
+		printf '%-11s %-9s %7d %6.1f %7d %6.1f %10s %9s %9s\n' "$name" "$variant" "$MS" 1 "$CPU" 1 - - -
+		return
+	fi
+	measure "$env" "-agentpath:$AGENT=out=$OUT/t.htr,verbose,$opts" -cp "$CP" "$@"
+	local ids bytes step
+	ids=$(sed -n 's/.*: \([0-9]*\) object ids.*/\1/p' "$OUT/err")
+	bytes=$(stat -c %s "$OUT/t.htr")
+	[ "$variant" = allocs ] && NOBJ[$name]=$ids
+	step=-
+	[ -n "${NOBJ[$name]:-}" ] && step=$(printf '%.2f' "$(echo "1000 * ($CPU - $PREV_CPU) / ${NOBJ[$name]}" | bc -l)")
+	PREV_CPU=$CPU
+	printf '%-11s %-9s %7d %6.1f %7d %6.1f %10s %9s %9s\n' "$name" "$variant" "$MS" \
+		"$(ratio "$MS" "$BASE_MS")" "$CPU" "$(ratio "$CPU" "$BASE_CPU")" "${ids:--}" \
+		"$( [ "${ids:-0}" -gt 0 ] && printf '%.1f' "$(ratio "$bytes" "$ids")" || echo -)" "$step"
+}
+
+header() {
+	printf '%-11s %-9s %7s %6s %7s %6s %10s %9s %9s\n' example variant wall_ms x cpu_ms x objects \
+		bytes/obj step_us
+}
+
+echo "heapfs agent benchmark: median of $RUNS runs, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)," \
+	"$("$JAVA" -version 2>&1 | head -n 1)"
+# BENCH_ONLY=count: only the mode=count table at the end
+if [ "${BENCH_ONLY:-}" != count ]; then
+echo "(x: ratio to plain; step_us: CPU of this row minus the row above, per object the allocs row recorded)"
+header
 bench() { # name class args...
 	local name=$1; shift
-	row "$name" plain - "$@"
-	if [ "$name" = churn ] || [ "$name" = multicache ]; then
-		row "$name" bare "graph=none,depth=0,deaths=off" "$@"
-		row "$name" +deaths "graph=none,depth=0" "$@"
-	fi
-	row "$name" allocs "graph=none" "$@"
-	row "$name" graphs "graph=every" "$@"
+	row "$name" plain - - "$@"
+	row "$name" allocs - "graph=none" "$@"
+	row "$name" graphs - "graph=every" "$@"
 }
 bench churn example.churn.Server 3000000 20000
 bench multicache example.multicache.Main 20000 8
@@ -68,35 +114,96 @@ bench gcstress example.gcstress.Pipeline 200000 8
 bench slowleak example.slowleak.Main 400000 20
 echo "(the last run's statistics line: $(cat "$OUT/err"))"
 
+echo
+echo "where the time goes: each row adds one step to the row above"
+header
+breakdown() { # name class args...
+	local name=$1; shift
+	row "$name" plain - - "$@"
+	row "$name" noalloc HEAPFS_AGENT_ABLATE=noalloc "graph=none,depth=0,deaths=off" "$@"
+	row "$name" events HEAPFS_AGENT_ABLATE=events "graph=none,depth=0,deaths=off" "$@"
+	row "$name" record HEAPFS_AGENT_ABLATE=notag "graph=none,depth=0,deaths=off" "$@"
+	row "$name" +tags - "graph=none,depth=0,deaths=off" "$@"
+	row "$name" +deaths - "graph=none,depth=0" "$@"
+	row "$name" "+site 1" - "graph=none,depth=1" "$@"
+	row "$name" "+site 2" - "graph=none" "$@"
+	local site2=$CPU
+	row "$name" +graphs - "graph=every" "$@"
+	PREV_CPU=$site2 # depth 4 instead of the default 2: step from "+site 2"
+	row "$name" "site 4" - "graph=none,depth=4" "$@"
+}
+breakdown churn example.churn.Server 3000000 20000
+breakdown multicache example.multicache.Main 20000 8
+
+echo
+echo "a longer churn run (20 M allocations): start-up no longer dominates the plain run"
+header
+row churn-20M plain - - example.churn.Server 20000000 20000
+row churn-20M allocs - "graph=none" example.churn.Server 20000000 20000
+PREV_CPU=$BASE_CPU
+row churn-20M events HEAPFS_AGENT_ABLATE=events "graph=none,depth=0,deaths=off" example.churn.Server 20000000 20000
+fi
+
 # ---- mode=count: path counters (DuckTracks) against per-site counters --------
 # ms and ratio to the plain run for: mode=full allocation recording
 # (graph=none, depth=1), mode=count with path counters, mode=count with one
-# counter per site; increments the path counters executed against those of
-# per-site counting (= allocations at instrumented sites), and the saving.
+# counter per site, path counters with atomic=on; increments the path
+# counters executed against those of per-site counting (= allocations at
+# instrumented sites), and the saving.
+# interleaved_ms VAR=ARGS... : the variants run in turns (one run of each per
+# round, RUNS rounds) so that a load change on the machine hits them alike;
+# sets ms_<VAR> to each variant's median.  ARGS are java arguments with
+# '|' between them.
+interleaved_ms() {
+	local -A t
+	local v
+	for _ in $(seq "$RUNS"); do
+		for v in "$@"; do
+			local key=${v%%=*} args
+			IFS='|' read -r -a args <<<"${v#*=}"
+			local t0 t1
+			t0=$(date +%s%N)
+			"$JAVA" $JVM "${args[@]}" >/dev/null 2>"$OUT/err" || { cat "$OUT/err" >&2; return 1; }
+			t1=$(date +%s%N)
+			t[$key]="${t[$key]:-} $(( (t1 - t0) / 1000000 ))"
+		done
+	done
+	for v in "$@"; do
+		local key=${v%%=*}
+		printf -v "ms_$key" '%s' "$(printf '%s\n' ${t[$key]} | sort -n | sed -n "$(( (RUNS + 1) / 2 ))p")"
+	done
+}
 count_row() { # name class args...
 	local name=$1; shift
-	local base full paths sites incr per_site
-	base=$(median_ms -cp "$CP" "$@")
-	full=$(median_ms "-agentpath:$AGENT=out=$OUT/t.htr,graph=none,deaths=off,depth=1" -cp "$CP" "$@")
-	paths=$(median_ms "-agentpath:$AGENT=out=$OUT/t.htr,mode=count,counts=$OUT/c.tsv" -cp "$CP" "$@")
+	local incr per_site cls
+	cls=$(printf '%s|' -cp "$CP" "$@")
+	cls=${cls%|}
+	interleaved_ms "base=$cls" \
+		"full=-agentpath:$AGENT=out=$OUT/t.htr,graph=none,deaths=off,depth=1|$cls" \
+		"paths=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,counts=$OUT/c.tsv|$cls" \
+		"sites=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,counting=sites|$cls" \
+		"atomic=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,atomic=on|$cls"
 	incr=$(sed -n 's/^#increments\t//p' "$OUT/c.tsv")
 	per_site=$(sed -n 's/^#per_site_increments\t//p' "$OUT/c.tsv")
-	sites=$(median_ms "-agentpath:$AGENT=out=$OUT/t.htr,mode=count,counting=sites" -cp "$CP" "$@")
-	printf '%-11s %7d %6d %5.2f %6d %5.2f %6d %5.2f %12d %12d %6.1f%%\n' "$name" "$base" "$full" \
+	local base=$ms_base full=$ms_full paths=$ms_paths sites=$ms_sites atomic=$ms_atomic
+	printf '%-11s %7d %6d %5.2f %6d %5.2f %6d %5.2f %6d %5.2f %12d %12d %6.1f%%\n' "$name" "$base" "$full" \
 		"$(echo "$full / $base" | bc -l)" "$paths" "$(echo "$paths / $base" | bc -l)" "$sites" \
-		"$(echo "$sites / $base" | bc -l)" "$incr" "$per_site" \
+		"$(echo "$sites / $base" | bc -l)" "$atomic" "$(echo "$atomic / $base" | bc -l)" "$incr" "$per_site" \
 		"$(echo "if ($per_site > 0) 100 * (1 - $incr / $per_site) else 0" | bc -l)"
 }
 echo
-echo "mode=count: median of $RUNS runs (ms; x = ratio to the plain run)"
-printf '%-11s %7s %6s %5s %6s %5s %6s %5s %12s %12s %7s\n' example plain full x paths x sites x \
-	increments per-site saved
+echo "mode=count: median of $RUNS runs, the variants of a row in turns (ms; x = ratio to the plain run)"
+printf '%-11s %7s %6s %5s %6s %5s %6s %5s %6s %5s %12s %12s %7s\n' example plain full x paths x sites x \
+	atomic x increments per-site saved
+# start-up alone: company with 10 employees and no GC (the agent's fixed costs)
+count_row start-up example.company.Main 10 0
 count_row churn example.churn.Server 3000000 20000
 count_row multicache example.multicache.Main 20000 8
 count_row company example.company.Main 2000 3
 count_row buggystack example.buggystack.BuggyMain 20000
 count_row gcstress example.gcstress.Pipeline 200000 8
 count_row slowleak example.slowleak.Main 400000 20
+count_row threads example.threads.Main 4 500000
 # generated methods (tests/integration/gen_alloc_methods.c): branchy code, 50 rounds
 if [ -x "$BUILD/tests/gen_alloc_methods" ] && command -v javac >/dev/null; then
 	mkdir -p "$OUT/gen"
@@ -104,6 +211,18 @@ if [ -x "$BUILD/tests/gen_alloc_methods" ] && command -v javac >/dev/null; then
 	javac -d "$OUT/gen" "$OUT/gen/Gen.java"
 	CP_SAVED=$CP; CP=$OUT/gen
 	count_row generated Gen 50
+	# the same kind of methods throwing and catching mid-path (`exc`)
+	mkdir -p "$OUT/genx"
+	"$BUILD/tests/gen_alloc_methods" 1 30 Gen exc >"$OUT/genx/Gen.java"
+	javac -d "$OUT/genx" "$OUT/genx/Gen.java"
+	CP=$OUT/genx
+	count_row gen-throws Gen 20
+	# what the exception corrections cost there: the Exception event's
+	# capability and one stack walk per exception (exceptions=off: none)
+	interleaved_ms "off=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,exceptions=off|-cp|$CP|Gen|20" \
+		"on=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,verbose|-cp|$CP|Gen|20"
+	echo "  (gen-throws: exceptions=correct $ms_on ms vs exceptions=off $ms_off ms;" \
+		"$(sed -n 's/.*increments[^;]*; \([0-9]* exceptions, [0-9]* frames corrected\).*/\1/p' "$OUT/err"))"
 	CP=$CP_SAVED
 fi
 # a Debian application: Apache Ant building a small project
@@ -111,22 +230,38 @@ if command -v ant >/dev/null; then
 	mkdir -p "$OUT/antp/src/p"
 	printf 'package p;\npublic class A { public static void main(String[] a) { System.out.println(a.length); } }\n' >"$OUT/antp/src/p/A.java"
 	printf '<project name="t" default="all"><target name="all"><mkdir dir="out"/><javac srcdir="src" destdir="out" includeantruntime="false"/><jar destfile="t.jar" basedir="out"/><copy todir="copy"><fileset dir="src"/></copy><delete dir="copy"/></target></project>\n' >"$OUT/antp/build.xml"
-	ant_ms() { # median ms of ant runs with ANT_OPTS=$1
-		local times=()
+	# the variants in turns, like count_row: ant_ms sets ms_<name>
+	ant_ms() { # name=ANT_OPTS ...
+		local -A t
+		local v
 		for _ in $(seq "$RUNS"); do
-			rm -rf "$OUT/antp/out" "$OUT/antp/t.jar"
-			local t0 t1; t0=$(date +%s%N)
-			(cd "$OUT/antp" && ANT_OPTS="$1" ant -q >/dev/null 2>&1)
-			t1=$(date +%s%N); times+=($(( (t1 - t0) / 1000000 )))
+			for v in "$@"; do
+				rm -rf "$OUT/antp/out" "$OUT/antp/t.jar"
+				local t0 t1; t0=$(date +%s%N)
+				(cd "$OUT/antp" && ANT_OPTS="${v#*=}" ant -q >/dev/null 2>&1)
+				t1=$(date +%s%N)
+				t[${v%%=*}]="${t[${v%%=*}]:-} $(( (t1 - t0) / 1000000 ))"
+			done
 		done
-		printf '%s\n' "${times[@]}" | sort -n | sed -n "$(( (RUNS + 1) / 2 ))p"
+		for v in "$@"; do
+			printf -v "ms_${v%%=*}" '%s' "$(printf '%s\n' ${t[${v%%=*}]} | sort -n | sed -n "$(( (RUNS + 1) / 2 ))p")"
+		done
 	}
-	base=$(ant_ms "")
-	full=$(ant_ms "-agentpath:$AGENT=out=$OUT/t.htr,graph=none,deaths=off,depth=1")
-	paths=$(ant_ms "-agentpath:$AGENT=out=$OUT/t.htr,mode=count,counts=$OUT/c.tsv")
+	ant_ms "base=" "full=-agentpath:$AGENT=out=$OUT/t.htr,graph=none,deaths=off,depth=1" \
+		"paths=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,counts=$OUT/c.tsv" \
+		"sites=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,counting=sites" \
+		"atomic=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,atomic=on"
+	base=$ms_base full=$ms_full paths=$ms_paths sites=$ms_sites atomic=$ms_atomic
 	incr=$(sed -n 's/^#increments\t//p' "$OUT/c.tsv"); per_site=$(sed -n 's/^#per_site_increments\t//p' "$OUT/c.tsv")
-	sites=$(ant_ms "-agentpath:$AGENT=out=$OUT/t.htr,mode=count,counting=sites")
-	printf '%-11s %7d %6d %5.2f %6d %5.2f %6d %5.2f %12d %12d %6.1f%%\n' ant "$base" "$full" \
+	printf '%-11s %7d %6d %5.2f %6d %5.2f %6d %5.2f %6d %5.2f %12d %12d %6.1f%%\n' ant "$base" "$full" \
 		"$(echo "$full / $base" | bc -l)" "$paths" "$(echo "$paths / $base" | bc -l)" "$sites" \
-		"$(echo "$sites / $base" | bc -l)" "$incr" "$per_site" "$(echo "100 * (1 - $incr / $per_site)" | bc -l)"
+		"$(echo "$sites / $base" | bc -l)" "$atomic" "$(echo "$atomic / $base" | bc -l)" "$incr" "$per_site" \
+		"$(echo "100 * (1 - $incr / $per_site)" | bc -l)"
+fi
+# a second Debian application: ANTLR 3 (package antlr3) generating the lexer
+# and parser of tests/integration/MiniLang.g (as in test_agent_count.sh)
+if [ -r /usr/share/java/antlr3.jar ] && [ -r /usr/share/java/stringtemplate4.jar ]; then
+	CP_SAVED=$CP; CP=/usr/share/java/stringtemplate4.jar:/usr/share/java/antlr3.jar:/usr/share/java/antlr3-runtime.jar
+	count_row antlr3 org.antlr.Tool -fo "$OUT/antlr3" tests/integration/MiniLang.g
+	CP=$CP_SAVED
 fi

@@ -276,6 +276,17 @@ uint16_t cf_cp_fieldref(struct cf_class *c, const char *owner, const char *name,
 	return nt ? cp_ref4(c, CP_FIELDREF, k, nt) : 0;
 }
 
+uint16_t cf_cp_methodref(struct cf_class *c, const char *owner, const char *name, const char *desc)
+{
+	uint16_t k = cf_cp_class(c, owner, strlen(owner));
+	uint16_t n = cf_cp_utf8(c, name, strlen(name));
+	uint16_t d = cf_cp_utf8(c, desc, strlen(desc));
+	if (!k || !n || !d)
+		return 0;
+	uint16_t nt = cp_ref4(c, CP_NAMETYPE, n, d);
+	return nt ? cp_ref4(c, CP_METHODREF, k, nt) : 0;
+}
+
 /* ---- attributes --------------------------------------------------------- */
 
 static int parse_attrs(struct cf_class *c, struct rd *r, struct cf_attr **out, uint32_t *n)

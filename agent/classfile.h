@@ -134,6 +134,8 @@ uint16_t cf_cp_utf8(struct cf_class *c, const char *s, size_t len);
 uint16_t cf_cp_class(struct cf_class *c, const char *name, size_t len);
 uint16_t cf_cp_integer(struct cf_class *c, int32_t v);
 uint16_t cf_cp_fieldref(struct cf_class *c, const char *owner, const char *name, const char *desc);
+/* A Methodref of a class (not an interface). */
+uint16_t cf_cp_methodref(struct cf_class *c, const char *owner, const char *name, const char *desc);
 
 /* ---- instructions ---- */
 /* Length of the instruction at code[pc] (code_len bytes in all), or -1 if it

@@ -1,20 +1,45 @@
 /* counting.c - mode=count: allocation counts per site from DuckTracks path
  * counters (agent/instrument.h does the rewriting).
  *
- * The counters are one long[] in the helper class heapfs.Counters, which
+ * The counters are a long[] in the helper class heapfs.Counters, which
  * the agent writes at load time into a private directory appended to the
  * bootstrap class path: every class loader finds it, and a class
- * retransformed later still reaches the same array.  ClassFileLoadHook
+ * retransformed later still reaches it.  The array starts small and is
+ * replaced by a longer one at the ClassPrepare of a class that needs more
+ * (before its code runs); older arrays are kept and added up, since code
+ * that read the field before may still increment them.  ClassFileLoadHook
  * instruments classes loaded after VMInit by application class loaders
  * (not the boot or platform loader: code in named JDK modules cannot read
  * the boot loader's unnamed module, where the helper lives).  Hooks are
  * serialized by one mutex (the instrumenter uses qsort contexts in
  * globals, and the tables below grow).
  *
- * Per site, count = sum over counters of value(counter) * coefficient.
- * Plain (non-atomic) increments: threads racing on a counter may lose
- * increments, and an exception leaving a method mid-path leaves its
- * counts off (agent/README.md).
+ * Per site, count = sum over counters of value(counter) * coefficient,
+ * plus the exception corrections.  Plain increments by default: threads
+ * racing on a counter may lose increments; atomic=on makes them atomic
+ * (VarHandle getAndAdd in heapfs.Counters.inc).
+ *
+ * Exceptions (path counters): a path's counters may count its
+ * allocations before they happen or after, so an exception that leaves
+ * a frame mid-path leaves that frame's account off by the correction
+ * instrument.c reports for the frame's bytecode offset.  The JVMTI
+ * Exception event (at the throw, before any frame is unwound) walks the
+ * thread's frames from the top down to the frame that will catch it
+ * (JVMTI names its method and handler) and adds each instrumented frame's
+ * correction; the catching frame's path starts afresh at its handler
+ * (paths.h: a handler starts its own path from X).  The walk stops at a
+ * native frame below a Java one (the exception goes into native code,
+ * which may handle it or throw another one, reported afresh: reflection's
+ * InvocationTargetException) and after a <clinit> frame (the VM turns it
+ * into an ExceptionInInitializerError thrown, and reported, afresh);
+ * native frames on top (the exception comes out of native code) are
+ * passed over.
+ *
+ * Method ids: mode=count's METHOD events share mode=full's id space
+ * (symbols.c, sym_method): at ClassPrepare of an instrumented class its
+ * methods' jmethodIDs are registered there, and a site is written once
+ * its method has an id (a site can only count once its class ran, i.e.
+ * after ClassPrepare).
  */
 #include "agent/agent.h"
 #include "agent/instrument.h"
@@ -25,6 +50,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <uthash.h>
+
+#define NO_ID UINT32_MAX
 
 struct cmethod {
 	char *cls, *name, *desc;    /* owned; cls with '/' */
@@ -35,11 +63,40 @@ struct cmethod {
 	uint32_t *cnt;              /* owned, [nedges], UINT32_MAX none */
 	double *freq;               /* owned, [nnormal]: measured, for the next version */
 	int state;                  /* HOT_* */
+	/* exception corrections: C.r[r_first .. r_first + nr), C.x[x_first ..) */
+	uint32_t r_first, nr, x_first, nx;
+	uint32_t sym_id;            /* METHOD id (symbols.c), NO_ID before ClassPrepare */
+	jmethodID mid;              /* set at ClassPrepare */
 };
 enum { HOT_NO = 0, HOT_PENDING, HOT_DONE };
 struct csite {
 	uint32_t method, pc, line;
 	char *type;                 /* owned */
+	int written;                /* COUNT_SITE written (agent thread) */
+};
+/* A bytecode range of a method and the correction an exception leaving a
+ * frame there needs: C.sem[sem_first .. sem_first + nsem). */
+struct crange {
+	uint32_t start, end, sem_first, nsem;
+};
+struct cexc {
+	uint16_t start, end, handler;
+};
+/* An instrumented class (one per hook call that changed it), by name:
+ * ClassPrepare finds its methods C.m[m_first .. m_first + nm). */
+struct cclass {
+	const char *name;           /* C.m[m_first].cls */
+	uint32_t m_first, nm;
+	int prepared;
+	struct cclass *next;        /* other classes of the same name (loaders) */
+	UT_hash_handle hh;
+};
+/* jmethodID -> instrumented method (exception walks). */
+struct cmid {
+	jmethodID mid;
+	uint32_t m;                 /* C.m index, NO_ID: not instrumented */
+	int clinit;
+	UT_hash_handle hh;
 };
 struct csem {
 	uint32_t site;              /* global site index */
@@ -61,10 +118,116 @@ static struct {
 	uint32_t next_counter;
 	uint64_t classes, failed;
 	/* trace output (agent thread only): what was written already */
-	uint32_t methods_written, sites_written;
+	uint32_t sites_written;
 	int64_t *last; uint32_t cap_last;  /* per site: counts written so far */
 	struct instr_stats st;
-} C = { .mu = PTHREAD_MUTEX_INITIALIZER };
+	/* exception corrections */
+	struct crange *r; uint32_t nr, cap_r;
+	struct cexc *x; uint32_t nx, cap_x;
+	int64_t *corr; uint32_t cap_corr;     /* per site, added to the counts */
+	struct cclass *classes_by_name;
+	struct cmid *mids;
+	int retransforming;                   /* the current hook is a retransformation */
+	uint64_t exceptions, frames_corrected;
+	/* the counter arrays: Counters.c now (the last) and the ones it
+	 * replaced, which code that read the field before may still
+	 * increment; counts add them all up (under arr_mu) */
+	pthread_mutex_t arr_mu;
+	jclass helper;                        /* global ref */
+	jfieldID field;
+	jlongArray *arrays; uint32_t *alen; uint32_t narrays;
+	uint32_t jcap;                        /* length of the last array */
+	int helper_failed;
+	uint64_t exhausted;                   /* methods left uncounted: counters=N too small */
+} C = { .mu = PTHREAD_MUTEX_INITIALIZER, .arr_mu = PTHREAD_MUTEX_INITIALIZER };
+
+/* Counters.c's first length: small, so that a short run does not pay for
+ * allocating and zeroing a large array (8 MiB for 2^20 counters: ~8 ms);
+ * it doubles as classes need more, up to counters=N. */
+#define INITIAL_COUNTERS 4096u
+
+/* Notes an array (under arr_mu). */
+static int keep_array(JNIEnv *jni, jobject a)
+{
+	jlongArray *na = realloc(C.arrays, (C.narrays + 1) * sizeof(*na));
+	uint32_t *nl = na ? realloc(C.alen, (C.narrays + 1) * sizeof(*nl)) : NULL;
+	if (na)
+		C.arrays = na;
+	if (!nl)
+		return -ENOMEM;
+	C.alen = nl;
+	jobject g = (*jni)->NewGlobalRef(jni, a);
+	if (!g)
+		return -ENOMEM;
+	C.arrays[C.narrays] = (jlongArray)g;
+	C.alen[C.narrays++] = (uint32_t)(*jni)->GetArrayLength(jni, (jarray)g);
+	C.jcap = C.alen[C.narrays - 1];
+	return 0;
+}
+
+/* Makes Counters.c long enough for every counter reserved so far: called
+ * before the code of a newly instrumented class can run (its ClassPrepare;
+ * for a retransformation, its hook).  The first call initializes the
+ * helper class and adopts the array it made. */
+static void ensure_counters(JNIEnv *jni)
+{
+	pthread_mutex_lock(&C.mu);
+	uint32_t need = C.next_counter;
+	pthread_mutex_unlock(&C.mu);
+	pthread_mutex_lock(&C.arr_mu);
+	if (!C.helper && !C.helper_failed) {
+		jclass k = (*jni)->FindClass(jni, INSTR_COUNTERS_CLASS);
+		jfieldID f = k ? (*jni)->GetStaticFieldID(jni, k, INSTR_COUNTERS_FIELD, "[J") : NULL;
+		jobject a = f ? (*jni)->GetStaticObjectField(jni, k, f) : NULL;
+		if ((*jni)->ExceptionCheck(jni))
+			(*jni)->ExceptionClear(jni);
+		if (a && !keep_array(jni, a)) {
+			C.helper = (jclass)(*jni)->NewGlobalRef(jni, k);
+			C.field = f;
+		}
+		if (!C.helper) {
+			C.helper_failed = 1;
+			fprintf(stderr, "heapfs-agent: the counter class cannot be loaded: nothing is counted\n");
+		}
+	}
+	if (C.helper && need > C.jcap) {
+		uint32_t cap = C.jcap ? C.jcap : INITIAL_COUNTERS;
+		while (cap < need)
+			cap = cap > A.opts.counters / 2 ? A.opts.counters : cap * 2;
+		jlongArray a = (*jni)->NewLongArray(jni, (jsize)cap);
+		if (a && !keep_array(jni, a))
+			(*jni)->SetStaticObjectField(jni, C.helper, C.field, a);
+		if ((*jni)->ExceptionCheck(jni))
+			(*jni)->ExceptionClear(jni);
+		if (C.jcap < need)
+			fprintf(stderr, "heapfs-agent: cannot grow the counters to %u: counts will be wrong\n", cap);
+	}
+	pthread_mutex_unlock(&C.arr_mu);
+}
+
+/* The first n counters' values, added up over every array: *out [n + 1]
+ * (caller frees).  -ENOENT if no array exists yet (no counter ran). */
+static int read_counters(JNIEnv *jni, uint32_t n, jlong **out)
+{
+	jlong *v = calloc((size_t)n + 1, sizeof(*v)), *part = malloc(((size_t)n + 1) * sizeof(*part));
+	int rc = v && part ? 0 : -ENOMEM;
+	pthread_mutex_lock(&C.arr_mu);
+	if (!rc && !C.narrays)
+		rc = -ENOENT;
+	for (uint32_t k = 0; k < C.narrays && !rc; k++) {
+		uint32_t m = C.alen[k] < n ? C.alen[k] : n;
+		(*jni)->GetLongArrayRegion(jni, C.arrays[k], 0, (jsize)m, part);
+		for (uint32_t i = 0; i < m; i++)
+			v[i] += part[i];
+	}
+	pthread_mutex_unlock(&C.arr_mu);
+	free(part);
+	if (rc)
+		free(v);
+	else
+		*out = v;
+	return rc;
+}
 
 static int grow(void **p, uint32_t *cap, uint32_t need, size_t size)
 {
@@ -86,8 +249,10 @@ static int grow(void **p, uint32_t *cap, uint32_t need, size_t size)
 static uint32_t sink_reserve(void *ctx, uint32_t n)
 {
 	(void)ctx;
-	if (C.next_counter + (uint64_t)n > A.opts.counters)
+	if (C.next_counter + (uint64_t)n > A.opts.counters) {
+		C.exhausted++;
 		return UINT32_MAX;
+	}
 	uint32_t b = C.next_counter;
 	C.next_counter += n;
 	return b;
@@ -112,14 +277,26 @@ static uint32_t sink_method(void *ctx, const char *cls, size_t cl, const char *n
 		return UINT32_MAX;
 	}
 	m->nsites = nsites;
+	m->sym_id = NO_ID;
 	/* a new version of a method (retransformed) keeps its sites: the
-	 * counts of every version add up on them */
+	 * counts of every version add up on them; exception walks use the
+	 * new version's corrections (frames still running the old code get
+	 * the new one's: hot=N is not exact under exceptions) */
 	for (uint32_t i = 0; i < C.nm; i++) {
 		const struct cmethod *o = &C.m[i];
 		if (o->nsites == nsites && !strcmp(o->cls, m->cls) && !strcmp(o->name, m->name) &&
 		    !strcmp(o->desc, m->desc)) {
 			m->site_first = o->site_first;
 			m->state = HOT_DONE;
+			if (!C.retransforming)
+				return C.nm++; /* the same class from another loader */
+			m->sym_id = o->sym_id;
+			m->mid = o->mid;
+			struct cmid *e = NULL;
+			if (o->mid)
+				HASH_FIND_PTR(C.mids, &o->mid, e);
+			if (e)
+				e->m = C.nm;
 			return C.nm++;
 		}
 	}
@@ -139,7 +316,7 @@ static int sink_site(void *ctx, uint32_t method, uint32_t k, uint32_t pc, uint32
 	if (s->type && s->method != method) /* a new version: the site stays as first described */
 		free(t);
 	else
-		*s = (struct csite){ method, pc, line, t };
+		*s = (struct csite){ method, pc, line, t, 0 };
 	return 0;
 }
 
@@ -194,8 +371,37 @@ static int sink_counter(void *ctx, uint32_t method, uint32_t counter, const uint
 	return 0;
 }
 
-static const struct instr_sink sink = { NULL, sink_reserve, sink_method, sink_site, sink_counter, sink_freq,
-					 sink_graph };
+static int sink_correction(void *ctx, uint32_t method, uint32_t start, uint32_t end, const uint32_t *k,
+			   const int32_t *coef, uint32_t n)
+{
+	(void)ctx;
+	struct cmethod *m = &C.m[method];
+	if (grow((void **)&C.r, &C.cap_r, C.nr + 1, sizeof(*C.r)) ||
+	    grow((void **)&C.sem, &C.cap_sem, C.nsem + n, sizeof(*C.sem)))
+		return -ENOMEM;
+	if (!m->nr)
+		m->r_first = C.nr;
+	C.r[C.nr++] = (struct crange){ start, end, C.nsem, n };
+	m->nr++;
+	for (uint32_t i = 0; i < n; i++)
+		C.sem[C.nsem++] = (struct csem){ m->site_first + k[i], coef[i] };
+	return 0;
+}
+
+static int sink_handlers(void *ctx, uint32_t method, const uint16_t *seh, uint32_t n)
+{
+	(void)ctx;
+	if (grow((void **)&C.x, &C.cap_x, C.nx + n, sizeof(*C.x)))
+		return -ENOMEM;
+	C.m[method].x_first = C.nx;
+	C.m[method].nx = n;
+	for (uint32_t i = 0; i < n; i++)
+		C.x[C.nx++] = (struct cexc){ seh[3 * i], seh[3 * i + 1], seh[3 * i + 2] };
+	return 0;
+}
+
+static struct instr_sink sink = { NULL, sink_reserve, sink_method, sink_site, sink_counter, sink_freq,
+				  sink_graph, sink_correction, sink_handlers, 0 };
 
 /* ---- hooks ----------------------------------------------------------------- */
 
@@ -208,11 +414,29 @@ static int skipped_name(const char *name)
 	return 0;
 }
 
+/* Notes an instrumented class for ClassPrepare (under C.mu). */
+static void add_class(uint32_t m_first, uint32_t nm)
+{
+	struct cclass *k = calloc(1, sizeof(*k)), *head = NULL;
+	if (!k)
+		return; /* its methods get no METHOD ids: their sites are not written */
+	k->name = C.m[m_first].cls;
+	k->m_first = m_first;
+	k->nm = nm;
+	HASH_FIND_STR(C.classes_by_name, k->name, head);
+	if (!head) {
+		HASH_ADD_KEYPTR(hh, C.classes_by_name, k->name, strlen(k->name), k);
+		return;
+	}
+	while (head->next)
+		head = head->next;
+	head->next = k;
+}
+
 static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass redefined, jobject loader,
 				       const char *name, jobject pd, jint len, const unsigned char *data,
 				       jint *new_len, unsigned char **new_data)
 {
-	(void)redefined;
 	(void)pd;
 	if (!__atomic_load_n(&C.active, __ATOMIC_ACQUIRE) || !loader || !name || skipped_name(name))
 		return;
@@ -223,12 +447,18 @@ static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass rede
 	struct buf out;
 	buf_init(&out);
 	pthread_mutex_lock(&C.mu);
+	C.retransforming = redefined != NULL;
+	uint32_t m_first = C.nm;
 	int rc = instr_class(data, (size_t)len, &sink, A.opts.count_sites ? INSTR_SITES : INSTR_PATHS, &out, &C.st);
 	if (rc < 0)
 		C.failed++;
 	else if (rc == 1)
 		C.classes++;
+	if (rc == 1 && !redefined && C.nm > m_first)
+		add_class(m_first, C.nm - m_first);
 	pthread_mutex_unlock(&C.mu);
+	if (rc == 1 && redefined)
+		ensure_counters(jni); /* no ClassPrepare follows a retransformation */
 	unsigned char *p = NULL;
 	if (rc == 1 && (*jvmti)->Allocate(jvmti, (jlong)out.len, &p) == JVMTI_ERROR_NONE) {
 		memcpy(p, out.data, out.len);
@@ -238,9 +468,197 @@ static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass rede
 	buf_free(&out);
 }
 
+/* ClassPrepare: the jmethodIDs of an instrumented class's methods get
+ * METHOD ids (symbols.c) and are noted for exception walks.  A class
+ * defined by several loaders was instrumented once per loader: the
+ * first not yet prepared is this one (classes are prepared in the order
+ * they were loaded, for one name). */
+static void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
+{
+	(void)thread;
+	char *sig = NULL;
+	if ((*jvmti)->GetClassSignature(jvmti, klass, &sig, NULL) != JVMTI_ERROR_NONE || !sig)
+		return;
+	size_t l = strlen(sig);
+	uint32_t first = 0, n = 0;
+	if (sig[0] == 'L' && l > 2) {
+		sig[l - 1] = 0;
+		pthread_mutex_lock(&C.mu);
+		struct cclass *k = NULL;
+		HASH_FIND_STR(C.classes_by_name, sig + 1, k);
+		while (k && k->prepared)
+			k = k->next;
+		if (k) {
+			k->prepared = 1;
+			first = k->m_first;
+			n = k->nm;
+		}
+		pthread_mutex_unlock(&C.mu);
+	}
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+	jint nm = 0;
+	jmethodID *mids = NULL;
+	if (!n)
+		return;
+	ensure_counters(jni); /* before any of its code runs */
+	if ((*jvmti)->GetClassMethods(jvmti, klass, &nm, &mids) != JVMTI_ERROR_NONE)
+		return;
+	for (jint i = 0; i < nm; i++) {
+		char *name = NULL, *desc = NULL;
+		if ((*jvmti)->GetMethodName(jvmti, mids[i], &name, &desc, NULL) != JVMTI_ERROR_NONE)
+			continue;
+		uint32_t found = NO_ID;
+		pthread_mutex_lock(&C.mu);
+		for (uint32_t j = first; j < first + n && found == NO_ID; j++)
+			if (!strcmp(C.m[j].name, name) && !strcmp(C.m[j].desc, desc))
+				found = j;
+		pthread_mutex_unlock(&C.mu);
+		(*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+		(*jvmti)->Deallocate(jvmti, (unsigned char *)desc);
+		if (found == NO_ID)
+			continue;
+		uint32_t id = sym_method(jvmti, mids[i]);
+		struct cmid *e = calloc(1, sizeof(*e));
+		pthread_mutex_lock(&C.mu);
+		C.m[found].sym_id = id;
+		C.m[found].mid = mids[i];
+		if (e) {
+			struct cmid *old = NULL;
+			HASH_FIND_PTR(C.mids, &mids[i], old);
+			if (old) {
+				old->m = found;
+				free(e);
+			} else {
+				*e = (struct cmid){ .mid = mids[i], .m = found };
+				HASH_ADD_PTR(C.mids, mid, e);
+			}
+		}
+		pthread_mutex_unlock(&C.mu);
+	}
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)mids);
+}
+
+/* The instrumented method of a frame (C.m index, NO_ID none), and whether
+ * it is a <clinit>.  Unknown methods are looked up once (under C.mu). */
+static uint32_t frame_method(jvmtiEnv *jvmti, jmethodID mid, int *clinit)
+{
+	struct cmid *e = NULL;
+	HASH_FIND_PTR(C.mids, &mid, e);
+	if (!e) {
+		char *name = NULL;
+		e = calloc(1, sizeof(*e));
+		if (!e)
+			return *clinit = 0, NO_ID;
+		e->mid = mid;
+		e->m = NO_ID;
+		if ((*jvmti)->GetMethodName(jvmti, mid, &name, NULL, NULL) == JVMTI_ERROR_NONE && name) {
+			e->clinit = !strcmp(name, "<clinit>");
+			(*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+		}
+		HASH_ADD_PTR(C.mids, mid, e);
+	}
+	if (e->m != NO_ID)
+		e->clinit = !strcmp(C.m[e->m].name, "<clinit>");
+	*clinit = e->clinit;
+	return e->m;
+}
+
+/* Adds the correction of a frame of method m left at bytecode offset at. */
+static void correct_frame(uint32_t m, uint32_t at)
+{
+	const struct cmethod *cm = &C.m[m];
+	uint32_t lo = cm->r_first, hi = cm->r_first + cm->nr;
+	while (lo < hi) { /* the first range ending after at */
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (C.r[mid].end <= at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == cm->r_first + cm->nr || C.r[lo].start > at)
+		return; /* nothing to correct there */
+	const struct crange *r = &C.r[lo];
+	for (uint32_t i = 0; i < r->nsem; i++) {
+		const struct csem *x = &C.sem[r->sem_first + i];
+		uint32_t cap = C.cap_corr;
+		if (grow((void **)&C.corr, &C.cap_corr, x->site + 1, sizeof(*C.corr)))
+			return;
+		memset(C.corr + cap, 0, (C.cap_corr - cap) * sizeof(*C.corr));
+		C.corr[x->site] += x->coef;
+	}
+	C.frames_corrected++;
+}
+
+/* Whether method m's frame at offset at is inside a range handled at
+ * handler: then it is the frame that catches. */
+static int frame_catches(uint32_t m, uint32_t at, uint32_t handler)
+{
+	const struct cmethod *cm = &C.m[m];
+	for (uint32_t i = cm->x_first; i < cm->x_first + cm->nx; i++)
+		if (C.x[i].handler == handler && C.x[i].start <= at && at < C.x[i].end)
+			return 1;
+	return 0;
+}
+
+/* The Exception event: before anything is unwound.  Every frame from the
+ * top down to the catching one is left mid-path (the catching one too: it
+ * continues at its handler, where a new path starts). */
+static void JNICALL on_exception(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID method, jlocation location,
+				 jobject exception, jmethodID catch_method, jlocation catch_location)
+{
+	(void)jni;
+	(void)thread;
+	(void)method;
+	(void)location;
+	(void)exception;
+	if (!__atomic_load_n(&C.active, __ATOMIC_ACQUIRE))
+		return;
+	enum { CHUNK = 64 };
+	jvmtiFrameInfo fr[CHUNK];
+	int done = 0, java = 0;
+	pthread_mutex_lock(&C.mu);
+	C.exceptions++;
+	for (jint depth = 0; !done; depth += CHUNK) {
+		jint n = 0;
+		if ((*jvmti)->GetStackTrace(jvmti, NULL, depth, CHUNK, fr, &n) != JVMTI_ERROR_NONE || n <= 0)
+			break;
+		for (jint i = 0; i < n && !done; i++) {
+			if (fr[i].location < 0) {
+				/* native on top: thrown by native or VM code (reflection
+				 * throwing InvocationTargetException), on its way out to
+				 * the Java caller; below a Java frame: the exception goes
+				 * into native code, which may handle it */
+				done = java;
+				continue;
+			}
+			java = 1;
+			int clinit = 0;
+			uint32_t m = frame_method(jvmti, fr[i].method, &clinit);
+			uint32_t at = (uint32_t)fr[i].location;
+			int catches = catch_method && fr[i].method == catch_method &&
+				      (m == NO_ID || frame_catches(m, at, (uint32_t)catch_location));
+			if (m != NO_ID)
+				correct_frame(m, at);
+			done = catches || clinit;
+		}
+		if (n < CHUNK)
+			break;
+	}
+	pthread_mutex_unlock(&C.mu);
+}
+
 void count_set_callbacks(jvmtiEventCallbacks *cb)
 {
 	cb->ClassFileLoadHook = on_class_file_load;
+	cb->ClassPrepare = on_class_prepare;
+	cb->Exception = on_exception;
+}
+
+/* Whether exceptions are corrected: path counters only (per-site counters
+ * count right after each allocation: nothing to correct). */
+static int corrects_exceptions(void)
+{
+	return !A.opts.count_sites && A.opts.count_exceptions;
 }
 
 int count_onload(jvmtiEnv *jvmti)
@@ -248,6 +666,16 @@ int count_onload(jvmtiEnv *jvmti)
 	C.c = calloc(A.opts.counters, sizeof(*C.c));
 	if (!C.c)
 		return -ENOMEM;
+	sink.atomic = A.opts.count_atomic;
+	if (corrects_exceptions()) {
+		jvmtiCapabilities cap;
+		memset(&cap, 0, sizeof(cap));
+		cap.can_generate_exception_events = 1;
+		if ((*jvmti)->AddCapabilities(jvmti, &cap) != JVMTI_ERROR_NONE) {
+			fprintf(stderr, "heapfs-agent: no exception events: counts are not corrected for exceptions\n");
+			A.opts.count_exceptions = 0;
+		}
+	}
 	snprintf(C.dir, sizeof(C.dir), "/tmp/heapfs-agent-XXXXXX");
 	if (!mkdtemp(C.dir))
 		return -errno;
@@ -258,7 +686,8 @@ int count_onload(jvmtiEnv *jvmti)
 	snprintf(path, sizeof(path), "%s/heapfs/Counters.class", C.dir);
 	struct buf b;
 	buf_init(&b);
-	int rc = instr_counters_class(A.opts.counters, &b);
+	int rc = instr_counters_class(A.opts.counters < INITIAL_COUNTERS ? A.opts.counters : INITIAL_COUNTERS,
+				      A.opts.count_atomic, &b);
 	FILE *f = rc ? NULL : fopen(path, "wb");
 	if (!f || fwrite(b.data, 1, b.len, f) != b.len)
 		rc = rc ? rc : -EIO;
@@ -277,6 +706,12 @@ void count_vm_init(jvmtiEnv *jvmti, JNIEnv *jni)
 	/* enabled only now: classes loaded before VMInit are not instrumented,
 	 * and a hook enabled at OnLoad makes the JVM hand over the bytes of
 	 * every class it loads from the shared archive (slower start) */
+	if ((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_CLASS_PREPARE, NULL) !=
+	    JVMTI_ERROR_NONE)
+		fprintf(stderr, "heapfs-agent: no ClassPrepare events: no sites are written to the trace\n");
+	if (corrects_exceptions() &&
+	    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_EXCEPTION, NULL) != JVMTI_ERROR_NONE)
+		fprintf(stderr, "heapfs-agent: no exception events: counts are not corrected for exceptions\n");
 	if ((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, NULL) !=
 	    JVMTI_ERROR_NONE) {
 		fprintf(stderr, "heapfs-agent: cannot enable ClassFileLoadHook: nothing is counted\n");
@@ -344,20 +779,17 @@ static void retransform(jvmtiEnv *jvmti, JNIEnv *jni, char **names, uint32_t n)
 static int site_counts(JNIEnv *jni, int64_t **out, uint64_t *incr)
 {
 	*incr = 0;
-	jclass k = (*jni)->FindClass(jni, INSTR_COUNTERS_CLASS);
-	jfieldID f = k ? (*jni)->GetStaticFieldID(jni, k, INSTR_COUNTERS_FIELD, "[J") : NULL;
-	jlongArray arr = f ? (jlongArray)(*jni)->GetStaticObjectField(jni, k, f) : NULL;
-	if ((*jni)->ExceptionCheck(jni))
-		(*jni)->ExceptionClear(jni);
-	if (!arr)
-		return -ENOENT;
 	pthread_mutex_lock(&C.mu);
 	uint32_t n = C.next_counter;
-	jlong *v = malloc(((size_t)n + 1) * sizeof(*v));
+	pthread_mutex_unlock(&C.mu);
+	jlong *v = NULL;
+	int rc = read_counters(jni, n, &v);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&C.mu);
 	int64_t *cnt = calloc((size_t)C.ns + 1, sizeof(*cnt));
-	int rc = -ENOMEM;
+	rc = -ENOMEM;
 	if (v && cnt) {
-		(*jni)->GetLongArrayRegion(jni, arr, 0, (jsize)n, v);
 		for (uint32_t i = 0; i < n; i++) {
 			*incr += (uint64_t)v[i];
 			for (uint32_t j = 0; j < C.c[i].nsem; j++) {
@@ -365,6 +797,8 @@ static int site_counts(JNIEnv *jni, int64_t **out, uint64_t *incr)
 				cnt[s->site] += (int64_t)v[i] * s->coef;
 			}
 		}
+		for (uint32_t i = 0; i < C.ns && i < C.cap_corr; i++)
+			cnt[i] += C.corr[i];
 		*out = cnt;
 		cnt = NULL;
 		rc = 0;
@@ -376,9 +810,9 @@ static int site_counts(JNIEnv *jni, int64_t **out, uint64_t *incr)
 }
 
 /* Writes METHOD and COUNT_SITE symbols not written yet, then the counts
- * since the previous call as one ALLOC_COUNTS.  Method ids: mode=count
- * writes no other METHOD events (no allocation sites, no heap walks), so
- * it numbers methods from 0. */
+ * since the previous call as one ALLOC_COUNTS.  Method ids are symbols.c's
+ * (ClassPrepare); a site whose method has none yet is written later (it
+ * cannot have counted: its class never ran). */
 void count_write(JNIEnv *jni, struct htr_writer *w, uint32_t gc, int final)
 {
 	int64_t *cnt = NULL;
@@ -386,36 +820,28 @@ void count_write(JNIEnv *jni, struct htr_writer *w, uint32_t gc, int final)
 	if (site_counts(jni, &cnt, &incr) && !final)
 		return; /* no counter ran yet */
 	pthread_mutex_lock(&C.mu);
-	uint32_t ns = C.ns, nm = C.nm;
+	uint32_t ns = C.ns;
 	int rc = grow((void **)&C.last, &C.cap_last, ns + 1, sizeof(*C.last));
 	uint32_t *ids = malloc(((size_t)ns + 1) * sizeof(*ids));
 	int64_t *delta = malloc(((size_t)ns + 1) * sizeof(*delta));
-	char *cls = NULL;
-	for (uint32_t i = C.methods_written; i < nm && !rc; i++) {
-		const struct cmethod *m = &C.m[i];
-		free(cls);
-		if (!(cls = strdup(m->cls))) {
-			rc = -ENOMEM;
-			break;
-		}
-		for (char *p = cls; *p; p++)
-			*p = *p == '/' ? '.' : *p;
-		rc = htr_write_method(w, i, cls, m->name, m->desc, "");
-	}
-	free(cls);
-	if (!rc)
-		C.methods_written = nm;
-	for (uint32_t i = C.sites_written; i < ns && !rc; i++) {
-		const struct csite *s = &C.s[i];
-		rc = htr_write_count_site(w, i, s->method, s->pc, s->line ? (int32_t)s->line : -1, s->type);
-		C.last[i] = 0;
-	}
+	for (uint32_t i = C.sites_written; i < ns && !rc; i++)
+		C.last[i] = 0; /* new sites */
 	if (!rc)
 		C.sites_written = ns;
+	for (uint32_t i = 0; i < ns && !rc; i++) {
+		struct csite *s = &C.s[i];
+		uint32_t id = C.m[s->method].sym_id;
+		if (s->written || id == NO_ID)
+			continue;
+		rc = sym_emit_method(w, id);
+		if (!rc)
+			rc = htr_write_count_site(w, i, id, s->pc, s->line ? (int32_t)s->line : -1, s->type);
+		s->written = !rc;
+	}
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < ns && !rc && ids && delta && cnt; i++) {
 		per_site += (uint64_t)(cnt[i] > 0 ? cnt[i] : 0);
-		if (cnt[i] == C.last[i])
+		if (cnt[i] == C.last[i] || !C.s[i].written)
 			continue;
 		ids[n] = i;
 		delta[n++] = cnt[i] - C.last[i];
@@ -440,20 +866,12 @@ void count_poll(jvmtiEnv *jvmti, JNIEnv *jni)
 {
 	if (!A.opts.hot || !__atomic_load_n(&C.active, __ATOMIC_ACQUIRE))
 		return;
-	jclass k = (*jni)->FindClass(jni, INSTR_COUNTERS_CLASS);
-	jfieldID f = k ? (*jni)->GetStaticFieldID(jni, k, INSTR_COUNTERS_FIELD, "[J") : NULL;
-	jlongArray arr = f ? (jlongArray)(*jni)->GetStaticObjectField(jni, k, f) : NULL;
-	if ((*jni)->ExceptionCheck(jni))
-		(*jni)->ExceptionClear(jni);
-	if (!arr)
-		return;
 	pthread_mutex_lock(&C.mu);
 	uint32_t nc = C.next_counter;
 	pthread_mutex_unlock(&C.mu);
-	jlong *v = malloc(((size_t)nc + 1) * sizeof(*v));
-	if (!v)
+	jlong *v = NULL;
+	if (read_counters(jni, nc, &v))
 		return;
-	(*jni)->GetLongArrayRegion(jni, arr, 0, (jsize)nc, v);
 	char **pending = NULL;
 	uint32_t npending = 0;
 	pthread_mutex_lock(&C.mu);
@@ -538,18 +956,22 @@ void count_finish(JNIEnv *jni)
 	}
 	for (uint32_t i = 0; i < C.ns; i++)
 		per_site += (uint64_t)(cnt[i] > 0 ? cnt[i] : 0);
+	if (C.exhausted)
+		fprintf(stderr, "heapfs-agent: mode=count: %llu methods not counted: all %u counters in use (counters=N)\n",
+			(unsigned long long)C.exhausted, A.opts.counters);
 	if (A.opts.counts[0] && write_counts(A.opts.counts, cnt, incr, per_site))
 		fprintf(stderr, "heapfs-agent: cannot write %s\n", A.opts.counts);
 	if (A.opts.verbose)
 		fprintf(stderr,
 			"heapfs-agent: mode=count: %llu classes instrumented (%llu failed), %llu methods (%llu without "
 			"allocations, %llu left alone), %u counters, %llu stubs, %llu classes retransformed (hot=%u); "
-			"increments %llu vs %llu per-site (%.1f%% fewer)\n",
+			"increments %llu vs %llu per-site (%.1f%% fewer); %llu exceptions, %llu frames corrected%s\n",
 			(unsigned long long)C.classes, (unsigned long long)C.failed,
 			(unsigned long long)C.st.instrumented, (unsigned long long)C.st.no_allocs,
 			(unsigned long long)C.st.skipped, C.next_counter, (unsigned long long)C.st.stubs,
 			(unsigned long long)n_retransformed, A.opts.hot, (unsigned long long)incr, (unsigned long long)per_site,
-			per_site ? 100.0 * (1.0 - (double)incr / (double)per_site) : 0.0);
+			per_site ? 100.0 * (1.0 - (double)incr / (double)per_site) : 0.0, (unsigned long long)C.exceptions,
+			(unsigned long long)C.frames_corrected, A.opts.count_atomic ? "; atomic increments" : "");
 	free(cnt);
 	char path[128];
 	snprintf(path, sizeof(path), "%s/heapfs/Counters.class", C.dir);

@@ -10,8 +10,8 @@
 #include "agent/classfile.h"
 #include "agent/paths.h"
 
-#define SNIP_LEN 11u
-#define STUB_LEN (SNIP_LEN + 5u) /* snippet + goto_w */
+#define SNIP_LEN 11u             /* plain increment */
+#define SNIP_LEN_ATOMIC 9u       /* getstatic c; index; invokestatic inc */
 #define EXTRA_STACK 6u           /* arrayref index arrayref index long */
 #define NOT_SET UINT32_MAX
 
@@ -49,7 +49,9 @@ struct rw {
 	uint32_t *fpos;         /* [n] new offset of the first snippet before it (or the insn) */
 	uint32_t *jt;           /* [n] where branches to the insn land */
 	uint32_t len;           /* new code length */
-	uint16_t fieldref;
+	uint16_t fieldref;      /* heapfs/Counters.c */
+	uint16_t methodref;     /* heapfs/Counters.inc, atomic increments; 0 plain */
+	uint32_t snip_len;      /* SNIP_LEN or SNIP_LEN_ATOMIC */
 };
 
 static void rw_free(struct rw *r)
@@ -161,7 +163,7 @@ static int layout(struct rw *r)
 				if (s->kind == SN_LABEL && jt == NOT_SET)
 					jt = pos;
 				s->pos = pos;
-				pos += SNIP_LEN;
+				pos += r->snip_len;
 			}
 			changed |= r->ipos[i] != pos;
 			r->ipos[i] = pos;
@@ -171,7 +173,7 @@ static int layout(struct rw *r)
 		r->ipos[r->n] = pos;
 		for (; si < r->ns; si++) {
 			r->s[r->ord[si]].pos = pos;
-			pos += STUB_LEN;
+			pos += r->snip_len + 5; /* snippet + goto_w */
 		}
 		r->len = pos;
 		if (!changed && round > 0)
@@ -210,20 +212,33 @@ static int32_t get4(const uint8_t *p)
 	return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
 }
 
+/* sipush|ldc_w counter at p (3 bytes). */
+static int emit_index(struct rw *r, uint8_t *p, uint32_t counter)
+{
+	if (counter < 32768) {
+		p[0] = 0x11; /* sipush */
+		put2(p + 1, counter);
+		return 0;
+	}
+	uint16_t ci = cf_cp_integer(r->c, (int32_t)counter);
+	if (!ci)
+		return -E2BIG;
+	p[0] = 0x13; /* ldc_w */
+	put2(p + 1, ci);
+	return 0;
+}
+
 static int emit_snip(struct rw *r, uint8_t *p, uint32_t counter)
 {
 	p[0] = 0xb2; /* getstatic */
 	put2(p + 1, r->fieldref);
-	if (counter < 32768) {
-		p[3] = 0x11; /* sipush */
-		put2(p + 4, counter);
-	} else {
-		uint16_t ci = cf_cp_integer(r->c, (int32_t)counter);
-		if (!ci)
-			return -E2BIG;
-		p[3] = 0x13; /* ldc_w */
-		put2(p + 4, ci);
+	if (r->methodref) {
+		p[6] = 0xb8; /* invokestatic heapfs/Counters.inc([JI)V */
+		put2(p + 7, r->methodref);
+		return emit_index(r, p + 3, counter);
 	}
+	if (emit_index(r, p + 3, counter))
+		return -E2BIG;
 	p[6] = 0x5c; /* dup2 */
 	p[7] = 0x2f; /* laload */
 	p[8] = 0x0a; /* lconst_1 */
@@ -284,7 +299,7 @@ static int emit_code(struct rw *r, uint8_t **code_out)
 		const struct snip *s = &r->s[j];
 		rc = emit_snip(r, out + s->pos, s->counter);
 		if (!rc && s->kind == SN_STUB) {
-			uint32_t at = s->pos + SNIP_LEN;
+			uint32_t at = s->pos + r->snip_len;
 			out[at] = 0xc8; /* goto_w */
 			put4(out + at + 1, (uint32_t)((int64_t)r->jt[s->insn] - at));
 		}
@@ -562,9 +577,9 @@ static void site_type(const struct cf_class *c, const struct cf_code *k, uint32_
 	desc_to_name(d, n, out, cap);
 }
 
-/* Registers the method, its sites and counters with the sink. */
+/* Registers the method, its sites and counters with the sink; *idp its id. */
 static int announce(struct cf_class *c, struct cf_member *m, const struct method_plan *mp,
-		    const struct instr_sink *sink, uint32_t base)
+		    const struct instr_sink *sink, uint32_t base, uint32_t *idp)
 {
 	uint16_t cl, nl, dl;
 	const char *cn = cf_utf8(c, cf_class_name(c, c->this_class), &cl);
@@ -574,6 +589,7 @@ static int announce(struct cf_class *c, struct cf_member *m, const struct method
 	uint32_t id = sink->method(sink->ctx, cn, cl, mn, nl, md, dl, mp->g.nsites);
 	if (id == UINT32_MAX)
 		return -ENOMEM;
+	*idp = id;
 	for (uint32_t s = 0; s < mp->g.nsites; s++)
 		if (sink->site(sink->ctx, id, s, mp->g.site_pc[s], mp->line[s], mp->type + (size_t)s * 256))
 			return -ENOMEM;
@@ -608,6 +624,74 @@ static int announce(struct cf_class *c, struct cf_member *m, const struct method
 	return rc;
 }
 
+/* Exception corrections (instrument.h, sink->correction): for every run of
+ * instructions of a block between two allocations, phi(b) minus the
+ * block's allocations not yet made (paths.h).  An exit block's last
+ * instruction comes after its exit counter, which settled the account:
+ * it needs nothing.  Then the relocated exception table. */
+static int report_corrections(const struct rw *r, const struct method_plan *mp, const struct instr_sink *sink,
+			      uint32_t id)
+{
+	const struct cfg *g = &mp->g;
+	const struct paths *ps = &mp->ps;
+	uint32_t ns = g->nsites;
+	if (!ps->phi || !ns)
+		return 0;
+	int32_t *corr = malloc(ns * sizeof(int32_t));
+	uint32_t *k = malloc(ns * sizeof(uint32_t));
+	int32_t *co = malloc(ns * sizeof(int32_t));
+	uint8_t *exit_counted = calloc(g->nblocks + 1, 1);
+	int rc = corr && k && co && exit_counted ? 0 : -ENOMEM;
+	for (uint32_t i = 0; i < ps->nedges && !rc; i++)
+		if (ps->e[i].counter && ps->e[i].to == PATHS_X && ps->e[i].from != PATHS_X)
+			exit_counted[ps->e[i].from] = 1;
+	for (uint32_t b = 0; b < g->nblocks && !rc && sink->correction; b++) {
+		const struct cfg_block *bl = &g->b[b];
+		if (ps->block_path[b] == PATHS_NONE || bl->first >= bl->end)
+			continue;
+		/* corr = phi(b) - allocations of b from the run's start on */
+		for (uint32_t s = 0; s < ns; s++)
+			corr[s] = ps->phi[(size_t)b * ns + s] - (g->site_block[s] == b);
+		uint32_t last = bl->end - (exit_counted[b] ? 1 : 0);
+		uint32_t i = bl->first;
+		while (i < last && !rc) {
+			uint32_t j = i; /* the run: up to and including the next allocation */
+			while (j + 1 < last && !cf_op_allocates(r->v[j].op))
+				j++;
+			uint32_t n = 0;
+			for (uint32_t s = 0; s < ns; s++)
+				if (corr[s]) {
+					k[n] = s;
+					co[n++] = corr[s];
+				}
+			if (n)
+				rc = sink->correction(sink->ctx, id, r->ipos[i], r->ipos[j] + 1, k, co, n);
+			if (cf_op_allocates(r->v[j].op)) /* made from here on */
+				for (uint32_t s = 0; s < ns; s++)
+					if (g->site_pc[s] == r->v[j].pc)
+						corr[s]++;
+			i = j + 1;
+		}
+	}
+	if (!rc && sink->handlers && r->k->nexc) {
+		uint16_t *seh = malloc(3 * r->k->nexc * sizeof(uint16_t));
+		rc = seh ? 0 : -ENOMEM;
+		for (uint32_t x = 0; x < r->k->nexc && !rc; x++) {
+			seh[3 * x] = r->k->exc[x].start;
+			seh[3 * x + 1] = r->k->exc[x].end;
+			seh[3 * x + 2] = r->k->exc[x].handler;
+		}
+		if (!rc)
+			rc = sink->handlers(sink->ctx, id, seh, r->k->nexc);
+		free(seh);
+	}
+	free(corr);
+	free(k);
+	free(co);
+	free(exit_counted);
+	return rc;
+}
+
 /* 1 instrumented, 0 left alone (a reason counted), <0 fatal. */
 /* Per-site counting (INSTR_SITES): counter s right after site s, meaning
  * that site once.  Fills mp->ps's counters and places the snippets. */
@@ -629,7 +713,7 @@ static int plan_sites(struct rw *r, struct method_plan *mp, uint32_t base)
 }
 
 static int do_method(struct cf_class *c, struct cf_member *m, const struct instr_sink *sink, enum instr_mode mode,
-		     struct instr_stats *st, uint16_t fieldref)
+		     struct instr_stats *st, uint16_t fieldref, uint16_t methodref)
 {
 	struct cf_insn *v;
 	uint32_t n;
@@ -643,6 +727,8 @@ static int do_method(struct cf_class *c, struct cf_member *m, const struct instr
 	if ((rc = rw_init(&r, c, m, v, n)))
 		goto out;
 	r.fieldref = fieldref;
+	r.methodref = methodref;
+	r.snip_len = methodref ? SNIP_LEN_ATOMIC : SNIP_LEN;
 	if (mode == INSTR_RELAYOUT) {
 		rc = rw_apply(&r, 0);
 		rc = rc ? rc : 1;
@@ -728,7 +814,10 @@ apply:;
 	}
 	m->code->max_stack = (uint16_t)(m->code->max_stack + EXTRA_STACK > 65535 ? 65535
 										   : m->code->max_stack + EXTRA_STACK);
-	if ((rc = announce(c, m, &mp, sink, base)))
+	uint32_t id;
+	if ((rc = announce(c, m, &mp, sink, base, &id)))
+		goto out;
+	if (mode == INSTR_PATHS && (rc = report_corrections(&r, &mp, sink, id)))
 		goto out;
 	st->instrumented++;
 	st->counters += mp.ps.ncounters;
@@ -753,7 +842,10 @@ int instr_class(const uint8_t *data, size_t n, const struct instr_sink *sink, en
 		return rc;
 	uint16_t fieldref =
 		mode == INSTR_RELAYOUT ? 0 : cf_cp_fieldref(c, INSTR_COUNTERS_CLASS, INSTR_COUNTERS_FIELD, "[J");
-	if (mode != INSTR_RELAYOUT && !fieldref) {
+	uint16_t methodref = mode == INSTR_RELAYOUT || !sink->atomic
+				     ? 0
+				     : cf_cp_methodref(c, INSTR_COUNTERS_CLASS, INSTR_COUNTERS_INC, "([JI)V");
+	if (mode != INSTR_RELAYOUT && (!fieldref || (sink->atomic && !methodref))) {
 		cf_free(c);
 		return -E2BIG;
 	}
@@ -763,7 +855,7 @@ int instr_class(const uint8_t *data, size_t n, const struct instr_sink *sink, en
 		if (!m->code)
 			continue;
 		st->methods++;
-		rc = do_method(c, m, sink, mode, st, fieldref);
+		rc = do_method(c, m, sink, mode, st, fieldref, methodref);
 		if (rc < 0)
 			break;
 		changed |= rc;
@@ -782,8 +874,86 @@ int instr_class(const uint8_t *data, size_t n, const struct instr_sink *sink, en
 	return rc;
 }
 
-int instr_counters_class(uint32_t ncounters, struct buf *out)
+/* The atomic variant of the helper (instrument.h). */
+static int counters_class_atomic(uint32_t ncounters, struct buf *out)
 {
+	static const uint8_t head[] = {
+		0xCA, 0xFE, 0xBA, 0xBE, 0, 0, 0, 52, 0, 32,
+		/* 1 */ 1, 0, 15, 'h', 'e', 'a', 'p', 'f', 's', '/', 'C', 'o', 'u', 'n', 't', 'e', 'r', 's',
+		/* 2 */ 7, 0, 1,
+		/* 3 */ 1, 0, 16, 'j', 'a', 'v', 'a', '/', 'l', 'a', 'n', 'g', '/', 'O', 'b', 'j', 'e', 'c', 't',
+		/* 4 */ 7, 0, 3,
+		/* 5 */ 1, 0, 1, 'c',
+		/* 6 */ 1, 0, 2, '[', 'J',
+		/* 7 */ 1, 0, 8, '<', 'c', 'l', 'i', 'n', 'i', 't', '>',
+		/* 8 */ 1, 0, 3, '(', ')', 'V',
+		/* 9 */ 1, 0, 4, 'C', 'o', 'd', 'e',
+		/* 10: Integer ncounters, written below */ 3,
+	};
+	static const uint8_t tail[] = {
+		/* 11 */ 12, 0, 5, 0, 6,
+		/* 12 */ 9, 0, 2, 0, 11,
+		/* 13 */ 1, 0, 1, 'h',
+		/* 14 */ 1, 0, 28, 'L', 'j', 'a', 'v', 'a', '/', 'l', 'a', 'n', 'g', '/', 'i', 'n', 'v', 'o', 'k', 'e',
+		'/', 'V', 'a', 'r', 'H', 'a', 'n', 'd', 'l', 'e', ';',
+		/* 15 */ 12, 0, 13, 0, 14,
+		/* 16 */ 9, 0, 2, 0, 15,
+		/* 17 */ 1, 0, 30, 'j', 'a', 'v', 'a', '/', 'l', 'a', 'n', 'g', '/', 'i', 'n', 'v', 'o', 'k', 'e', '/',
+		'M', 'e', 't', 'h', 'o', 'd', 'H', 'a', 'n', 'd', 'l', 'e', 's',
+		/* 18 */ 7, 0, 17,
+		/* 19 */ 1, 0, 21, 'a', 'r', 'r', 'a', 'y', 'E', 'l', 'e', 'm', 'e', 'n', 't', 'V', 'a', 'r', 'H', 'a',
+		'n', 'd', 'l', 'e',
+		/* 20 */ 1, 0, 47, '(', 'L', 'j', 'a', 'v', 'a', '/', 'l', 'a', 'n', 'g', '/', 'C', 'l', 'a', 's', 's',
+		';', ')', 'L', 'j', 'a', 'v', 'a', '/', 'l', 'a', 'n', 'g', '/', 'i', 'n', 'v', 'o', 'k', 'e', '/',
+		'V', 'a', 'r', 'H', 'a', 'n', 'd', 'l', 'e', ';',
+		/* 21 */ 12, 0, 19, 0, 20,
+		/* 22 */ 10, 0, 18, 0, 21,
+		/* 23 */ 7, 0, 6,
+		/* 24 */ 1, 0, 26, 'j', 'a', 'v', 'a', '/', 'l', 'a', 'n', 'g', '/', 'i', 'n', 'v', 'o', 'k', 'e', '/',
+		'V', 'a', 'r', 'H', 'a', 'n', 'd', 'l', 'e',
+		/* 25 */ 7, 0, 24,
+		/* 26 */ 1, 0, 9, 'g', 'e', 't', 'A', 'n', 'd', 'A', 'd', 'd',
+		/* 27 */ 1, 0, 7, '(', '[', 'J', 'I', 'J', ')', 'J',
+		/* 28 */ 12, 0, 26, 0, 27,
+		/* 29 */ 10, 0, 25, 0, 28,
+		/* 30 */ 1, 0, 3, 'i', 'n', 'c',
+		/* 31 */ 1, 0, 6, '(', '[', 'J', 'I', ')', 'V',
+		/* public final super, this #2, super #4, no interfaces */ 0, 0x31, 0, 2, 0, 4, 0, 0,
+		/* two fields: public static long[] c; static final VarHandle h */ 0, 2,
+		0, 0x09, 0, 5, 0, 6, 0, 0,
+		0, 0x18, 0, 13, 0, 14, 0, 0,
+		/* two methods */ 0, 2,
+		/* static <clinit>()V */ 0, 0x08, 0, 7, 0, 8, 0, 1,
+		0, 9, 0, 0, 0, 29, /* max_stack */ 0, 1, /* max_locals */ 0, 0, /* code length */ 0, 0, 0, 17,
+		0x13, 0, 10,  /* ldc_w #10 */
+		0xbc, 11,     /* newarray long */
+		0xb3, 0, 12,  /* putstatic c */
+		0x12, 23,     /* ldc long[].class */
+		0xb8, 0, 22,  /* invokestatic MethodHandles.arrayElementVarHandle */
+		0xb3, 0, 16,  /* putstatic h */
+		0xb1,         /* return */
+		0, 0, 0, 0,
+		/* public static inc(long[], int) */ 0, 0x09, 0, 30, 0, 31, 0, 1,
+		0, 9, 0, 0, 0, 23, /* max_stack */ 0, 5, /* max_locals */ 0, 2, /* code length */ 0, 0, 0, 11,
+		0xb2, 0, 16,  /* getstatic h */
+		0x2a,         /* aload_0 */
+		0x1b,         /* iload_1 */
+		0x0a,         /* lconst_1 */
+		0xb6, 0, 29,  /* invokevirtual VarHandle.getAndAdd([JIJ)J */
+		0x58,         /* pop2 */
+		0xb1,         /* return */
+		0, 0, 0, 0,
+		/* no class attributes */ 0, 0,
+	};
+	uint8_t n[4];
+	put4(n, ncounters);
+	return buf_put(out, head, sizeof(head)) || buf_put(out, n, 4) || buf_put(out, tail, sizeof(tail)) ? -ENOMEM : 0;
+}
+
+int instr_counters_class(uint32_t ncounters, int atomic, struct buf *out)
+{
+	if (atomic)
+		return counters_class_atomic(ncounters, out);
 	static const uint8_t head[] = {
 		0xCA, 0xFE, 0xBA, 0xBE, 0, 0, 0, 49, 0, 13,
 		/* 1 */ 1, 0, 15, 'h', 'e', 'a', 'p', 'f', 's', '/', 'C', 'o', 'u', 'n', 't', 'e', 'r', 's',
@@ -801,7 +971,7 @@ int instr_counters_class(uint32_t ncounters, struct buf *out)
 		/* 11 */ 12, 0, 5, 0, 6,
 		/* 12 */ 9, 0, 2, 0, 11,
 		/* public final super, this #2, super #4, no interfaces */ 0, 0x31, 0, 2, 0, 4, 0, 0,
-		/* one field: public static final long[] c */ 0, 1, 0, 0x19, 0, 5, 0, 6, 0, 0,
+		/* one field: public static long[] c */ 0, 1, 0, 0x09, 0, 5, 0, 6, 0, 0,
 		/* one method: static <clinit>()V with Code */ 0, 1, 0, 0x08, 0, 7, 0, 8, 0, 1,
 		0, 9, 0, 0, 0, 21, /* max_stack */ 0, 1, /* max_locals */ 0, 0, /* code length */ 0, 0, 0, 9,
 		0x13, 0, 10,  /* ldc_w #10 */

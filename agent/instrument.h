@@ -6,7 +6,11 @@
  * counters (agent/paths.h).  A counter is the snippet
  *     getstatic heapfs/Counters.c:[J; sipush|ldc_w INDEX; dup2; laload;
  *     lconst_1; ladd; lastore                                  (11 bytes)
- * placed on its edge u -> v:
+ * or, with atomic increments (instr_sink.atomic),
+ *     getstatic heapfs/Counters.c:[J; sipush|ldc_w INDEX;
+ *     invokestatic heapfs/Counters.inc([JI)V                       (9 bytes)
+ * where inc does VarHandle getAndAdd on the array (C2 inlines it to one
+ * locked add); placed on its edge u -> v:
  *   - u has one successor: at the end of u (before its goto / return /
  *     athrow, or between u and v when u falls through);
  *   - v has one predecessor: at the start of v;
@@ -39,6 +43,7 @@
 
 #define INSTR_COUNTERS_CLASS "heapfs/Counters"
 #define INSTR_COUNTERS_FIELD "c"
+#define INSTR_COUNTERS_INC "inc"
 
 /* Where the counters' meaning goes.  Strings are not NUL-terminated. */
 struct instr_sink {
@@ -64,6 +69,20 @@ struct instr_sink {
 	 * the counters later (flow conservation over the spanning tree). */
 	int (*graph)(void *ctx, uint32_t method, uint32_t nblocks, uint32_t nnormal, uint32_t nedges,
 		     const struct pedge *e, const uint32_t *counter);
+	/* Optional (path counters only).  Exception corrections: when an
+	 * exception leaves a frame of the method at a bytecode offset in
+	 * [start, end) of the rewritten code (the throwing instruction, or the
+	 * invoke a callee's exception came out of), site k[i] must get
+	 * coef[i] added: the allocations made on the path so far that its
+	 * counters have not counted, less those they counted ahead (paths.h,
+	 * phi).  Ranges come in code order and do not overlap; offsets in no
+	 * range need nothing.  Called after the counters. */
+	int (*correction)(void *ctx, uint32_t method, uint32_t start, uint32_t end, const uint32_t *k,
+			  const int32_t *coef, uint32_t n);
+	/* Optional.  The rewritten exception table (start, end, handler per
+	 * entry), to tell which frame of a recursion catches. */
+	int (*handlers)(void *ctx, uint32_t method, const uint16_t *seh, uint32_t n);
+	int atomic;                /* 1: atomic increments (see above) */
 };
 
 /* Edge frequencies from counter values: flow[i] for every edge of the
@@ -98,8 +117,14 @@ int instr_class(const uint8_t *data, size_t n, const struct instr_sink *sink, en
 		struct instr_stats *st);
 
 /* The helper class holding the counters:
- *   public final class heapfs.Counters { public static final long[] c = new long[ncounters]; }
- * (class-file version 49, no stack maps needed).  Appended to out. */
-int instr_counters_class(uint32_t ncounters, struct buf *out);
+ *   public final class heapfs.Counters { public static long[] c = new long[ncounters]; }
+ * (class-file version 49, no stack maps needed); with atomic, also
+ *   static final VarHandle h = MethodHandles.arrayElementVarHandle(long[].class);
+ *   public static void inc(long[] a, int i) { h.getAndAdd(a, i, 1L); }
+ * (version 52, no branches: no stack maps either).  c is not final: the
+ * agent replaces it by a larger array when classes need more counters
+ * (agent/counting.c); code still holding the old array increments it, and
+ * the agent adds up all arrays.  Appended to out. */
+int instr_counters_class(uint32_t ncounters, int atomic, struct buf *out);
 
 #endif

@@ -98,7 +98,30 @@ static void find_heap_pools(JNIEnv *jni, jclass mf, jmethodID m_name)
 	}
 }
 
+/* Set by mgmt_init; the beans are looked up by the first mgmt_query. */
+static int wanted, tried;
+
+/* mode=count: cheap, the beans are looked up lazily, by the agent thread
+ * after the first GC.  ManagementFactory's first use loads ~350 classes
+ * and spins lambdas (~70 ms); done at VMInit it held up the application's
+ * start, and runs without a GC never need it.  Collection counts start
+ * from 0 (the JVM's start), so the first query still sees which
+ * collector's count grew.  mode=full looks them up at once, before it
+ * records allocations: later, the beans' own objects would be recorded
+ * as the agent thread's allocations. */
+static int beans_init(JNIEnv *jni);
+
 int mgmt_init(JNIEnv *jni)
+{
+	if (A.opts.mode != AGENT_MODE_COUNT) {
+		tried = 1;
+		return beans_init(jni);
+	}
+	wanted = 1;
+	return 0;
+}
+
+static int beans_init(JNIEnv *jni)
 {
 	if ((*jni)->PushLocalFrame(jni, 64))
 		return -1;
@@ -137,7 +160,8 @@ int mgmt_init(JNIEnv *jni)
 		gc_full[nbeans] = strstr(gc_name[nbeans], "Old") || strstr(gc_name[nbeans], "MarkSweep") ||
 				  strstr(gc_name[nbeans], "Major");
 		gc_bean[nbeans] = (*jni)->NewGlobalRef(jni, b);
-		gc_count[nbeans] = (*jni)->CallLongMethod(jni, b, m_count);
+		/* lazily (mode=count): counts since the JVM's start */
+		gc_count[nbeans] = A.opts.mode == AGENT_MODE_COUNT ? 0 : (*jni)->CallLongMethod(jni, b, m_count);
 		failed(jni);
 		nbeans++;
 	}
@@ -176,6 +200,11 @@ void mgmt_query(JNIEnv *jni, struct gc_info *out)
 	memset(out, 0, sizeof(*out));
 	out->used_before = out->used_after = out->capacity = UINT64_MAX;
 	snprintf(out->cause, sizeof(out->cause), "GC pause");
+	if (wanted && !tried) {
+		tried = 1;
+		if (beans_init(jni))
+			fprintf(stderr, "heapfs-agent: management beans unavailable; heap use not recorded\n");
+	}
 	if (!mem_bean || (*jni)->PushLocalFrame(jni, 64))
 		return;
 	int which = -1;

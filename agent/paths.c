@@ -13,6 +13,7 @@ void paths_free(struct paths *ps)
 	free(ps->edge_list);
 	free(ps->counter_edge);
 	free(ps->sem);
+	free(ps->phi);
 	memset(ps, 0, sizeof(*ps));
 }
 
@@ -581,6 +582,9 @@ int paths_semantics(struct paths *ps, const struct cfg *g)
 		ps->counter_edge[ps->ncounters++] = i;
 	}
 #undef NODE
+	free(ps->phi);
+	ps->phi = phi; /* kept: exception corrections (instrument.c) */
+	phi = NULL;
 	rc = 0;
 out:
 	free(phi);

@@ -78,6 +78,12 @@ struct paths {
 	uint32_t ncounters;
 	uint32_t *counter_edge;    /* [ncounters] pedge index */
 	int32_t *sem;              /* [ncounters * nsites] coefficient per site */
+	/* phi of every block and X ([(nblocks + 1) * nsites], X last): after
+	 * block b, on any walk from X, the counters executed so far count
+	 * exactly phi(b) fewer allocations than happened (per site).  An
+	 * exception that leaves b early therefore needs phi(b) minus the
+	 * allocations of b not yet made added (instrument.h, corrections). */
+	int32_t *phi;
 };
 
 /* Limit on blocks x sites for the semantics (bytes = 4x this). */

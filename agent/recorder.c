@@ -273,6 +273,22 @@ static struct walk *graph_of(uint32_t n)
 	return wk;
 }
 
+/* Kind, cause and heap use of GC n: from the counters sampled in the GC
+ * callbacks, or asked from the management beans now (query: the first GC
+ * of a batch; the beans only know the latest GC). */
+static void gc_info_of(JNIEnv *jni, uint32_t n, int query, struct gc_info *gi)
+{
+	if (A.have_perfdata) {
+		const struct gc_times *g = &A.gcs[n % GC_RING];
+		perfdata_gc(&A.perfdata, &g->before, &g->after, &gi->full, gi->cause, sizeof(gi->cause));
+		gi->used_before = g->before.used;
+		gi->used_after = g->after.used;
+		gi->capacity = g->after.capacity;
+	} else if (query) {
+		mgmt_query(jni, gi);
+	}
+}
+
 static void process_gc(JNIEnv *jni, uint32_t n, int query)
 {
 	struct gc_info gi;
@@ -282,13 +298,13 @@ static void process_gc(JNIEnv *jni, uint32_t n, int query)
 	/* graph=full needs the GC's kind before the walk; otherwise the walk
 	 * comes first, as close to the GC as the agent can get */
 	int full_only = A.opts.graph == AGENT_GRAPH_FULL;
-	if (query && full_only)
-		mgmt_query(jni, &gi);
+	if (full_only)
+		gc_info_of(jni, n, query, &gi);
 	struct walk *wk = NULL;
 	if (agent_opts_wants_graph(&A.opts, n, gi.full) && started() == n)
 		wk = graph_of(n);
-	if (query && !full_only)
-		mgmt_query(jni, &gi);
+	if (!full_only)
+		gc_info_of(jni, n, query, &gi);
 	uint32_t flags = (gi.full ? HTR_GC_FULL : 0) | (merged_gc == n ? HTR_GC_DEATHS_MERGED : 0);
 	if (!wk) {
 		uint64_t t = agent_now_ns();

@@ -260,6 +260,17 @@ int main(int argc, char **argv)
 	printf("last_gc_graph\t%d\n", t->ngcs ? !!(t->gcs[t->ngcs - 1].flags & HTR_GC_HAS_GRAPH) : 0);
 	printf("gcs\t%u\ngraph_gcs\t%u\nmerged_gcs\t%u\nfull_gcs\t%u\ntruncated\t%d\n", t->ngcs, graphs, merged,
 	       full, t->truncated);
+	/* mode=count: each counted site's METHOD, by id ("?" when the id has
+	 * no METHOD event), to check that the ids are valid METHOD ids */
+	for (uint32_t i = 0; i < t->ncount_sites; i++) {
+		const struct trace_count_site *cs = &t->count_sites[i];
+		if (!cs->type)
+			continue;
+		const struct trace_method *m = cs->method < t->nmethods ? &t->methods[cs->method] : NULL;
+		printf("count-site\t%u\t%u\t%s.%s%s\t%u\t%s\t%" PRId64 "\n", i, cs->method,
+		       m && m->cls ? m->cls : "?", m && m->name ? m->name : "?", m && m->sig ? m->sig : "?", cs->bci,
+		       cs->type, i < t->nsite_counts ? t->site_counts[i] : (int64_t)0);
+	}
 	/* per type, then per (type, allocating frame) */
 	uint64_t *per_type = calloc(t->ntypes + 1, sizeof(uint64_t));
 	char scratch[64];

@@ -60,6 +60,14 @@ roots=$("$HEAPFS" cat "$TMP/mc.htr" gc/latest/roots/table)
 grep -q "example.multicache.IdCache.byId" <<<"$roots" || fail "roots: no IdCache.byId"
 grep -q "example.multicache.NameCache.byName" <<<"$roots" || fail "roots: no NameCache.byName"
 echo "ok: both static roots in roots/table"
+# MultiCache ends every round with System.gc(): the last GC is a full one,
+# with its heap use (from the JVM's performance counters, or the beans)
+info=$("$HEAPFS" cat "$TMP/mc.htr" gc/latest/info)
+expect "last GC full" "$(val full <<<"$info")" yes
+[ "$(val used_after <<<"$info")" -gt 0 ] || fail "last GC: no heap use: $info"
+[ "$(val capacity <<<"$info")" -ge "$(val used_after <<<"$info")" ] || fail "last GC: capacity < use: $info"
+case "$(val cause <<<"$info")" in "" | "GC pause") fail "last GC: no cause: $info" ;; esac
+echo "ok: last GC full, $(val used_after <<<"$info") bytes used, cause $(val cause <<<"$info")"
 
 echo "== BuggyStack: the leak chain local -> BuggyStack.elements -> Object[] -> TestObject"
 record "$TMP/bs.htr" example.buggystack.BuggyMain 5000 >"$TMP/bs.out"

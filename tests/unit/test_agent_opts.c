@@ -119,6 +119,19 @@ static void test_count_mode(void **state)
 	assert_int_equal(o.count_sites, 1);
 	assert_int_equal(o.hot, 0); /* sites: nothing to re-plan */
 	assert_int_equal(agent_opts_parse(&o, "counting=edges", err, sizeof(err)), -EINVAL);
+	/* atomic increments off, exception corrections on unless asked */
+	assert_int_equal(agent_opts_parse(&o, "mode=count", err, sizeof(err)), 0);
+	assert_int_equal(o.count_atomic, 0);
+	assert_int_equal(o.count_exceptions, 1);
+	assert_int_equal(agent_opts_parse(&o, "mode=count,atomic=on,exceptions=off", err, sizeof(err)), 0);
+	assert_int_equal(o.count_atomic, 1);
+	assert_int_equal(o.count_exceptions, 0);
+	assert_int_equal(agent_opts_parse(&o, "mode=count,exceptions=correct", err, sizeof(err)), 0);
+	assert_int_equal(o.count_exceptions, 1);
+	assert_int_equal(agent_opts_parse(&o, "atomic=maybe", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "atomic"));
+	assert_int_equal(agent_opts_parse(&o, "exceptions=on", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "exceptions"));
 	assert_int_equal(agent_opts_parse(&o, "mode=count", err, sizeof(err)), 0);
 	assert_int_equal(o.hot, 0); /* off unless asked for */
 	assert_int_equal(agent_opts_parse(&o, "mode=count,hot=10000", err, sizeof(err)), 0);

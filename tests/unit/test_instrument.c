@@ -40,7 +40,9 @@ static struct {
 	uint64_t classes, changed, failed, relayout_diff, snippets_found, counters_announced;
 	uint64_t branch_bad, frame_bad, exc_bad;
 	char first[512];
-	int relayout;
+	int relayout, atomic;
+	uint64_t corr_ranges, corr_bad;
+	uint32_t corr_method, corr_end;  /* last range reported: order check */
 	enum instr_mode mode;
 } T;
 
@@ -83,7 +85,35 @@ static int s_counter(void *ctx, uint32_t method, uint32_t counter, const uint32_
 	return 0;
 }
 
-static const struct instr_sink sink = { NULL, s_reserve, s_method, s_site, s_counter, NULL, NULL };
+/* Correction ranges: in code order per method, non-empty, naming existing
+ * sites with non-zero coefficients. */
+static int s_correction(void *ctx, uint32_t method, uint32_t start, uint32_t end, const uint32_t *k,
+			const int32_t *coef, uint32_t n)
+{
+	(void)ctx;
+	if (method == T.corr_method && start < T.corr_end)
+		T.corr_bad++;
+	if (start >= end || end > 65536 || n == 0)
+		T.corr_bad++;
+	for (uint32_t i = 0; i < n; i++)
+		if (k[i] >= T.method_sites || coef[i] == 0 || (i && k[i] <= k[i - 1]))
+			T.corr_bad++;
+	T.corr_method = method;
+	T.corr_end = end;
+	T.corr_ranges++;
+	return 0;
+}
+
+static uint32_t next_method_id;
+static uint32_t s_method_id(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
+			    size_t dl, uint32_t nsites)
+{
+	s_method(ctx, cls, cl, name, nl, desc, dl, nsites);
+	T.corr_end = 0;
+	return next_method_id++;
+}
+
+static struct instr_sink sink = { NULL, s_reserve, s_method_id, s_site, s_counter, NULL, NULL, s_correction, NULL, 0 };
 
 static void note(const char *path, const char *what)
 {
@@ -118,9 +148,15 @@ static void check_method(struct cf_class *c, struct cf_member *m, uint16_t field
 	uint8_t *start = calloc(k->len + 1, 1);
 	for (uint32_t i = 0; i < n; i++) {
 		start[v[i].pc] = 1;
-		/* a snippet: getstatic Counters.c, sipush|ldc_w, dup2, laload */
-		if (fieldref && v[i].op == 0xb2 && (uint16_t)(k->code[v[i].pc + 1] << 8 | k->code[v[i].pc + 2]) == fieldref &&
-		    i + 3 < n && v[i + 2].op == 0x5c && v[i + 3].op == 0x2f)
+		/* a snippet: getstatic Counters.c, sipush|ldc_w, dup2, laload;
+		 * atomic: getstatic Counters.c, sipush|ldc_w, invokestatic Counters.inc */
+		if (!T.atomic && fieldref && v[i].op == 0xb2 &&
+		    (uint16_t)(k->code[v[i].pc + 1] << 8 | k->code[v[i].pc + 2]) == fieldref && i + 3 < n &&
+		    v[i + 2].op == 0x5c && v[i + 3].op == 0x2f)
+			T.snippets_found++;
+		if (T.atomic && fieldref && v[i].op == 0xb8 &&
+		    (uint16_t)(k->code[v[i].pc + 1] << 8 | k->code[v[i].pc + 2]) == fieldref && i > 0 &&
+		    (v[i - 1].op == 0x11 || v[i - 1].op == 0x13))
 			T.snippets_found++;
 	}
 	start[k->len] = 1;
@@ -180,10 +216,10 @@ static int visit(const char *path, const struct stat *sb, int flag, struct FTW *
 		if (cf_parse(out.data, out.len, &c)) {
 			note(path, "output does not parse");
 		} else {
-			/* the fieldref the snippets use */
+			/* the fieldref (atomic: methodref) the snippets use */
 			uint16_t fr = 0;
 			for (uint32_t i = 1; i < c->cp_count && !fr; i++) {
-				if (c->cp_tag[i] != CP_FIELDREF)
+				if (c->cp_tag[i] != (T.atomic ? CP_METHODREF : CP_FIELDREF))
 					continue;
 				uint16_t k = (uint16_t)(c->cp_ptr[i][0] << 8 | c->cp_ptr[i][1]);
 				if (cf_utf8_eq(c, cf_class_name(c, k), INSTR_COUNTERS_CLASS))
@@ -218,7 +254,7 @@ static void run_mode(const char *dir, int relayout, enum instr_mode mode)
 	if (T.failed)
 		fprintf(stderr, "%lu failures, first: %s\n", (unsigned long)T.failed, T.first);
 	assert_int_equal(T.failed, 0);
-	assert_int_equal(T.branch_bad + T.frame_bad + T.exc_bad + T.bad_counter, 0);
+	assert_int_equal(T.branch_bad + T.frame_bad + T.exc_bad + T.bad_counter + T.corr_bad, 0);
 	assert_true(T.classes > 0);
 }
 
@@ -260,6 +296,25 @@ static void test_instrument_examples(void **state)
 	run(EXAMPLE_CLASSES_DIR, 0);
 	assert_true(T.st.instrumented > 10);
 	assert_int_equal(T.st.skipped, 0);
+	assert_true(T.corr_ranges > 10); /* exception corrections reported */
+}
+
+/* atomic=on: the 6-byte snippets, one per counter, same structure. */
+static void test_instrument_examples_atomic(void **state)
+{
+	(void)state;
+	sink.atomic = 1;
+	memset(&T, 0, sizeof(T));
+	T.atomic = 1;
+	T.mode = INSTR_PATHS;
+	assert_int_equal(nftw(EXAMPLE_CLASSES_DIR, visit, 64, FTW_PHYS), 0);
+	sink.atomic = 0;
+	if (T.failed)
+		fprintf(stderr, "%lu failures, first: %s\n", (unsigned long)T.failed, T.first);
+	assert_int_equal(T.failed, 0);
+	assert_int_equal(T.branch_bad + T.frame_bad + T.exc_bad + T.bad_counter + T.corr_bad, 0);
+	assert_true(T.st.instrumented > 10);
+	assert_int_equal(T.snippets_found, T.counters_announced);
 }
 
 static void test_counters_class(void **state)
@@ -267,7 +322,7 @@ static void test_counters_class(void **state)
 	(void)state;
 	struct buf b;
 	buf_init(&b);
-	assert_int_equal(instr_counters_class(123456, &b), 0);
+	assert_int_equal(instr_counters_class(123456, 0, &b), 0);
 	struct cf_class *c;
 	assert_int_equal(cf_parse(b.data, b.len, &c), 0);
 	assert_true(cf_utf8_eq(c, cf_class_name(c, c->this_class), INSTR_COUNTERS_CLASS));
@@ -275,6 +330,39 @@ static void test_counters_class(void **state)
 	assert_true(cf_utf8_eq(c, c->fields[0].name, "c") && cf_utf8_eq(c, c->fields[0].desc, "[J"));
 	assert_int_equal(c->cp_tag[10], CP_INTEGER);
 	assert_int_equal(c->cp_ptr[10][1] << 16 | c->cp_ptr[10][2] << 8 | c->cp_ptr[10][3], 123456);
+	cf_free(c);
+	buf_free(&b);
+}
+
+/* The atomic helper parses, keeps c where the agent reads it and has inc(I)V. */
+static void test_counters_class_atomic(void **state)
+{
+	(void)state;
+	struct buf b;
+	buf_init(&b);
+	assert_int_equal(instr_counters_class(70000, 1, &b), 0);
+	struct cf_class *c;
+	assert_int_equal(cf_parse(b.data, b.len, &c), 0);
+	assert_true(cf_utf8_eq(c, cf_class_name(c, c->this_class), INSTR_COUNTERS_CLASS));
+	assert_int_equal(c->nfields, 2);
+	assert_true(cf_utf8_eq(c, c->fields[0].name, "c") && cf_utf8_eq(c, c->fields[0].desc, "[J"));
+	assert_int_equal(c->cp_tag[10], CP_INTEGER);
+	assert_int_equal(c->cp_ptr[10][1] << 16 | c->cp_ptr[10][2] << 8 | c->cp_ptr[10][3], 70000);
+	assert_int_equal(c->nmethods, 2);
+	assert_true(cf_utf8_eq(c, c->methods[1].name, INSTR_COUNTERS_INC) && cf_utf8_eq(c, c->methods[1].desc, "([JI)V"));
+	/* every instruction decodes; the round trip gives the same bytes */
+	for (uint32_t i = 0; i < c->nmethods; i++) {
+		struct cf_insn *v;
+		uint32_t n;
+		assert_non_null(c->methods[i].code);
+		assert_int_equal(cf_code_decode(c, c->methods[i].code, &v, &n), 0);
+	}
+	struct buf w;
+	buf_init(&w);
+	assert_int_equal(cf_write(c, &w), 0);
+	assert_int_equal(w.len, b.len);
+	assert_memory_equal(w.data, b.data, b.len);
+	buf_free(&w);
 	cf_free(c);
 	buf_free(&b);
 }
@@ -368,9 +456,11 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_counters_class),
+		cmocka_unit_test(test_counters_class_atomic),
 		cmocka_unit_test(test_solve_flow),
 		cmocka_unit_test(test_relayout_jdk_identical),
 		cmocka_unit_test(test_instrument_examples),
+		cmocka_unit_test(test_instrument_examples_atomic),
 		cmocka_unit_test(test_instrument_jdk),
 		cmocka_unit_test(test_sites_jdk),
 	};
