@@ -360,12 +360,27 @@ static void print_trace_summary(const struct trace *t)
 	fflush(stdout);
 }
 
+/* A GC's recorded reachable summary (format 1.2) against the rebuilt
+ * state: readers use the recorded values instead of rebuilding, so a
+ * recorder that gets them wrong must be caught here.  0 or 1 (printed). */
+static int check_recorded_reachable(const struct trace *t, uint32_t g, const struct heap_state *s)
+{
+	char msg[256];
+	uint64_t objects = s->has_graph ? s->nreachable : 0;
+	uint64_t bytes = s->has_graph ? s->reachable_bytes : 0;
+	if (!trace_check_reachable(t, g, objects, bytes, msg, sizeof msg))
+		return 0;
+	fprintf(stderr, "heapfs: %s: %s\n", t->path, msg);
+	return 1;
+}
+
 /* Rebuilds the heap after every GC: the only way to know that every part
  * of the trace decodes and agrees (deaths of live objects, edges to live
- * objects, roots). */
+ * objects, roots, recorded reachable summaries). */
 static int check_states(const struct trace *t)
 {
 	uint64_t objects = 0, bytes = 0;
+	uint32_t nrecorded = 0;
 	int tty = isatty(STDERR_FILENO);
 	for (uint32_t g = 0; g < t->ngcs; g++) {
 		struct heap_state *s;
@@ -384,11 +399,19 @@ static int check_states(const struct trace *t)
 		}
 		objects = s->n;
 		bytes = s->total_bytes;
+		int bad = check_recorded_reachable(t, g, s);
+		nrecorded += (t->gcs[g].flags & HTR_GC_HAS_REACHABLE) != 0;
 		heap_state_free(s);
+		if (bad) {
+			if (tty)
+				fprintf(stderr, "\n");
+			return 1;
+		}
 	}
 	if (tty && t->ngcs)
 		fprintf(stderr, "\n");
 	printf("heap_states\t%" PRIu32 " rebuilt, ok\n", t->ngcs);
+	printf("reachable_summaries\t%" PRIu32 " recorded, ok\n", nrecorded);
 	if (t->ngcs) {
 		printf("last_gc_objects\t%" PRIu64 "\n", objects);
 		printf("last_gc_bytes\t%" PRIu64 "\n", bytes);

@@ -119,12 +119,23 @@ static int sampled(const struct trace *t, uint32_t g, uint32_t every, uint32_t *
 	return (*graph_seen)++ % every == 0;
 }
 
+/* A GC whose recorder wrote its reachable bytes (format 1.2,
+ * HTR_GC_HAS_REACHABLE) needs no rebuild: `heapfs check` verifies that the
+ * recorded value is what the rebuild gives. */
+static int recorded(const struct trace *t, uint32_t g)
+{
+	return (t->gcs[g].flags & HTR_GC_HAS_REACHABLE) != 0;
+}
+
 static int build_reachable(struct hfs *fs, struct hfs_windows *w, uint64_t *out)
 {
 	const struct trace *t = fs->trace;
-	uint32_t seen = 0, total = 0;
-	for (uint32_t g = 0; g < t->ngcs; g++)
-		total += (uint32_t)sampled(t, g, w->p.reachable_every, &seen);
+	uint32_t seen = 0, total = 0, nbuild = 0;
+	for (uint32_t g = 0; g < t->ngcs; g++) {
+		int s = sampled(t, g, w->p.reachable_every, &seen);
+		total += (uint32_t)s;
+		nbuild += (uint32_t)(s && !recorded(t, g));
+	}
 	__atomic_store_n(&w->total, total, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->done, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->running, 1, __ATOMIC_RELAXED);
@@ -139,10 +150,16 @@ static int build_reachable(struct hfs *fs, struct hfs_windows *w, uint64_t *out)
 		out[g] = NONE;
 		if (!sampled(t, g, w->p.reachable_every, &seen))
 			continue;
+		if (recorded(t, g)) {
+			out[g] = t->gcs[g].reachable_bytes;
+			n++;
+			__atomic_add_fetch(&w->done, 1, __ATOMIC_RELAXED);
+			continue;
+		}
 		if (fs->progress)
 			fprintf(fs->progress, "heapfs: reachable memory: GC %" PRIu32 " (%" PRIu32
 				"/%" PRIu32 ")\n", t->gcs[g].gc, n + 1, total);
-		if (total == 1) {
+		if (nbuild == 1) {
 			/* one point (a heap dump): the state the tree's other files
 			 * use, perhaps already there (a dump opened directly brings
 			 * its state along), instead of a second build of it */

@@ -12,10 +12,12 @@
  *                         ranked by net growth over the window
  *
  * Reachable memory per GC (§3.2.1 of the windows paper) needs the heap
- * state of every GC with a graph, i.e. a rebuild per GC: it is computed
- * once, on the first read that needs it, with progress in `status`, and
- * kept for the life of the mount (8 bytes per GC).  With -o
- * reachable_every=K only every K-th GC with a graph is rebuilt.
+ * state of every GC with a graph, i.e. a rebuild per GC, unless the trace
+ * records the GC's reachable summary (format 1.2, HTR_GC_HAS_REACHABLE;
+ * `heapfs check` verifies it): it is computed once, on the first read that
+ * needs it, with progress in `status`, and kept for the life of the mount
+ * (8 bytes per GC).  With -o reachable_every=K only every K-th GC with a
+ * graph has a value (recorded or rebuilt), as without summaries.
  *
  * The leak detectors run on the reachable series when at least two GCs
  * have a reachable value, and otherwise on used_after at every GC (a trace

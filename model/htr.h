@@ -29,7 +29,7 @@
 #define HTR_TRAILER_MAGIC "HTREND01"
 #define HTR_FRAME_MAGIC "HFRM"
 #define HTR_VERSION_MAJOR 1
-#define HTR_VERSION_MINOR 1   /* 1.1: COUNT_SITE, ALLOC_COUNTS */
+#define HTR_VERSION_MINOR 2   /* 1.1: COUNT_SITE, ALLOC_COUNTS; 1.2: reachable summaries */
 #define HTR_HEADER_SIZE 32
 #define HTR_FRAME_HEADER_SIZE 32
 #define HTR_TRAILER_SIZE 24
@@ -111,6 +111,11 @@ enum htr_gc_flags {
 	HTR_GC_FULL = 1,           /* a full (old-generation) collection */
 	HTR_GC_HAS_GRAPH = 2,      /* GC_END: this GC carries roots and graph */
 	HTR_GC_DEATHS_MERGED = 4,  /* deaths of several GCs arrived as one batch */
+	/* 1.2, GC_END of a GC with a graph: the recorder knows the reachable
+	 * object count and bytes of the graph it wrote (reachable_objects,
+	 * reachable_bytes below), so readers need not rebuild the heap to
+	 * learn them.  Readers set it iff the values were recorded. */
+	HTR_GC_HAS_REACHABLE = 8,
 };
 
 /* Name of a root kind as used in the tree (roots/<name>/), or NULL. */
@@ -155,6 +160,10 @@ struct htr_gc_summary {
 	uint64_t allocs, alloc_bytes; /* allocations since the previous GC end */
 	uint64_t deaths;       /* deaths attributed to this GC (so far known) */
 	char cause[64];
+	/* 1.2: objects reachable from the roots after this GC and their
+	 * shallow bytes, as recorded; valid iff flags has HTR_GC_HAS_REACHABLE
+	 * (else 0). */
+	uint64_t reachable_objects, reachable_bytes;
 };
 
 /* An allocation event's fields: written by htr_write_alloc, read by
@@ -202,6 +211,8 @@ struct htr_event {
 			uint64_t time_ns, used, capacity;
 			uint32_t flags;
 			const char *cause; uint32_t cause_len; /* GC_START only */
+			/* GC_END only (1.2): valid iff flags has HTR_GC_HAS_REACHABLE */
+			uint64_t reachable_objects, reachable_bytes;
 		} gc;
 		struct { uint32_t gc; uint32_t count; const struct htr_root *roots; } roots;
 		struct { uint64_t id; uint32_t count; const struct htr_ref *refs; } graph;

@@ -393,7 +393,34 @@ bad:
 	return rc;
 }
 
-static int decode_gc(struct cur *c, struct htr_event *ev, int with_cause)
+/* 1.2's recorded reachable objects and bytes (GC_END, GC_SUMMARY): each
+ * stored +1, 0 = not recorded.  HTR_GC_HAS_REACHABLE in *flags must say
+ * the same, and needs a graph; files before 1.2 carry neither. */
+static int decode_reachable(struct cur *c, uint16_t minor, uint32_t *flags, uint64_t *objects,
+			    uint64_t *bytes)
+{
+	int rc;
+	uint64_t o = 0, b = 0;
+	*objects = *bytes = 0;
+	if (minor < 2) {
+		*flags &= ~(uint32_t)HTR_GC_HAS_REACHABLE;
+		return 0;
+	}
+	GET(cur_uv(c, &o));
+	GET(cur_uv(c, &b));
+	int known = (*flags & HTR_GC_HAS_REACHABLE) != 0;
+	if (known != (o != 0) || known != (b != 0) || (known && !(*flags & HTR_GC_HAS_GRAPH)))
+		return -EBADMSG;
+	if (known) {
+		*objects = o - 1;
+		*bytes = b - 1;
+	}
+	return 0;
+bad:
+	return rc;
+}
+
+static int decode_gc(struct cur *c, uint16_t minor, struct htr_event *ev, int with_cause)
 {
 	int rc;
 	uint64_t used, cap;
@@ -406,14 +433,20 @@ static int decode_gc(struct cur *c, struct htr_event *ev, int with_cause)
 	ev->u.gc.capacity = cap - 1;
 	ev->u.gc.cause = "";
 	ev->u.gc.cause_len = 0;
-	if (with_cause)
+	ev->u.gc.reachable_objects = ev->u.gc.reachable_bytes = 0;
+	if (with_cause) {
 		GET(cur_str(c, &ev->u.gc.cause, &ev->u.gc.cause_len));
+		ev->u.gc.flags &= ~(uint32_t)HTR_GC_HAS_REACHABLE; /* a GC_END's alone */
+	} else {
+		GET(decode_reachable(c, minor, &ev->u.gc.flags, &ev->u.gc.reachable_objects,
+				     &ev->u.gc.reachable_bytes));
+	}
 	return 0;
 bad:
 	return rc;
 }
 
-static int decode_summary(struct cur *c, struct htr_gc_summary *g)
+static int decode_summary(struct cur *c, uint16_t minor, struct htr_gc_summary *g)
 {
 	int rc;
 	const char *cause;
@@ -432,6 +465,7 @@ static int decode_summary(struct cur *c, struct htr_gc_summary *g)
 	GET(cur_uv(c, &g->alloc_bytes));
 	GET(cur_uv(c, &g->deaths));
 	GET(cur_str(c, &cause, &cause_len));
+	GET(decode_reachable(c, minor, &g->flags, &g->reachable_objects, &g->reachable_bytes));
 	g->used_before = ub - 1;
 	g->used_after = ua - 1;
 	g->capacity = cap - 1;
@@ -594,9 +628,9 @@ static int decode_event(struct htr_iter *it, struct cur *c, struct htr_event *ev
 		return 0;
 	}
 	case HTR_EV_GC_START:
-		return decode_gc(c, ev, 1);
+		return decode_gc(c, it->f->minor, ev, 1);
 	case HTR_EV_GC_END:
-		return decode_gc(c, ev, 0);
+		return decode_gc(c, it->f->minor, ev, 0);
 	case HTR_EV_ROOTS:
 		GET(cur_u32(c, &ev->u.roots.gc));
 		GET(cur_u32(c, &ev->u.roots.count));
@@ -636,7 +670,7 @@ static int decode_event(struct htr_iter *it, struct cur *c, struct htr_event *ev
 		return 0;
 	}
 	case HTR_EV_GC_SUMMARY:
-		return decode_summary(c, &ev->u.gc_summary);
+		return decode_summary(c, it->f->minor, &ev->u.gc_summary);
 	case HTR_EV_TOTALS:
 		GET(cur_uv(c, &ev->u.totals.allocs));
 		GET(cur_uv(c, &ev->u.totals.alloc_bytes));

@@ -39,6 +39,7 @@ struct htr_writer {
 	struct buf scratch;      /* encoding one event */
 	struct buf symbols;      /* every symbol event, again, for the footer */
 	int no_footer;
+	uint16_t minor;          /* format minor version written (opts.minor) */
 
 	/* the open frame */
 	int frame_open;
@@ -125,6 +126,11 @@ int htr_writer_open(struct htr_writer **out, const char *path, const struct htr_
 		goto fail;
 	}
 	w->no_footer = opts ? opts->no_footer : 0;
+	w->minor = opts && opts->minor ? (uint16_t)opts->minor : HTR_VERSION_MINOR;
+	if (opts && (opts->minor < 0 || opts->minor > HTR_VERSION_MINOR)) {
+		rc = -EINVAL;
+		goto fail;
+	}
 	w->first_ns = UINT64_MAX;
 	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (w->fd < 0) {
@@ -134,7 +140,7 @@ int htr_writer_open(struct htr_writer **out, const char *path, const struct htr_
 	uint8_t h[HTR_HEADER_SIZE] = {0};
 	memcpy(h, HTR_MAGIC, 8);
 	h[8] = HTR_VERSION_MAJOR & 0xff; h[9] = HTR_VERSION_MAJOR >> 8;
-	h[10] = HTR_VERSION_MINOR & 0xff; h[11] = HTR_VERSION_MINOR >> 8;
+	h[10] = w->minor & 0xff; h[11] = (uint8_t)(w->minor >> 8);
 	put_le32(h + 12, HTR_HEADER_SIZE);
 	put_le32(h + 28, crc32_ieee(h, 28));
 	rc = write_all(w, h, sizeof(h));
@@ -491,7 +497,7 @@ int htr_write_deaths(struct htr_writer *w, uint32_t gc, uint32_t count, const ui
 	return 0;
 }
 
-static int put_gc(struct buf *b, uint32_t type, const struct htr_gc_event *g)
+static int put_gc(struct buf *b, uint16_t minor, uint32_t type, const struct htr_gc_event *g)
 {
 	int rc = 0;
 	PUT(buf_putc(b, (uint8_t)type));
@@ -499,9 +505,20 @@ static int put_gc(struct buf *b, uint32_t type, const struct htr_gc_event *g)
 	PUT(buf_put_uv(b, g->time_ns));
 	PUT(buf_put_uv(b, g->used + 1));      /* UINT64_MAX (unknown) -> 0 */
 	PUT(buf_put_uv(b, g->capacity + 1));
-	PUT(buf_put_uv(b, g->flags));
-	if (type == HTR_EV_GC_START)
+	if (type == HTR_EV_GC_START) {
+		PUT(buf_put_uv(b, g->flags & ~(uint32_t)HTR_GC_HAS_REACHABLE));
 		PUT(buf_put_str(b, g->cause ? g->cause : ""));
+		return rc;
+	}
+	if (minor < 2) { /* the older layout (tests): no reachable summary */
+		PUT(buf_put_uv(b, g->flags & ~(uint32_t)HTR_GC_HAS_REACHABLE));
+		return rc;
+	}
+	/* 1.2: reachable objects+1 and bytes+1, 0 = not recorded */
+	int known = (g->flags & HTR_GC_HAS_REACHABLE) != 0;
+	PUT(buf_put_uv(b, g->flags));
+	PUT(buf_put_uv(b, known ? g->reachable_objects + 1 : 0));
+	PUT(buf_put_uv(b, known ? g->reachable_bytes + 1 : 0));
 	return rc;
 }
 
@@ -513,7 +530,7 @@ int htr_write_gc_start(struct htr_writer *w, const struct htr_gc_event *g)
 	if (rc)
 		return fail(w, rc);
 	buf_reset(&w->scratch);
-	rc = put_gc(&w->scratch, HTR_EV_GC_START, g);
+	rc = put_gc(&w->scratch, w->minor, HTR_EV_GC_START, g);
 	if (rc)
 		return fail(w, rc);
 	rc = emit(w, 0);
@@ -525,7 +542,7 @@ int htr_write_gc_start(struct htr_writer *w, const struct htr_gc_event *g)
 	w->pending.start_ns = g->time_ns;
 	w->pending.used_before = g->used;
 	w->pending.capacity = g->capacity;
-	w->pending.flags = g->flags;
+	w->pending.flags = g->flags & ~(uint32_t)HTR_GC_HAS_REACHABLE;
 	snprintf(w->pending.cause, sizeof(w->pending.cause), "%s", g->cause ? g->cause : "");
 	w->gc_in_progress = 1;
 	return 0;
@@ -633,8 +650,12 @@ int htr_write_gc_end(struct htr_writer *w, const struct htr_gc_event *g)
 {
 	if (!w->gc_in_progress || g->gc != w->pending.gc)
 		return fail(w, -EINVAL);
+	if ((g->flags & HTR_GC_HAS_REACHABLE) &&
+	    (!(g->flags & HTR_GC_HAS_GRAPH) || g->reachable_objects == UINT64_MAX ||
+	     g->reachable_bytes == UINT64_MAX))
+		return fail(w, -EINVAL);
 	buf_reset(&w->scratch);
-	int rc = put_gc(&w->scratch, HTR_EV_GC_END, g);
+	int rc = put_gc(&w->scratch, w->minor, HTR_EV_GC_END, g);
 	if (rc)
 		return fail(w, rc);
 	rc = emit(w, 0);
@@ -650,6 +671,12 @@ int htr_write_gc_end(struct htr_writer *w, const struct htr_gc_event *g)
 	s.frame = w->nframes; /* the frame about to be closed */
 	s.allocs = w->allocs_since;
 	s.alloc_bytes = w->bytes_since;
+	if (w->minor < 2)
+		s.flags &= ~(uint32_t)HTR_GC_HAS_REACHABLE;
+	else if (g->flags & HTR_GC_HAS_REACHABLE) {
+		s.reachable_objects = g->reachable_objects;
+		s.reachable_bytes = g->reachable_bytes;
+	}
 	w->allocs_since = w->bytes_since = 0;
 	w->gc_in_progress = 0;
 	rc = gcs_push(w, &s);
@@ -789,6 +816,12 @@ static int put_footer(struct htr_writer *w, struct buf *b)
 		PUT(buf_put_uv(b, g->alloc_bytes));
 		PUT(buf_put_uv(b, g->deaths));
 		PUT(buf_put_str(b, g->cause));
+		if (w->minor < 2)
+			continue;
+		/* 1.2: as in GC_END, +1 with 0 = not recorded */
+		int known = (g->flags & HTR_GC_HAS_REACHABLE) != 0;
+		PUT(buf_put_uv(b, known ? g->reachable_objects + 1 : 0));
+		PUT(buf_put_uv(b, known ? g->reachable_bytes + 1 : 0));
 	}
 	PUT(buf_putc(b, HTR_EV_TOTALS));
 	PUT(buf_put_uv(b, w->total_allocs));

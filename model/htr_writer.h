@@ -26,6 +26,8 @@ struct htr_writer;
 struct htr_writer_opts {
 	int zstd_level;         /* 0 = default (3) */
 	int no_footer;          /* testing: omit footer and trailer */
+	int minor;              /* testing: 0 = current (HTR_VERSION_MINOR); 1 writes
+	                         * the 1.1 layout (GC ends without reachable summaries) */
 };
 
 int htr_writer_open(struct htr_writer **out, const char *path, const struct htr_writer_opts *opts);
@@ -67,6 +69,12 @@ struct htr_gc_event {
 	uint64_t capacity;         /* UINT64_MAX if unknown */
 	uint32_t flags;            /* enum htr_gc_flags */
 	const char *cause;         /* GC start only; may be NULL */
+	/* GC end only (format 1.2): the objects reachable from the roots of
+	 * the graph written for this GC and their shallow bytes, valid iff
+	 * flags has HTR_GC_HAS_REACHABLE (which needs HTR_GC_HAS_GRAPH).
+	 * Unknown = the flag left off: a zero-initialised event records
+	 * nothing.  Values must be < UINT64_MAX. */
+	uint64_t reachable_objects, reachable_bytes;
 };
 int htr_write_gc_start(struct htr_writer *w, const struct htr_gc_event *g);
 int htr_write_roots(struct htr_writer *w, uint32_t gc, uint32_t count, const struct htr_root *roots);
@@ -76,7 +84,10 @@ int htr_write_roots(struct htr_writer *w, uint32_t gc, uint32_t count, const str
 int htr_write_graph_object(struct htr_writer *w, uint64_t id, uint32_t nrefs,
 			   const struct htr_ref *refs);
 /* Ends the GC and the frame.  Set HTR_GC_HAS_GRAPH in flags iff roots and
- * graph objects were written for this GC. */
+ * graph objects were written for this GC, and HTR_GC_HAS_REACHABLE (with
+ * reachable_objects/bytes) only when the caller knows them exactly: readers
+ * trust them instead of rebuilding, and `heapfs check` verifies them.
+ * HTR_GC_HAS_REACHABLE in a GC start's flags is ignored. */
 int htr_write_gc_end(struct htr_writer *w, const struct htr_gc_event *g);
 
 /* Allocation counting (format 1.1).  A counted site: the allocating

@@ -713,7 +713,12 @@ int sw_gc(struct sw *w, const struct sw_gc_spec *spec, struct sw_gc_result *res)
 		return w->err;
 	ev.time_ns = r.end_ns;
 	ev.used = r.live_bytes;
-	ev.flags = spec->flags | HTR_GC_HAS_GRAPH;
+	/* The graph just written is exactly the marked set: its count and
+	 * size sum are the reachable objects and bytes, known without a
+	 * rebuild (format 1.2). */
+	ev.flags = spec->flags | HTR_GC_HAS_GRAPH | HTR_GC_HAS_REACHABLE;
+	ev.reachable_objects = r.live_objects;
+	ev.reachable_bytes = r.live_bytes;
 	ev.cause = NULL;
 	check_writer(w, htr_write_gc_end(w->hw, &ev), "a GC end");
 	if (w->err)

@@ -9,6 +9,7 @@
 #include "trace.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -361,6 +362,8 @@ static int scan_event(struct trace *t, struct caps *caps, struct scan *s, const 
 		if (ev->u.gc.capacity != UINT64_MAX)
 			g.capacity = ev->u.gc.capacity;
 		g.flags |= ev->u.gc.flags;
+		g.reachable_objects = ev->u.gc.reachable_objects; /* 0 unless recorded (1.2) */
+		g.reachable_bytes = ev->u.gc.reachable_bytes;
 		g.frame = t->nframes; /* the frame being scanned */
 		g.allocs = s->allocs_since;
 		g.alloc_bytes = s->bytes_since;
@@ -638,6 +641,20 @@ void trace_close(struct trace *t)
 	free(t->path);
 	free(t->warnings);
 	free(t);
+}
+
+int trace_check_reachable(const struct trace *t, uint32_t gc_index, uint64_t objects, uint64_t bytes,
+			  char *msg, size_t len)
+{
+	if (gc_index >= t->ngcs || !(t->gcs[gc_index].flags & HTR_GC_HAS_REACHABLE))
+		return 0;
+	const struct htr_gc_summary *g = &t->gcs[gc_index];
+	if (g->reachable_objects == objects && g->reachable_bytes == bytes)
+		return 0;
+	snprintf(msg, len, "GC %" PRIu32 ": recorded reachable %" PRIu64 " objects, %" PRIu64
+		 " bytes; the rebuilt heap has %" PRIu64 " objects, %" PRIu64 " bytes reachable",
+		 g->gc, g->reachable_objects, g->reachable_bytes, objects, bytes);
+	return -EBADMSG;
 }
 
 const char *trace_info(const struct trace *t, const char *key)

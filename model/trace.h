@@ -126,6 +126,12 @@ void trace_close(struct trace *t);
 uint32_t trace_thread_index(const struct trace *t, uint64_t thread_id);
 /* gc index (position in t->gcs) for a GC number, or UINT32_MAX. */
 uint32_t trace_gc_index(const struct trace *t, uint32_t gc);
+/* Checks GC gc_index's recorded reachable summary (format 1.2,
+ * HTR_GC_HAS_REACHABLE) against the reachable objects and bytes of its
+ * rebuilt heap state.  0: equal, or nothing recorded; -EBADMSG: they
+ * differ, and msg (len bytes) names the GC and both pairs of values. */
+int trace_check_reachable(const struct trace *t, uint32_t gc_index, uint64_t objects, uint64_t bytes,
+			  char *msg, size_t len);
 /* Value of an info key, or NULL. */
 const char *trace_info(const struct trace *t, const char *key);
 /* Type name, or "<unknown type N>" written into scratch. */

@@ -84,7 +84,7 @@ static void gc(struct htr_writer *w, uint32_t n, uint64_t t, int start, int grap
 {
 	struct htr_gc_event g = { n, t, 1000 * n, 1 << 20,
 				  (graph ? HTR_GC_HAS_GRAPH : 0) | (full ? HTR_GC_FULL : 0),
-				  start ? "Allocation Failure" : NULL };
+				  start ? "Allocation Failure" : NULL, 0, 0 };
 	CHECK(start ? htr_write_gc_start(w, &g) : htr_write_gc_end(w, &g));
 }
 
@@ -93,7 +93,7 @@ static struct htr_writer *open_w(const char *dir, const char *name, int footer)
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	struct htr_writer *w;
-	struct htr_writer_opts o = { 0, !footer };
+	struct htr_writer_opts o = { 0, !footer, 0 };
 	CHECK(htr_writer_open(&w, path, &o));
 	return w;
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -74,13 +75,13 @@ static void alloc(struct htr_writer *w, uint64_t id, uint32_t type, uint64_t siz
 
 static void gc_start(struct htr_writer *w, uint32_t gc, uint64_t t, uint64_t used)
 {
-	struct htr_gc_event g = { gc, t, used, 1 << 20, 0, "test cause" };
+	struct htr_gc_event g = { gc, t, used, 1 << 20, 0, "test cause", 0, 0 };
 	assert_int_equal(htr_write_gc_start(w, &g), 0);
 }
 
 static void gc_end(struct htr_writer *w, uint32_t gc, uint64_t t, uint64_t used, int graph)
 {
-	struct htr_gc_event g = { gc, t, used, 1 << 20, graph ? HTR_GC_HAS_GRAPH : 0, NULL };
+	struct htr_gc_event g = { gc, t, used, 1 << 20, graph ? HTR_GC_HAS_GRAPH : 0, NULL, 0, 0 };
 	assert_int_equal(htr_write_gc_end(w, &g), 0);
 }
 
@@ -108,7 +109,7 @@ static void graph_obj(struct htr_writer *w, uint64_t id, uint32_t n, const struc
 static void write_trace(const char *path, int footer)
 {
 	struct htr_writer *w;
-	struct htr_writer_opts o = { 0, !footer };
+	struct htr_writer_opts o = { 0, !footer, 0 };
 	assert_int_equal(htr_writer_open(&w, path, &o), 0);
 	define_symbols(w);
 	alloc(w, 1, T_NODE, NODE_SIZE, -1, 1, 1000);
@@ -790,7 +791,7 @@ static void assert_same_buf(const struct buf *a, const struct buf *b)
 static void write_random_trace(const char *path, uint32_t seed)
 {
 	struct htr_writer *w;
-	struct htr_writer_opts o = { 0, 0 };
+	struct htr_writer_opts o = { 0, 0, 0 };
 	assert_int_equal(htr_writer_open(&w, path, &o), 0);
 	define_symbols(w);
 	uint32_t rng = seed;
@@ -873,7 +874,7 @@ static void test_bulk_equals_one_by_one(void **state)
 static void write_scaled_trace(const char *path, uint64_t mul)
 {
 	struct htr_writer *w;
-	struct htr_writer_opts o = { 0, 0 };
+	struct htr_writer_opts o = { 0, 0, 0 };
 	assert_int_equal(htr_writer_open(&w, path, &o), 0);
 	define_symbols(w);
 	enum { N = 3000 };
@@ -939,6 +940,244 @@ static void test_dense_and_sparse_ids_agree(void **state)
 	unlink(path);
 }
 
+/* ---- format 1.2: recorded reachable summaries ------------------------- */
+
+/* GC 1 of the hand-built heap: roots 1 (static) and 3 (local) reach 1, 2,
+ * 3 and 4 (1.next=2, 2.next=3, 1.data=4): three nodes and the 32-byte
+ * array.  GC 3 below: root -> 1 reaches 1..4 again; 6 is unreachable. */
+#define GC1_REACH_OBJECTS 4u
+#define GC1_REACH_BYTES (3u * NODE_SIZE + 32u)
+
+/* A three-GC trace: GC 1 (graph) records objects/bytes as its reachable
+ * summary, GC 2 has no graph, GC 3 has a graph and records none (its start
+ * asks for one, which a GC start cannot carry).  minor: the layout
+ * (htr_writer_opts.minor). */
+static void write_reach_trace(const char *path, int footer, int minor, uint64_t objects,
+			      uint64_t bytes)
+{
+	struct htr_writer *w;
+	struct htr_writer_opts o = { 0, !footer, minor };
+	assert_int_equal(htr_writer_open(&w, path, &o), 0);
+	define_symbols(w);
+	alloc(w, 1, T_NODE, NODE_SIZE, -1, 1, 1000);
+	alloc(w, 2, T_NODE, NODE_SIZE, -1, 1, 2000);
+	alloc(w, 3, T_NODE, NODE_SIZE, -1, 1, 3000);
+	alloc(w, 4, T_BYTES, 32, 10, 1, 4000);
+	alloc(w, 5, T_NODE, NODE_SIZE, -1, 7, 5000);
+	gc_start(w, 1, 10000, 5 * NODE_SIZE);
+	struct htr_root r1[] = {
+		{ .kind = HTR_ROOT_STATIC, .object = 1, .type = T_HOLDER, .field = 0 },
+		{ .kind = HTR_ROOT_LOCAL, .object = 3, .thread = 1, .method = M_MAIN, .depth = 0, .slot = 2 },
+	};
+	assert_int_equal(htr_write_roots(w, 1, 2, r1), 0);
+	struct htr_ref n1[] = { { 0, 2 }, { 2, 4 } }, n2[] = { { 0, 3 } };
+	graph_obj(w, 1, 2, n1);
+	graph_obj(w, 2, 1, n2);
+	graph_obj(w, 3, 0, NULL);
+	graph_obj(w, 4, 0, NULL);
+	uint64_t d1[] = { 5 };
+	assert_int_equal(htr_write_deaths(w, 1, 1, d1), 0);
+	struct htr_gc_event e1 = { .gc = 1, .time_ns = 12000, .used = 4 * NODE_SIZE, .capacity = 1 << 20,
+				   .flags = HTR_GC_HAS_GRAPH | HTR_GC_HAS_REACHABLE,
+				   .reachable_objects = objects, .reachable_bytes = bytes };
+	assert_int_equal(htr_write_gc_end(w, &e1), 0);
+
+	alloc(w, 6, T_NODE, NODE_SIZE, -1, 7, 20000);
+	gc_start(w, 2, 30000, 1000);
+	gc_end(w, 2, 31000, 900, 0);
+
+	struct htr_gc_event s3 = { .gc = 3, .time_ns = 50000, .used = 2000, .capacity = 1 << 20,
+				   .flags = HTR_GC_HAS_REACHABLE, .reachable_objects = 1,
+				   .reachable_bytes = 1, .cause = "test cause" };
+	assert_int_equal(htr_write_gc_start(w, &s3), 0);
+	struct htr_root r3[] = { { .kind = HTR_ROOT_JNI_GLOBAL, .object = 1 } };
+	assert_int_equal(htr_write_roots(w, 3, 1, r3), 0);
+	graph_obj(w, 1, 2, n1);
+	graph_obj(w, 2, 1, n2);
+	graph_obj(w, 3, 0, NULL);
+	graph_obj(w, 4, 0, NULL);
+	graph_obj(w, 6, 0, NULL);
+	gc_end(w, 3, 52000, 1500, 1);
+	assert_int_equal(htr_writer_close(w), 0);
+}
+
+/* Written, then read from the footer and by scanning the frames. */
+static void test_reachable_round_trip(void **state)
+{
+	(void)state;
+	char p[256];
+	path_in_dir(p, sizeof(p), "reach.htr");
+	for (int footer = 1; footer >= 0; footer--) {
+		write_reach_trace(p, footer, 0, GC1_REACH_OBJECTS, GC1_REACH_BYTES);
+		struct trace *t;
+		open_ok(p, &t);
+		assert_int_equal(t->had_footer, footer);
+		assert_int_equal(t->file->minor, 2);
+		assert_int_equal(t->ngcs, 3);
+		assert_true(t->gcs[0].flags & HTR_GC_HAS_GRAPH);
+		assert_true(t->gcs[0].flags & HTR_GC_HAS_REACHABLE);
+		assert_int_equal(t->gcs[0].reachable_objects, GC1_REACH_OBJECTS);
+		assert_int_equal(t->gcs[0].reachable_bytes, GC1_REACH_BYTES);
+		assert_int_equal(t->gcs[0].used_after, 4 * NODE_SIZE); /* fields before still right */
+		assert_false(t->gcs[1].flags & HTR_GC_HAS_REACHABLE);
+		assert_int_equal(t->gcs[1].reachable_objects, 0);
+		assert_true(t->gcs[2].flags & HTR_GC_HAS_GRAPH);
+		assert_false(t->gcs[2].flags & HTR_GC_HAS_REACHABLE); /* a start's flag: ignored */
+		assert_int_equal(t->gcs[2].reachable_bytes, 0);
+		assert_string_equal(t->gcs[2].cause, "test cause");
+		/* the hand count agrees with the rebuilt heap */
+		struct heap_state *s = build(t, 0);
+		char msg[256];
+		assert_int_equal(s->nreachable, GC1_REACH_OBJECTS);
+		assert_int_equal(s->reachable_bytes, GC1_REACH_BYTES);
+		assert_int_equal(trace_check_reachable(t, 0, s->nreachable, s->reachable_bytes, msg,
+						       sizeof msg), 0);
+		heap_state_free(s);
+		trace_close(t);
+	}
+	/* a summary needs a graph, and UINT64_MAX cannot be stored */
+	struct htr_writer *w;
+	assert_int_equal(htr_writer_open(&w, p, NULL), 0);
+	gc_start(w, 1, 10, 100);
+	struct htr_gc_event e = { .gc = 1, .time_ns = 20, .used = 10, .capacity = 1 << 20,
+				  .flags = HTR_GC_HAS_REACHABLE, .reachable_objects = 1, .reachable_bytes = 8 };
+	assert_int_equal(htr_write_gc_end(w, &e), -EINVAL);
+	htr_writer_abandon(w);
+	assert_int_equal(htr_writer_open(&w, p, NULL), 0);
+	gc_start(w, 1, 10, 100);
+	e.flags |= HTR_GC_HAS_GRAPH;
+	e.reachable_bytes = UINT64_MAX;
+	assert_int_equal(htr_write_gc_end(w, &e), -EINVAL);
+	htr_writer_abandon(w);
+	unlink(p);
+}
+
+/* Files of the 1.1 layout (GC ends and summaries without the two fields)
+ * and the committed 1.0 recording still open, with nothing recorded. */
+static void test_reads_older_layouts(void **state)
+{
+	(void)state;
+	char p[256];
+	path_in_dir(p, sizeof(p), "reach11.htr");
+	for (int footer = 1; footer >= 0; footer--) {
+		write_reach_trace(p, footer, 1, GC1_REACH_OBJECTS, GC1_REACH_BYTES);
+		struct trace *t;
+		open_ok(p, &t);
+		assert_int_equal(t->had_footer, footer);
+		assert_int_equal(t->file->minor, 1);
+		assert_int_equal(t->ngcs, 3);
+		for (uint32_t g = 0; g < 3; g++) {
+			assert_false(t->gcs[g].flags & HTR_GC_HAS_REACHABLE);
+			assert_int_equal(t->gcs[g].reachable_objects, 0);
+		}
+		assert_true(t->gcs[0].flags & HTR_GC_HAS_GRAPH);
+		assert_int_equal(t->gcs[0].used_after, 4 * NODE_SIZE);
+		assert_int_equal(t->gcs[2].end_ns, 52000);
+		struct heap_state *s = build(t, 0);
+		assert_int_equal(s->nreachable, GC1_REACH_OBJECTS);
+		heap_state_free(s);
+		s = build(t, 2);
+		assert_int_equal(s->n, 5);
+		assert_int_equal(s->nreachable, 4); /* 6 is unreachable */
+		heap_state_free(s);
+		trace_close(t);
+	}
+	unlink(p);
+	struct trace *t;
+	open_ok("examples/multicache.htr", &t); /* committed, recorded by the agent */
+	assert_true(t->file->minor < 2);
+	assert_true(t->ngcs > 0);
+	for (uint32_t g = 0; g < t->ngcs; g++)
+		assert_false(t->gcs[g].flags & HTR_GC_HAS_REACHABLE);
+	trace_close(t);
+}
+
+/* A deliberately wrong summary is caught, naming the GC and both values;
+ * also by `heapfs check` when the binary is built. */
+static void test_check_detects_wrong_summary(void **state)
+{
+	(void)state;
+	char p[256], msg[256];
+	path_in_dir(p, sizeof(p), "wrong.htr");
+	const uint64_t wrong[][2] = {
+		{ GC1_REACH_OBJECTS + 1, GC1_REACH_BYTES },
+		{ GC1_REACH_OBJECTS, GC1_REACH_BYTES - 1 },
+	};
+	for (int k = 0; k < 2; k++) {
+		write_reach_trace(p, 1, 0, wrong[k][0], wrong[k][1]);
+		struct trace *t;
+		open_ok(p, &t);
+		struct heap_state *s = build(t, 0);
+		assert_int_equal(trace_check_reachable(t, 0, s->nreachable, s->reachable_bytes, msg,
+						       sizeof msg), -EBADMSG);
+		char want[160];
+		snprintf(want, sizeof want, "GC 1: recorded reachable %llu objects, %llu bytes",
+			 (unsigned long long)wrong[k][0], (unsigned long long)wrong[k][1]);
+		assert_non_null(strstr(msg, want));
+		snprintf(want, sizeof want, "%u objects, %u bytes reachable", GC1_REACH_OBJECTS,
+			 GC1_REACH_BYTES);
+		assert_non_null(strstr(msg, want));
+		/* GCs without a summary pass whatever the rebuild says */
+		assert_int_equal(trace_check_reachable(t, 1, 7, 7, msg, sizeof msg), 0);
+		heap_state_free(s);
+		trace_close(t);
+	}
+	if (access("build/heapfs", X_OK) == 0) {
+		char cmd[600], err[256];
+		path_in_dir(err, sizeof(err), "wrong.err");
+		snprintf(cmd, sizeof cmd, "build/heapfs check %s >/dev/null 2>%s", p, err);
+		int st = system(cmd);
+		assert_true(WIFEXITED(st));
+		assert_int_equal(WEXITSTATUS(st), 1);
+		struct buf b;
+		buf_init(&b);
+		read_file(err, &b);
+		assert_non_null(memmem(b.data, b.len, "GC 1: recorded reachable 4 objects, 103 bytes",
+				       strlen("GC 1: recorded reachable 4 objects, 103 bytes")));
+		buf_free(&b);
+		unlink(err);
+	}
+	unlink(p);
+}
+
+/* Every synthetic scenario records a summary at every GC, equal to the
+ * rebuilt heap's reachable objects and bytes. */
+static void test_synth_summaries_equal_rebuilt(void **state)
+{
+	(void)state;
+	for (size_t sc = 0; sc < synth_scenario_count(); sc++) {
+		char p[256], msg[256];
+		path_in_dir(p, sizeof(p), "sreach.htr");
+		struct synth_opts so;
+		synth_opts_init(&so);
+		so.objects = 300;
+		so.gcs = 9;
+		const char *name = synth_scenario_name(sc);
+		assert_int_equal(synth_write(name, &so, p, msg, sizeof(msg)), 0);
+		struct trace *t;
+		open_ok(p, &t);
+		assert_int_equal(t->ngcs, 9);
+		struct heap_state *prev = NULL;
+		for (uint32_t g = 0; g < t->ngcs; g++) {
+			struct heap_state *s = NULL;
+			struct heap_build_opts o = { .progress = NULL, .base = prev };
+			struct htr_err err;
+			assert_int_equal(heap_state_build(t, g, &o, &s, &err), 0);
+			if (!(t->gcs[g].flags & HTR_GC_HAS_REACHABLE))
+				fail_msg("%s: GC %u has no reachable summary", name, t->gcs[g].gc);
+			assert_true(s->has_graph);
+			assert_true(s->nreachable > 0);
+			assert_int_equal(t->gcs[g].reachable_objects, s->nreachable);
+			assert_int_equal(t->gcs[g].reachable_bytes, s->reachable_bytes);
+			heap_state_free(prev);
+			prev = s;
+		}
+		heap_state_free(prev);
+		trace_close(t);
+		unlink(p);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -956,6 +1195,10 @@ int main(void)
 		cmocka_unit_test(test_cut_at_every_byte),
 		cmocka_unit_test(test_bulk_equals_one_by_one),
 		cmocka_unit_test(test_dense_and_sparse_ids_agree),
+		cmocka_unit_test(test_reachable_round_trip),
+		cmocka_unit_test(test_reads_older_layouts),
+		cmocka_unit_test(test_check_detects_wrong_summary),
+		cmocka_unit_test(test_synth_summaries_equal_rebuilt),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
