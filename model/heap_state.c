@@ -21,6 +21,8 @@
 #include <time.h>
 
 #include "buf.h"
+#include "heap_state_make.h"
+#include "objinfo_table.h"
 #include "htr_reader.h"
 
 struct arec {
@@ -29,11 +31,10 @@ struct arec {
 	uint32_t birth;
 };
 
-/* Open-addressing intern table for objinfo. */
+/* The objinfo table (objinfo_table.h) with a front cache. */
 #define INTERN_FRONT 256
 struct intern {
-	struct objinfo *infos; uint32_t n, cap;
-	uint32_t *slots; uint32_t nslots; /* holds info index + 1; 0 empty */
+	struct objinfo_table t;
 	/* direct-mapped by (type, site): allocations alternate between a few
 	 * kinds of object, and one compare here saves the hash probe (a memo
 	 * of the last hit, checked first, cost more in mispredictions than it
@@ -74,76 +75,18 @@ static uint64_t mono_ns(void)
 
 /* ---- interning ---------------------------------------------------------- */
 
-static uint64_t info_hash(const struct objinfo *x)
-{
-	uint64_t h = x->type * 0x9E3779B97F4A7C15ull;
-	h ^= (x->site + ((uint64_t)x->thread << 32)) * 0xC2B2AE3D27D4EB4Full;
-	h ^= (x->size + ((uint64_t)x->flags << 56)) * 0x165667B19E3779F9ull;
-	h ^= (uint64_t)x->array_length * 0xD6E8FEB86659FD93ull;
-	h ^= h >> 29;
-	return h;
-}
-
-static int info_eq(const struct objinfo *a, const struct objinfo *b)
-{
-	return a->type == b->type && a->site == b->site && a->thread == b->thread &&
-	       a->flags == b->flags && a->size == b->size && a->array_length == b->array_length;
-}
-
-static int intern_rehash(struct intern *in)
-{
-	uint32_t ns = in->nslots ? in->nslots * 2 : 1024;
-	uint32_t *slots = calloc(ns, sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < in->n; i++) {
-		uint32_t h = (uint32_t)info_hash(&in->infos[i]) & (ns - 1);
-		while (slots[h])
-			h = (h + 1) & (ns - 1);
-		slots[h] = i + 1;
-	}
-	free(in->slots);
-	in->slots = slots;
-	in->nslots = ns;
-	return 0;
-}
-
 static int intern_get(struct intern *in, const struct objinfo *x, uint32_t *out)
 {
 	uint32_t fslot = (x->type * 31u + x->site) & (INTERN_FRONT - 1);
 	uint32_t f = in->front[fslot];
-	if (f && info_eq(&in->infos[f - 1], x)) {
+	if (f && objinfo_eq(&in->t.infos[f - 1], x)) {
 		*out = f - 1;
 		return 0;
 	}
-	if ((uint64_t)(in->n + 1) * 2 > in->nslots) {
-		int rc = intern_rehash(in);
-		if (rc)
-			return rc;
-	}
-	uint32_t h = (uint32_t)info_hash(x) & (in->nslots - 1);
-	while (in->slots[h]) {
-		uint32_t i = in->slots[h] - 1;
-		if (info_eq(&in->infos[i], x)) {
-			*out = i;
-			in->front[fslot] = i + 1;
-			return 0;
-		}
-		h = (h + 1) & (in->nslots - 1);
-	}
-	if (in->n == in->cap) {
-		uint32_t nc = in->cap ? in->cap * 2 : 256;
-		struct objinfo *p = realloc(in->infos, nc * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		in->infos = p;
-		in->cap = nc;
-	}
-	in->infos[in->n] = *x;
-	in->slots[h] = in->n + 1;
-	in->front[fslot] = in->n + 1;
-	*out = in->n++;
-	return 0;
+	int rc = objinfo_table_put(&in->t, x, out);
+	if (!rc)
+		in->front[fslot] = *out + 1;
+	return rc;
 }
 
 /* ---- sorting ------------------------------------------------------------ */
@@ -1056,6 +999,36 @@ static int mark_reachable(struct heap_state *s)
 	return 0;
 }
 
+/* Total and reachable bytes in one pass (reachable is NULL without a
+ * graph), and the state's own memory. */
+static void sum_sizes(struct heap_state *s)
+{
+	s->total_bytes = s->reachable_bytes = 0;
+	for (uint32_t i = 0; i < s->n; i++) {
+		uint64_t size = hs_info(s, i)->size;
+		s->total_bytes += size;
+		if (hs_is_reachable(s, i))
+			s->reachable_bytes += size;
+	}
+	s->mem_bytes = heap_state_memory(s);
+}
+
+/* A state whose columns were filled elsewhere (heap_state_make.h): the
+ * same derivations as a rebuild's, so the two cannot drift apart. */
+int heap_state_complete(struct heap_state *s)
+{
+	int rc = build_directory(s);
+	if (!rc && s->has_graph) {
+		rc = mark_reachable(s); /* its queue becomes the in-edges */
+		if (!rc)
+			rc = assemble_in_edges(s);
+	}
+	if (rc)
+		return rc;
+	sum_sizes(s);
+	return 0;
+}
+
 static int assemble(struct builder *b, struct htr_err *err)
 {
 	struct heap_state *s = b->s;
@@ -1072,9 +1045,10 @@ static int assemble(struct builder *b, struct htr_err *err)
 	free(b->allocs); b->allocs = NULL;
 	free(b->dead); b->dead = NULL;
 	/* the infos move to the state first: the sums below read sizes */
-	s->infos = b->in.infos;
-	s->ninfos = b->in.n;
-	b->in.infos = NULL;
+	s->infos = b->in.t.infos;
+	s->ninfos = b->in.t.n;
+	b->in.t.infos = NULL;
+	b->in.t.n = 0;
 	if (!rc && b->has_graph) {
 		s->has_graph = 1;
 		/* (the out-edges were assembled with the graph's ids);
@@ -1087,14 +1061,7 @@ static int assemble(struct builder *b, struct htr_err *err)
 	}
 	if (rc)
 		goto oom;
-	/* one pass for both sums (reachable is NULL without a graph) */
-	for (uint32_t i = 0; i < s->n; i++) {
-		uint64_t size = hs_info(s, i)->size;
-		s->total_bytes += size;
-		if (hs_is_reachable(s, i))
-			s->reachable_bytes += size;
-	}
-	s->mem_bytes = heap_state_memory(s);
+	sum_sizes(s);
 	return 0;
 oom:
 	return htr_errf(err, rc, 0, rc == -E2BIG ? "GC %u has more than 2^32 objects or edges"
@@ -1103,8 +1070,7 @@ oom:
 
 static void builder_free(struct builder *b)
 {
-	free(b->in.infos);
-	free(b->in.slots);
+	objinfo_table_free(&b->in.t);
 	free(b->allocs);
 	free(b->dead);
 	free(b->g.id);

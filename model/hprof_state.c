@@ -29,13 +29,13 @@
 #include "buf.h"
 #include "heap_state.h"
 #include "heap_state_make.h"
+#include "objinfo_table.h"
 #include "htr_writer.h"
 #include "trace.h"
 
 struct hstate_infos {
 	const struct dump *d;
-	struct objinfo *infos; uint32_t n; uint64_t cap;
-	uint32_t *slots; uint32_t nslots;  /* info index + 1; 0 empty */
+	struct objinfo_table t;            /* the interned infos (objinfo_table.h) */
 	uint32_t last;                     /* memo: the latest hit */
 	uint32_t *memo;                    /* [nclasses + 1] info index + 1 last used per type id
 	                                      (type ids past nclasses share the last entry) */
@@ -51,22 +51,6 @@ struct hprof_direct {
 	struct heap_state *s;
 	uint8_t *root_thread;   /* [nroots] 1: roots[r].thread is a serial to map */
 };
-
-static uint64_t info_hash(const struct objinfo *x)
-{
-	uint64_t h = x->type * 0x9E3779B97F4A7C15ull;
-	h ^= (x->site + ((uint64_t)x->thread << 32)) * 0xC2B2AE3D27D4EB4Full;
-	h ^= (x->size + ((uint64_t)x->flags << 56)) * 0x165667B19E3779F9ull;
-	h ^= (uint64_t)x->array_length * 0xD6E8FEB86659FD93ull;
-	h ^= h >> 29;
-	return h;
-}
-
-static int info_eq(const struct objinfo *a, const struct objinfo *b)
-{
-	return a->type == b->type && a->site == b->site && a->thread == b->thread &&
-	       a->flags == b->flags && a->size == b->size && a->array_length == b->array_length;
-}
 
 int hstate_infos_new(struct hstate_infos **out, const struct dump *d)
 {
@@ -88,56 +72,15 @@ void hstate_infos_free(struct hstate_infos *x)
 {
 	if (!x)
 		return;
-	free(x->infos);
-	free(x->slots);
+	objinfo_table_free(&x->t);
 	free(x->memo);
 	free(x->info);
 	free(x);
 }
 
-static int rehash(struct hstate_infos *x)
-{
-	uint32_t ns = x->nslots ? x->nslots * 2 : 1024;
-	uint32_t *slots = calloc(ns, sizeof *slots);
-	if (!slots)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < x->n; i++) {
-		uint32_t h = (uint32_t)info_hash(&x->infos[i]) & (ns - 1);
-		while (slots[h])
-			h = (h + 1) & (ns - 1);
-		slots[h] = i + 1;
-	}
-	free(x->slots);
-	x->slots = slots;
-	x->nslots = ns;
-	return 0;
-}
-
 static int intern(struct hstate_infos *x, const struct objinfo *o, uint32_t *out)
 {
-	if ((uint64_t)(x->n + 1) * 2 > x->nslots) {
-		int rc = rehash(x);
-		if (rc)
-			return rc;
-	}
-	uint32_t h = (uint32_t)info_hash(o) & (x->nslots - 1);
-	while (x->slots[h]) {
-		uint32_t i = x->slots[h] - 1;
-		if (info_eq(&x->infos[i], o)) {
-			*out = i;
-			return 0;
-		}
-		h = (h + 1) & (x->nslots - 1);
-	}
-	if (x->n == UINT32_MAX - 1)
-		return -E2BIG;
-	int rc = array_reserve((void **)&x->infos, &x->cap, (uint64_t)x->n + 1, sizeof *x->infos);
-	if (rc)
-		return rc;
-	x->infos[x->n] = *o;
-	x->slots[h] = x->n + 1;
-	*out = x->n++;
-	return 0;
+	return objinfo_table_put(&x->t, o, out);
 }
 
 /* 1 if info k has these properties. */
@@ -166,13 +109,13 @@ int hstate_infos_put(struct hstate_infos *x, size_t i, uint32_t type, uint32_t s
 	thread_serial = x->memo_out;
 	/* objects of one type mostly share one info (instances) or follow
 	 * each other (arrays of one length): two compares before a probe */
-	if (x->n && info_is(&x->infos[x->last], type, site, thread_serial, flags, size, array_length)) {
+	if (x->t.n && info_is(&x->t.infos[x->last], type, site, thread_serial, flags, size, array_length)) {
 		x->info[i] = x->last;
 		return 0;
 	}
 	uint32_t m = type < x->d->nclasses ? type : x->d->nclasses;
 	if (x->memo[m] &&
-	    info_is(&x->infos[x->memo[m] - 1], type, site, thread_serial, flags, size, array_length)) {
+	    info_is(&x->t.infos[x->memo[m] - 1], type, site, thread_serial, flags, size, array_length)) {
 		x->info[i] = x->last = x->memo[m] - 1;
 		return 0;
 	}
@@ -278,10 +221,10 @@ int hstate_make(struct hprof_direct **out, struct dump *d, struct hstate_infos *
 	d->ids = NULL;            /* the id index keeps reading it: the state owns it now */
 	s->info = x->info;
 	x->info = NULL;
-	s->infos = x->infos;
-	s->ninfos = x->n;
-	x->infos = NULL;
-	x->n = 0;
+	s->infos = x->t.infos;
+	s->ninfos = x->t.n;
+	x->t.infos = NULL;
+	x->t.n = 0;
 	adopt_graph(s, g);
 	*out = h;
 	return 0;
