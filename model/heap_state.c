@@ -496,17 +496,26 @@ static int take_from_base(struct builder *b, struct htr_err *err)
 /* Sizes the graph arrays once from the index, so that reading a graph of
  * millions of objects never copies them on growth: a graph object is an
  * event, and an edge takes at least two bytes of payload (slot and target
- * deltas).  The bound may exceed the graph many times; pages never written
- * are never touched, and assembly shrinks the arrays to their final size.
- * If the bound cannot be had, the arrays grow as they are filled. */
+ * deltas; an object event at least three).  The bound may exceed the graph
+ * many times; pages never written are never touched, and assembly shrinks
+ * the arrays to their final size.
+ * If that much memory cannot be had, the arrays grow as they are filled. */
+#define PRESIZE_RATIO 32
+
 static void presize_graph(struct builder *b)
 {
 	const struct trace *t = b->t;
 	uint64_t objs = 0, edges = 0;
 	for (uint32_t f = 0; f < t->nframes; f++)
 		if (t->frames[f].kind == HTR_FRAME_GRAPH && t->frames[f].graph_gc == b->G) {
-			objs += t->frames[f].nevents;
-			edges += t->frames[f].raw_len / 2;
+			/* a damaged index must not ask for GiBs: no bound exceeds
+			 * what PRESIZE_RATIO times the compressed bytes (which
+			 * are in the file) can decode to; graphs compress about
+			 * 7:1, and an undercount only means growing */
+			uint64_t cap = t->frames[f].comp_len * PRESIZE_RATIO;
+			uint64_t raw = t->frames[f].raw_len < cap ? t->frames[f].raw_len : cap;
+			objs += t->frames[f].nevents < raw / 3 ? t->frames[f].nevents : raw / 3;
+			edges += raw / 2;
 		}
 	if (objs > UINT32_MAX)
 		objs = UINT32_MAX;
