@@ -265,7 +265,9 @@ uint16_t cf_cp_integer(struct cf_class *c, int32_t v)
 	return i ? i : cp_append(c, CP_INTEGER, b, 4);
 }
 
-uint16_t cf_cp_fieldref(struct cf_class *c, const char *owner, const char *name, const char *desc)
+/* A Fieldref or Methodref (tag) to owner.name:desc, found or appended. */
+static uint16_t cp_memberref(struct cf_class *c, uint8_t tag, const char *owner, const char *name,
+			     const char *desc)
 {
 	uint16_t k = cf_cp_class(c, owner, strlen(owner));
 	uint16_t n = cf_cp_utf8(c, name, strlen(name));
@@ -273,18 +275,17 @@ uint16_t cf_cp_fieldref(struct cf_class *c, const char *owner, const char *name,
 	if (!k || !n || !d)
 		return 0;
 	uint16_t nt = cp_ref4(c, CP_NAMETYPE, n, d);
-	return nt ? cp_ref4(c, CP_FIELDREF, k, nt) : 0;
+	return nt ? cp_ref4(c, tag, k, nt) : 0;
+}
+
+uint16_t cf_cp_fieldref(struct cf_class *c, const char *owner, const char *name, const char *desc)
+{
+	return cp_memberref(c, CP_FIELDREF, owner, name, desc);
 }
 
 uint16_t cf_cp_methodref(struct cf_class *c, const char *owner, const char *name, const char *desc)
 {
-	uint16_t k = cf_cp_class(c, owner, strlen(owner));
-	uint16_t n = cf_cp_utf8(c, name, strlen(name));
-	uint16_t d = cf_cp_utf8(c, desc, strlen(desc));
-	if (!k || !n || !d)
-		return 0;
-	uint16_t nt = cp_ref4(c, CP_NAMETYPE, n, d);
-	return nt ? cp_ref4(c, CP_METHODREF, k, nt) : 0;
+	return cp_memberref(c, CP_METHODREF, owner, name, desc);
 }
 
 /* ---- attributes --------------------------------------------------------- */

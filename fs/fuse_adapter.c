@@ -708,11 +708,8 @@ static int open_tree(struct mount_ctx *m, const struct mountopts *mo)
 {
 	struct win_params wp;
 	struct sus_params sp;
-	mountopts_win_params(mo, &wp);
-	mountopts_sus_params(mo, &sp);
-	struct hfs_opts o = { .cache_mb = mo->cache_mb, .progress = NULL, .windows = &wp,
-			      .features = mo->features, .classifiers = mo->classifiers,
-			      .suspects = &sp, .hprof_layout = mo->layout };
+	struct hfs_opts o;
+	mountopts_hfs_opts(mo, &wp, &sp, &o);
 	struct htr_err err;
 	struct stat st;
 

@@ -11,30 +11,11 @@
  */
 #include "hprof_internal.h"
 
+#include "buf.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Big-endian ids of an object array's elements, a load each. */
-static inline uint64_t load_be64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	v = __builtin_bswap64(v);
-#endif
-	return v;
-}
-
-static inline uint32_t load_be32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	v = __builtin_bswap32(v);
-#endif
-	return v;
-}
 
 int dgraph_init(struct dgraph *g, size_t n)
 {
@@ -78,18 +59,13 @@ static int grow_edges(struct dgraph *g)
 
 static int add_run(struct dgraph *g, uint32_t hi)
 {
-	if (g->nhi == g->caphi) {
-		uint64_t nc = g->caphi ? g->caphi * 2 : 16;
-		uint64_t *e = realloc(g->hi_edge, nc * sizeof *e);
-		if (e)
-			g->hi_edge = e;
-		uint32_t *h = realloc(g->hi, nc * sizeof *h);
-		if (h)
-			g->hi = h;
-		if (!e || !h)
-			return -ENOMEM;
-		g->caphi = nc;
-	}
+	uint64_t c1 = g->caphi, c2 = g->caphi;
+	int rc = array_reserve((void **)&g->hi_edge, &c1, (uint64_t)g->nhi + 1, sizeof *g->hi_edge);
+	if (!rc)
+		rc = array_reserve((void **)&g->hi, &c2, (uint64_t)g->nhi + 1, sizeof *g->hi);
+	if (rc)
+		return rc;
+	g->caphi = c1;
 	g->hi_edge[g->nhi] = g->ne;
 	g->hi[g->nhi++] = hi;
 	g->cur_hi = hi;
@@ -98,14 +74,9 @@ static int add_run(struct dgraph *g, uint32_t hi)
 
 static int add_dangling(struct dgraph *g, uint64_t id, size_t src, uint32_t slot)
 {
-	if (g->ndang == g->capdang) {
-		size_t nc = g->capdang ? g->capdang * 2 : 64;
-		struct dref *p = realloc(g->dang, nc * sizeof *p);
-		if (!p)
-			return -ENOMEM;
-		g->dang = p;
-		g->capdang = nc;
-	}
+	int rc = array_reserve((void **)&g->dang, &g->capdang, (uint64_t)g->ndang + 1, sizeof *g->dang);
+	if (rc)
+		return rc;
 	g->dang[g->ndang++] = (struct dref){ id, (uint32_t)src, slot };
 	return 0;
 }
@@ -145,16 +116,8 @@ int dgraph_add_object(struct dgraph *g, const struct dump *d, size_t i, const st
 	int rc = 0;
 	g->off[i] = (uint32_t)g->ne;
 	if (o->tag == HPROF_OBJ_ARRAY_DUMP) {
-		const uint8_t *p = f->map + o->data;
-		if (f->id_size == 8) {
-			for (uint32_t k = 0; k < o->length && !rc; k++, p += 8) {
-				rc = add_ref(g, d, i, k, load_be64(p));
-			}
-		} else {
-			for (uint32_t k = 0; k < o->length && !rc; k++, p += 4) {
-				rc = add_ref(g, d, i, k, load_be32(p));
-			}
-		}
+		for (uint32_t k = 0; k < o->length && !rc; k++)
+			rc = add_ref(g, d, i, k, hprof_id(f, o->data + (uint64_t)k * f->id_size));
 		return rc;
 	}
 	if (o->tag != HPROF_INSTANCE_DUMP || c == HPROF_NONE)

@@ -267,7 +267,7 @@ struct dgraph {
 	uint64_t *hi_edge; uint32_t *hi; uint32_t nhi; uint64_t caphi;
 	uint32_t cur_hi;       /* high bits of the last edge added */
 	uint64_t ne, cap;
-	struct dref *dang; size_t ndang, capdang;
+	struct dref *dang; size_t ndang; uint64_t capdang;
 	uint64_t refs_to_classes, bad_instances;
 };
 
