@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analyses/bitset.h"
+#include "model/buf.h"
 
 static const char *const role_names[DS_NROLES] = {
 	"recursive", "reference-array", "transition", "primitive-array", "mcontainer",
@@ -391,21 +392,16 @@ int ds_owners_compute(const struct heap_state *s, const uint16_t *roles,
 
 struct u32vec {
 	uint32_t *v;
-	size_t n, cap;
+	size_t n;
+	uint64_t cap;
 };
 
 static int vec_push(struct u32vec *a, uint32_t x)
 {
-	if (a->n == a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 1024;
-		uint32_t *v = realloc(a->v, cap * sizeof *v);
-		if (!v)
-			return -ENOMEM;
-		a->v = v;
-		a->cap = cap;
-	}
-	a->v[a->n++] = x;
-	return 0;
+	int rc = array_reserve((void **)&a->v, &a->cap, (uint64_t)a->n + 1, sizeof *a->v);
+	if (!rc)
+		a->v[a->n++] = x;
+	return rc;
 }
 
 struct measure {

@@ -6,27 +6,23 @@
 #include <string.h>
 
 #include "dominators.h"
+#include "model/buf.h"
 
 #define UNSET (UINT32_MAX - 2)
 
 /* Growable u32 array. */
 struct u32v {
 	uint32_t *v;
-	uint32_t n, cap;
+	uint32_t n;
+	uint64_t cap;
 };
 
 static int u32v_push(struct u32v *a, uint32_t x)
 {
-	if (a->n == a->cap) {
-		uint32_t cap = a->cap ? a->cap * 2 : 64;
-		uint32_t *v = realloc(a->v, (size_t)cap * sizeof *v);
-		if (!v)
-			return -ENOMEM;
-		a->v = v;
-		a->cap = cap;
-	}
-	a->v[a->n++] = x;
-	return 0;
+	int rc = array_reserve((void **)&a->v, &a->cap, (uint64_t)a->n + 1, sizeof *a->v);
+	if (!rc)
+		a->v[a->n++] = x;
+	return rc;
 }
 
 void rootlabels_free(struct rootlabels *rl)

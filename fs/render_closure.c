@@ -11,6 +11,7 @@
 
 #include "analyses/bitset.h"
 #include "analyses/closure.h"
+#include "model/buf.h"
 #include "names.h"
 #include "render.h"
 #include "table.h"
@@ -1459,21 +1460,16 @@ static uint32_t adhoc_version_of(struct hfs *fs, const char *name)
 
 struct idvec {
 	uint64_t *v;
-	size_t n, cap;
+	size_t n;
+	uint64_t cap;
 };
 
 static int idvec_add(struct idvec *iv, uint64_t id)
 {
-	if (iv->n == iv->cap) {
-		size_t cap = iv->cap ? iv->cap * 2 : 64;
-		uint64_t *v = realloc(iv->v, cap * sizeof *v);
-		if (!v)
-			return -ENOMEM;
-		iv->v = v;
-		iv->cap = cap;
-	}
-	iv->v[iv->n++] = id;
-	return 0;
+	int rc = array_reserve((void **)&iv->v, &iv->cap, (uint64_t)iv->n + 1, sizeof *iv->v);
+	if (!rc)
+		iv->v[iv->n++] = id;
+	return rc;
 }
 
 static int parse_ids(const struct buf *b, struct idvec *iv)
