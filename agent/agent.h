@@ -227,8 +227,12 @@ void count_finish(JNIEnv *jni);
 /* Agent thread: the counts since the last call into the trace, after GC
  * gc (final: at exit). */
 void count_write(JNIEnv *jni, struct htr_writer *w, uint32_t gc, int final);
-/* Agent thread, every tick: hot=N retransformation of hot methods' classes. */
-void count_poll(jvmtiEnv *jvmti, JNIEnv *jni);
+/* Agent thread, every tick: hot=N retransformation of hot methods' classes.
+ * Returns the milliseconds until the next call wanted, POLL_MIN_MS to
+ * POLL_MAX_MS. */
+#define POLL_MIN_MS 2u
+#define POLL_MAX_MS 100u
+int count_poll(jvmtiEnv *jvmti, JNIEnv *jni);
 
 /* ---- the agent thread (recorder.c) ---- */
 void JNICALL recorder_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg);

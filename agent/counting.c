@@ -63,6 +63,9 @@ struct cmethod {
 	uint32_t *cnt;              /* owned, [nedges], UINT32_MAX none */
 	double *freq;               /* owned, [nnormal]: measured, for the next version */
 	int state;                  /* HOT_* */
+	int final;                  /* planned from measured frequencies, or per site */
+	int per_site;               /* this version has one counter per site */
+	int demote;                 /* its next version gets one counter per site */
 	/* exception corrections: C.r[r_first .. r_first + nr), C.x[x_first ..) */
 	uint32_t r_first, nr, x_first, nx;
 	uint32_t sym_id;            /* METHOD id (symbols.c), NO_ID before ClassPrepare */
@@ -104,6 +107,7 @@ struct csem {
 };
 struct ccounter {
 	uint32_t sem_first, nsem;
+	uint32_t method;            /* C.m index */
 };
 
 static struct {
@@ -281,24 +285,36 @@ static uint32_t sink_method(void *ctx, const char *cls, size_t cl, const char *n
 	/* a new version of a method (retransformed) keeps its sites: the
 	 * counts of every version add up on them; exception walks use the
 	 * new version's corrections (frames still running the old code get
-	 * the new one's: hot=N is not exact under exceptions) */
+	 * the new one's: hot=N is not exact under exceptions).  A version
+	 * planned from measured frequencies is final (HOT_DONE); one planned
+	 * without is measured (HOT_NO), afresh in its own counters. */
+	uint32_t first = NO_ID;
+	int measured = 0, sites = 0;
 	for (uint32_t i = 0; i < C.nm; i++) {
 		const struct cmethod *o = &C.m[i];
 		if (o->nsites == nsites && !strcmp(o->cls, m->cls) && !strcmp(o->name, m->name) &&
 		    !strcmp(o->desc, m->desc)) {
-			m->site_first = o->site_first;
-			m->state = HOT_DONE;
-			if (!C.retransforming)
-				return C.nm++; /* the same class from another loader */
-			m->sym_id = o->sym_id;
-			m->mid = o->mid;
-			struct cmid *e = NULL;
-			if (o->mid)
-				HASH_FIND_PTR(C.mids, &o->mid, e);
-			if (e)
-				e->m = C.nm;
-			return C.nm++;
+			first = first == NO_ID ? i : first;
+			measured |= o->freq != NULL;
+			sites |= o->per_site || o->demote;
 		}
+	}
+	if (first != NO_ID) {
+		const struct cmethod *o = &C.m[first];
+		m->site_first = o->site_first;
+		m->state = measured || sites ? HOT_DONE : HOT_NO;
+		m->final = measured || sites;
+		m->per_site = sites;
+		if (!C.retransforming)
+			return C.nm++; /* the same class from another loader */
+		m->sym_id = o->sym_id;
+		m->mid = o->mid;
+		struct cmid *e = NULL;
+		if (o->mid)
+			HASH_FIND_PTR(C.mids, &o->mid, e);
+		if (e)
+			e->m = C.nm;
+		return C.nm++;
 	}
 	m->site_first = C.ns;
 	memset(C.s + C.ns, 0, nsites * sizeof(*C.s)); /* sink_site tells new from described */
@@ -344,19 +360,25 @@ static int sink_graph(void *ctx, uint32_t method, uint32_t nblocks, uint32_t nno
 	return 0;
 }
 
-/* The measured frequencies of a method being retransformed, if it is hot. */
+/* The measured frequencies of a method being retransformed, if a version
+ * of it became hot (this time or at an earlier retransformation of its
+ * class). */
 static const double *sink_freq(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
-			       size_t dl, uint32_t nnormal)
+			       size_t dl, uint32_t nblocks, uint32_t nnormal, int *sites)
 {
 	(void)ctx;
+	const double *freq = NULL;
 	for (uint32_t i = 0; i < C.nm; i++) {
 		const struct cmethod *m = &C.m[i];
-		if (m->state == HOT_PENDING && m->freq && m->nnormal == nnormal && strlen(m->cls) == cl &&
-		    !memcmp(m->cls, cls, cl) && strlen(m->name) == nl && !memcmp(m->name, name, nl) &&
-		    strlen(m->desc) == dl && !memcmp(m->desc, desc, dl))
-			return m->freq;
+		if ((m->freq || m->per_site || m->demote) && strlen(m->cls) == cl && !memcmp(m->cls, cls, cl) &&
+		    strlen(m->name) == nl && !memcmp(m->name, name, nl) && strlen(m->desc) == dl &&
+		    !memcmp(m->desc, desc, dl)) {
+			*sites |= m->per_site || m->demote;
+			if (m->freq && m->nnormal == nnormal && m->nblocks == nblocks)
+				freq = m->freq;
+		}
 	}
-	return NULL;
+	return freq;
 }
 
 static int sink_counter(void *ctx, uint32_t method, uint32_t counter, const uint32_t *k, const int32_t *coef,
@@ -365,7 +387,7 @@ static int sink_counter(void *ctx, uint32_t method, uint32_t counter, const uint
 	(void)ctx;
 	if (grow((void **)&C.sem, &C.cap_sem, C.nsem + n, sizeof(*C.sem)))
 		return -ENOMEM;
-	C.c[counter] = (struct ccounter){ C.nsem, n };
+	C.c[counter] = (struct ccounter){ C.nsem, n, method };
 	for (uint32_t i = 0; i < n; i++)
 		C.sem[C.nsem++] = (struct csem){ C.m[method].site_first + k[i], coef[i] };
 	return 0;
@@ -400,8 +422,9 @@ static int sink_handlers(void *ctx, uint32_t method, const uint16_t *seh, uint32
 	return 0;
 }
 
-static struct instr_sink sink = { NULL, sink_reserve, sink_method, sink_site, sink_counter, sink_freq,
-				  sink_graph, sink_correction, sink_handlers, 0 };
+static struct instr_sink sink = { .reserve = sink_reserve, .method = sink_method, .site = sink_site,
+				  .counter = sink_counter, .freq = sink_freq, .graph = sink_graph,
+				  .correction = sink_correction, .handlers = sink_handlers };
 
 /* ---- hooks ----------------------------------------------------------------- */
 
@@ -753,18 +776,29 @@ static void retransform(jvmtiEnv *jvmti, JNIEnv *jni, char **names, uint32_t n)
 			(*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
 		}
 	}
+	pthread_mutex_lock(&C.mu);
+	uint32_t nm_before = C.nm;
+	pthread_mutex_unlock(&C.mu);
 	jvmtiError e = nsel ? (*jvmti)->RetransformClasses(jvmti, nsel, sel) : JVMTI_ERROR_NONE;
 	if (e != JVMTI_ERROR_NONE && A.opts.verbose)
 		fprintf(stderr, "heapfs-agent: RetransformClasses failed (error %d)\n", (int)e);
 	else
 		n_retransformed += (uint64_t)nsel;
-	/* every method of those classes has a new version now (or the
-	 * retransformation failed): none is re-planned again */
+	/* every method of those classes has a new version now (sink_method
+	 * decided whether it is measured further), or the retransformation
+	 * failed: the old versions are measured no more */
 	pthread_mutex_lock(&C.mu);
-	for (uint32_t i = 0; i < C.nm; i++)
-		for (uint32_t j = 0; j < n; j++)
-			if (C.m[i].state == HOT_PENDING || !strcmp(C.m[i].cls, names[j]))
-				C.m[i].state = HOT_DONE;
+	for (uint32_t i = 0; i < nm_before; i++) {
+		struct cmethod *m = &C.m[i];
+		for (uint32_t j = 0; j < n && m->state != HOT_DONE; j++)
+			if (m->state == HOT_PENDING || !strcmp(m->cls, names[j])) {
+				m->state = HOT_DONE;
+				free(m->e);
+				free(m->cnt);
+				m->e = NULL;
+				m->cnt = NULL;
+			}
+	}
 	pthread_mutex_unlock(&C.mu);
 	for (jint i = 0; i < nclasses; i++)
 		(*jni)->DeleteLocalRef(jni, classes[i]);
@@ -861,59 +895,116 @@ void count_write(JNIEnv *jni, struct htr_writer *w, uint32_t gc, int final)
 
 /* hot=N: methods whose entry flow (solved from their counters) reached N
  * get their edge frequencies stored; their classes are retransformed, and
- * the hook plans their paths from the frequencies. */
-void count_poll(jvmtiEnv *jvmti, JNIEnv *jni)
+ * the hook plans their paths from the frequencies.  A method measured
+ * executes more increments than its final version (instrument.h,
+ * measure), so polls come often while it matters: POLL_MIN_MS after new
+ * methods were instrumented or hot ones found, then twice as long each
+ * time up to POLL_MAX_MS. */
+/* Adds a class name to the list to retransform (once). */
+static void add_pending(char ***pending, uint32_t *n, char *cls)
 {
+	for (uint32_t p = 0; p < *n; p++)
+		if (!strcmp((*pending)[p], cls))
+			return;
+	char **np = realloc(*pending, (*n + 1) * sizeof(*np));
+	if (np) {
+		*pending = np;
+		np[(*n)++] = cls; /* owned by the method, which stays */
+	}
+}
+
+/* A measured version: its edge frequencies solved from its counters (v);
+ * stored in m->freq once its entry count reached hot=N.  1: it did. */
+static int measure(struct cmethod *m, const jlong *v, uint32_t nc)
+{
+	uint8_t *counted = calloc(m->nedges + 1, 1);
+	double *val = calloc(m->nedges + 1, sizeof(double)), *flow = calloc(m->nedges + 1, sizeof(double));
+	int hot = 0;
+	if (counted && val && flow) {
+		for (uint32_t j = 0; j < m->nedges; j++)
+			if (m->cnt[j] != UINT32_MAX && m->cnt[j] < nc) {
+				counted[j] = 1;
+				val[j] = (double)v[m->cnt[j]];
+			}
+		double entry = instr_solve_flow(m->nblocks, m->nedges, m->e, counted, val, flow);
+		hot = entry >= (double)A.opts.hot &&
+		      (m->freq = calloc(m->nnormal + 2 * (size_t)m->nblocks + 1, sizeof(double)));
+	}
+	for (uint32_t j = 0; j < m->nedges && hot; j++) { /* instrument.h's layout */
+		const struct pedge *e = &m->e[j];
+		if (e->from == PATHS_X)
+			m->freq[m->nnormal + e->to] = flow[j];
+		else if (e->to == PATHS_X)
+			m->freq[m->nnormal + m->nblocks + e->from] = flow[j];
+		else if (e->cfg_edge < m->nnormal)
+			m->freq[e->cfg_edge] = flow[j];
+	}
+	free(counted);
+	free(val);
+	free(flow);
+	return hot;
+}
+
+/* Final versions with path counters that executed at least hot=N
+ * increments, more than the allocations they counted (frequencies
+ * measured early can mislead): marked to get one counter per site
+ * (m->demote) at their class's next retransformation.  Adds the classes. */
+static void demote(const jlong *v, uint32_t nc, char ***pending, uint32_t *npending)
+{
+	uint64_t *inc = calloc(C.nm + 1, sizeof(*inc));
+	int64_t *counted = calloc(C.nm + 1, sizeof(*counted));
+	if (!inc || !counted)
+		goto out;
+	for (uint32_t i = 0; i < nc; i++) {
+		const struct ccounter *c = &C.c[i];
+		inc[c->method] += (uint64_t)v[i];
+		for (uint32_t j = 0; j < c->nsem; j++)
+			counted[c->method] += v[i] * C.sem[c->sem_first + j].coef;
+	}
+	for (uint32_t i = 0; i < C.nm; i++) {
+		struct cmethod *m = &C.m[i];
+		if (m->final && !m->per_site && !m->demote && inc[i] >= A.opts.hot && (int64_t)inc[i] > counted[i]) {
+			m->demote = 1;
+			add_pending(pending, npending, m->cls);
+		}
+	}
+out:
+	free(inc);
+	free(counted);
+}
+
+int count_poll(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+	static uint32_t interval = POLL_MAX_MS, nm_seen;
 	if (!A.opts.hot || !__atomic_load_n(&C.active, __ATOMIC_ACQUIRE))
-		return;
+		return POLL_MAX_MS;
 	pthread_mutex_lock(&C.mu);
 	uint32_t nc = C.next_counter;
+	interval = C.nm != nm_seen ? POLL_MIN_MS : interval * 2 > POLL_MAX_MS ? POLL_MAX_MS : interval * 2;
+	nm_seen = C.nm;
 	pthread_mutex_unlock(&C.mu);
 	jlong *v = NULL;
 	if (read_counters(jni, nc, &v))
-		return;
+		return POLL_MAX_MS;
 	char **pending = NULL;
 	uint32_t npending = 0;
 	pthread_mutex_lock(&C.mu);
 	for (uint32_t i = 0; i < C.nm; i++) {
 		struct cmethod *m = &C.m[i];
-		if (m->state != HOT_NO || !m->e)
-			continue;
-		uint8_t *counted = calloc(m->nedges + 1, 1);
-		double *val = calloc(m->nedges + 1, sizeof(double)), *flow = calloc(m->nedges + 1, sizeof(double));
-		double entry = -1;
-		if (counted && val && flow) {
-			for (uint32_t j = 0; j < m->nedges; j++)
-				if (m->cnt[j] != UINT32_MAX && m->cnt[j] < nc) {
-					counted[j] = 1;
-					val[j] = (double)v[m->cnt[j]];
-				}
-			entry = instr_solve_flow(m->nblocks, m->nedges, m->e, counted, val, flow);
-		}
-		if (entry >= (double)A.opts.hot && (m->freq = calloc(m->nnormal + 1, sizeof(double)))) {
-			for (uint32_t j = 0; j < m->nedges; j++)
-				if (m->e[j].cfg_edge != PATHS_NONE && m->e[j].cfg_edge < m->nnormal)
-					m->freq[m->e[j].cfg_edge] = flow[j];
+		if (m->state == HOT_NO && m->e && measure(m, v, nc)) {
 			m->state = HOT_PENDING;
-			int seen = 0;
-			for (uint32_t p = 0; p < npending && !seen; p++)
-				seen = !strcmp(pending[p], m->cls);
-			char **np = seen ? pending : realloc(pending, (npending + 1) * sizeof(*np));
-			if (np) {
-				pending = np;
-				if (!seen)
-					pending[npending++] = m->cls; /* owned by the method, which stays */
-			}
+			add_pending(&pending, &npending, m->cls);
 		}
-		free(counted);
-		free(val);
-		free(flow);
 	}
+	demote(v, nc, &pending, &npending);
 	pthread_mutex_unlock(&C.mu);
 	free(v);
-	if (npending)
+	if (npending) {
 		retransform(jvmti, jni, pending, npending);
+		interval = POLL_MIN_MS;
+	}
 	free(pending);
+	return (int)interval;
 }
 
 static void print_dotted(FILE *f, const char *s)
@@ -942,6 +1033,53 @@ static int write_counts(const char *path, const int64_t *cnt, uint64_t incr, uin
 	return fclose(f) ? -EIO : 0;
 }
 
+/* HEAPFS_AGENT_METHODS=FILE (diagnostics, agent/README.md): one line per
+ * instrumented method version: name+descriptor, sites, counters,
+ * increments executed, allocations counted, and what the version is
+ * (static, measured, hot-planned, per-site, superseded). */
+static void write_method_stats(JNIEnv *jni)
+{
+	const char *path = getenv("HEAPFS_AGENT_METHODS");
+	if (!path || !*path)
+		return;
+	jlong *v = NULL;
+	uint64_t *inc = calloc(C.nm + 1, sizeof(*inc));
+	int64_t *counted = calloc(C.nm + 1, sizeof(*counted));
+	uint32_t *nc = calloc(C.nm + 1, sizeof(*nc));
+	FILE *f = NULL;
+	if (!inc || !counted || !nc || read_counters(jni, C.next_counter, &v) || !(f = fopen(path, "w"))) {
+		fprintf(stderr, "heapfs-agent: cannot write %s\n", path);
+		goto out;
+	}
+	for (uint32_t i = 0; i < C.next_counter; i++) {
+		const struct ccounter *c = &C.c[i];
+		inc[c->method] += (uint64_t)v[i];
+		nc[c->method]++;
+		for (uint32_t j = 0; j < c->nsem; j++)
+			counted[c->method] += v[i] * C.sem[c->sem_first + j].coef;
+	}
+	fprintf(f, "#method\tsites\tcounters\tincrements\tallocations\tversion\n");
+	for (uint32_t i = 0; i < C.nm; i++) {
+		const struct cmethod *m = &C.m[i];
+		const char *what = m->per_site ? "per-site"
+			       : m->demote ? "demoted"
+			       : m->final ? "hot-paths"
+			       : m->freq ? "measured"
+			       : m->state == HOT_NO && A.opts.hot ? "measuring"
+			       : m->state == HOT_DONE && A.opts.hot ? "superseded" : "static";
+		print_dotted(f, m->cls);
+		fprintf(f, ".%s%s\t%u\t%u\t%llu\t%lld\t%s\n", m->name, m->desc, m->nsites, nc[i],
+			(unsigned long long)inc[i], (long long)counted[i], what);
+	}
+	if (fclose(f))
+		fprintf(stderr, "heapfs-agent: cannot write %s\n", path);
+out:
+	free(v);
+	free(inc);
+	free(counted);
+	free(nc);
+}
+
 void count_finish(JNIEnv *jni)
 {
 	__atomic_store_n(&C.active, 0, __ATOMIC_RELEASE);
@@ -956,6 +1094,7 @@ void count_finish(JNIEnv *jni)
 	}
 	for (uint32_t i = 0; i < C.ns; i++)
 		per_site += (uint64_t)(cnt[i] > 0 ? cnt[i] : 0);
+	write_method_stats(jni);
 	if (C.exhausted)
 		fprintf(stderr, "heapfs-agent: mode=count: %llu methods not counted: all %u counters in use (counters=N)\n",
 			(unsigned long long)C.exhausted, A.opts.counters);
@@ -964,12 +1103,14 @@ void count_finish(JNIEnv *jni)
 	if (A.opts.verbose)
 		fprintf(stderr,
 			"heapfs-agent: mode=count: %llu classes instrumented (%llu failed), %llu methods (%llu without "
-			"allocations, %llu left alone), %u counters, %llu stubs, %llu classes retransformed (hot=%u); "
+			"allocations, %llu left alone), %u counters, %llu stubs, %llu classes retransformed (hot=%u), "
+			"%llu method versions with one counter per site (measured or demoted); "
 			"increments %llu vs %llu per-site (%.1f%% fewer); %llu exceptions, %llu frames corrected%s\n",
 			(unsigned long long)C.classes, (unsigned long long)C.failed,
 			(unsigned long long)C.st.instrumented, (unsigned long long)C.st.no_allocs,
 			(unsigned long long)C.st.skipped, C.next_counter, (unsigned long long)C.st.stubs,
-			(unsigned long long)n_retransformed, A.opts.hot, (unsigned long long)incr, (unsigned long long)per_site,
+			(unsigned long long)n_retransformed, A.opts.hot, (unsigned long long)C.st.per_site,
+			(unsigned long long)incr, (unsigned long long)per_site,
 			per_site ? 100.0 * (1.0 - (double)incr / (double)per_site) : 0.0, (unsigned long long)C.exceptions,
 			(unsigned long long)C.frames_corrected, A.opts.count_atomic ? "; atomic increments" : "");
 	free(cnt);

@@ -692,7 +692,78 @@ static int report_corrections(const struct rw *r, const struct method_plan *mp, 
 	return rc;
 }
 
-/* 1 instrumented, 0 left alone (a reason counted), <0 fatal. */
+/* The frequency of a path edge (sink->freq's layout). */
+static double pedge_freq(const struct cfg *g, const struct pedge *e, const double *freq)
+{
+	if (e->from == PATHS_X)
+		return freq[g->nnormal + e->to];
+	if (e->to == PATHS_X)
+		return freq[g->nnormal + g->nblocks + e->from];
+	return e->cfg_edge < g->nnormal ? freq[e->cfg_edge] : 0;
+}
+
+/* Increments the path counters would execute at these frequencies. */
+static double paths_cost(const struct cfg *g, const struct paths *ps, const double *freq)
+{
+	double n = 0;
+	for (uint32_t j = 0; j < ps->ncounters; j++)
+		n += pedge_freq(g, &ps->e[ps->counter_edge[j]], freq);
+	return n;
+}
+
+/* Increments one counter per site would execute: every block's inflow
+ * for each of its sites. */
+static double sites_cost(const struct cfg *g, const double *freq)
+{
+	double n = 0;
+	for (uint32_t s = 0; s < g->nsites; s++) {
+		uint32_t b = g->site_block[s];
+		double in = freq[g->nnormal + b];
+		for (uint32_t i = 0; i < g->nnormal; i++)
+			if (g->e[i].to == b)
+				in += freq[i];
+		n += in;
+	}
+	return n;
+}
+
+/* Plans the method's path counters (mp->ps) from the measured
+ * frequencies sink->freq has for it, or from the static heuristics; or
+ * sets *mode to INSTR_SITES when the measured frequencies say that one
+ * counter per site executes fewer increments.  1 planned, 0 left alone (a
+ * reason counted), <0 fatal. */
+static int plan_paths(struct cf_class *c, const struct cf_member *m, const struct instr_sink *sink,
+		      struct method_plan *mp, struct instr_stats *st, enum instr_mode *mode)
+{
+	const double *freq = NULL;
+	int sites = 0;
+	if (sink->freq) {
+		uint16_t cl, nl, dl;
+		const char *cn = cf_utf8(c, cf_class_name(c, c->this_class), &cl);
+		const char *mn = cf_utf8(c, m->name, &nl), *md = cf_utf8(c, m->desc, &dl);
+		if (cn && mn && md)
+			freq = sink->freq(sink->ctx, cn, cl, mn, nl, md, dl, mp->g.nblocks, mp->g.nnormal, &sites);
+	}
+	if (sites) {
+		st->per_site++;
+		*mode = INSTR_SITES;
+		return 1;
+	}
+	int rc = paths_plan(&mp->g, freq, &mp->ps);
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc || !mp->ps.ncounters) {
+		rc ? st->skipped++ : st->no_allocs++;
+		return 0;
+	}
+	if (freq && paths_cost(&mp->g, &mp->ps, freq) > sites_cost(&mp->g, freq)) {
+		paths_free(&mp->ps);
+		st->per_site++;
+		*mode = INSTR_SITES;
+	}
+	return 1;
+}
+
 /* Per-site counting (INSTR_SITES): counter s right after site s, meaning
  * that site once.  Fills mp->ps's counters and places the snippets. */
 static int plan_sites(struct rw *r, struct method_plan *mp, uint32_t base)
@@ -712,6 +783,7 @@ static int plan_sites(struct rw *r, struct method_plan *mp, uint32_t base)
 	return rc;
 }
 
+/* 1 instrumented, 0 left alone (a reason counted), <0 fatal. */
 static int do_method(struct cf_class *c, struct cf_member *m, const struct instr_sink *sink, enum instr_mode mode,
 		     struct instr_stats *st, uint16_t fieldref, uint16_t methodref)
 {
@@ -755,6 +827,8 @@ static int do_method(struct cf_class *c, struct cf_member *m, const struct instr
 	}
 	uint32_t base;
 	uint64_t stubs = 0;
+	if (mode == INSTR_PATHS && (rc = plan_paths(c, m, sink, &mp, st, &mode)) <= 0)
+		goto out;
 	if (mode == INSTR_SITES) {
 		if ((base = sink->reserve(sink->ctx, mp.g.nsites)) == UINT32_MAX) {
 			st->skipped++;
@@ -764,22 +838,6 @@ static int do_method(struct cf_class *c, struct cf_member *m, const struct instr
 		if ((rc = plan_sites(&r, &mp, base)))
 			goto out;
 		goto apply;
-	}
-	const double *freq = NULL;
-	if (sink->freq) {
-		uint16_t cl, nl, dl;
-		const char *cn = cf_utf8(c, cf_class_name(c, c->this_class), &cl);
-		const char *mn = cf_utf8(c, m->name, &nl), *md = cf_utf8(c, m->desc, &dl);
-		if (cn && mn && md)
-			freq = sink->freq(sink->ctx, cn, cl, mn, nl, md, dl, mp.g.nnormal);
-	}
-	rc = paths_plan(&mp.g, freq, &mp.ps);
-	if (rc == -ENOMEM)
-		goto out;
-	if (rc || !mp.ps.ncounters) {
-		rc ? st->skipped++ : st->no_allocs++;
-		rc = 0;
-		goto out;
 	}
 	base = sink->reserve(sink->ctx, mp.ps.ncounters);
 	if (base == UINT32_MAX) {
@@ -986,40 +1044,39 @@ int instr_counters_class(uint32_t ncounters, int atomic, struct buf *out)
 	return buf_put(out, head, sizeof(head)) || buf_put(out, n, 4) || buf_put(out, tail, sizeof(tail)) ? -ENOMEM : 0;
 }
 
-double instr_solve_flow(uint32_t nblocks, uint32_t nedges, const struct pedge *e, const uint8_t *counted,
-			const double *value, double *flow)
+/* One pass of flow conservation: nodes node[v] (v a block or nblocks for
+ * X); edges with known[i] have flow[i]; edges between two blocks of one
+ * node are left alone (their flow cancels in its balance).  A node with
+ * one unknown edge left determines it (tree leaves first, inwards). */
+static int conserve(uint32_t nblocks, uint32_t nnodes, const uint32_t *node, uint32_t nedges, const struct pedge *e,
+		    uint8_t *known, double *flow)
 {
-	uint32_t X = nblocks;
-	uint8_t *known = calloc(nedges + 1, 1);
-	uint32_t *unknown = calloc(nblocks + 1, sizeof(uint32_t)); /* unknown edges at each node */
-	double *bal = calloc(nblocks + 1, sizeof(double));           /* in - out of the known edges */
-	double entry = 0;
-	if (!known || !unknown || !bal)
-		goto out;
-#define NODE(v) ((v) == PATHS_X ? X : (v))
+	uint32_t *unknown = calloc(nnodes + 1, sizeof(uint32_t)); /* unknown edges at each node */
+	double *bal = calloc(nnodes + 1, sizeof(double));           /* in - out of the known edges */
+	if (!unknown || !bal) {
+		free(unknown);
+		free(bal);
+		return -ENOMEM;
+	}
+#define NODE(v) node[(v) == PATHS_X ? nblocks : (v)]
 	for (uint32_t i = 0; i < nedges; i++) {
 		uint32_t a = NODE(e[i].from), b = NODE(e[i].to);
-		if (counted[i]) {
-			known[i] = 1;
-			flow[i] = value[i];
-			bal[a] -= value[i];
-			bal[b] += value[i];
-		} else if (a == b) {
-			known[i] = 1; /* an uncounted self loop: cannot be told */
-			flow[i] = 0;
+		if (a == b)
+			continue;
+		if (known[i]) {
+			bal[a] -= flow[i];
+			bal[b] += flow[i];
 		} else {
 			unknown[a]++;
 			unknown[b]++;
 		}
 	}
-	/* a node with one unknown edge: that edge balances it (tree leaves
-	 * first, then inwards) */
 	for (int progress = 1; progress;) {
 		progress = 0;
 		for (uint32_t i = 0; i < nedges; i++) {
-			if (known[i])
-				continue;
 			uint32_t a = NODE(e[i].from), b = NODE(e[i].to);
+			if (known[i] || a == b)
+				continue;
 			double f;
 			if (unknown[a] == 1)
 				f = bal[a];       /* out of a: in - out must be 0 */
@@ -1038,16 +1095,41 @@ double instr_solve_flow(uint32_t nblocks, uint32_t nedges, const struct pedge *e
 			progress = 1;
 		}
 	}
+#undef NODE
+	free(unknown);
+	free(bal);
+	return 0;
+}
+
+double instr_solve_flow(uint32_t nblocks, uint32_t nedges, const struct pedge *e, const uint8_t *counted,
+			const double *value, double *flow)
+{
+	double entry = 0;
+	uint8_t *known = calloc(nedges + 1, 1);
+	uint32_t *self = malloc((nblocks + 1) * sizeof(uint32_t));
+	/* first between the strongly connected components, where the flows
+	 * of uncounted edges inside loops cancel, then block by block */
+	uint32_t *comp = paths_components(nblocks, nedges, e);
+	if (!known || !self || !comp)
+		goto out;
+	for (uint32_t i = 0; i < nedges; i++) {
+		known[i] = counted[i];
+		flow[i] = counted[i] ? value[i] : 0;
+	}
+	for (uint32_t v = 0; v <= nblocks; v++)
+		self[v] = v;
+	if (conserve(nblocks, comp[nblocks] + 1, comp, nedges, e, known, flow) ||
+	    conserve(nblocks, nblocks + 1, self, nedges, e, known, flow))
+		goto out;
 	for (uint32_t i = 0; i < nedges; i++) {
 		if (!known[i])
-			flow[i] = 0;
+			flow[i] = 0; /* conservation cannot tell (a cycle of uncounted edges) */
 		if (e[i].from == PATHS_X && e[i].to == 0)
 			entry = flow[i];
 	}
-#undef NODE
 out:
 	free(known);
-	free(unknown);
-	free(bal);
+	free(self);
+	free(comp);
 	return entry;
 }

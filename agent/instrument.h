@@ -60,10 +60,16 @@ struct instr_sink {
 	/* Counter `counter` adds coef[i] to site k[i] of the method per increment. */
 	int (*counter)(void *ctx, uint32_t method, uint32_t counter, const uint32_t *k, const int32_t *coef,
 		       uint32_t n);
-	/* Optional (NULL: none).  Measured frequencies for the method's normal
-	 * CFG edges (cfg.e[0..nnormal)), or NULL for the static heuristics. */
+	/* Optional (NULL: none).  Measured frequencies of the method's
+	 * edges, or NULL for the static heuristics: [0, nnormal) the normal
+	 * CFG edges (cfg.e), [nnormal + b] the edge X -> block b (method
+	 * entry, handler), [nnormal + nblocks + b] the edge b -> X (exit).
+	 * With them, a method whose path counters would execute more
+	 * increments than one counter per site gets one counter per site;
+	 * *sites = 1 asks for one counter per site outright (a version with
+	 * path counters executed more increments than it counted). */
 	const double *(*freq)(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
-			      size_t dl, uint32_t nnormal);
+			      size_t dl, uint32_t nblocks, uint32_t nnormal, int *sites);
 	/* Optional.  The method's path graph (paths.h) and the counter of each
 	 * edge (UINT32_MAX: none), so that edge frequencies can be solved from
 	 * the counters later (flow conservation over the spanning tree). */
@@ -100,6 +106,8 @@ struct instr_stats {
 	uint64_t counters;         /* counters placed */
 	uint64_t sites;            /* allocation sites in instrumented methods */
 	uint64_t stubs;            /* critical-edge stubs */
+	uint64_t per_site;         /* measured methods given one counter per
+				    * site (fewer increments than paths) */
 };
 
 enum instr_mode {

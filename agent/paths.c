@@ -49,13 +49,24 @@ struct bld {
 	uint32_t *split_from;
 	uint32_t npaths, cap_paths;
 	uint32_t *order;              /* blocks in the order they were put on paths */
+	uint8_t *allocates;           /* [nblocks] the block has an allocation site */
 	uint32_t norder;
 };
 
-static double pref(const struct bld *B, const struct pedge *e)
+/* The measured frequency of a path edge (instrument.h's layout of freq). */
+static double edge_freq(const struct bld *B, const struct pedge *e)
 {
-	if (B->freq && e->cfg_edge != PATHS_NONE)
-		return B->freq[e->cfg_edge];
+	const struct cfg *g = B->g;
+	if (e->from == PATHS_X)
+		return B->freq[g->nnormal + e->to];
+	if (e->to == PATHS_X)
+		return B->freq[g->nnormal + g->nblocks + e->from];
+	return B->freq[e->cfg_edge];
+}
+
+/* The static heuristics (paths.h), higher is more likely. */
+static double static_pref(const struct bld *B, const struct pedge *e)
+{
 	if (e->to == PATHS_X)
 		return 1.0;
 	const struct cfg *g = B->g;
@@ -66,14 +77,24 @@ static double pref(const struct bld *B, const struct pedge *e)
 		s += 10.0;
 	if (e->cfg_edge != PATHS_NONE && g->e[e->cfg_edge].fall)
 		s += 1.0;
+	if (B->allocates[e->to])
+		s -= 2.0;
 	return s;
 }
 
 static const struct bld *sort_ctx;
+/* The most likely successor first: the higher measured frequency, then
+ * (no frequencies, or equal ones) the static heuristics, then cfg order. */
 static int pref_cmp(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	double px = pref(sort_ctx, &sort_ctx->ps->e[x]), py = pref(sort_ctx, &sort_ctx->ps->e[y]);
+	const struct pedge *ex = &sort_ctx->ps->e[x], *ey = &sort_ctx->ps->e[y];
+	if (sort_ctx->freq) {
+		double fx = edge_freq(sort_ctx, ex), fy = edge_freq(sort_ctx, ey);
+		if (fx != fy)
+			return fx > fy ? -1 : 1;
+	}
+	double px = static_pref(sort_ctx, ex), py = static_pref(sort_ctx, ey);
 	if (px != py)
 		return px > py ? -1 : 1;
 	return x < y ? -1 : x > y; /* stable: cfg order (default before cases) */
@@ -159,6 +180,11 @@ static int make_graph(struct bld *B)
 		if (ps->e[i].from != PATHS_X)
 			B->out[B->out_first[ps->e[i].from] + fill[ps->e[i].from]++] = i;
 	free(fill);
+	B->allocates = calloc(g->nblocks + 1, 1);
+	if (!B->allocates)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < g->nsites; k++)
+		B->allocates[g->site_block[k]] = 1;
 	sort_ctx = B; /* qsort has no context argument; paths_build is not reentrant */
 	for (uint32_t b = 0; b < g->nblocks; b++)
 		qsort(B->out + B->out_first[b], B->outdeg[b], sizeof(uint32_t), pref_cmp);
@@ -384,6 +410,7 @@ out:
 	free(B.out);
 	free(B.indeg);
 	free(B.outdeg);
+	free(B.allocates);
 	if (rc)
 		paths_free(ps);
 	return rc;
@@ -487,6 +514,84 @@ out:
 	return rc;
 }
 
+uint32_t *paths_components(uint32_t nb, uint32_t nedges, const struct pedge *e)
+{
+	uint32_t *comp = malloc((nb + 1) * sizeof(uint32_t));
+	uint32_t *index = malloc((nb + 1) * sizeof(uint32_t)), *low = malloc((nb + 1) * sizeof(uint32_t));
+	uint32_t *first = calloc(nb + 2, sizeof(uint32_t)), *out = malloc((nedges + 1) * sizeof(uint32_t));
+	uint32_t *stack = malloc((nb + 1) * sizeof(uint32_t)); /* Tarjan's stack */
+	uint32_t *call = malloc((nb + 1) * sizeof(uint32_t));  /* the DFS: block */
+	uint32_t *next = malloc((nb + 1) * sizeof(uint32_t));  /* and its next out-edge */
+	uint8_t *on = calloc(nb + 1, 1);
+	if (!comp || !index || !low || !first || !out || !stack || !call || !next || !on) {
+		free(comp);
+		comp = NULL;
+		goto out;
+	}
+	/* out-edges between blocks, CSR */
+	for (uint32_t i = 0; i < nedges; i++)
+		if (e[i].from != PATHS_X && e[i].to != PATHS_X)
+			first[e[i].from + 1]++;
+	for (uint32_t b = 0; b < nb; b++)
+		first[b + 1] += first[b];
+	for (uint32_t b = 0; b < nb; b++)
+		next[b] = first[b];
+	for (uint32_t i = 0; i < nedges; i++)
+		if (e[i].from != PATHS_X && e[i].to != PATHS_X)
+			out[next[e[i].from]++] = e[i].to;
+	for (uint32_t b = 0; b < nb; b++)
+		index[b] = UINT32_MAX;
+	uint32_t counter = 0, sp = 0, ncomp = 0;
+	for (uint32_t root = 0; root < nb; root++) {
+		if (index[root] != UINT32_MAX)
+			continue;
+		uint32_t depth = 0;
+		call[depth] = root;
+		next[depth++] = first[root];
+		index[root] = low[root] = counter++;
+		stack[sp++] = root;
+		on[root] = 1;
+		while (depth) {
+			uint32_t v = call[depth - 1];
+			if (next[depth - 1] < first[v + 1]) {
+				uint32_t w = out[next[depth - 1]++];
+				if (index[w] == UINT32_MAX) {
+					index[w] = low[w] = counter++;
+					stack[sp++] = w;
+					on[w] = 1;
+					call[depth] = w;
+					next[depth++] = first[w];
+				} else if (on[w] && index[w] < low[v]) {
+					low[v] = index[w];
+				}
+				continue;
+			}
+			if (low[v] == index[v]) { /* v roots a component */
+				uint32_t w;
+				do {
+					w = stack[--sp];
+					on[w] = 0;
+					comp[w] = ncomp;
+				} while (w != v);
+				ncomp++;
+			}
+			if (--depth && low[v] < low[call[depth - 1]])
+				low[call[depth - 1]] = low[v];
+		}
+	}
+	comp[nb] = ncomp; /* X: a component of its own */
+out:
+	free(index);
+	free(low);
+	free(first);
+	free(out);
+	free(stack);
+	free(call);
+	free(next);
+	free(on);
+	return comp;
+}
+
 int paths_semantics(struct paths *ps, const struct cfg *g)
 {
 	uint32_t nb = ps->nblocks, ns = ps->nsites, X = nb;
@@ -499,7 +604,7 @@ int paths_semantics(struct paths *ps, const struct cfg *g)
 	uint32_t *adj_first = calloc(nb + 2, sizeof(uint32_t));
 	uint32_t *adj = malloc((2 * (size_t)ps->nedges + 1) * sizeof(uint32_t));
 	int rc = -ENOMEM;
-	if (!phi || !alloc || !seen || !queue || !adj_first || !adj)
+	if (!phi || !alloc || !seen || !queue || !adj_first || !adj )
 		goto out;
 	for (uint32_t s = 0; s < ns; s++)
 		alloc[(size_t)g->site_block[s] * ns + s]++;

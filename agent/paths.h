@@ -14,7 +14,15 @@
  *   2. a backward edge (to a block at a lower offset) is most likely
  *      (loops iterate);
  *   3. falling through beats a taken branch (javac puts the "then" part
- *      after the test; switches: the default first, then cases in order).
+ *      after the test; switches: the default first, then cases in order);
+ *   4. but a successor that allocates is less likely than one that does
+ *      not (it outweighs 3, not 1-2): a "then" part that allocates is
+ *      often a lazy initialization, a verbose message or an error path.
+ *      Measured (agent/README.md): ANTLR 3 went from 13.7% more increments
+ *      than per-site counting to 18.1% fewer, the threads example from
+ *      27.8% to 42.7% fewer, Ant from 30.0% to 32.5%.
+ * Ties go to the lower cfg edge.  With frequencies, the higher frequency
+ * wins and the heuristics break ties.
  * When a path reaches a block already on itself, the segment after that
  * header block is split off as a loop path (branching off the header and
  * joining it, Figure 2) and the path continues at the header with another
@@ -102,6 +110,12 @@ int paths_semantics(struct paths *ps, const struct cfg *g);
 
 /* All three. */
 int paths_plan(const struct cfg *g, const double *freq, struct paths *ps);
+
+/* The strongly connected components of the blocks over the edges between
+ * blocks (X edges left out): comp[b] for b < nb, comp[nb] (X) one of its
+ * own.  An edge between blocks lies on a cycle iff its ends share a
+ * component.  Iterative Tarjan.  Caller frees; NULL: out of memory. */
+uint32_t *paths_components(uint32_t nb, uint32_t nedges, const struct pedge *e);
 
 /* The pedge from -> to (PATHS_X allowed), or PATHS_NONE. */
 uint32_t paths_find_edge(const struct paths *ps, uint32_t from, uint32_t to);

@@ -421,10 +421,13 @@ void JNICALL recorder_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 	(void)arg;
 	ts_current(jvmti, jni, NULL);
 	write_info(jvmti);
+	jlong wait_ms = POLL_MAX_MS;
 	for (;;) {
+		/* one wait: until a GC ends, stop, or the timeout (a notify
+		 * without news, or a spurious wake-up, makes an early tick) */
 		(*jvmti)->RawMonitorEnter(jvmti, A.mon);
-		while (!A.stop && processed == __atomic_load_n(&A.gc_finished, __ATOMIC_ACQUIRE))
-			(*jvmti)->RawMonitorWait(jvmti, A.mon, 100);
+		if (!A.stop && processed == __atomic_load_n(&A.gc_finished, __ATOMIC_ACQUIRE))
+			(*jvmti)->RawMonitorWait(jvmti, A.mon, wait_ms);
 		int stop = A.stop;
 		(*jvmti)->RawMonitorExit(jvmti, A.mon);
 		if ((*jni)->PushLocalFrame(jni, 256) == 0) {
@@ -438,7 +441,7 @@ void JNICALL recorder_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 				tick();
 			}
 			if (A.opts.mode == AGENT_MODE_COUNT)
-				count_poll(jvmti, jni);
+				wait_ms = count_poll(jvmti, jni);
 			(*jni)->PopLocalFrame(jni, NULL);
 		}
 		if (stop)

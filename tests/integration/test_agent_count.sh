@@ -190,6 +190,35 @@ for seed in 3 5; do
 	echo "ok: generated seed $seed x300: $n class(es) retransformed, counts equal; increments $(sed -n 's/^#increments\t//p' "$TMP/h1.tsv") (hot=20) vs $(sed -n 's/^#increments\t//p' "$TMP/h0.tsv") (static) vs $(sed -n 's/^#per_site_increments\t//p' "$TMP/h0.tsv") per-site"
 done
 
+# Demotion: PhaseShift's first calls all allocate, then almost none do.  The
+# version planned from the first calls' frequencies executes more
+# increments than it counts and is replaced by one counter per site
+# (HEAPFS_AGENT_METHODS shows the versions); the counts stay those of hot=0.
+mkdir -p "$TMP/ps"
+"$JAVAC" -d "$TMP/ps" tests/integration/PhaseShift.java || fail "javac PhaseShift"
+"$JAVA" -Xverify:all "-agentpath:$AGENT=out=$TMP/p0.htr,mode=count,counts=$TMP/p0.tsv" -cp "$TMP/ps" PhaseShift 200000 \
+	>"$TMP/p0.out" 2>&1 || { cat "$TMP/p0.out"; fail "PhaseShift hot=0"; }
+HEAPFS_AGENT_METHODS=$TMP/pm.tsv "$JAVA" -Xverify:all "-agentpath:$AGENT=out=$TMP/p1.htr,mode=count,counts=$TMP/p1.tsv,hot=20" \
+	-cp "$TMP/ps" PhaseShift 200000 >"$TMP/p1.out" 2>&1 || { cat "$TMP/p1.out"; fail "PhaseShift hot=20"; }
+cmp -s "$TMP/p0.out" "$TMP/p1.out" || fail "PhaseShift: outputs differ"
+count_sites "$TMP/p0.tsv" PhaseShift >"$TMP/p0.sites"
+count_sites "$TMP/p1.tsv" PhaseShift >"$TMP/p1.sites"
+cmp -s "$TMP/p0.sites" "$TMP/p1.sites" || { diff "$TMP/p0.sites" "$TMP/p1.sites" >&2; fail "PhaseShift: hot=20 counts differ from hot=0"; }
+# every call of work allocates 1 object, and 3 more in the first 500 calls
+# and then in 1 call in 1000
+want=$(( 500 + 2 * 200000 + 3 * (500 + 2 * 200) ))
+got=$(awk -F'\t' '$1 ~ /^PhaseShift.work:/ { n += $3 } END { print n + 0 }' "$TMP/p1.tsv")
+[ "$got" = "$want" ] || fail "PhaseShift.work: $got allocations counted, $want made"
+versions=$(awk -F'\t' '$1 ~ /^PhaseShift\.work\(/ { print $6 }' "$TMP/pm.tsv" | tr '\n' ' ')
+case "$versions" in
+*measured*demoted*per-site*) ;;
+*) fail "PhaseShift.work: versions '$versions', want measured, demoted (hot paths) and per-site" ;;
+esac
+# the per-site version executed one increment per allocation
+awk -F'\t' '$1 ~ /^PhaseShift\.work\(/ && $6 == "per-site" && $4 != $5 { exit 1 }' "$TMP/pm.tsv" ||
+	fail "PhaseShift.work: the per-site version's increments differ from its allocations"
+echo "ok: PhaseShift: versions $versions; counts equal hot=0 ($got allocations)"
+
 # A real application from a Debian package: Apache Ant building a small
 # project (javac, jar, copy, delete).  Ant catches exceptions of its own
 # (reflection probes), so path counters may be off where an exception cut a

@@ -229,9 +229,9 @@ static void test_figure4_loop(void **state)
 }
 
 /* An if without else (0 -> 1 -> 2, 0 -> 2) where only the "then" block 1
- * allocates: the hot path's counter sits on 0 -> 1 (share 1, while X -> 0
- * is shared with the side path), so the side path 0 -> 2 passes no
- * allocation and no counter: its semantics are empty and it is dropped. */
+ * allocates: the hot path avoids the allocating block (X -> 0 -> 2 -> X)
+ * and counts nothing, so its counter is dropped; the side path 0 -> 1 -> 2
+ * counts block 1's allocation on 0 -> 1. */
 static void test_empty_semantics_dropped(void **state)
 {
 	(void)state;
@@ -254,6 +254,37 @@ static void test_empty_semantics_dropped(void **state)
 	g.nsites = 0;
 	assert_int_equal(paths_plan(&g, NULL, &ps), 0);
 	assert_int_equal(ps.ncounters, 0);
+	paths_free(&ps);
+	cfg_free(&g);
+}
+
+/* The allocation heuristic: of two successors, one that allocates is less
+ * likely (javac's "then" part after the test is often a lazy
+ * initialization, a verbose message or an error path), unless both
+ * allocate. */
+static void test_static_allocation_heuristic(void **state)
+{
+	(void)state;
+	struct cfg g;
+	/* diamond: 0 -> 1 (falls through) | 0 -> 2 (jumps), both -> 3 */
+	assert_int_equal(cfg_init(&g, 4), 0);
+	cfg_add_edge(&g, 0, 1, CFG_NORMAL, 1);
+	cfg_add_edge(&g, 0, 2, CFG_NORMAL, 0);
+	cfg_add_edge(&g, 1, 3, CFG_NORMAL, 0);
+	cfg_add_edge(&g, 2, 3, CFG_NORMAL, 1);
+	g.b[3].exit = 1;
+	assert_int_equal(cfg_add_site(&g, 1, 0), 0);
+	assert_int_equal(cfg_finish(&g), 0);
+	struct paths ps;
+	assert_int_equal(paths_build(&g, NULL, &ps), 0);
+	assert_int_equal(ps.block_path[2], ps.block_path[0]); /* hot: around the allocation */
+	assert_true(ps.block_path[1] != ps.block_path[0]);
+	paths_free(&ps);
+	/* both arms allocate: falling through wins again */
+	assert_int_equal(cfg_add_site(&g, 2, 1), 0);
+	assert_int_equal(cfg_finish(&g), 0);
+	assert_int_equal(paths_build(&g, NULL, &ps), 0);
+	assert_int_equal(ps.block_path[1], ps.block_path[0]);
 	paths_free(&ps);
 	cfg_free(&g);
 }
@@ -410,6 +441,7 @@ int main(void)
 		cmocka_unit_test(test_figure3_corrections),
 		cmocka_unit_test(test_figure4_loop),
 		cmocka_unit_test(test_empty_semantics_dropped),
+		cmocka_unit_test(test_static_allocation_heuristic),
 		cmocka_unit_test(test_random_cfgs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
