@@ -263,5 +263,12 @@ fi
 if [ -r /usr/share/java/antlr3.jar ] && [ -r /usr/share/java/stringtemplate4.jar ]; then
 	CP_SAVED=$CP; CP=/usr/share/java/stringtemplate4.jar:/usr/share/java/antlr3.jar:/usr/share/java/antlr3-runtime.jar
 	count_row antlr3 org.antlr.Tool -fo "$OUT/antlr3" tests/integration/MiniLang.g
+	# hot=20: re-planned from measured frequencies, demoted to per-site
+	# counters where paths lose; what the retransformations cost
+	interleaved_ms "h0=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,counts=$OUT/h0.tsv|-cp|$CP|org.antlr.Tool|-fo|$OUT/antlr3|tests/integration/MiniLang.g" \
+		"h20=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,hot=20,counts=$OUT/h20.tsv|-cp|$CP|org.antlr.Tool|-fo|$OUT/antlr3|tests/integration/MiniLang.g"
+	echo "  (antlr3 hot=20: $ms_h20 ms, $(sed -n 's/^#increments\t//p' "$OUT/h20.tsv") increments;" \
+		"hot=0: $ms_h0 ms, $(sed -n 's/^#increments\t//p' "$OUT/h0.tsv") increments;" \
+		"per-site $(sed -n 's/^#per_site_increments\t//p' "$OUT/h0.tsv"))"
 	CP=$CP_SAVED
 fi

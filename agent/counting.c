@@ -284,8 +284,8 @@ static uint32_t sink_method(void *ctx, const char *cls, size_t cl, const char *n
 	m->sym_id = NO_ID;
 	/* a new version of a method (retransformed) keeps its sites: the
 	 * counts of every version add up on them; exception walks use the
-	 * new version's corrections (frames still running the old code get
-	 * the new one's: hot=N is not exact under exceptions).  A version
+	 * new version's corrections for frames running the new code (frames
+	 * running the old code: obsolete_version).  A version
 	 * planned from measured frequencies is final (HOT_DONE); one planned
 	 * without is measured (HOT_NO), afresh in its own counters. */
 	uint32_t first = NO_ID;
@@ -561,6 +561,40 @@ static void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
 	(*jvmti)->Deallocate(jvmti, (unsigned char *)mids);
 }
 
+/* A frame still running the code a retransformation replaced (hot=N)
+ * has an obsolete jmethodID of its own: its version is the one before the
+ * method's newest (C.m index, NO_ID if none).  Should a class have been
+ * retransformed twice while such a frame lived, the frame's code may be
+ * older still; taking the previous version is exact in the usual case. */
+static uint32_t obsolete_version(jvmtiEnv *jvmti, jmethodID mid)
+{
+	char *name = NULL, *desc = NULL, *sig = NULL;
+	jclass k = NULL;
+	uint32_t newest = NO_ID, prev = NO_ID;
+	if ((*jvmti)->GetMethodName(jvmti, mid, &name, &desc, NULL) != JVMTI_ERROR_NONE ||
+	    (*jvmti)->GetMethodDeclaringClass(jvmti, mid, &k) != JVMTI_ERROR_NONE ||
+	    (*jvmti)->GetClassSignature(jvmti, k, &sig, NULL) != JVMTI_ERROR_NONE)
+		goto out;
+	size_t l = strlen(sig);
+	if (l < 3 || sig[0] != 'L')
+		goto out;
+	for (uint32_t i = C.nm; i-- > 0 && prev == NO_ID;) {
+		const struct cmethod *m = &C.m[i];
+		if (strlen(m->cls) != l - 2 || memcmp(m->cls, sig + 1, l - 2) || strcmp(m->name, name) ||
+		    strcmp(m->desc, desc))
+			continue;
+		if (newest == NO_ID)
+			newest = i;
+		else
+			prev = i;
+	}
+out:
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)desc);
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+	return prev;
+}
+
 /* The instrumented method of a frame (C.m index, NO_ID none), and whether
  * it is a <clinit>.  Unknown methods are looked up once (under C.mu). */
 static uint32_t frame_method(jvmtiEnv *jvmti, jmethodID mid, int *clinit)
@@ -574,6 +608,9 @@ static uint32_t frame_method(jvmtiEnv *jvmti, jmethodID mid, int *clinit)
 			return *clinit = 0, NO_ID;
 		e->mid = mid;
 		e->m = NO_ID;
+		jboolean obsolete = JNI_FALSE;
+		if ((*jvmti)->IsMethodObsolete(jvmti, mid, &obsolete) == JVMTI_ERROR_NONE && obsolete)
+			e->m = obsolete_version(jvmti, mid);
 		if ((*jvmti)->GetMethodName(jvmti, mid, &name, NULL, NULL) == JVMTI_ERROR_NONE && name) {
 			e->clinit = !strcmp(name, "<clinit>");
 			(*jvmti)->Deallocate(jvmti, (unsigned char *)name);
@@ -945,9 +982,10 @@ static int measure(struct cmethod *m, const jlong *v, uint32_t nc)
 	return hot;
 }
 
-/* Final versions with path counters that executed at least hot=N
- * increments, more than the allocations they counted (frequencies
- * measured early can mislead): marked to get one counter per site
+/* Current versions with path counters (static or planned from
+ * measurements) that executed at least hot=N increments, more than the
+ * allocations they counted (the static heuristics guessed wrong, or
+ * frequencies measured early misled): marked to get one counter per site
  * (m->demote) at their class's next retransformation.  Adds the classes. */
 static void demote(const jlong *v, uint32_t nc, char ***pending, uint32_t *npending)
 {
@@ -963,7 +1001,8 @@ static void demote(const jlong *v, uint32_t nc, char ***pending, uint32_t *npend
 	}
 	for (uint32_t i = 0; i < C.nm; i++) {
 		struct cmethod *m = &C.m[i];
-		if (m->final && !m->per_site && !m->demote && inc[i] >= A.opts.hot && (int64_t)inc[i] > counted[i]) {
+		if ((m->final || m->state == HOT_NO) && !m->per_site && !m->demote && inc[i] >= A.opts.hot &&
+		    (int64_t)inc[i] > counted[i]) {
 			m->demote = 1;
 			add_pending(pending, npending, m->cls);
 		}

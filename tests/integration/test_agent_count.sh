@@ -300,11 +300,15 @@ if [ -r /usr/share/java/antlr3.jar ] && [ -r /usr/share/java/stringtemplate4.jar
 	deviation "antlr3, path counters" "$TMP/gc.tsv" 99 "$TMP/antlr3-full.tsv" org.
 	antlr3_run "$TMP/g-sites" -Xverify:all "-agentpath:$AGENT=out=$TMP/gs.htr,mode=count,counting=sites,counts=$TMP/gs.tsv"
 	deviation "antlr3, counting=sites" "$TMP/gs.tsv" 99 "$TMP/antlr3-full.tsv" org.
+	# hot=20: methods re-planned from measurements or demoted to per-site
+	# counters while ANTLR runs; the counts stay those of mode=full
+	antlr3_run "$TMP/g-hot" -Xverify:all "-agentpath:$AGENT=out=$TMP/gh.htr,mode=count,hot=20,counts=$TMP/gh.tsv"
+	deviation "antlr3, path counters, hot=20" "$TMP/gh.tsv" 99 "$TMP/antlr3-full.tsv" org.
 	# the generated code does not depend on the agent
 	diff -r "$TMP/g-full" "$TMP/g-count" >"$TMP/antlr3.diff" || true
 	awk '/^[<>]/ && !/^[<>] \/\/ \$ANTLR 3/ { bad = 1 } END { exit !bad }' "$TMP/antlr3.diff" &&
 		fail "antlr3: generated code differs under mode=count"
-	echo "ok: antlr3 increments: paths $(sed -n 's/^#increments\t//p' "$TMP/gc.tsv"), sites $(sed -n 's/^#increments\t//p' "$TMP/gs.tsv")" \
+	echo "ok: antlr3 increments: paths $(sed -n 's/^#increments\t//p' "$TMP/gc.tsv"), hot=20 $(sed -n 's/^#increments\t//p' "$TMP/gh.tsv"), sites $(sed -n 's/^#increments\t//p' "$TMP/gs.tsv")" \
 		"(per-site $(sed -n 's/^#per_site_increments\t//p' "$TMP/gc.tsv"))"
 else
 	echo "(antlr3 not installed (Debian package antlr3): the second Debian application is skipped)"

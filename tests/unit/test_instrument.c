@@ -405,6 +405,46 @@ static uint32_t rnd(uint32_t n)
 	return (uint32_t)(rng % n);
 }
 
+/* 30 random walks from X -> 0 through the path graph; the edges of each
+ * that ends at X within 200 steps are counted into truth. */
+static void random_walks(const struct paths *ps, double *truth)
+{
+	double *walk = calloc(ps->nedges + 1, sizeof(double));
+	assert_non_null(walk);
+	for (int w = 0; w < 30; w++) {
+		memset(walk, 0, (ps->nedges + 1) * sizeof(double));
+		uint32_t e = paths_find_edge(ps, PATHS_X, 0);
+		int steps = 0, done = 0;
+		while (steps++ < 200) {
+			walk[e] += 1;
+			if (ps->e[e].to == PATHS_X) {
+				done = 1;
+				break;
+			}
+			uint32_t n = 0, pick = PATHS_NONE;
+			for (uint32_t i = 0; i < ps->nedges; i++)
+				if (ps->e[i].from == ps->e[e].to && rnd(++n) == 0)
+					pick = i;
+			e = pick;
+		}
+		for (uint32_t i = 0; done && i < ps->nedges; i++)
+			truth[i] += walk[i];
+	}
+	free(walk);
+}
+
+/* instr_solve_flow given the true counts on the edges with a counter. */
+static double solve_from_counters(const struct paths *ps, uint32_t nb, const double *truth, double *flow)
+{
+	uint8_t *counted = calloc(ps->nedges + 1, 1);
+	assert_non_null(counted);
+	for (uint32_t i = 0; i < ps->nedges; i++)
+		counted[i] = ps->e[i].counter;
+	double entry = instr_solve_flow(nb, ps->nedges, ps->e, counted, truth, flow);
+	free(counted);
+	return entry;
+}
+
 /* Random CFGs (one site per block), random complete walks counting every
  * edge: with every counter kept, the flows solved from the counted edges
  * alone equal the walked counts on every edge. */
@@ -436,31 +476,8 @@ static void test_solve_flow(void **state)
 		for (uint32_t i = 0; i < ps.nedges; i++)
 			counters += ps.e[i].counter;
 		double *truth = calloc(ps.nedges + 1, sizeof(double)), *flow = calloc(ps.nedges + 1, sizeof(double));
-		uint8_t *counted = calloc(ps.nedges + 1, 1);
-		/* walks from X -> 0 to X; walks that do not end are not counted */
-		double *walk = calloc(ps.nedges + 1, sizeof(double));
-		for (int w = 0; w < 30; w++) {
-			memset(walk, 0, (ps.nedges + 1) * sizeof(double));
-			uint32_t e = paths_find_edge(&ps, PATHS_X, 0);
-			int steps = 0, done = 0;
-			while (steps++ < 200) {
-				walk[e] += 1;
-				if (ps.e[e].to == PATHS_X) {
-					done = 1;
-					break;
-				}
-				uint32_t n = 0, pick = PATHS_NONE;
-				for (uint32_t i = 0; i < ps.nedges; i++)
-					if (ps.e[i].from == ps.e[e].to && rnd(++n) == 0)
-						pick = i;
-				e = pick;
-			}
-			for (uint32_t i = 0; done && i < ps.nedges; i++)
-				truth[i] += walk[i];
-		}
-		for (uint32_t i = 0; i < ps.nedges; i++)
-			counted[i] = ps.e[i].counter;
-		double entry = instr_solve_flow(nb, ps.nedges, ps.e, counted, truth, flow);
+		random_walks(&ps, truth);
+		double entry = solve_from_counters(&ps, nb, truth, flow);
 		/* nothing dropped: chords = edges - (reachable blocks + X) + 1 */
 		if (counters == ps.nedges - (reach + 1) + 1) {
 			checked++;
@@ -470,8 +487,6 @@ static void test_solve_flow(void **state)
 		}
 		free(truth);
 		free(flow);
-		free(counted);
-		free(walk);
 		paths_free(&ps);
 		cfg_free(&g);
 	}
@@ -556,30 +571,8 @@ static void test_solve_flow_components(void **state)
 			}
 		}
 		double *truth = calloc(ps.nedges + 1, sizeof(double)), *flow = calloc(ps.nedges + 1, sizeof(double));
-		double *walk = calloc(ps.nedges + 1, sizeof(double));
-		uint8_t *counted = calloc(ps.nedges + 1, 1);
-		for (int w = 0; w < 30; w++) {
-			memset(walk, 0, (ps.nedges + 1) * sizeof(double));
-			uint32_t e = paths_find_edge(&ps, PATHS_X, 0);
-			int steps = 0, done = 0;
-			while (steps++ < 200) {
-				walk[e] += 1;
-				if (ps.e[e].to == PATHS_X) {
-					done = 1;
-					break;
-				}
-				uint32_t n = 0, pick = PATHS_NONE;
-				for (uint32_t i = 0; i < ps.nedges; i++)
-					if (ps.e[i].from == ps.e[e].to && rnd(++n) == 0)
-						pick = i;
-				e = pick;
-			}
-			for (uint32_t i = 0; done && i < ps.nedges; i++)
-				truth[i] += walk[i];
-		}
-		for (uint32_t i = 0; i < ps.nedges; i++)
-			counted[i] = ps.e[i].counter;
-		double entry = instr_solve_flow(nb, ps.nedges, ps.e, counted, truth, flow);
+		random_walks(&ps, truth);
+		double entry = solve_from_counters(&ps, nb, truth, flow);
 		if (!dropped_off_cycle) {
 			graphs_checked++;
 			assert_true(entry == truth[paths_find_edge(&ps, PATHS_X, 0)]);
@@ -592,8 +585,6 @@ static void test_solve_flow_components(void **state)
 		}
 		free(truth);
 		free(flow);
-		free(walk);
-		free(counted);
 		free(on_cycle);
 		free(placed);
 		free(comp);
