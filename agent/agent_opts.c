@@ -36,9 +36,11 @@ static const char help_text[] =
 	"                  exceptions without the corrections below)\n"
 	"  atomic=on|off   mode=count: atomic counter increments (default off: plain\n"
 	"                  increments, which threads racing on a counter can lose)\n"
-	"  exceptions=correct|off  mode=count, paths: correct the counts of the\n"
-	"                  frames an exception leaves mid-path (default correct;\n"
-	"                  costs ~16 us per exception thrown, off: none)\n"
+	"  exceptions=bytecode|events|off  mode=count, paths: correct the counts of\n"
+	"                  the frames an exception leaves mid-path by handlers in the\n"
+	"                  instrumented code (default; constructors count per site),\n"
+	"                  by JVMTI Exception events (~10 us per exception thrown;\n"
+	"                  `correct` is the same), or not at all\n"
 	"  verbose         print recording statistics on stderr at exit\n"
 	"  help            print this text and stop the JVM\n";
 
@@ -60,7 +62,7 @@ static void defaults(struct agent_opts *o)
 	o->mode = AGENT_MODE_FULL;
 	o->counters = AGENT_DEFAULT_COUNTERS;
 	o->hot = AGENT_DEFAULT_HOT;
-	o->count_exceptions = 1;
+	o->count_exceptions = COUNT_EXC_BYTECODE;
 }
 
 /* Strict unsigned decimal in [lo, hi]. */
@@ -150,10 +152,12 @@ static int parse_item(struct agent_opts *o, char *item, char *err, size_t errlen
 	} else if (!strcmp(key, "atomic") && val) {
 		rc = parse_onoff(val, &o->count_atomic);
 	} else if (!strcmp(key, "exceptions") && val) {
-		if (!strcmp(val, "correct"))
-			o->count_exceptions = 1;
+		if (!strcmp(val, "bytecode"))
+			o->count_exceptions = COUNT_EXC_BYTECODE;
+		else if (!strcmp(val, "events") || !strcmp(val, "correct"))
+			o->count_exceptions = COUNT_EXC_EVENTS;
 		else if (!strcmp(val, "off"))
-			o->count_exceptions = 0;
+			o->count_exceptions = COUNT_EXC_OFF;
 		else
 			rc = -EINVAL;
 	} else if (!strcmp(key, "counts") && val) {

@@ -31,6 +31,13 @@ enum agent_mode {
 #define AGENT_MAX_DEPTH 64
 #define AGENT_OUT_MAX 4096
 
+/* count_exceptions */
+enum {
+	COUNT_EXC_OFF = 0,         /* not corrected */
+	COUNT_EXC_EVENTS = 1,      /* JVMTI Exception events walk the frames */
+	COUNT_EXC_BYTECODE = 2,    /* handlers in the instrumented code (instrument.h) */
+};
+
 struct agent_opts {
 	char out[AGENT_OUT_MAX];   /* trace file (default heapfs.htr) */
 	enum agent_graph_mode graph;
@@ -45,8 +52,8 @@ struct agent_opts {
 	uint32_t counters;         /* mode=count: capacity of the counter array */
 	int count_sites;           /* mode=count: 1 one counter per site (exact under exceptions), 0 paths */
 	int count_atomic;          /* mode=count: 1 atomic increments (exact with racing threads) */
-	int count_exceptions;      /* mode=count, paths: 1 correct counts when an exception unwinds
-	                            * a frame mid-path (JVMTI Exception events) */
+	int count_exceptions;      /* mode=count, paths: how counts are corrected when an exception
+	                            * leaves a frame mid-path: COUNT_EXC_* */
 	uint32_t hot;              /* mode=count, paths: re-instrument a method with measured edge
 	                            * frequencies after this many calls; 0 never */
 	char counts[AGENT_OUT_MAX]; /* mode=count: also write per-site counts as TSV here ("" none) */

@@ -217,11 +217,13 @@ if [ -x "$BUILD/tests/gen_alloc_methods" ] && command -v javac >/dev/null; then
 	javac -d "$OUT/genx" "$OUT/genx/Gen.java"
 	CP=$OUT/genx
 	count_row gen-throws Gen 20
-	# what the exception corrections cost there: the Exception event's
-	# capability and one stack walk per exception (exceptions=off: none)
+	# what the exception corrections cost there: handlers in the bytecode
+	# (the default), the Exception event's capability and one stack walk
+	# per exception (events), none (off)
 	interleaved_ms "off=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,exceptions=off|-cp|$CP|Gen|20" \
-		"on=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,verbose|-cp|$CP|Gen|20"
-	echo "  (gen-throws: exceptions=correct $ms_on ms vs exceptions=off $ms_off ms;" \
+		"bytecode=-agentpath:$AGENT=out=$OUT/t.htr,mode=count|-cp|$CP|Gen|20" \
+		"events=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,exceptions=events,verbose|-cp|$CP|Gen|20"
+	echo "  (gen-throws: exceptions=bytecode $ms_bytecode ms, exceptions=events $ms_events ms, exceptions=off $ms_off ms;" \
 		"$(sed -n 's/.*increments[^;]*; \([0-9]* exceptions, [0-9]* frames corrected\).*/\1/p' "$OUT/err"))"
 	CP=$CP_SAVED
 fi

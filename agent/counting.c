@@ -21,8 +21,11 @@
  *
  * Exceptions (path counters): a path's counters may count its
  * allocations before they happen or after, so an exception that leaves
- * a frame mid-path leaves that frame's account off by the correction
- * instrument.c reports for the frame's bytecode offset.  The JVMTI
+ * a frame mid-path leaves that frame's account off by a correction that
+ * depends on the frame's bytecode offset.  exceptions=bytecode (the
+ * default): instrument.c puts handlers into the code that increment
+ * counters meaning the corrections (nothing to do here).
+ * exceptions=events: instrument.c reports the corrections; the JVMTI
  * Exception event (at the throw, before any frame is unwound) walks the
  * thread's frames from the top down to the frame that will catch it
  * (JVMTI names its method and handler) and adds each instrumented frame's
@@ -718,7 +721,7 @@ void count_set_callbacks(jvmtiEventCallbacks *cb)
  * count right after each allocation: nothing to correct). */
 static int corrects_exceptions(void)
 {
-	return !A.opts.count_sites && A.opts.count_exceptions;
+	return !A.opts.count_sites && A.opts.count_exceptions == COUNT_EXC_EVENTS;
 }
 
 int count_onload(jvmtiEnv *jvmti)
@@ -727,13 +730,14 @@ int count_onload(jvmtiEnv *jvmti)
 	if (!C.c)
 		return -ENOMEM;
 	sink.atomic = A.opts.count_atomic;
+	sink.bytecode = !A.opts.count_sites && A.opts.count_exceptions == COUNT_EXC_BYTECODE;
 	if (corrects_exceptions()) {
 		jvmtiCapabilities cap;
 		memset(&cap, 0, sizeof(cap));
 		cap.can_generate_exception_events = 1;
 		if ((*jvmti)->AddCapabilities(jvmti, &cap) != JVMTI_ERROR_NONE) {
 			fprintf(stderr, "heapfs-agent: no exception events: counts are not corrected for exceptions\n");
-			A.opts.count_exceptions = 0;
+			A.opts.count_exceptions = COUNT_EXC_OFF;
 		}
 	}
 	snprintf(C.dir, sizeof(C.dir), "/tmp/heapfs-agent-XXXXXX");
@@ -1143,12 +1147,14 @@ void count_finish(JNIEnv *jni)
 		fprintf(stderr,
 			"heapfs-agent: mode=count: %llu classes instrumented (%llu failed), %llu methods (%llu without "
 			"allocations, %llu left alone), %u counters, %llu stubs, %llu classes retransformed (hot=%u), "
-			"%llu method versions with one counter per site (measured or demoted); "
+			"%llu method versions with one counter per site (measured or demoted), %llu constructors per "
+			"site and %llu correction handlers (exceptions=bytecode); "
 			"increments %llu vs %llu per-site (%.1f%% fewer); %llu exceptions, %llu frames corrected%s\n",
 			(unsigned long long)C.classes, (unsigned long long)C.failed,
 			(unsigned long long)C.st.instrumented, (unsigned long long)C.st.no_allocs,
 			(unsigned long long)C.st.skipped, C.next_counter, (unsigned long long)C.st.stubs,
 			(unsigned long long)n_retransformed, A.opts.hot, (unsigned long long)C.st.per_site,
+			(unsigned long long)C.st.ctor_sites, (unsigned long long)C.st.corr_handlers,
 			(unsigned long long)incr, (unsigned long long)per_site,
 			per_site ? 100.0 * (1.0 - (double)incr / (double)per_site) : 0.0, (unsigned long long)C.exceptions,
 			(unsigned long long)C.frames_corrected, A.opts.count_atomic ? "; atomic increments" : "");

@@ -52,6 +52,7 @@ struct rw {
 	uint16_t fieldref;      /* heapfs/Counters.c */
 	uint16_t methodref;     /* heapfs/Counters.inc, atomic increments; 0 plain */
 	uint32_t snip_len;      /* SNIP_LEN or SNIP_LEN_ATOMIC */
+	uint32_t tail_len;      /* bytes to be appended after the code (handlers) */
 };
 
 static void rw_free(struct rw *r)
@@ -177,7 +178,7 @@ static int layout(struct rw *r)
 		}
 		r->len = pos;
 		if (!changed && round > 0)
-			return pos > 65535 ? -E2BIG : 0;
+			return pos + r->tail_len > 65535 ? -E2BIG : 0;
 	}
 	return -EINVAL;
 }
@@ -624,28 +625,65 @@ static int announce(struct cf_class *c, struct cf_member *m, const struct method
 	return rc;
 }
 
-/* Exception corrections (instrument.h, sink->correction): for every run of
- * instructions of a block between two allocations, phi(b) minus the
- * block's allocations not yet made (paths.h).  An exit block's last
- * instruction comes after its exit counter, which settled the account:
- * it needs nothing.  Then the relocated exception table. */
-static int report_corrections(const struct rw *r, const struct method_plan *mp, const struct instr_sink *sink,
-			      uint32_t id)
+/* Exception corrections (paths.h, phi): for every run of instructions of a
+ * block up to and including its next allocation, phi(b) minus the
+ * block's allocations not yet made.  An exit block's last instruction
+ * comes after its exit counter, which settled the account: it needs
+ * nothing.  Runs whose correction is zero are left out; the others come
+ * in code order, each with its vector in vec[run * nsites]. */
+struct corr_runs {
+	uint32_t n;
+	uint32_t *first, *last;    /* [n] instruction indexes, inclusive */
+	int32_t *vec;              /* [n * nsites] */
+};
+
+static void corr_runs_free(struct corr_runs *cr)
+{
+	free(cr->first);
+	free(cr->last);
+	free(cr->vec);
+	memset(cr, 0, sizeof(*cr));
+}
+
+static int corr_runs_push(struct corr_runs *cr, uint32_t *cap, uint32_t ns, uint32_t first, uint32_t last,
+			  const int32_t *corr)
+{
+	if (cr->n == *cap) {
+		uint32_t c = *cap ? *cap * 2 : 16;
+		uint32_t *f = realloc(cr->first, c * sizeof(*f));
+		if (f)
+			cr->first = f;
+		uint32_t *l = f ? realloc(cr->last, c * sizeof(*l)) : NULL;
+		if (l)
+			cr->last = l;
+		int32_t *v = l ? realloc(cr->vec, (size_t)c * ns * sizeof(*v)) : NULL;
+		if (!v)
+			return -ENOMEM;
+		cr->vec = v;
+		*cap = c;
+	}
+	cr->first[cr->n] = first;
+	cr->last[cr->n] = last;
+	memcpy(cr->vec + (size_t)cr->n * ns, corr, ns * sizeof(*corr));
+	cr->n++;
+	return 0;
+}
+
+static int correction_runs(const struct rw *r, const struct method_plan *mp, struct corr_runs *cr)
 {
 	const struct cfg *g = &mp->g;
 	const struct paths *ps = &mp->ps;
-	uint32_t ns = g->nsites;
+	uint32_t ns = g->nsites, cap = 0;
+	memset(cr, 0, sizeof(*cr));
 	if (!ps->phi || !ns)
 		return 0;
 	int32_t *corr = malloc(ns * sizeof(int32_t));
-	uint32_t *k = malloc(ns * sizeof(uint32_t));
-	int32_t *co = malloc(ns * sizeof(int32_t));
 	uint8_t *exit_counted = calloc(g->nblocks + 1, 1);
-	int rc = corr && k && co && exit_counted ? 0 : -ENOMEM;
+	int rc = corr && exit_counted ? 0 : -ENOMEM;
 	for (uint32_t i = 0; i < ps->nedges && !rc; i++)
 		if (ps->e[i].counter && ps->e[i].to == PATHS_X && ps->e[i].from != PATHS_X)
 			exit_counted[ps->e[i].from] = 1;
-	for (uint32_t b = 0; b < g->nblocks && !rc && sink->correction; b++) {
+	for (uint32_t b = 0; b < g->nblocks && !rc; b++) {
 		const struct cfg_block *bl = &g->b[b];
 		if (ps->block_path[b] == PATHS_NONE || bl->first >= bl->end)
 			continue;
@@ -658,20 +696,45 @@ static int report_corrections(const struct rw *r, const struct method_plan *mp, 
 			uint32_t j = i; /* the run: up to and including the next allocation */
 			while (j + 1 < last && !cf_op_allocates(r->v[j].op))
 				j++;
-			uint32_t n = 0;
+			int any = 0;
 			for (uint32_t s = 0; s < ns; s++)
-				if (corr[s]) {
-					k[n] = s;
-					co[n++] = corr[s];
-				}
-			if (n)
-				rc = sink->correction(sink->ctx, id, r->ipos[i], r->ipos[j] + 1, k, co, n);
+				any |= corr[s] != 0;
+			if (any)
+				rc = corr_runs_push(cr, &cap, ns, i, j, corr);
 			if (cf_op_allocates(r->v[j].op)) /* made from here on */
 				for (uint32_t s = 0; s < ns; s++)
 					if (g->site_pc[s] == r->v[j].pc)
 						corr[s]++;
 			i = j + 1;
 		}
+	}
+	free(corr);
+	free(exit_counted);
+	if (rc)
+		corr_runs_free(cr);
+	return rc;
+}
+
+/* Reports the corrections to sink->correction (offsets of the rewritten
+ * code), then the relocated exception table to sink->handlers. */
+static int report_corrections(const struct rw *r, const struct method_plan *mp, const struct instr_sink *sink,
+			      uint32_t id)
+{
+	uint32_t ns = mp->g.nsites;
+	struct corr_runs cr;
+	int rc = sink->correction ? correction_runs(r, mp, &cr) : (memset(&cr, 0, sizeof(cr)), 0);
+	uint32_t *k = malloc((ns + 1) * sizeof(uint32_t));
+	int32_t *co = malloc((ns + 1) * sizeof(int32_t));
+	if (!rc && (!k || !co))
+		rc = -ENOMEM;
+	for (uint32_t x = 0; x < cr.n && !rc; x++) {
+		uint32_t n = 0;
+		for (uint32_t s = 0; s < ns; s++)
+			if (cr.vec[(size_t)x * ns + s]) {
+				k[n] = s;
+				co[n++] = cr.vec[(size_t)x * ns + s];
+			}
+		rc = sink->correction(sink->ctx, id, r->ipos[cr.first[x]], r->ipos[cr.last[x]] + 1, k, co, n);
 	}
 	if (!rc && sink->handlers && r->k->nexc) {
 		uint16_t *seh = malloc(3 * r->k->nexc * sizeof(uint16_t));
@@ -685,10 +748,298 @@ static int report_corrections(const struct rw *r, const struct method_plan *mp, 
 			rc = sink->handlers(sink->ctx, id, seh, r->k->nexc);
 		free(seh);
 	}
-	free(corr);
+	corr_runs_free(&cr);
 	free(k);
 	free(co);
-	free(exit_counted);
+	return rc;
+}
+
+/* ---- exception corrections in bytecode (sink->bytecode) ------------------ */
+
+/* The handlers a method gets: one per distinct correction vector, and one
+ * stub per (exception table entry, vector) where the entry covers a run
+ * of that vector.  Planned on instruction indexes, before the layout, so
+ * that the layout can count their bytes. */
+struct corr_plan {
+	struct corr_runs cr;
+	uint32_t *vid;          /* [cr.n] the run's vector */
+	uint32_t nvec;
+	uint32_t *uniq;         /* [nvec] a run with that vector */
+	uint32_t *stub;         /* [nexc * nvec]: stub number, NOT_SET none */
+	uint32_t nstub;
+	uint32_t *plain;        /* [nexc]: plain stub number, NOT_SET none */
+	uint32_t nplain;
+	uint32_t cbase;         /* the vectors' counters: cbase + v */
+};
+
+static void corr_plan_free(struct corr_plan *cp)
+{
+	corr_runs_free(&cp->cr);
+	free(cp->vid);
+	free(cp->uniq);
+	free(cp->stub);
+	free(cp->plain);
+	memset(cp, 0, sizeof(*cp));
+}
+
+/* The instruction index range [first, end) an exception entry covers. */
+static void exc_insns(const struct rw *r, const struct cf_exc *e, uint32_t *first, uint32_t *end)
+{
+	*first = r->pci[e->start];
+	*end = e->end >= r->k->len ? r->n : r->pci[e->end];
+}
+
+static int plan_corr_handlers(const struct rw *r, const struct method_plan *mp, struct corr_plan *cp)
+{
+	uint32_t ns = mp->g.nsites, nexc = r->k->nexc;
+	memset(cp, 0, sizeof(*cp));
+	int rc = correction_runs(r, mp, &cp->cr);
+	if (rc || !cp->cr.n)
+		return rc;
+	cp->vid = malloc(cp->cr.n * sizeof(uint32_t));
+	cp->uniq = malloc(cp->cr.n * sizeof(uint32_t));
+	if (!cp->vid || !cp->uniq)
+		return -ENOMEM;
+	for (uint32_t x = 0; x < cp->cr.n; x++) {
+		const int32_t *v = cp->cr.vec + (size_t)x * ns;
+		uint32_t u = 0;
+		while (u < cp->nvec && memcmp(cp->cr.vec + (size_t)cp->uniq[u] * ns, v, ns * sizeof(*v)))
+			u++;
+		if (u == cp->nvec)
+			cp->uniq[cp->nvec++] = x;
+		cp->vid[x] = u;
+	}
+	cp->stub = malloc(((size_t)nexc * cp->nvec + 1) * sizeof(uint32_t));
+	cp->plain = malloc((nexc + 1) * sizeof(uint32_t));
+	if (!cp->stub || !cp->plain)
+		return -ENOMEM;
+	for (size_t i = 0; i < (size_t)nexc * cp->nvec; i++)
+		cp->stub[i] = NOT_SET;
+	for (uint32_t e = 0; e < nexc; e++) {
+		uint32_t a, b;
+		exc_insns(r, &r->k->exc[e], &a, &b);
+		cp->plain[e] = NOT_SET;
+		for (uint32_t x = 0; x < cp->cr.n; x++) {
+			uint32_t *st = &cp->stub[(size_t)e * cp->nvec + cp->vid[x]];
+			if (cp->cr.first[x] < b && a <= cp->cr.last[x] && *st == NOT_SET) {
+				*st = cp->nstub++;
+				cp->plain[e] = 0; /* its handler is redirected (below) */
+			}
+		}
+	}
+	/* A handler some stub jumps to must be reached by nothing else
+	 * (C1 refuses a handler reached by both normal and exceptional
+	 * control flow): every entry with that handler goes through stubs,
+	 * the pieces without a correction through a plain one (goto_w). */
+	for (uint32_t e = 0; e < nexc; e++) {
+		if (cp->plain[e] != 0)
+			continue;
+		for (uint32_t f = 0; f < nexc; f++)
+			if (r->k->exc[f].handler == r->k->exc[e].handler && cp->plain[f] == NOT_SET)
+				cp->plain[f] = 0;
+	}
+	for (uint32_t e = 0; e < nexc; e++)
+		if (cp->plain[e] == 0)
+			cp->plain[e] = cp->nplain++ + 1; /* numbered from 1 while marking */
+	for (uint32_t e = 0; e < nexc; e++)
+		if (cp->plain[e] != NOT_SET)
+			cp->plain[e]--;
+	return 0;
+}
+
+static uint32_t corr_tail_len(const struct rw *r, const struct corr_plan *cp)
+{
+	return cp->nvec * (r->snip_len + 1) + cp->nstub * (r->snip_len + 5) + cp->nplain * 5;
+}
+
+/* A full frame at bci: no locals, the stack one java/lang/Throwable. */
+static int throwable_frame(struct rw *r, uint32_t bci, uint16_t throwable, struct cf_frame *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->type = 255;
+	f->bci = bci;
+	f->nstack = 1;
+	f->locals = cf_alloc(r->c, sizeof(struct cf_vtype));
+	f->stack = cf_alloc(r->c, sizeof(struct cf_vtype));
+	if (!f->locals || !f->stack)
+		return -ENOMEM;
+	f->stack[0] = (struct cf_vtype){ .tag = VT_OBJECT, .val = throwable };
+	return 0;
+}
+
+/* After rw_apply: appends the handlers, rewrites the exception table and
+ * adds the handlers' frames.  H_v (catch-all, after the method's own
+ * entries, so that those still catch first): increment v's counter,
+ * athrow.  S_{e,v}: increment v's counter, goto_w e's handler; entry e is
+ * split where it overlaps runs of v, those pieces pointing at S_{e,v},
+ * its other pieces at P_e: goto_w e's handler (plan_corr_handlers: a
+ * handler a stub jumps to is reached through stubs only).  Nothing is
+ * changed unless everything succeeds. */
+static int emit_corr_handlers(struct rw *r, const struct corr_plan *cp)
+{
+	struct cf_code *k = r->k;
+	uint32_t nvec = cp->nvec, sl = r->snip_len, base = k->len;
+	uint32_t len = base + corr_tail_len(r, cp);
+	uint8_t *code = cf_alloc(r->c, len);
+	/* pieces: an entry splits into at most 2 * runs + 1 */
+	size_t cap = (size_t)k->nexc * (2 * cp->cr.n + 1) + cp->cr.n;
+	struct cf_exc *exc = cf_alloc(r->c, (cap ? cap : 1) * sizeof(*exc));
+	uint16_t throwable = cf_cp_class(r->c, "java/lang/Throwable", 19);
+	if (!code || !exc || !throwable)
+		return -ENOMEM;
+	memcpy(code, k->code, base);
+	int rc = 0;
+	for (uint32_t v = 0; v < nvec && !rc; v++) {
+		uint32_t at = base + v * (sl + 1);
+		rc = emit_snip(r, code + at, cp->cbase + v);
+		code[at + sl] = 0xbf; /* athrow */
+	}
+	uint32_t sbase = base + nvec * (sl + 1);
+	for (uint32_t e = 0; e < k->nexc && !rc; e++)
+		for (uint32_t v = 0; v < nvec && !rc; v++) {
+			uint32_t st = cp->stub[(size_t)e * nvec + v];
+			if (st == NOT_SET)
+				continue;
+			uint32_t at = sbase + st * (sl + 5);
+			rc = emit_snip(r, code + at, cp->cbase + v);
+			code[at + sl] = 0xc8; /* goto_w */
+			put4(code + at + sl + 1, (uint32_t)((int64_t)k->exc[e].handler - (at + sl)));
+		}
+	uint32_t pbase = sbase + cp->nstub * (sl + 5);
+	for (uint32_t e = 0; e < k->nexc; e++)
+		if (cp->plain[e] != NOT_SET) {
+			uint32_t at = pbase + cp->plain[e] * 5;
+			code[at] = 0xc8; /* goto_w */
+			put4(code + at + 1, (uint32_t)((int64_t)k->exc[e].handler - at));
+		}
+	if (rc)
+		return rc;
+	/* the runs in new offsets */
+	uint32_t n = 0;
+	for (uint32_t e = 0; e < k->nexc; e++) {
+		const struct cf_exc *o = &k->exc[e];
+		uint16_t other = cp->plain[e] == NOT_SET ? o->handler : (uint16_t)(pbase + cp->plain[e] * 5);
+		uint32_t cur = o->start;
+		for (uint32_t x = 0; x < cp->cr.n; x++) {
+			uint32_t l = cp->cr.last[x];
+			uint32_t rs = r->ipos[cp->cr.first[x]], re = r->ipos[l] + new_insn_len(&r->v[l], r->ipos[l]);
+			uint32_t a = rs > cur ? rs : cur, b = re < o->end ? re : o->end;
+			if (a >= b)
+				continue;
+			if (cur < a)
+				exc[n++] = (struct cf_exc){ (uint16_t)cur, (uint16_t)a, other, o->catch_type };
+			uint32_t st = cp->stub[(size_t)e * nvec + cp->vid[x]];
+			if (st == NOT_SET) /* plan_corr_handlers saw no overlap: cannot happen */
+				return -EINVAL;
+			exc[n++] = (struct cf_exc){ (uint16_t)a, (uint16_t)b, (uint16_t)(sbase + st * (sl + 5)),
+						    o->catch_type };
+			cur = b;
+		}
+		if (cur < o->end)
+			exc[n++] = (struct cf_exc){ (uint16_t)cur, o->end, other, o->catch_type };
+	}
+	for (uint32_t x = 0; x < cp->cr.n; x++) {
+		uint32_t l = cp->cr.last[x];
+		uint32_t rs = r->ipos[cp->cr.first[x]], re = r->ipos[l] + new_insn_len(&r->v[l], r->ipos[l]);
+		uint16_t h = (uint16_t)(base + cp->vid[x] * (sl + 1));
+		if (n && exc[n - 1].catch_type == 0 && exc[n - 1].handler == h && exc[n - 1].end == rs)
+			exc[n - 1].end = (uint16_t)re; /* adjacent runs of one vector: one entry */
+		else
+			exc[n++] = (struct cf_exc){ (uint16_t)rs, (uint16_t)re, h, 0 };
+	}
+	/* frames (class files of version 50 on) */
+	struct cf_code_attr *smt = NULL;
+	for (uint32_t a = 0; a < k->nattrs; a++)
+		if (k->attrs[a].kind == CA_SMT)
+			smt = &k->attrs[a];
+	struct cf_code_attr *attrs = k->attrs;
+	uint32_t nattrs = k->nattrs;
+	if (!smt && r->c->major >= 50) {
+		attrs = cf_alloc(r->c, (nattrs + 1) * sizeof(*attrs));
+		uint16_t name = cf_cp_utf8(r->c, "StackMapTable", 13);
+		if (!attrs || !name)
+			return -ENOMEM;
+		if (nattrs)
+			memcpy(attrs, k->attrs, nattrs * sizeof(*attrs));
+		smt = &attrs[nattrs++];
+		memset(smt, 0, sizeof(*smt));
+		smt->kind = CA_SMT;
+		smt->raw.name = name;
+	}
+	struct cf_frame *f = NULL;
+	uint32_t nf = 0;
+	if (smt) {
+		uint32_t old = smt->u.smt.n;
+		f = cf_alloc(r->c, (old + nvec + cp->nstub + cp->nplain + 1) * sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		if (old) /* a new StackMapTable has none (and no array) */
+			memcpy(f, smt->u.smt.f, old * sizeof(*f));
+		nf = old;
+		for (uint32_t v = 0; v < nvec && !rc; v++)
+			rc = throwable_frame(r, base + v * (sl + 1), throwable, &f[nf++]);
+		for (uint32_t e = 0; e < k->nexc && !rc; e++)
+			for (uint32_t v = 0; v < nvec && !rc; v++) {
+				uint32_t st = cp->stub[(size_t)e * nvec + v];
+				if (st == NOT_SET)
+					continue;
+				const struct cf_frame *src = frame_at(smt->u.smt.f, old, k->exc[e].handler);
+				if (!src)
+					return -EINVAL;
+				f[nf] = *src; /* read only from here on: the arrays can be shared */
+				f[nf++].bci = sbase + st * (sl + 5);
+			}
+		for (uint32_t e = 0; e < k->nexc && !rc; e++) {
+			if (cp->plain[e] == NOT_SET)
+				continue;
+			const struct cf_frame *src = frame_at(smt->u.smt.f, old, k->exc[e].handler);
+			if (!src)
+				return -EINVAL;
+			f[nf] = *src;
+			f[nf++].bci = pbase + cp->plain[e] * 5;
+		}
+		qsort(f, nf, sizeof(*f), frame_cmp); /* stubs are numbered in run order */
+	}
+	if (rc)
+		return rc;
+	if (n > 65535)
+		return -E2BIG;
+	k->code = code;
+	k->len = len;
+	k->exc = exc;
+	k->nexc = n;
+	k->attrs = attrs;
+	k->nattrs = nattrs;
+	if (smt) {
+		smt->u.smt.f = f;
+		smt->u.smt.n = nf;
+	}
+	uint32_t need = 1 + (r->methodref ? 2 : 6); /* the exception under the snippet */
+	if (k->max_stack < need)
+		k->max_stack = (uint16_t)need;
+	return 0;
+}
+
+/* Registers the vectors' counters with the sink. */
+static int announce_corr_counters(const struct corr_plan *cp, const struct method_plan *mp,
+				  const struct instr_sink *sink, uint32_t id)
+{
+	uint32_t ns = mp->g.nsites;
+	uint32_t *ks = malloc((ns + 1) * sizeof(uint32_t));
+	int32_t *co = malloc((ns + 1) * sizeof(int32_t));
+	int rc = ks && co ? 0 : -ENOMEM;
+	for (uint32_t v = 0; v < cp->nvec && !rc; v++) {
+		const int32_t *vec = cp->cr.vec + (size_t)cp->uniq[v] * ns;
+		uint32_t nz = 0;
+		for (uint32_t s = 0; s < ns; s++)
+			if (vec[s]) {
+				ks[nz] = s;
+				co[nz++] = vec[s];
+			}
+		rc = sink->counter(sink->ctx, id, cp->cbase + v, ks, co, nz);
+	}
+	free(ks);
+	free(co);
 	return rc;
 }
 
@@ -749,6 +1100,14 @@ static int plan_paths(struct cf_class *c, const struct cf_member *m, const struc
 		*mode = INSTR_SITES;
 		return 1;
 	}
+	if (sink->bytecode && cf_utf8_eq(c, m->name, "<init>")) {
+		/* no handler may cover a constructor's super() or this() call,
+		 * nor code before it without the uninitialized `this` in its
+		 * frame: constructors count per site, exact without handlers */
+		st->ctor_sites++;
+		*mode = INSTR_SITES;
+		return 1;
+	}
 	int rc = paths_plan(&mp->g, freq, &mp->ps);
 	if (rc == -ENOMEM)
 		return rc;
@@ -793,6 +1152,8 @@ static int do_method(struct cf_class *c, struct cf_member *m, const struct instr
 	memset(&mp, 0, sizeof(mp));
 	struct rw r;
 	memset(&r, 0, sizeof(r));
+	struct corr_plan cp;
+	memset(&cp, 0, sizeof(cp));
 	int rc = cf_code_decode(c, m->code, &v, &n);
 	if (rc)
 		return rc == -ENOMEM ? rc : (st->skipped++, 0);
@@ -859,6 +1220,15 @@ static int do_method(struct cf_class *c, struct cf_member *m, const struct instr
 	if (rc)
 		goto out;
 apply:;
+	if (mode == INSTR_PATHS && sink->bytecode) {
+		if ((rc = plan_corr_handlers(&r, &mp, &cp)))
+			goto out;
+		if (cp.nvec && (cp.cbase = sink->reserve(sink->ctx, cp.nvec)) == UINT32_MAX) {
+			st->skipped++;
+			goto out;
+		}
+		r.tail_len = corr_tail_len(&r, &cp);
+	}
 	/* the code is only replaced when everything fits */
 	struct cf_code saved = *m->code;
 	rc = rw_apply(&r, 1);
@@ -872,11 +1242,18 @@ apply:;
 	}
 	m->code->max_stack = (uint16_t)(m->code->max_stack + EXTRA_STACK > 65535 ? 65535
 										   : m->code->max_stack + EXTRA_STACK);
+	/* past here a failure fails the class (out untouched) */
+	if (cp.nvec && (rc = emit_corr_handlers(&r, &cp)) != 0)
+		goto out;
 	uint32_t id;
 	if ((rc = announce(c, m, &mp, sink, base, &id)))
 		goto out;
-	if (mode == INSTR_PATHS && (rc = report_corrections(&r, &mp, sink, id)))
+	if (mode == INSTR_PATHS && !sink->bytecode && (rc = report_corrections(&r, &mp, sink, id)))
 		goto out;
+	if (cp.nvec && (rc = announce_corr_counters(&cp, &mp, sink, id)))
+		goto out;
+	st->corr_handlers += cp.nvec;
+	st->corr_stubs += cp.nstub;
 	st->instrumented++;
 	st->counters += mp.ps.ncounters;
 	st->sites += mp.g.nsites;
@@ -884,6 +1261,7 @@ apply:;
 	rc = 1;
 out:
 	rw_free(&r);
+	corr_plan_free(&cp);
 	free(mp.line);
 	free(mp.type);
 	paths_free(&mp.ps);

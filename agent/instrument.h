@@ -89,6 +89,16 @@ struct instr_sink {
 	 * entry), to tell which frame of a recursion catches. */
 	int (*handlers)(void *ctx, uint32_t method, const uint16_t *seh, uint32_t n);
 	int atomic;                /* 1: atomic increments (see above) */
+	int bytecode;              /* 1: exception corrections in the bytecode, not
+				    * reported (correction and handlers unused):
+				    * every run of instructions with a correction
+				    * is covered by a catch-all handler, after the
+				    * method's own, that increments a counter
+				    * meaning the correction and rethrows; a
+				    * method's own handler is reached through a
+				    * stub that does the same first.  Constructors
+				    * get one counter per site (no handler may
+				    * cover their super() call). */
 };
 
 /* Edge frequencies from counter values: flow[i] for every edge of the
@@ -108,6 +118,11 @@ struct instr_stats {
 	uint64_t stubs;            /* critical-edge stubs */
 	uint64_t per_site;         /* measured methods given one counter per
 				    * site (fewer increments than paths) */
+	uint64_t ctor_sites;       /* constructors given one counter per site
+				    * (bytecode corrections) */
+	uint64_t corr_handlers;    /* correction handlers (bytecode corrections) */
+	uint64_t corr_stubs;       /* stubs before the method's own handlers: a
+				    * second snippet of a correction counter */
 };
 
 enum instr_mode {

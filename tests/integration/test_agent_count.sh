@@ -109,12 +109,17 @@ n=$(sed -n 's/.* \([0-9]*\) counters,.*/\1/p' "$TMP/c.err")
 [ "${n:-0}" -gt 4096 ] || fail "growth not exercised: $n counters"
 COPTS=atomic=on compare "700 generated methods, atomic=on" Gen "$TMP/big" Gen 1
 
-echo "== exceptions cutting paths short (corrected by the Exception event)"
+echo "== exceptions cutting paths short (corrected by handlers in the bytecode, or by the Exception event)"
 for seed in ${EXC_SEEDS:-1 2 3}; do
 	mkdir -p "$TMP/exc$seed"
 	"$BUILD/tests/gen_alloc_methods" "$seed" 30 Gen exc >"$TMP/exc$seed/Gen.java"
 	"$JAVAC" -d "$TMP/exc$seed" "$TMP/exc$seed/Gen.java" || fail "javac (exc seed $seed)"
+	# the default: corrections as handlers in the bytecode
 	compare "generated seed $seed, throwing" Gen "$TMP/exc$seed" Gen 20
+	n=$(sed -n 's/.* \([0-9]*\) correction handlers.*/\1/p' "$TMP/c.err")
+	[ "${n:-0}" -gt 0 ] || fail "exc seed $seed: no correction handler: $(cat "$TMP/c.err")"
+	# the JVMTI Exception event walking the frames instead
+	COPTS=exceptions=events compare "generated seed $seed, throwing, exceptions=events" Gen "$TMP/exc$seed" Gen 20
 	grep -q " 0 frames corrected" "$TMP/c.err" && fail "exc seed $seed: no frame was corrected: $(cat "$TMP/c.err")"
 	# without the corrections the counts are off: measured, reported
 	"$JAVA" -Xmx256m "-agentpath:$AGENT=out=$TMP/o.htr,mode=count,counts=$TMP/o.tsv,exceptions=off" \
@@ -127,6 +132,7 @@ done
 mkdir -p "$TMP/mix"
 "$JAVAC" -d "$TMP/mix" tests/integration/ExcMix.java || fail "javac ExcMix"
 compare "reflection, <clinit>, constructors, threads, library code, recursion" ExcMix "$TMP/mix" ExcMix
+COPTS=exceptions=events compare "the same, exceptions=events" ExcMix "$TMP/mix" ExcMix
 grep -q " 0 frames corrected" "$TMP/c.err" && fail "ExcMix: no frame was corrected"
 
 echo "== threads racing on counters"
@@ -167,6 +173,15 @@ skipped=$(grep "Gen::" "$TMP/jit.out" | grep -c "COMPILE SKIPPED" || true)
 compiled=$(grep -c "Gen::m" "$TMP/jit.out" || true)
 [ "$skipped" = 0 ] || { grep "COMPILE SKIPPED" "$TMP/jit.out" | head -3 >&2; fail "C1 skipped $skipped instrumented methods"; }
 echo "ok: C1 compiled $compiled Gen methods, skipped none"
+# ... nor a handler reached by both normal and exceptional control flow
+# (exceptions=bytecode: a method's own handler behind correction stubs)
+xg=$(ls -d "$TMP"/exc* | head -n 1)
+"$JAVA" -XX:TieredStopAtLevel=1 -XX:+PrintCompilation "-agentpath:$AGENT=out=$TMP/j.htr,mode=count" -cp "$xg" Gen 20 \
+	>"$TMP/jit.out" 2>&1 || fail "jit run (throwing)"
+skipped=$(grep "Gen::" "$TMP/jit.out" | grep -c "COMPILE SKIPPED" || true)
+compiled=$(grep -c "Gen::m" "$TMP/jit.out" || true)
+[ "$skipped" = 0 ] || { grep "COMPILE SKIPPED" "$TMP/jit.out" | head -3 >&2; fail "C1 skipped $skipped throwing instrumented methods"; }
+echo "ok: C1 compiled $compiled throwing Gen methods (correction handlers), skipped none"
 
 echo "== hot paths: re-instrumented from measured frequencies (hot=N)"
 # Counts from every instrumentation version add up: a run whose methods are

@@ -119,15 +119,19 @@ static void test_count_mode(void **state)
 	assert_int_equal(o.count_sites, 1);
 	assert_int_equal(o.hot, 0); /* sites: nothing to re-plan */
 	assert_int_equal(agent_opts_parse(&o, "counting=edges", err, sizeof(err)), -EINVAL);
-	/* atomic increments off, exception corrections on unless asked */
+	/* atomic increments off, exception corrections in the bytecode unless asked */
 	assert_int_equal(agent_opts_parse(&o, "mode=count", err, sizeof(err)), 0);
 	assert_int_equal(o.count_atomic, 0);
-	assert_int_equal(o.count_exceptions, 1);
+	assert_int_equal(o.count_exceptions, COUNT_EXC_BYTECODE);
 	assert_int_equal(agent_opts_parse(&o, "mode=count,atomic=on,exceptions=off", err, sizeof(err)), 0);
 	assert_int_equal(o.count_atomic, 1);
-	assert_int_equal(o.count_exceptions, 0);
+	assert_int_equal(o.count_exceptions, COUNT_EXC_OFF);
 	assert_int_equal(agent_opts_parse(&o, "mode=count,exceptions=correct", err, sizeof(err)), 0);
-	assert_int_equal(o.count_exceptions, 1);
+	assert_int_equal(o.count_exceptions, COUNT_EXC_EVENTS);
+	assert_int_equal(agent_opts_parse(&o, "mode=count,exceptions=events", err, sizeof(err)), 0);
+	assert_int_equal(o.count_exceptions, COUNT_EXC_EVENTS);
+	assert_int_equal(agent_opts_parse(&o, "mode=count,exceptions=bytecode", err, sizeof(err)), 0);
+	assert_int_equal(o.count_exceptions, COUNT_EXC_BYTECODE);
 	assert_int_equal(agent_opts_parse(&o, "atomic=maybe", err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "atomic"));
 	assert_int_equal(agent_opts_parse(&o, "exceptions=on", err, sizeof(err)), -EINVAL);
