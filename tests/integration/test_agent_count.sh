@@ -164,24 +164,24 @@ echo "ok: threads, plain increments (default): $lost of $total allocations lost 
 echo "== the JIT compiles instrumented methods"
 # C1 refuses methods whose handler block has a trapping instruction under
 # its own handler (a counter snippet inside a javac self-covering range)
+# c1_compiles NAME CP ARGS...: Gen run with C1 only; no method skipped
+c1_compiles() {
+	local name=$1 cp=$2 skipped compiled
+	shift 2
+	"$JAVA" -XX:TieredStopAtLevel=1 -XX:+PrintCompilation "-agentpath:$AGENT=out=$TMP/j.htr,mode=count,hot=0" -cp "$cp" Gen "$@" \
+		>"$TMP/jit.out" 2>&1 || fail "jit run ($name)"
+	skipped=$(grep "Gen::" "$TMP/jit.out" | grep -c "COMPILE SKIPPED" || true)
+	compiled=$(grep -c "Gen::m" "$TMP/jit.out" || true)
+	[ "$skipped" = 0 ] || { grep "COMPILE SKIPPED" "$TMP/jit.out" | head -3 >&2; fail "C1 skipped $skipped $name"; }
+	echo "ok: C1 compiled $compiled $name, skipped none"
+}
 g=$TMP/jit; mkdir -p "$g"
 "$BUILD/tests/gen_alloc_methods" 11 60 Gen >"$g/Gen.java"
 "$JAVAC" -d "$g" "$g/Gen.java" || fail "javac (jit)"
-"$JAVA" -XX:TieredStopAtLevel=1 -XX:+PrintCompilation "-agentpath:$AGENT=out=$TMP/j.htr,mode=count,hot=0" -cp "$g" Gen 100 \
-	>"$TMP/jit.out" 2>&1 || fail "jit run"
-skipped=$(grep "Gen::" "$TMP/jit.out" | grep -c "COMPILE SKIPPED" || true)
-compiled=$(grep -c "Gen::m" "$TMP/jit.out" || true)
-[ "$skipped" = 0 ] || { grep "COMPILE SKIPPED" "$TMP/jit.out" | head -3 >&2; fail "C1 skipped $skipped instrumented methods"; }
-echo "ok: C1 compiled $compiled Gen methods, skipped none"
+c1_compiles "Gen methods" "$g" 100
 # ... nor a handler reached by both normal and exceptional control flow
 # (exceptions=bytecode: a method's own handler behind correction stubs)
-xg=$(ls -d "$TMP"/exc* | head -n 1)
-"$JAVA" -XX:TieredStopAtLevel=1 -XX:+PrintCompilation "-agentpath:$AGENT=out=$TMP/j.htr,mode=count" -cp "$xg" Gen 20 \
-	>"$TMP/jit.out" 2>&1 || fail "jit run (throwing)"
-skipped=$(grep "Gen::" "$TMP/jit.out" | grep -c "COMPILE SKIPPED" || true)
-compiled=$(grep -c "Gen::m" "$TMP/jit.out" || true)
-[ "$skipped" = 0 ] || { grep "COMPILE SKIPPED" "$TMP/jit.out" | head -3 >&2; fail "C1 skipped $skipped throwing instrumented methods"; }
-echo "ok: C1 compiled $compiled throwing Gen methods (correction handlers), skipped none"
+c1_compiles "throwing Gen methods (correction handlers)" "$(ls -d "$TMP"/exc* | head -n 1)" 20
 
 echo "== hot paths: re-instrumented from measured frequencies (hot=N)"
 # Counts from every instrumentation version add up: a run whose methods are
