@@ -265,6 +265,15 @@ static uint32_t sink_reserve(void *ctx, uint32_t n)
 	return b;
 }
 
+/* Whether m is a version of the method cls.name desc (strings of the
+ * given lengths, not NUL-terminated). */
+static int same_method(const struct cmethod *m, const char *cls, size_t cl, const char *name, size_t nl,
+		       const char *desc, size_t dl)
+{
+	return strlen(m->cls) == cl && !memcmp(m->cls, cls, cl) && strlen(m->name) == nl &&
+	       !memcmp(m->name, name, nl) && strlen(m->desc) == dl && !memcmp(m->desc, desc, dl);
+}
+
 static uint32_t sink_method(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
 			    size_t dl, uint32_t nsites)
 {
@@ -295,8 +304,7 @@ static uint32_t sink_method(void *ctx, const char *cls, size_t cl, const char *n
 	int measured = 0, sites = 0;
 	for (uint32_t i = 0; i < C.nm; i++) {
 		const struct cmethod *o = &C.m[i];
-		if (o->nsites == nsites && !strcmp(o->cls, m->cls) && !strcmp(o->name, m->name) &&
-		    !strcmp(o->desc, m->desc)) {
+		if (o->nsites == nsites && same_method(o, cls, cl, name, nl, desc, dl)) {
 			first = first == NO_ID ? i : first;
 			measured |= o->freq != NULL;
 			sites |= o->per_site || o->demote;
@@ -373,9 +381,7 @@ static const double *sink_freq(void *ctx, const char *cls, size_t cl, const char
 	const double *freq = NULL;
 	for (uint32_t i = 0; i < C.nm; i++) {
 		const struct cmethod *m = &C.m[i];
-		if ((m->freq || m->per_site || m->demote) && strlen(m->cls) == cl && !memcmp(m->cls, cls, cl) &&
-		    strlen(m->name) == nl && !memcmp(m->name, name, nl) && strlen(m->desc) == dl &&
-		    !memcmp(m->desc, desc, dl)) {
+		if ((m->freq || m->per_site || m->demote) && same_method(m, cls, cl, name, nl, desc, dl)) {
 			*sites |= m->per_site || m->demote;
 			if (m->freq && m->nnormal == nnormal && m->nblocks == nblocks)
 				freq = m->freq;
@@ -583,8 +589,7 @@ static uint32_t obsolete_version(jvmtiEnv *jvmti, jmethodID mid)
 		goto out;
 	for (uint32_t i = C.nm; i-- > 0 && prev == NO_ID;) {
 		const struct cmethod *m = &C.m[i];
-		if (strlen(m->cls) != l - 2 || memcmp(m->cls, sig + 1, l - 2) || strcmp(m->name, name) ||
-		    strcmp(m->desc, desc))
+		if (!same_method(m, sig + 1, l - 2, name, strlen(name), desc, strlen(desc)))
 			continue;
 		if (newest == NO_ID)
 			newest = i;
@@ -986,6 +991,21 @@ static int measure(struct cmethod *m, const jlong *v, uint32_t nc)
 	return hot;
 }
 
+/* Per method version (C.m index), from the counter values v[0..nc): the
+ * increments its counters executed, the allocations they counted, and
+ * (ncount, may be NULL) how many counters it has.  Under C.mu. */
+static void method_sums(const jlong *v, uint32_t nc, uint64_t *inc, int64_t *counted, uint32_t *ncount)
+{
+	for (uint32_t i = 0; i < nc; i++) {
+		const struct ccounter *c = &C.c[i];
+		inc[c->method] += (uint64_t)v[i];
+		if (ncount)
+			ncount[c->method]++;
+		for (uint32_t j = 0; j < c->nsem; j++)
+			counted[c->method] += v[i] * C.sem[c->sem_first + j].coef;
+	}
+}
+
 /* Current versions with path counters (static or planned from
  * measurements) that executed at least hot=N increments, more than the
  * allocations they counted (the static heuristics guessed wrong, or
@@ -997,12 +1017,7 @@ static void demote(const jlong *v, uint32_t nc, char ***pending, uint32_t *npend
 	int64_t *counted = calloc(C.nm + 1, sizeof(*counted));
 	if (!inc || !counted)
 		goto out;
-	for (uint32_t i = 0; i < nc; i++) {
-		const struct ccounter *c = &C.c[i];
-		inc[c->method] += (uint64_t)v[i];
-		for (uint32_t j = 0; j < c->nsem; j++)
-			counted[c->method] += v[i] * C.sem[c->sem_first + j].coef;
-	}
+	method_sums(v, nc, inc, counted, NULL);
 	for (uint32_t i = 0; i < C.nm; i++) {
 		struct cmethod *m = &C.m[i];
 		if ((m->final || m->state == HOT_NO) && !m->per_site && !m->demote && inc[i] >= A.opts.hot &&
@@ -1094,13 +1109,7 @@ static void write_method_stats(JNIEnv *jni)
 		fprintf(stderr, "heapfs-agent: cannot write %s\n", path);
 		goto out;
 	}
-	for (uint32_t i = 0; i < C.next_counter; i++) {
-		const struct ccounter *c = &C.c[i];
-		inc[c->method] += (uint64_t)v[i];
-		nc[c->method]++;
-		for (uint32_t j = 0; j < c->nsem; j++)
-			counted[c->method] += v[i] * C.sem[c->sem_first + j].coef;
-	}
+	method_sums(v, C.next_counter, inc, counted, nc);
 	fprintf(f, "#method\tsites\tcounters\tincrements\tallocations\tversion\n");
 	for (uint32_t i = 0; i < C.nm; i++) {
 		const struct cmethod *m = &C.m[i];

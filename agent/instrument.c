@@ -578,6 +578,19 @@ static void site_type(const struct cf_class *c, const struct cf_code *k, uint32_
 	desc_to_name(d, n, out, cap);
 }
 
+/* The non-zero entries of a per-site vector: sites into k, coefficients
+ * into co (both [ns]); returns how many. */
+static uint32_t sparse_sites(const int32_t *vec, uint32_t ns, uint32_t *k, int32_t *co)
+{
+	uint32_t n = 0;
+	for (uint32_t s = 0; s < ns; s++)
+		if (vec[s]) {
+			k[n] = s;
+			co[n++] = vec[s];
+		}
+	return n;
+}
+
 /* Registers the method, its sites and counters with the sink; *idp its id. */
 static int announce(struct cf_class *c, struct cf_member *m, const struct method_plan *mp,
 		    const struct instr_sink *sink, uint32_t base, uint32_t *idp)
@@ -599,14 +612,7 @@ static int announce(struct cf_class *c, struct cf_member *m, const struct method
 	int32_t *co = malloc((ns + 1) * sizeof(int32_t));
 	int rc = ks && co ? 0 : -ENOMEM;
 	for (uint32_t j = 0; j < mp->ps.ncounters && !rc; j++) {
-		uint32_t nz = 0;
-		for (uint32_t s = 0; s < ns; s++) {
-			int32_t x = mp->ps.sem[(size_t)j * ns + s];
-			if (x) {
-				ks[nz] = s;
-				co[nz++] = x;
-			}
-		}
+		uint32_t nz = sparse_sites(mp->ps.sem + (size_t)j * ns, ns, ks, co);
 		rc = sink->counter(sink->ctx, id, base + j, ks, co, nz);
 	}
 	free(ks);
@@ -631,39 +637,29 @@ static int announce(struct cf_class *c, struct cf_member *m, const struct method
  * comes after its exit counter, which settled the account: it needs
  * nothing.  Runs whose correction is zero are left out; the others come
  * in code order, each with its vector in vec[run * nsites]. */
+struct corr_run {
+	uint32_t first, last;      /* instruction indexes, inclusive */
+};
 struct corr_runs {
 	uint32_t n;
-	uint32_t *first, *last;    /* [n] instruction indexes, inclusive */
+	struct corr_run *run;      /* [n] */
 	int32_t *vec;              /* [n * nsites] */
+	uint64_t cap_run, cap_vec;
 };
 
 static void corr_runs_free(struct corr_runs *cr)
 {
-	free(cr->first);
-	free(cr->last);
+	free(cr->run);
 	free(cr->vec);
 	memset(cr, 0, sizeof(*cr));
 }
 
-static int corr_runs_push(struct corr_runs *cr, uint32_t *cap, uint32_t ns, uint32_t first, uint32_t last,
-			  const int32_t *corr)
+static int corr_runs_push(struct corr_runs *cr, uint32_t ns, uint32_t first, uint32_t last, const int32_t *corr)
 {
-	if (cr->n == *cap) {
-		uint32_t c = *cap ? *cap * 2 : 16;
-		uint32_t *f = realloc(cr->first, c * sizeof(*f));
-		if (f)
-			cr->first = f;
-		uint32_t *l = f ? realloc(cr->last, c * sizeof(*l)) : NULL;
-		if (l)
-			cr->last = l;
-		int32_t *v = l ? realloc(cr->vec, (size_t)c * ns * sizeof(*v)) : NULL;
-		if (!v)
-			return -ENOMEM;
-		cr->vec = v;
-		*cap = c;
-	}
-	cr->first[cr->n] = first;
-	cr->last[cr->n] = last;
+	if (array_reserve((void **)&cr->run, &cr->cap_run, cr->n + 1ull, sizeof(*cr->run)) ||
+	    array_reserve((void **)&cr->vec, &cr->cap_vec, (cr->n + 1ull) * ns, sizeof(*cr->vec)))
+		return -ENOMEM;
+	cr->run[cr->n] = (struct corr_run){ first, last };
 	memcpy(cr->vec + (size_t)cr->n * ns, corr, ns * sizeof(*corr));
 	cr->n++;
 	return 0;
@@ -673,7 +669,7 @@ static int correction_runs(const struct rw *r, const struct method_plan *mp, str
 {
 	const struct cfg *g = &mp->g;
 	const struct paths *ps = &mp->ps;
-	uint32_t ns = g->nsites, cap = 0;
+	uint32_t ns = g->nsites;
 	memset(cr, 0, sizeof(*cr));
 	if (!ps->phi || !ns)
 		return 0;
@@ -700,7 +696,7 @@ static int correction_runs(const struct rw *r, const struct method_plan *mp, str
 			for (uint32_t s = 0; s < ns; s++)
 				any |= corr[s] != 0;
 			if (any)
-				rc = corr_runs_push(cr, &cap, ns, i, j, corr);
+				rc = corr_runs_push(cr, ns, i, j, corr);
 			if (cf_op_allocates(r->v[j].op)) /* made from here on */
 				for (uint32_t s = 0; s < ns; s++)
 					if (g->site_pc[s] == r->v[j].pc)
@@ -721,20 +717,15 @@ static int report_corrections(const struct rw *r, const struct method_plan *mp, 
 			      uint32_t id)
 {
 	uint32_t ns = mp->g.nsites;
-	struct corr_runs cr;
-	int rc = sink->correction ? correction_runs(r, mp, &cr) : (memset(&cr, 0, sizeof(cr)), 0);
+	struct corr_runs cr = { 0 };
+	int rc = sink->correction ? correction_runs(r, mp, &cr) : 0;
 	uint32_t *k = malloc((ns + 1) * sizeof(uint32_t));
 	int32_t *co = malloc((ns + 1) * sizeof(int32_t));
 	if (!rc && (!k || !co))
 		rc = -ENOMEM;
 	for (uint32_t x = 0; x < cr.n && !rc; x++) {
-		uint32_t n = 0;
-		for (uint32_t s = 0; s < ns; s++)
-			if (cr.vec[(size_t)x * ns + s]) {
-				k[n] = s;
-				co[n++] = cr.vec[(size_t)x * ns + s];
-			}
-		rc = sink->correction(sink->ctx, id, r->ipos[cr.first[x]], r->ipos[cr.last[x]] + 1, k, co, n);
+		uint32_t n = sparse_sites(cr.vec + (size_t)x * ns, ns, k, co);
+		rc = sink->correction(sink->ctx, id, r->ipos[cr.run[x].first], r->ipos[cr.run[x].last] + 1, k, co, n);
 	}
 	if (!rc && sink->handlers && r->k->nexc) {
 		uint16_t *seh = malloc(3 * r->k->nexc * sizeof(uint16_t));
@@ -811,19 +802,18 @@ static int plan_corr_handlers(const struct rw *r, const struct method_plan *mp, 
 	}
 	cp->stub = malloc(((size_t)nexc * cp->nvec + 1) * sizeof(uint32_t));
 	cp->plain = malloc((nexc + 1) * sizeof(uint32_t));
-	if (!cp->stub || !cp->plain)
-		return -ENOMEM;
-	for (size_t i = 0; i < (size_t)nexc * cp->nvec; i++)
+	uint8_t *stubbed = calloc(nexc + 1, 1); /* some stub jumps to the entry's handler */
+	rc = cp->stub && cp->plain && stubbed ? 0 : -ENOMEM;
+	for (size_t i = 0; !rc && i < (size_t)nexc * cp->nvec; i++)
 		cp->stub[i] = NOT_SET;
-	for (uint32_t e = 0; e < nexc; e++) {
+	for (uint32_t e = 0; e < nexc && !rc; e++) {
 		uint32_t a, b;
 		exc_insns(r, &r->k->exc[e], &a, &b);
-		cp->plain[e] = NOT_SET;
 		for (uint32_t x = 0; x < cp->cr.n; x++) {
 			uint32_t *st = &cp->stub[(size_t)e * cp->nvec + cp->vid[x]];
-			if (cp->cr.first[x] < b && a <= cp->cr.last[x] && *st == NOT_SET) {
+			if (cp->cr.run[x].first < b && a <= cp->cr.run[x].last && *st == NOT_SET) {
 				*st = cp->nstub++;
-				cp->plain[e] = 0; /* its handler is redirected (below) */
+				stubbed[e] = 1;
 			}
 		}
 	}
@@ -831,20 +821,22 @@ static int plan_corr_handlers(const struct rw *r, const struct method_plan *mp, 
 	 * (C1 refuses a handler reached by both normal and exceptional
 	 * control flow): every entry with that handler goes through stubs,
 	 * the pieces without a correction through a plain one (goto_w). */
-	for (uint32_t e = 0; e < nexc; e++) {
-		if (cp->plain[e] != 0)
-			continue;
-		for (uint32_t f = 0; f < nexc; f++)
-			if (r->k->exc[f].handler == r->k->exc[e].handler && cp->plain[f] == NOT_SET)
-				cp->plain[f] = 0;
+	for (uint32_t e = 0; e < nexc && !rc; e++) {
+		int redirect = 0;
+		for (uint32_t f = 0; f < nexc && !redirect; f++)
+			redirect = stubbed[f] && r->k->exc[f].handler == r->k->exc[e].handler;
+		cp->plain[e] = redirect ? cp->nplain++ : NOT_SET;
 	}
-	for (uint32_t e = 0; e < nexc; e++)
-		if (cp->plain[e] == 0)
-			cp->plain[e] = cp->nplain++ + 1; /* numbered from 1 while marking */
-	for (uint32_t e = 0; e < nexc; e++)
-		if (cp->plain[e] != NOT_SET)
-			cp->plain[e]--;
-	return 0;
+	free(stubbed);
+	return rc;
+}
+
+/* Where run x lies in the rewritten code: [*rs, *re). */
+static void run_span(const struct rw *r, const struct corr_runs *cr, uint32_t x, uint32_t *rs, uint32_t *re)
+{
+	uint32_t l = cr->run[x].last;
+	*rs = r->ipos[cr->run[x].first];
+	*re = r->ipos[l] + new_insn_len(&r->v[l], r->ipos[l]);
 }
 
 static uint32_t corr_tail_len(const struct rw *r, const struct corr_plan *cp)
@@ -921,8 +913,8 @@ static int emit_corr_handlers(struct rw *r, const struct corr_plan *cp)
 		uint16_t other = cp->plain[e] == NOT_SET ? o->handler : (uint16_t)(pbase + cp->plain[e] * 5);
 		uint32_t cur = o->start;
 		for (uint32_t x = 0; x < cp->cr.n; x++) {
-			uint32_t l = cp->cr.last[x];
-			uint32_t rs = r->ipos[cp->cr.first[x]], re = r->ipos[l] + new_insn_len(&r->v[l], r->ipos[l]);
+			uint32_t rs, re;
+			run_span(r, &cp->cr, x, &rs, &re);
 			uint32_t a = rs > cur ? rs : cur, b = re < o->end ? re : o->end;
 			if (a >= b)
 				continue;
@@ -939,8 +931,8 @@ static int emit_corr_handlers(struct rw *r, const struct corr_plan *cp)
 			exc[n++] = (struct cf_exc){ (uint16_t)cur, o->end, other, o->catch_type };
 	}
 	for (uint32_t x = 0; x < cp->cr.n; x++) {
-		uint32_t l = cp->cr.last[x];
-		uint32_t rs = r->ipos[cp->cr.first[x]], re = r->ipos[l] + new_insn_len(&r->v[l], r->ipos[l]);
+		uint32_t rs, re;
+		run_span(r, &cp->cr, x, &rs, &re);
 		uint16_t h = (uint16_t)(base + cp->vid[x] * (sl + 1));
 		if (n && exc[n - 1].catch_type == 0 && exc[n - 1].handler == h && exc[n - 1].end == rs)
 			exc[n - 1].end = (uint16_t)re; /* adjacent runs of one vector: one entry */
@@ -1029,13 +1021,7 @@ static int announce_corr_counters(const struct corr_plan *cp, const struct metho
 	int32_t *co = malloc((ns + 1) * sizeof(int32_t));
 	int rc = ks && co ? 0 : -ENOMEM;
 	for (uint32_t v = 0; v < cp->nvec && !rc; v++) {
-		const int32_t *vec = cp->cr.vec + (size_t)cp->uniq[v] * ns;
-		uint32_t nz = 0;
-		for (uint32_t s = 0; s < ns; s++)
-			if (vec[s]) {
-				ks[nz] = s;
-				co[nz++] = vec[s];
-			}
+		uint32_t nz = sparse_sites(cp->cr.vec + (size_t)cp->uniq[v] * ns, ns, ks, co);
 		rc = sink->counter(sink->ctx, id, cp->cbase + v, ks, co, nz);
 	}
 	free(ks);
@@ -1043,22 +1029,12 @@ static int announce_corr_counters(const struct corr_plan *cp, const struct metho
 	return rc;
 }
 
-/* The frequency of a path edge (sink->freq's layout). */
-static double pedge_freq(const struct cfg *g, const struct pedge *e, const double *freq)
-{
-	if (e->from == PATHS_X)
-		return freq[g->nnormal + e->to];
-	if (e->to == PATHS_X)
-		return freq[g->nnormal + g->nblocks + e->from];
-	return e->cfg_edge < g->nnormal ? freq[e->cfg_edge] : 0;
-}
-
 /* Increments the path counters would execute at these frequencies. */
 static double paths_cost(const struct cfg *g, const struct paths *ps, const double *freq)
 {
 	double n = 0;
 	for (uint32_t j = 0; j < ps->ncounters; j++)
-		n += pedge_freq(g, &ps->e[ps->counter_edge[j]], freq);
+		n += paths_edge_freq(g, &ps->e[ps->counter_edge[j]], freq);
 	return n;
 }
 

@@ -53,15 +53,13 @@ struct bld {
 	uint32_t norder;
 };
 
-/* The measured frequency of a path edge (instrument.h's layout of freq). */
-static double edge_freq(const struct bld *B, const struct pedge *e)
+double paths_edge_freq(const struct cfg *g, const struct pedge *e, const double *freq)
 {
-	const struct cfg *g = B->g;
 	if (e->from == PATHS_X)
-		return B->freq[g->nnormal + e->to];
+		return freq[g->nnormal + e->to];
 	if (e->to == PATHS_X)
-		return B->freq[g->nnormal + g->nblocks + e->from];
-	return B->freq[e->cfg_edge];
+		return freq[g->nnormal + g->nblocks + e->from];
+	return freq[e->cfg_edge];
 }
 
 /* The static heuristics (paths.h), higher is more likely. */
@@ -90,7 +88,8 @@ static int pref_cmp(const void *a, const void *b)
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 	const struct pedge *ex = &sort_ctx->ps->e[x], *ey = &sort_ctx->ps->e[y];
 	if (sort_ctx->freq) {
-		double fx = edge_freq(sort_ctx, ex), fy = edge_freq(sort_ctx, ey);
+		double fx = paths_edge_freq(sort_ctx->g, ex, sort_ctx->freq);
+		double fy = paths_edge_freq(sort_ctx->g, ey, sort_ctx->freq);
 		if (fx != fy)
 			return fx > fy ? -1 : 1;
 	}
@@ -604,7 +603,7 @@ int paths_semantics(struct paths *ps, const struct cfg *g)
 	uint32_t *adj_first = calloc(nb + 2, sizeof(uint32_t));
 	uint32_t *adj = malloc((2 * (size_t)ps->nedges + 1) * sizeof(uint32_t));
 	int rc = -ENOMEM;
-	if (!phi || !alloc || !seen || !queue || !adj_first || !adj )
+	if (!phi || !alloc || !seen || !queue || !adj_first || !adj)
 		goto out;
 	for (uint32_t s = 0; s < ns; s++)
 		alloc[(size_t)g->site_block[s] * ns + s]++;

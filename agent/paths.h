@@ -97,8 +97,9 @@ struct paths {
 /* Limit on blocks x sites for the semantics (bytes = 4x this). */
 #define PATHS_MAX_CELLS (1u << 22)
 
-/* Builds the paths.  freq: per cfg edge (normal edges), or NULL for the
- * static heuristics.  0, -ENOMEM, -E2BIG (method too large). */
+/* Builds the paths.  freq: measured edge frequencies in the layout of
+ * paths_edge_freq, or NULL for the static heuristics.  0, -ENOMEM, -E2BIG
+ * (method too large). */
 int paths_build(const struct cfg *g, const double *freq, struct paths *ps);
 
 /* Places the counters (least-shared edge per path).  forced: per path a
@@ -116,6 +117,11 @@ int paths_plan(const struct cfg *g, const double *freq, struct paths *ps);
  * own.  An edge between blocks lies on a cycle iff its ends share a
  * component.  Iterative Tarjan.  Caller frees; NULL: out of memory. */
 uint32_t *paths_components(uint32_t nb, uint32_t nedges, const struct pedge *e);
+
+/* The frequency of path edge e in a measured-frequency array laid out as
+ * [0, nnormal) the normal cfg edges, [nnormal + b] the edge X -> b,
+ * [nnormal + nblocks + b] the edge b -> X (instrument.h, sink->freq). */
+double paths_edge_freq(const struct cfg *g, const struct pedge *e, const double *freq);
 
 /* The pedge from -> to (PATHS_X allowed), or PATHS_NONE. */
 uint32_t paths_find_edge(const struct paths *ps, uint32_t from, uint32_t to);

@@ -395,7 +395,8 @@ static void test_random_cfgs(void **state)
 		random_graph(&g);
 		double *freq = NULL;
 		if (iter % 2) {
-			freq = malloc((g.nnormal + 1) * sizeof(double));
+			/* paths_edge_freq's layout; X edges left at 0 */
+			freq = calloc(g.nnormal + 2 * (size_t)g.nblocks + 1, sizeof(double));
 			for (uint32_t i = 0; i < g.nnormal; i++)
 				freq[i] = rnd(100);
 		}
