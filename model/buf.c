@@ -173,6 +173,20 @@ int array_reserve(void **p, uint64_t *cap, uint64_t need, size_t elem)
 	return 0;
 }
 
+int runs_push(uint64_t **at, uint32_t **val, uint32_t *n, uint64_t *cap, uint64_t a, uint32_t v)
+{
+	uint64_t c1 = *cap, c2 = *cap;
+	int rc = array_reserve((void **)at, &c1, (uint64_t)*n + 1, sizeof(**at));
+	if (!rc)
+		rc = array_reserve((void **)val, &c2, (uint64_t)*n + 1, sizeof(**val));
+	if (rc)
+		return rc;
+	*cap = c1;
+	(*at)[*n] = a;
+	(*val)[(*n)++] = v;
+	return 0;
+}
+
 #define HUGE_PAGE ((size_t)2 << 20)
 
 void mem_advise_huge(void *p, size_t bytes)

@@ -115,6 +115,12 @@ uint32_t crc32_ieee(const void *data, size_t n);
  * Returns 0 or -ENOMEM (the array is then unchanged).  The caller owns *p. */
 int array_reserve(void **p, uint64_t *cap, uint64_t need, size_t elem);
 
+/* Appends (at, val) to two parallel arrays that grow together (*cap
+ * elements allocated in each): the runs of high slot bits of a graph's
+ * edges (from edge at on, the high bits are val).  0 or -ENOMEM (then
+ * nothing changed).  The caller owns both arrays. */
+int runs_push(uint64_t **at, uint32_t **val, uint32_t *n, uint64_t *cap, uint64_t a, uint32_t v);
+
 /* Large arrays of a heap state are read at random by graph walks: backed
  * by 2 MiB pages they take far fewer TLB misses and page faults.  Advises
  * the kernel (MADV_HUGEPAGE) for the whole huge pages inside

@@ -357,6 +357,13 @@ enum read_mode { READ_ALL, READ_LIVE, READ_DEATHS, READ_GRAPH };
 
 /* A run of allocation events, decoded in bulk: how many, or <0 (damage,
  * err set by the reader; -ENOMEM or a bad event, err set here). */
+/* The error of event handling while rebuilding; returns rc. */
+static int rebuild_err(const struct builder *b, struct htr_err *err, uint64_t frame_offset, int rc)
+{
+	return htr_errf(err, rc, frame_offset, "%s while rebuilding GC %u", rc == -ENOMEM ? "out of memory" : "bad event",
+			b->G);
+}
+
 static int read_allocs(struct builder *b, struct htr_iter *it, enum read_mode mode,
 		       uint64_t frame_offset, struct htr_err *err)
 {
@@ -366,8 +373,7 @@ static int read_allocs(struct builder *b, struct htr_iter *it, enum read_mode mo
 		int rc = mode == READ_ALL ? on_alloc(b, &batch[i])
 			 : mode == READ_LIVE ? on_alloc_live(b, &batch[i]) : 0;
 		if (rc)
-			return htr_errf(err, rc, frame_offset, "%s while rebuilding GC %u",
-					rc == -ENOMEM ? "out of memory" : "bad event", b->G);
+			return rebuild_err(b, err, frame_offset, rc);
 	}
 	return n;
 }
@@ -403,12 +409,8 @@ static int read_frame(struct builder *b, uint32_t f, enum read_mode mode, int *s
 			break;
 		rc = 0;
 		switch (ev.type) {
-		case HTR_EV_ALLOC:
-			if (mode == READ_ALL)
-				rc = on_alloc(b, &ev.u.alloc);
-			else if (mode == READ_LIVE)
-				rc = on_alloc_live(b, &ev.u.alloc);
-			break;
+		/* (allocations: read_allocs takes every run of them; the
+		 * graph pass has no use for them) */
 		case HTR_EV_DEATHS:
 			if (mode == READ_ALL || mode == READ_DEATHS)
 				rc = on_deaths(b, &ev);
@@ -432,8 +434,7 @@ static int read_frame(struct builder *b, uint32_t f, enum read_mode mode, int *s
 			break;
 		}
 		if (rc) {
-			htr_errf(err, rc, fr->offset, "%s while rebuilding GC %u",
-				 rc == -ENOMEM ? "out of memory" : "bad event", b->G);
+			rebuild_err(b, err, fr->offset, rc);
 			break;
 		}
 		if (*stop)
@@ -765,25 +766,6 @@ static int assemble_objects_from_allocs(struct builder *b, struct htr_err *err)
 	return 0;
 }
 
-static int add_slot_hi(struct heap_state *s, uint64_t *cap, uint64_t edge, uint32_t hi)
-{
-	uint64_t c1 = *cap, c2 = *cap;
-	int rc = array_reserve((void **)&s->slot_hi_edge, &c1, (uint64_t)s->nslot_hi + 1, sizeof(uint64_t));
-	if (!rc)
-		rc = array_reserve((void **)&s->slot_hi, &c2, (uint64_t)s->nslot_hi + 1, sizeof(uint32_t));
-	if (rc)
-		return rc;
-	*cap = c1;
-	s->slot_hi_edge[s->nslot_hi] = edge;
-	s->slot_hi[s->nslot_hi++] = hi;
-	return 0;
-}
-
-/* Out-edges: target ids -> dense indexes, dropping references to objects
- * that are not in the graph; slots split into low 16 bits and runs of
- * high bits.  Converts in place: edge e is written as a u32 target and a
- * u16 slot where the u64 target and u32 slot of edge k >= e were read, so
- * no second copy of the edges is ever allocated. */
 /* Dense ids, as recorders hand them out (sequential tags, a few dead
  * between the live), map to indexes through one table: one random access
  * per edge where the directory's search takes two dependent ones.  Used
@@ -848,6 +830,12 @@ static inline void prefetch_find(const struct heap_state *s, const struct id_map
 	}
 }
 
+/* Out-edges: target ids -> dense indexes (id_map), dropping references
+ * to objects that are not in the graph; slots split into low 16 bits and
+ * runs of high bits.  Converts in place: edge e is written as a u32
+ * target and a u16 slot where the u64 target and u32 slot of edge k >= e
+ * were read, so the edges are never copied (the id map's table, 4 bytes
+ * per id, is the only extra memory, and only for dense ids). */
 static int assemble_out_edges(struct builder *b)
 {
 	struct heap_state *s = b->s;
@@ -878,7 +866,7 @@ static int assemble_out_edges(struct builder *b)
 			}
 			if (slot >> 16 != cur_hi) {
 				cur_hi = slot >> 16;
-				if ((rc = add_slot_hi(s, &hi_cap, e, cur_hi)))
+				if ((rc = runs_push(&s->slot_hi_edge, &s->slot_hi, &s->nslot_hi, &hi_cap, e, cur_hi)))
 					goto out;
 			}
 			tgt32[e] = tgt;
@@ -1022,20 +1010,27 @@ static void sum_sizes(struct heap_state *s)
 	s->mem_bytes = heap_state_memory(s);
 }
 
-/* A state whose columns were filled elsewhere (heap_state_make.h): the
- * same derivations as a rebuild's, so the two cannot drift apart. */
-int heap_state_complete(struct heap_state *s)
+/* What a state derives from its columns, roots and out-edges, for a
+ * rebuild and for a state filled elsewhere alike: reachability before
+ * in-edges (its queue becomes the in-edges), then the size sums. */
+static int derive(struct heap_state *s)
 {
-	int rc = build_directory(s);
-	if (!rc && s->has_graph) {
-		rc = mark_reachable(s); /* its queue becomes the in-edges */
+	int rc = 0;
+	if (s->has_graph) {
+		rc = mark_reachable(s);
 		if (!rc)
 			rc = assemble_in_edges(s);
 	}
-	if (rc)
-		return rc;
-	sum_sizes(s);
-	return 0;
+	if (!rc)
+		sum_sizes(s);
+	return rc;
+}
+
+/* A state whose columns were filled elsewhere (heap_state_make.h). */
+int heap_state_complete(struct heap_state *s)
+{
+	int rc = build_directory(s);
+	return rc ? rc : derive(s);
 }
 
 static int assemble(struct builder *b, struct htr_err *err)
@@ -1060,19 +1055,13 @@ static int assemble(struct builder *b, struct htr_err *err)
 	b->in.t.n = 0;
 	if (!rc && b->has_graph) {
 		s->has_graph = 1;
-		/* (the out-edges were assembled with the graph's ids);
-		 * reachability before in-edges: its queue becomes the in-edges */
+		/* (the out-edges were assembled with the graph's ids) */
 		rc = assemble_roots(b);
-		if (!rc)
-			rc = mark_reachable(s);
-		if (!rc)
-			rc = assemble_in_edges(s);
 	}
-	if (rc)
-		goto oom;
-	sum_sizes(s);
-	return 0;
-oom:
+	if (!rc)
+		rc = derive(s);
+	if (!rc)
+		return 0;
 	return htr_errf(err, rc, 0, rc == -E2BIG ? "GC %u has more than 2^32 objects or edges"
 				    : "out of memory rebuilding GC %u", b->G);
 }

@@ -24,9 +24,11 @@
  * total_bytes and mem_bytes.  0 or -ENOMEM. */
 int heap_state_complete(struct heap_state *s);
 
-/* A deep copy of s (every array), owned by the caller: what a rebuild of
- * a state the trace already holds (trace->prebuilt) can return instead of
- * decoding the trace.  0 or -ENOMEM. */
+/* A deep copy of s (every array), owned by the caller.  0 or -ENOMEM.
+ * No caller in the tree yet: the state cache shares trace->prebuilt
+ * without copying, and heap_state_build() decodes the trace on purpose
+ * (heapfs check, tests); kept, and tested, for a caller that must own a
+ * state the trace brought along. */
 int heap_state_copy(const struct heap_state *s, struct heap_state **out);
 
 #endif

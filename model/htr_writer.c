@@ -497,6 +497,19 @@ int htr_write_deaths(struct htr_writer *w, uint32_t gc, uint32_t count, const ui
 	return 0;
 }
 
+/* Format 1.2's reachable summary (GC_END, GC_SUMMARY): objects + 1 and
+ * bytes + 1, 0 = not recorded (htr_reader.c, decode_reachable). */
+static int put_reachable(struct buf *b, uint32_t flags, uint64_t objects, uint64_t bytes)
+{
+	int known = (flags & HTR_GC_HAS_REACHABLE) != 0;
+	int rc = 0;
+	PUT(buf_put_uv(b, known ? objects + 1 : 0));
+	PUT(buf_put_uv(b, known ? bytes + 1 : 0));
+	return rc;
+}
+
+/* g's flags carry HTR_GC_HAS_REACHABLE only where the layout has the
+ * summary (htr_write_gc_end clears it for minor < 2). */
 static int put_gc(struct buf *b, uint16_t minor, uint32_t type, const struct htr_gc_event *g)
 {
 	int rc = 0;
@@ -510,15 +523,9 @@ static int put_gc(struct buf *b, uint16_t minor, uint32_t type, const struct htr
 		PUT(buf_put_str(b, g->cause ? g->cause : ""));
 		return rc;
 	}
-	if (minor < 2) { /* the older layout (tests): no reachable summary */
-		PUT(buf_put_uv(b, g->flags & ~(uint32_t)HTR_GC_HAS_REACHABLE));
-		return rc;
-	}
-	/* 1.2: reachable objects+1 and bytes+1, 0 = not recorded */
-	int known = (g->flags & HTR_GC_HAS_REACHABLE) != 0;
 	PUT(buf_put_uv(b, g->flags));
-	PUT(buf_put_uv(b, known ? g->reachable_objects + 1 : 0));
-	PUT(buf_put_uv(b, known ? g->reachable_bytes + 1 : 0));
+	if (minor >= 2) /* the older layout (tests) has no reachable summary */
+		PUT(put_reachable(b, g->flags, g->reachable_objects, g->reachable_bytes));
 	return rc;
 }
 
@@ -646,14 +653,18 @@ static int gcs_push(struct htr_writer *w, const struct htr_gc_summary *g)
 	return 0;
 }
 
-int htr_write_gc_end(struct htr_writer *w, const struct htr_gc_event *g)
+int htr_write_gc_end(struct htr_writer *w, const struct htr_gc_event *ev)
 {
-	if (!w->gc_in_progress || g->gc != w->pending.gc)
+	if (!w->gc_in_progress || ev->gc != w->pending.gc)
 		return fail(w, -EINVAL);
-	if ((g->flags & HTR_GC_HAS_REACHABLE) &&
-	    (!(g->flags & HTR_GC_HAS_GRAPH) || g->reachable_objects == UINT64_MAX ||
-	     g->reachable_bytes == UINT64_MAX))
+	if ((ev->flags & HTR_GC_HAS_REACHABLE) &&
+	    (!(ev->flags & HTR_GC_HAS_GRAPH) || ev->reachable_objects == UINT64_MAX ||
+	     ev->reachable_bytes == UINT64_MAX))
 		return fail(w, -EINVAL);
+	struct htr_gc_event e = *ev;
+	const struct htr_gc_event *g = &e;
+	if (w->minor < 2) /* the older layout (tests): no reachable summary */
+		e.flags &= ~(uint32_t)HTR_GC_HAS_REACHABLE;
 	buf_reset(&w->scratch);
 	int rc = put_gc(&w->scratch, w->minor, HTR_EV_GC_END, g);
 	if (rc)
@@ -671,9 +682,7 @@ int htr_write_gc_end(struct htr_writer *w, const struct htr_gc_event *g)
 	s.frame = w->nframes; /* the frame about to be closed */
 	s.allocs = w->allocs_since;
 	s.alloc_bytes = w->bytes_since;
-	if (w->minor < 2)
-		s.flags &= ~(uint32_t)HTR_GC_HAS_REACHABLE;
-	else if (g->flags & HTR_GC_HAS_REACHABLE) {
+	if (g->flags & HTR_GC_HAS_REACHABLE) {
 		s.reachable_objects = g->reachable_objects;
 		s.reachable_bytes = g->reachable_bytes;
 	}
@@ -816,12 +825,8 @@ static int put_footer(struct htr_writer *w, struct buf *b)
 		PUT(buf_put_uv(b, g->alloc_bytes));
 		PUT(buf_put_uv(b, g->deaths));
 		PUT(buf_put_str(b, g->cause));
-		if (w->minor < 2)
-			continue;
-		/* 1.2: as in GC_END, +1 with 0 = not recorded */
-		int known = (g->flags & HTR_GC_HAS_REACHABLE) != 0;
-		PUT(buf_put_uv(b, known ? g->reachable_objects + 1 : 0));
-		PUT(buf_put_uv(b, known ? g->reachable_bytes + 1 : 0));
+		if (w->minor >= 2)
+			PUT(put_reachable(b, g->flags, g->reachable_objects, g->reachable_bytes));
 	}
 	PUT(buf_putc(b, HTR_EV_TOTALS));
 	PUT(buf_put_uv(b, w->total_allocs));

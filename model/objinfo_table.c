@@ -19,6 +19,8 @@ static uint64_t info_hash(const struct objinfo *x)
 /* Doubles the slots (at most half full after). */
 static int rehash(struct objinfo_table *t)
 {
+	if (t->nslots >= 1u << 31)
+		return -E2BIG; /* the slot count would wrap */
 	uint32_t ns = t->nslots ? t->nslots * 2 : 1024;
 	uint32_t *slots = calloc(ns, sizeof(*slots));
 	if (!slots)

@@ -22,8 +22,9 @@ struct objinfo_table {
 	uint32_t *slots; uint32_t nslots;  /* open addressing: info index + 1; 0 empty */
 };
 
-/* The index of x in t, added if new.  0, -ENOMEM, or -E2BIG (2^32 - 1
- * distinct tuples).  A zeroed struct is an empty table. */
+/* The index of x in t, added if new.  0, -ENOMEM, or -E2BIG (past 2^30
+ * distinct tuples, where the slots, kept at most half full, would need
+ * 2^32).  A zeroed struct is an empty table. */
 int objinfo_table_put(struct objinfo_table *t, const struct objinfo *x, uint32_t *out);
 
 static inline int objinfo_eq(const struct objinfo *a, const struct objinfo *b)

@@ -20,7 +20,6 @@ struct entry {
 	uint32_t pins;
 	int building;
 	int failed;               /* damage is remembered; other errors retried */
-	int borrowed;             /* the trace's prebuilt state: not ours to free */
 	struct htr_err err;
 	uint64_t last_used;
 };
@@ -52,7 +51,6 @@ int state_cache_new(struct state_cache **out, const struct trace *t, uint64_t bu
 	if (t->prebuilt && t->prebuilt->gc_index < t->ngcs) {
 		struct entry *e = &c->e[t->prebuilt->gc_index];
 		e->state = t->prebuilt;
-		e->borrowed = 1;
 		c->used += t->prebuilt->mem_bytes;
 	}
 	c->progress = progress;
@@ -67,7 +65,7 @@ void state_cache_free(struct state_cache *c)
 	if (!c)
 		return;
 	for (uint32_t i = 0; i < c->t->ngcs; i++)
-		if (!c->e[i].borrowed)
+		if (c->e[i].state != c->t->prebuilt) /* the trace's: not ours to free */
 			heap_state_free(c->e[i].state);
 	pthread_mutex_destroy(&c->lock);
 	pthread_cond_destroy(&c->built);
@@ -83,7 +81,7 @@ static void evict(struct state_cache *c)
 		struct entry *victim = NULL;
 		for (uint32_t i = 0; i < c->t->ngcs; i++) {
 			struct entry *e = &c->e[i];
-			if (e->state && !e->pins && !e->borrowed &&
+			if (e->state && !e->pins && e->state != c->t->prebuilt &&
 			    (!victim || e->last_used < victim->last_used))
 				victim = e;
 		}

@@ -675,8 +675,10 @@ const char *trace_type_name(const struct trace *t, uint32_t type, char *scratch,
 
 /* A heap dump (told apart by its magic bytes) is imported into a temporary
  * trace first, which is unlinked as soon as it is open; the same pass over
- * the dump builds the heap state of its GC (t->prebuilt), so nothing of the
- * temporary trace is decoded unless that state is evicted. */
+ * the dump builds the heap state of its GC (t->prebuilt), which the state
+ * cache holds for the trace's life (never evicted), so the tree does not
+ * decode the temporary trace for it (heap_state_build() still can: heapfs
+ * check, the reachable series of several GCs). */
 int trace_open(struct trace **out, const char *path, const struct trace_open_opts *opts,
 	       struct htr_err *err)
 {
@@ -703,13 +705,12 @@ int trace_open(struct trace **out, const char *path, const struct trace_open_opt
 		free((*out)->path);
 		(*out)->path = p;
 	}
-	if (direct && (*out)->ngcs == 1 &&
-	    (rc = hprof_direct_finish(direct, *out, &(*out)->prebuilt, err))) {
-		trace_close(*out);
+	if ((*out)->ngcs != 1) {
+		hprof_direct_free(direct);
+	} else if (direct && (rc = hprof_direct_finish(direct, *out, &(*out)->prebuilt, err))) {
+		trace_close(*out); /* (finish consumed direct either way) */
 		*out = NULL;
 		return rc;
 	}
-	if ((*out)->ngcs != 1)
-		hprof_direct_free(direct);
 	return 0;
 }
