@@ -669,6 +669,8 @@ int hfs_indirect_root_trie(struct hfs *fs, uint32_t gci, const struct heap_state
 	struct trie t = { 0 };
 	uint64_t *per_set = NULL, none = 0, novar = 0, total = 0;
 	void *vh = NULL;
+	if (!s->has_graph)
+		return -EINVAL;
 	if (!d)
 		return -EIO;
 	/* the fixed keys (<unreachable>, ...) first, as a classification

@@ -261,11 +261,6 @@ static int group_metrics(struct hfs *fs, uint32_t gci, const struct chain *ch, i
 	return group_metrics_cached(fs, gci, ch, deep_only, m);
 }
 
-int hfs_group_closures(struct hfs *fs, uint32_t gci, const struct chain *ch, struct clo_metrics *m)
-{
-	return group_metrics(fs, gci, ch, 0, m);
-}
-
 /* ---- a classification's children: one GC closure per child ---- */
 
 struct deep_seed {

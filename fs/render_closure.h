@@ -59,9 +59,6 @@ struct clo_metrics {
 	uint64_t deep_count, deep_bytes, retained_count, retained_bytes;
 };
 
-/* Deep and retained metrics of a plain group (not a diff) at a GC with a
- * graph; -ENOENT otherwise. */
-int hfs_group_closures(struct hfs *fs, uint32_t gci, const struct chain *ch, struct clo_metrics *m);
 
 /* Per child of classifying the chain's group by cls, sorted by key. */
 struct clo_row {

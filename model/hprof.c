@@ -947,7 +947,7 @@ static int import_one(struct importer *im, const char *path, uint32_t gc, struct
 	}
 	if (im->want_state &&
 	    (rc = hstate_make(&im->direct, &d, run.infos, &run.graph, run.roots, run.nroots, gc))) {
-		htr_errf(err, rc, 0, "out of memory building the heap state");
+		htr_errf(err, rc, 0, "%s building the heap state", rc == -ENOMEM ? "out of memory" : strerror(-rc));
 		goto out;
 	}
 	if (im->keep_history) {

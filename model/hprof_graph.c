@@ -57,21 +57,6 @@ static int grow_edges(struct dgraph *g)
 	return 0;
 }
 
-static int add_run(struct dgraph *g, uint32_t hi)
-{
-	uint64_t c1 = g->caphi, c2 = g->caphi;
-	int rc = array_reserve((void **)&g->hi_edge, &c1, (uint64_t)g->nhi + 1, sizeof *g->hi_edge);
-	if (!rc)
-		rc = array_reserve((void **)&g->hi, &c2, (uint64_t)g->nhi + 1, sizeof *g->hi);
-	if (rc)
-		return rc;
-	g->caphi = c1;
-	g->hi_edge[g->nhi] = g->ne;
-	g->hi[g->nhi++] = hi;
-	g->cur_hi = hi;
-	return 0;
-}
-
 static int add_dangling(struct dgraph *g, uint64_t id, size_t src, uint32_t slot)
 {
 	int rc = array_reserve((void **)&g->dang, &g->capdang, (uint64_t)g->ndang + 1, sizeof *g->dang);
@@ -101,7 +86,8 @@ static inline int add_ref(struct dgraph *g, const struct dump *d, size_t i, uint
 	int rc;
 	if (g->ne == g->cap && (rc = grow_edges(g)))
 		return rc;
-	if (slot >> 16 != g->cur_hi && (rc = add_run(g, slot >> 16)))
+	if (slot >> 16 != (g->nhi ? g->hi[g->nhi - 1] : 0) &&
+	    (rc = runs_push(&g->hi_edge, &g->hi, &g->nhi, &g->caphi, g->ne, slot >> 16)))
 		return rc;
 	g->tgt[g->ne] = j;
 	g->slot[g->ne] = (uint16_t)slot;
@@ -151,22 +137,9 @@ int dgraph_compact(struct dgraph *g, const uint64_t *keep)
 			if (!(keep[e >> 6] >> (e & 63) & 1))
 				continue;
 			if (slot >> 16 != cur) {   /* the runs, recomputed over what is kept */
-				if (nruns == caphe) {
-					caphe = caphe ? caphe * 2 : 16;
-					uint64_t *a = realloc(he, caphe * sizeof *a);
-					if (a)
-						he = a;
-					uint32_t *b = realloc(hv, caphe * sizeof *b);
-					if (b)
-						hv = b;
-					if (!a || !b) {
-						rc = -ENOMEM;
-						goto out;
-					}
-				}
 				cur = slot >> 16;
-				he[nruns] = w;
-				hv[nruns++] = cur;
+				if ((rc = runs_push(&he, &hv, &nruns, &caphe, w, cur)))
+					goto out;
 			}
 			g->tgt[w] = g->tgt[e];
 			g->slot[w] = (uint16_t)slot;

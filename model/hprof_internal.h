@@ -265,7 +265,6 @@ struct dgraph {
 	/* high bits of slots (elements past 65535), as runs: from edge
 	 * hi_edge[k] on, the high bits are hi[k] (before the first run: 0) */
 	uint64_t *hi_edge; uint32_t *hi; uint32_t nhi; uint64_t caphi;
-	uint32_t cur_hi;       /* high bits of the last edge added */
 	uint64_t ne, cap;
 	struct dref *dang; size_t ndang; uint64_t capdang;
 	uint64_t refs_to_classes, bad_instances;

@@ -78,19 +78,6 @@ void hstate_infos_free(struct hstate_infos *x)
 	free(x);
 }
 
-static int intern(struct hstate_infos *x, const struct objinfo *o, uint32_t *out)
-{
-	return objinfo_table_put(&x->t, o, out);
-}
-
-/* 1 if info k has these properties. */
-static inline int info_is(const struct objinfo *k, uint32_t type, uint32_t site, uint32_t thread,
-			  uint32_t flags, uint64_t size, int64_t array_length)
-{
-	return k->size == size && k->array_length == array_length && k->type == type &&
-	       k->site == site && k->thread == thread && k->flags == flags;
-}
-
 int hstate_infos_put(struct hstate_infos *x, size_t i, uint32_t type, uint32_t site,
 		     uint32_t thread_serial, uint32_t flags, uint64_t size, int64_t array_length)
 {
@@ -106,22 +93,20 @@ int hstate_infos_put(struct hstate_infos *x, size_t i, uint32_t type, uint32_t s
 		}
 		x->memo_out = thread_serial;
 	}
-	thread_serial = x->memo_out;
+	struct objinfo o = { .type = type, .site = site, .thread = x->memo_out, .flags = flags,
+			     .size = size, .array_length = array_length };
 	/* objects of one type mostly share one info (instances) or follow
 	 * each other (arrays of one length): two compares before a probe */
-	if (x->t.n && info_is(&x->t.infos[x->last], type, site, thread_serial, flags, size, array_length)) {
+	if (x->t.n && objinfo_eq(&x->t.infos[x->last], &o)) {
 		x->info[i] = x->last;
 		return 0;
 	}
 	uint32_t m = type < x->d->nclasses ? type : x->d->nclasses;
-	if (x->memo[m] &&
-	    info_is(&x->t.infos[x->memo[m] - 1], type, site, thread_serial, flags, size, array_length)) {
+	if (x->memo[m] && objinfo_eq(&x->t.infos[x->memo[m] - 1], &o)) {
 		x->info[i] = x->last = x->memo[m] - 1;
 		return 0;
 	}
-	struct objinfo o = { .type = type, .site = site, .thread = thread_serial, .flags = flags,
-			     .size = size, .array_length = array_length };
-	int rc = intern(x, &o, &x->info[i]);
+	int rc = objinfo_table_put(&x->t, &o, &x->info[i]);
 	if (!rc) {
 		x->last = x->info[i];
 		x->memo[m] = x->last + 1;
