@@ -493,8 +493,8 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 	/* GC kind and heap use: the JVM's performance counters if it keeps
 	 * them in a file, else the management beans */
 	A.have_perfdata = perfdata_open_self(&A.perfdata) == 0;
-	if (!A.have_perfdata && mgmt_init(jni))
-		fprintf(stderr, "heapfs-agent: management beans unavailable; heap use not recorded\n");
+	if (!A.have_perfdata)
+		mgmt_init(jni); /* (says so on stderr if the beans are unavailable) */
 	/* mode=count records no objects: no types, mirrors or method ids */
 	int objects = A.opts.mode != AGENT_MODE_COUNT;
 	if ((objects && enable(jvmti, JVMTI_EVENT_CLASS_PREPARE)) || (asgct && enable(jvmti, JVMTI_EVENT_CLASS_LOAD)) ||

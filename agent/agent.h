@@ -195,8 +195,10 @@ struct gc_info {
 	char cause[64];
 	uint64_t used_before, used_after, capacity; /* UINT64_MAX unknown */
 };
-/* mgmt_init: in mode=count it only notes the wish (cheap, at VMInit) and
- * the first mgmt_query looks the beans up, so a short run never pays. */
+/* Without the perf counters: mgmt_init looks the beans up in mode=full
+ * (before allocations are recorded); in mode=count it does nothing and
+ * the first mgmt_query looks them up, so a short run never pays.  Either
+ * says so on stderr when the beans are unavailable. */
 int mgmt_init(JNIEnv *jni);
 void mgmt_query(JNIEnv *jni, struct gc_info *out);
 

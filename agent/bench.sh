@@ -32,19 +32,6 @@ OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 JVM="-Xmx256m -XX:+UseG1GC"
 
-# median wall time in ms of RUNS runs; the last run's trace stays in $OUT/t.htr
-median_ms() {
-	local times=()
-	for _ in $(seq "$RUNS"); do
-		local t0 t1
-		t0=$(date +%s%N)
-		"$JAVA" $JVM "$@" >/dev/null 2>"$OUT/err" || { cat "$OUT/err" >&2; return 1; }
-		t1=$(date +%s%N)
-		times+=($(( (t1 - t0) / 1000000 )))
-	done
-	printf '%s\n' "${times[@]}" | sort -n | sed -n "$(( (RUNS + 1) / 2 ))p"
-}
-
 median() { printf '%s\n' "$@" | sort -n | sed -n "$(( (RUNS + 1) / 2 ))p"; }
 
 # RUNS runs of java "$@" with the environment variable assignment $1 (or
@@ -170,7 +157,7 @@ interleaved_ms() {
 	done
 	for v in "$@"; do
 		local key=${v%%=*}
-		printf -v "ms_$key" '%s' "$(printf '%s\n' ${t[$key]} | sort -n | sed -n "$(( (RUNS + 1) / 2 ))p")"
+		printf -v "ms_$key" '%s' "$(median ${t[$key]})"
 	done
 }
 count_row() { # name class args...
@@ -246,7 +233,7 @@ if command -v ant >/dev/null; then
 			done
 		done
 		for v in "$@"; do
-			printf -v "ms_${v%%=*}" '%s' "$(printf '%s\n' ${t[${v%%=*}]} | sort -n | sed -n "$(( (RUNS + 1) / 2 ))p")"
+			printf -v "ms_${v%%=*}" '%s' "$(median ${t[${v%%=*}]})"
 		done
 	}
 	ant_ms "base=" "full=-agentpath:$AGENT=out=$OUT/t.htr,graph=none,deaths=off,depth=1" \

@@ -98,8 +98,9 @@ static void find_heap_pools(JNIEnv *jni, jclass mf, jmethodID m_name)
 	}
 }
 
-/* Set by mgmt_init; the beans are looked up by the first mgmt_query. */
-static int wanted, tried;
+/* The beans were looked up (once: by mgmt_init in mode=full, by the
+ * first mgmt_query in mode=count). */
+static int tried;
 
 /* mode=count: cheap, the beans are looked up lazily, by the agent thread
  * after the first GC.  ManagementFactory's first use loads ~350 classes
@@ -111,14 +112,18 @@ static int wanted, tried;
  * as the agent thread's allocations. */
 static int beans_init(JNIEnv *jni);
 
+static int beans_try(JNIEnv *jni)
+{
+	tried = 1;
+	int rc = beans_init(jni);
+	if (rc)
+		fprintf(stderr, "heapfs-agent: management beans unavailable; heap use not recorded\n");
+	return rc;
+}
+
 int mgmt_init(JNIEnv *jni)
 {
-	if (A.opts.mode != AGENT_MODE_COUNT) {
-		tried = 1;
-		return beans_init(jni);
-	}
-	wanted = 1;
-	return 0;
+	return A.opts.mode != AGENT_MODE_COUNT ? beans_try(jni) : 0;
 }
 
 static int beans_init(JNIEnv *jni)
@@ -200,11 +205,8 @@ void mgmt_query(JNIEnv *jni, struct gc_info *out)
 	memset(out, 0, sizeof(*out));
 	out->used_before = out->used_after = out->capacity = UINT64_MAX;
 	snprintf(out->cause, sizeof(out->cause), "GC pause");
-	if (wanted && !tried) {
-		tried = 1;
-		if (beans_init(jni))
-			fprintf(stderr, "heapfs-agent: management beans unavailable; heap use not recorded\n");
-	}
+	if (!tried)
+		beans_try(jni);
 	if (!mem_bean || (*jni)->PushLocalFrame(jni, 64))
 		return;
 	int which = -1;

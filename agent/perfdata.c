@@ -92,12 +92,15 @@ static const volatile int64_t *long_of(const struct entry *e)
 	return (const volatile int64_t *)(const void *)e->data;
 }
 
-static void copy_string(char *dst, size_t cap, const struct entry *e)
+/* A NUL-terminated copy of at most len bytes of src, which the JVM may be
+ * writing (read byte by byte, up to its NUL). */
+static void copy_bounded(char *dst, size_t cap, const volatile char *src, size_t len)
 {
 	size_t n = 0;
-	while (n + 1 < cap && n < (size_t)e->vector_length && e->data[n])
+	while (src && n + 1 < cap && n < len && src[n]) {
+		dst[n] = src[n];
 		n++;
-	memcpy(dst, e->data, n);
+	}
 	dst[n] = 0;
 }
 
@@ -126,11 +129,10 @@ static void take_space(struct perfdata *pd, struct space_key *keys, const struct
 	long gen = strtol(e->name + 18, &end, 10);
 	if (end == e->name + 18 || gen < 0)
 		return;
-	int is_used = index_between(end, ".space.", ".used") >= 0;
-	int is_cap = index_between(end, ".space.", ".capacity") >= 0;
-	if (!is_used && !is_cap)
+	long space = index_between(end, ".space.", ".used");
+	int is_used = space >= 0;
+	if (!is_used && (space = index_between(end, ".space.", ".capacity")) < 0)
 		return;
-	long space = is_used ? index_between(end, ".space.", ".used") : index_between(end, ".space.", ".capacity");
 	const volatile int64_t *v = long_of(e);
 	int slot = v ? space_slot(pd, keys, gen, space) : -1;
 	if (slot < 0)
@@ -145,11 +147,13 @@ static void take_entry(struct perfdata *pd, struct space_key *keys, const struct
 {
 	long n;
 	if ((n = index_between(e->name, "sun.gc.collector.", ".invocations")) >= 0) {
-		if (n < PERFDATA_MAX_COLLECTORS && long_of(e))
-			pd->invocations[n] = long_of(e);
+		const volatile int64_t *v = long_of(e);
+		if (n < PERFDATA_MAX_COLLECTORS && v)
+			pd->invocations[n] = v;
 	} else if ((n = index_between(e->name, "sun.gc.collector.", ".name")) >= 0) {
 		if (n < PERFDATA_MAX_COLLECTORS && e->type == 'B') {
-			copy_string(pd->collector_name[n], sizeof(pd->collector_name[n]), e);
+			copy_bounded(pd->collector_name[n], sizeof(pd->collector_name[n]),
+				     (const volatile char *)e->data, (size_t)e->vector_length);
 			pd->full[n] = strcasestr(pd->collector_name[n], "full") != NULL;
 		}
 	} else if (!strcmp(e->name, "sun.gc.cause")) {
@@ -200,12 +204,7 @@ void perfdata_sample(const struct perfdata *pd, struct perfdata_sample *s)
 	}
 	for (uint32_t i = 0; i < PERFDATA_MAX_COLLECTORS; i++)
 		s->invocations[i] = pd->invocations[i] ? *pd->invocations[i] : 0;
-	uint32_t n = 0;
-	while (pd->cause && n + 1 < sizeof(s->cause) && n < pd->cause_len && pd->cause[n]) {
-		s->cause[n] = pd->cause[n];
-		n++;
-	}
-	s->cause[n] = 0;
+	copy_bounded(s->cause, sizeof(s->cause), pd->cause, pd->cause_len);
 	if (!strcmp(s->cause, "No GC"))
 		s->cause[0] = 0;
 }
@@ -248,7 +247,9 @@ int perfdata_open_self(struct perfdata *pd)
 	if (rc || map == MAP_FAILED)
 		return rc ? rc : -EINVAL;
 	rc = perfdata_parse(map, (size_t)st.st_size, pd);
-	if (rc)
+	if (rc) {
 		munmap(map, (size_t)st.st_size);
+		memset(pd, 0, sizeof(*pd)); /* no pointer into the unmapped file */
+	}
 	return rc;
 }
