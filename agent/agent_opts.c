@@ -38,7 +38,7 @@ static const char help_text[] =
 	"                  increments, which threads racing on a counter can lose)\n"
 	"  exceptions=bytecode|events|off  mode=count, paths: correct the counts of\n"
 	"                  the frames an exception leaves mid-path by handlers in the\n"
-	"                  instrumented code (default; constructors count per site),\n"
+	"                  instrumented code (default),\n"
 	"                  by JVMTI Exception events (~10 us per exception thrown;\n"
 	"                  `correct` is the same), or not at all\n"
 	"  verbose         print recording statistics on stderr at exit\n"

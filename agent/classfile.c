@@ -196,6 +196,17 @@ uint16_t cf_class_name(const struct cf_class *c, uint16_t idx)
 	return be16(c->cp_ptr[idx]);
 }
 
+uint16_t cf_ref_name(const struct cf_class *c, uint16_t idx)
+{
+	if (idx == 0 || idx >= c->cp_count ||
+	    (c->cp_tag[idx] != CP_FIELDREF && c->cp_tag[idx] != CP_METHODREF && c->cp_tag[idx] != CP_IMETHODREF))
+		return 0;
+	uint16_t nat = be16(c->cp_ptr[idx] + 2);
+	if (nat == 0 || nat >= c->cp_count || c->cp_tag[nat] != CP_NAMETYPE)
+		return 0;
+	return be16(c->cp_ptr[nat]);
+}
+
 /* Appends one entry (tag + body bytes copied into the arena). */
 static uint16_t cp_append(struct cf_class *c, uint8_t tag, const uint8_t *body, size_t n)
 {

@@ -129,6 +129,9 @@ const char *cf_utf8(const struct cf_class *c, uint16_t idx, uint16_t *len);
 int cf_utf8_eq(const struct cf_class *c, uint16_t idx, const char *s);
 /* Name (Utf8 index) of Class entry idx, 0 if not a class. */
 uint16_t cf_class_name(const struct cf_class *c, uint16_t idx);
+/* Name (Utf8 index) of the Fieldref, Methodref or InterfaceMethodref idx,
+ * 0 if idx is none of them. */
+uint16_t cf_ref_name(const struct cf_class *c, uint16_t idx);
 /* Find-or-add entries; return the index, 0 when the pool is full / ENOMEM. */
 uint16_t cf_cp_utf8(struct cf_class *c, const char *s, size_t len);
 uint16_t cf_cp_class(struct cf_class *c, const char *name, size_t len);

@@ -1054,14 +1054,118 @@ static double sites_cost(const struct cfg *g, const double *freq)
 	return n;
 }
 
+/* A constructor's super() or this() call: the one invokespecial <init> that
+ * no `new` before it in code order is waiting for (javac brackets every
+ * `new` with its <init> in one expression), with no branch into the code
+ * up to it from after it, nor a handler starting in that code.  Its
+ * instruction index, or NOT_SET when the code does not look like that
+ * (two candidates, a jump back, a handler over it). */
+static uint32_t ctor_init_call(const struct rw *r)
+{
+	uint32_t pending = 0, init = NOT_SET;
+	for (uint32_t i = 0; i < r->n; i++) {
+		const struct cf_insn *in = &r->v[i];
+		if (in->op == 187) { /* new */
+			pending++;
+		} else if (in->op == 183) { /* invokespecial */
+			uint16_t ref = (uint16_t)(r->k->code[in->pc + 1] << 8 | r->k->code[in->pc + 2]);
+			if (!cf_utf8_eq(r->c, cf_ref_name(r->c, ref), "<init>"))
+				continue;
+			if (pending) {
+				pending--;
+			} else {
+				if (init != NOT_SET)
+					return NOT_SET;
+				init = i;
+			}
+		}
+	}
+	if (init == NOT_SET)
+		return NOT_SET;
+	uint32_t end_pc = r->v[init].pc;
+	for (uint32_t i = init + 1; i < r->n; i++) {
+		const struct cf_insn *in = &r->v[i];
+		if ((in->kind == IK_COND || in->kind == IK_GOTO) && in->target0 <= end_pc)
+			return NOT_SET;
+		for (uint32_t t = 0; in->kind == IK_SWITCH && t < in->ntargets; t++)
+			if (in->targets[t] <= end_pc)
+				return NOT_SET;
+	}
+	for (uint32_t e = 0; e < r->k->nexc; e++)
+		if (r->k->exc[e].start <= end_pc || r->k->exc[e].handler <= end_pc)
+			return NOT_SET;
+	return init;
+}
+
+/* Whether a counter on pedge e is placed after instruction init
+ * (instrument.h: where each kind of edge puts its snippet). */
+static int edge_after(const struct cfg *g, const struct pedge *e, uint32_t init)
+{
+	if (e->from == PATHS_X)
+		return e->to != 0 && g->b[e->to].first > init;
+	return g->b[e->from].end - 1 >= init;
+}
+
+/* Path counters for a constructor with corrections in the bytecode: the
+ * code up to its super() call (instruction init) runs with `this`
+ * uninitialized, where no handler may cover it, so nothing there may
+ * need a correction.  Each path's counter goes on its least-shared edge
+ * placed after the call; the plan holds if every counter lies there and
+ * no run needing a correction starts up to the call (so: no allocation in
+ * the super() arguments).  1 planned, 0 not (mp->ps freed), <0 fatal. */
+static int plan_ctor_paths(const struct rw *r, const double *freq, struct method_plan *mp, uint32_t init)
+{
+	struct paths *ps = &mp->ps;
+	uint32_t *forced = NULL;
+	struct corr_runs cr = { 0 };
+	int rc = paths_build(&mp->g, freq, ps);
+	if (rc || (rc = paths_place(ps, &mp->g, NULL)))
+		goto out;
+	rc = -ENOMEM;
+	if (!(forced = malloc((ps->npaths + 1) * sizeof(uint32_t))))
+		goto out;
+	for (uint32_t p = 0; p < ps->npaths; p++) {
+		forced[p] = PATHS_NONE;
+		uint32_t cur = ps->p[p].counter_edge;
+		if (cur == PATHS_NONE || edge_after(&mp->g, &ps->e[cur], init))
+			continue;
+		for (uint32_t k = 0; k < ps->p[p].n; k++) {
+			uint32_t i = ps->edge_list[ps->p[p].first + k];
+			if (edge_after(&mp->g, &ps->e[i], init) &&
+			    (forced[p] == PATHS_NONE || ps->e[i].share < ps->e[forced[p]].share))
+				forced[p] = i;
+		}
+	}
+	if ((rc = paths_place(ps, &mp->g, forced)) || (rc = paths_semantics(ps, &mp->g)))
+		goto out;
+	int holds = 1;
+	for (uint32_t j = 0; j < ps->ncounters && holds; j++)
+		holds = edge_after(&mp->g, &ps->e[ps->counter_edge[j]], init);
+	if (holds && (rc = correction_runs(r, mp, &cr)))
+		goto out;
+	for (uint32_t x = 0; x < cr.n && holds; x++)
+		holds = cr.run[x].first > init;
+	rc = holds && ps->ncounters ? 1 : 0;
+out:
+	if (rc < 0 && rc != -ENOMEM)
+		rc = 0; /* too large for paths: per site, as before */
+	if (rc <= 0)
+		paths_free(ps);
+	corr_runs_free(&cr);
+	free(forced);
+	return rc;
+}
+
 /* Plans the method's path counters (mp->ps) from the measured
  * frequencies sink->freq has for it, or from the static heuristics; or
  * sets *mode to INSTR_SITES when the measured frequencies say that one
  * counter per site executes fewer increments.  1 planned, 0 left alone (a
  * reason counted), <0 fatal. */
-static int plan_paths(struct cf_class *c, const struct cf_member *m, const struct instr_sink *sink,
-		      struct method_plan *mp, struct instr_stats *st, enum instr_mode *mode)
+static int plan_paths(const struct rw *r, const struct instr_sink *sink, struct method_plan *mp,
+		      struct instr_stats *st, enum instr_mode *mode)
 {
+	struct cf_class *c = r->c;
+	const struct cf_member *m = r->m;
 	const double *freq = NULL;
 	int sites = 0;
 	if (sink->freq) {
@@ -1076,18 +1180,27 @@ static int plan_paths(struct cf_class *c, const struct cf_member *m, const struc
 		*mode = INSTR_SITES;
 		return 1;
 	}
+	int rc;
 	if (sink->bytecode && cf_utf8_eq(c, m->name, "<init>")) {
 		/* no handler may cover a constructor's super() or this() call,
-		 * nor code before it without the uninitialized `this` in its
-		 * frame: constructors count per site, exact without handlers */
-		st->ctor_sites++;
-		*mode = INSTR_SITES;
-		return 1;
+		 * nor code before it: path counters after the call, or one
+		 * counter per site (exact without handlers) */
+		uint32_t init = ctor_init_call(r);
+		rc = init == NOT_SET ? 0 : plan_ctor_paths(r, freq, mp, init);
+		if (rc < 0)
+			return rc;
+		if (!rc) {
+			st->ctor_sites++;
+			*mode = INSTR_SITES;
+			return 1;
+		}
+		rc = 0;
+	} else {
+		rc = paths_plan(&mp->g, freq, &mp->ps);
 	}
-	int rc = paths_plan(&mp->g, freq, &mp->ps);
 	if (rc == -ENOMEM)
 		return rc;
-	if (rc || !mp->ps.ncounters) {
+	if (rc < 0 || !mp->ps.ncounters) {
 		rc ? st->skipped++ : st->no_allocs++;
 		return 0;
 	}
@@ -1164,7 +1277,7 @@ static int do_method(struct cf_class *c, struct cf_member *m, const struct instr
 	}
 	uint32_t base;
 	uint64_t stubs = 0;
-	if (mode == INSTR_PATHS && (rc = plan_paths(c, m, sink, &mp, st, &mode)) <= 0)
+	if (mode == INSTR_PATHS && (rc = plan_paths(&r, sink, &mp, st, &mode)) <= 0)
 		goto out;
 	if (mode == INSTR_SITES) {
 		if ((base = sink->reserve(sink->ctx, mp.g.nsites)) == UINT32_MAX) {

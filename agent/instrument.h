@@ -96,9 +96,10 @@ struct instr_sink {
 				    * method's own, that increments a counter
 				    * meaning the correction and rethrows; a
 				    * method's own handler is reached through a
-				    * stub that does the same first.  Constructors
-				    * get one counter per site (no handler may
-				    * cover their super() call). */
+				    * stub that does the same first.  No handler
+				    * may cover a constructor's super() call:
+				    * its counters go after the call, or one per
+				    * site (instrument.c, plan_ctor_paths). */
 };
 
 /* Edge frequencies from counter values: flow[i] for every edge of the
@@ -119,7 +120,8 @@ struct instr_stats {
 	uint64_t per_site;         /* measured methods given one counter per
 				    * site (fewer increments than paths) */
 	uint64_t ctor_sites;       /* constructors given one counter per site
-				    * (bytecode corrections) */
+				    * (bytecode corrections: a counter or a
+				    * correction would lie before super()) */
 	uint64_t corr_handlers;    /* correction handlers (bytecode corrections) */
 	uint64_t corr_stubs;       /* stubs before the method's own handlers: a
 				    * second snippet of a correction counter */

@@ -110,6 +110,18 @@ n=$(sed -n 's/.* \([0-9]*\) counters,.*/\1/p' "$TMP/c.err")
 COPTS=atomic=on compare "700 generated methods, atomic=on" Gen "$TMP/big" Gen 1
 
 echo "== exceptions cutting paths short (corrected by handlers in the bytecode, or by the Exception event)"
+# Without the corrections the counts are off: measured against the last
+# compare's mode=full counts ($TMP/full.tsv) and reported.
+# exceptions_off PREFIX CLASSDIR MAIN ARGS...
+exceptions_off() {
+	local prefix=$1 dir=$2
+	shift 2
+	"$JAVA" -Xmx256m "-agentpath:$AGENT=out=$TMP/o.htr,mode=count,counts=$TMP/o.tsv,exceptions=off" \
+		-cp "$dir" "$@" >/dev/null 2>&1 || fail "exceptions=off run"
+	count_sites "$TMP/o.tsv" "$prefix" | awk -F'\t' 'NR == FNR { w[$1 "\t" $2] = $3; next }
+		{ t++; d = $3 - w[$1 "\t" $2]; if (d) { n++; off += d < 0 ? -d : d } }
+		END { printf "    exceptions=off: %d of %d sites off, |deviation| %d allocations\n", n, t, off }' "$TMP/full.tsv" -
+}
 for seed in ${EXC_SEEDS:-1 2 3}; do
 	mkdir -p "$TMP/exc$seed"
 	"$BUILD/tests/gen_alloc_methods" "$seed" 30 Gen exc >"$TMP/exc$seed/Gen.java"
@@ -121,12 +133,7 @@ for seed in ${EXC_SEEDS:-1 2 3}; do
 	# the JVMTI Exception event walking the frames instead
 	COPTS=exceptions=events compare "generated seed $seed, throwing, exceptions=events" Gen "$TMP/exc$seed" Gen 20
 	grep -q " 0 frames corrected" "$TMP/c.err" && fail "exc seed $seed: no frame was corrected: $(cat "$TMP/c.err")"
-	# without the corrections the counts are off: measured, reported
-	"$JAVA" -Xmx256m "-agentpath:$AGENT=out=$TMP/o.htr,mode=count,counts=$TMP/o.tsv,exceptions=off" \
-		-cp "$TMP/exc$seed" Gen 20 >/dev/null 2>&1 || fail "exceptions=off run"
-	count_sites "$TMP/o.tsv" Gen | awk -F'\t' 'NR == FNR { w[$1 "\t" $2] = $3; next }
-		{ t++; d = $3 - w[$1 "\t" $2]; if (d) { n++; off += d < 0 ? -d : d } }
-		END { printf "    exceptions=off: %d of %d sites off, |deviation| %d allocations\n", n, t, off }' "$TMP/full.tsv" -
+	exceptions_off Gen "$TMP/exc$seed" Gen 20
 done
 
 mkdir -p "$TMP/mix"
@@ -134,6 +141,7 @@ mkdir -p "$TMP/mix"
 compare "reflection, <clinit>, constructors, threads, library code, recursion" ExcMix "$TMP/mix" ExcMix
 COPTS=exceptions=events compare "the same, exceptions=events" ExcMix "$TMP/mix" ExcMix
 grep -q " 0 frames corrected" "$TMP/c.err" && fail "ExcMix: no frame was corrected"
+exceptions_off ExcMix "$TMP/mix" ExcMix
 
 echo "== threads racing on counters"
 # example.threads: 4 threads calling one allocating method; it prints its

@@ -42,6 +42,7 @@ static struct {
 	char first[512];
 	int relayout, atomic;
 	uint64_t corr_ranges, corr_bad;
+	uint64_t ctor_bad, ctor_paths;   /* bytecode mode: constructors checked, with counters */
 	uint32_t corr_method, corr_end;  /* last range reported: order check */
 	enum instr_mode mode;
 } T;
@@ -136,6 +137,34 @@ static uint8_t *slurp(const char *path, size_t *n)
 }
 
 /* Structure of one rewritten method. */
+/* A constructor with corrections in the bytecode: no handler may start
+ * before or at its super()/this() call (the uninitialized `this`).  The
+ * call: the first invokespecial <init> that no earlier `new` waits for.
+ * Counts the constructors with counters. */
+static void check_ctor(struct cf_class *c, const struct cf_code *k, const struct cf_insn *v, uint32_t n,
+		       uint16_t fieldref, const char *path)
+{
+	uint32_t pending = 0, init_pc = UINT32_MAX, snippets = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint16_t ref = v[i].len >= 3 ? (uint16_t)(k->code[v[i].pc + 1] << 8 | k->code[v[i].pc + 2]) : 0;
+		snippets += v[i].op == 0xb2 && ref == fieldref;
+		if (v[i].op == 187)
+			pending++;
+		else if (v[i].op == 183 && init_pc == UINT32_MAX && cf_utf8_eq(c, cf_ref_name(c, ref), "<init>"))
+			pending ? pending-- : (void)(init_pc = v[i].pc);
+	}
+	if (init_pc == UINT32_MAX)
+		return; /* java.lang.Object */
+	int bad = 0;
+	for (uint32_t x = 0; x < k->nexc; x++)
+		bad |= k->exc[x].start <= init_pc;
+	if (bad) {
+		T.ctor_bad++;
+		note(path, "constructor: a handler before super()");
+	}
+	T.ctor_paths += snippets > 0;
+}
+
 static void check_method(struct cf_class *c, struct cf_member *m, uint16_t fieldref, const char *path)
 {
 	struct cf_code *k = m->code;
@@ -161,6 +190,8 @@ static void check_method(struct cf_class *c, struct cf_member *m, uint16_t field
 			T.snippets_found++;
 	}
 	start[k->len] = 1;
+	if (sink.bytecode && cf_utf8_eq(c, m->name, "<init>"))
+		check_ctor(c, k, v, n, fieldref, path);
 	for (uint32_t x = 0; x < k->nexc; x++)
 		if (!start[k->exc[x].start] || !start[k->exc[x].end] || !start[k->exc[x].handler] ||
 		    k->exc[x].start >= k->exc[x].end)
@@ -322,17 +353,24 @@ static void test_instrument_examples_atomic(void **state)
 /* Exception corrections in the bytecode: handlers appended after the
  * code, every exception range, handler and frame on an instruction
  * boundary (check_method), one snippet per counter announced, the
- * correction counters included; constructors count per site. */
+ * correction counters included; constructors with nothing before their
+ * super() call (check_ctor). */
 static void test_instrument_jdk_bytecode(void **state)
 {
 	(void)state;
 	sink.bytecode = 1;
 	run(JDK_CLASSES_DIR, 0);
 	sink.bytecode = 0;
-	fprintf(stderr, "bytecode corrections: %lu correction handlers, %lu constructors per site\n",
-		(unsigned long)T.st.corr_handlers, (unsigned long)T.st.ctor_sites);
+	fprintf(stderr,
+		"bytecode corrections: %lu correction handlers, %lu constructors with counters checked, %lu of "
+		"them per site\n",
+		(unsigned long)T.st.corr_handlers, (unsigned long)T.ctor_paths, (unsigned long)T.st.ctor_sites);
 	assert_true(T.st.instrumented > 10000);
-	assert_true(T.st.corr_handlers > 10000 && T.st.ctor_sites > 1000);
+	assert_true(T.st.corr_handlers > 10000);
+	/* most constructors get path counters after super(); those with an
+	 * allocation in super()'s arguments count per site */
+	assert_true(T.ctor_paths > 5000 && T.st.ctor_sites > 0 && T.st.ctor_sites * 5 < T.ctor_paths);
+	assert_int_equal(T.ctor_bad, 0);
 	assert_int_equal(T.snippets_found, T.counters_announced + T.st.corr_stubs);
 	assert_int_equal(T.corr_ranges, 0); /* nothing reported: it is all in the code */
 	assert_true(T.st.skipped * 1000 < T.st.instrumented);
