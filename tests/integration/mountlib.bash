@@ -13,10 +13,17 @@ STEP_TIMEOUT=${STEP_TIMEOUT:-60}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/heapfs-it.XXXXXX")
 MOUNTS=()
 BG_PIDS=()
+DAEMON_LOGS=()
 
 cleanup() {
 	local rc=$?
 	set +e
+	# a failed test shows what its daemons said, and how they ended
+	if [ "$rc" -ne 0 ]; then
+		for l in "${DAEMON_LOGS[@]}"; do
+			[ -s "$l" ] && { echo "--- ${l##*/}:"; tail -n 20 "$l"; } >&2
+		done
+	fi
 	for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done
 	for m in "${MOUNTS[@]}"; do
 		if mountpoint -q "$m"; then
@@ -46,8 +53,35 @@ wait_mounted() {
 	fail "$1 did not become a mount point"
 }
 
-# mount_trace TRACE DIR [heapfs options...]: background mount, waits for it.
+# mount_trace TRACE DIR [heapfs options...]: a mount in the background of
+# this shell, waited for.  It runs in the foreground (-f) so that its
+# stderr, and how it ended (a signal, an exit status), land in a log that
+# a failing test prints: a daemonized heapfs has its stderr on /dev/null.
+# mount_trace_daemon mounts as users do.
 mount_trace() {
+	local trace=$1 dir=$2
+	shift 2
+	local log=$WORK/daemon-${#DAEMON_LOGS[@]}.log
+	DAEMON_LOGS+=("$log")
+	mkdir -p "$dir"
+	MOUNTS+=("$dir")
+	{
+		"$HEAPFS" -f "$@" "$trace" "$dir"
+		echo "heapfs on $dir ended: exit status $? (128 + N: signal N)"
+	} 2>>"$log" >>"$log" &
+	local pid=$! i
+	BG_PIDS+=("$pid")
+	for i in $(seq 1 200); do
+		mountpoint -q "$dir" && return 0
+		kill -0 "$pid" 2>/dev/null || fail "mount of $trace on $dir failed: $(tail -n 5 "$log")"
+		sleep 0.1
+	done
+	fail "$dir not mounted after 20 s"
+}
+
+# mount_trace_daemon TRACE DIR [heapfs options...]: heapfs daemonizes and
+# its exit status says whether the mount worked.
+mount_trace_daemon() {
 	local trace=$1 dir=$2
 	shift 2
 	mkdir -p "$dir"

@@ -267,7 +267,7 @@ check_concurrent() {
 	ten=$((b1 - b0))
 	for i in $(seq 1 10); do same_bytes "$WORK/conc.$i" "$(ref "$f")" "concurrent reader $i of $f"; done
 
-	mount_trace "$TRACE" "$m2" $opts
+	mount_trace_daemon "$TRACE" "$m2" $opts
 	b0=$(status_value "$m2" state_builds)
 	t cat "$m2/$f" >/dev/null
 	b1=$(status_value "$m2" state_builds)
