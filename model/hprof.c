@@ -37,7 +37,6 @@
 #define FRESH_ID_BASE (1ull << 48)  /* above any address a dump holds today */
 #define MAX_NAME 1024u              /* bytes kept of a field, method or thread name */
 #define NO_LEN UINT32_MAX           /* "not an array" in an object signature */
-#define RELEASE_STEP (64ull << 20)  /* bytes of the dump passed between releases */
 
 struct importer {
 	const struct hprof_import_opts *o;
@@ -619,10 +618,7 @@ static int objects_pass(struct importer *im, struct dump *d, struct dump_run *ru
 		im->next_fresh = maxid + 1;
 	for (size_t i = 0; i < n && !rc; i++) {
 		rc = pass_object(im, d, run, &p, i);
-		if (d->offs[i] >= p.released + RELEASE_STEP) {
-			hprof_release(d->f, p.released, d->offs[i]);
-			p.released = d->offs[i];
-		}
+		hprof_release_behind(d->f, &p.released, d->offs[i]);
 	}
 	hprof_release(d->f, 0, d->f->size);
 	while (!rc && p.pi < im->nprev)

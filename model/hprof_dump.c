@@ -17,7 +17,6 @@
 #include "htr.h"
 
 #define PROGRESS_STEP (256ull << 20)   /* bytes between progress lines */
-#define RELEASE_STEP (64ull << 20)     /* bytes read between releases of the mapping */
 
 static int grow32(void *pp, uint32_t *cap, uint32_t n, size_t el)
 {
@@ -355,8 +354,8 @@ static int scan_segment(struct dump *d, const struct hprof_record *r, FILE *prog
 	int rc;
 	for (;;) {
 		uint64_t id, next;
-		uint64_t stop = *next_progress < d->released + RELEASE_STEP ? *next_progress
-									       : d->released + RELEASE_STEP;
+		uint64_t stop = *next_progress < d->released + HPROF_RELEASE_STEP ? *next_progress
+										     : d->released + HPROF_RELEASE_STEP;
 		while (pos < end && pos < stop && object_extent(d->f, pos, end, &id, &next)) {
 			if ((rc = push_object(d, id, pos, err)))
 				return rc;
@@ -383,12 +382,9 @@ static int scan_segment(struct dump *d, const struct hprof_record *r, FILE *prog
 			progress_line(progress, label, pos, d->f->size);
 			*next_progress = pos + PROGRESS_STEP;
 		}
-		if (pos >= d->released + RELEASE_STEP) {
-			/* what is scanned is not read again before the pass over
-			 * the objects: out of the resident set until then */
-			hprof_release(d->f, d->released, pos);
-			d->released = pos;
-		}
+		/* what is scanned is not read again before the pass over the
+		 * objects: out of the resident set until then */
+		hprof_release_behind(d->f, &d->released, pos);
 	}
 	if (rc == -ENODATA && r->truncated) {
 		d->truncated = 1;

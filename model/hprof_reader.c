@@ -101,6 +101,14 @@ void hprof_release(const struct hprof_file *f, uint64_t from, uint64_t to)
 	(void)madvise((void *)(f->map + from), to - from, MADV_DONTNEED);
 }
 
+void hprof_release_behind(const struct hprof_file *f, uint64_t *released, uint64_t pos)
+{
+	if (pos < *released + HPROF_RELEASE_STEP)
+		return;
+	hprof_release(f, *released, pos);
+	*released = pos;
+}
+
 void hprof_close(struct hprof_file *f)
 {
 	if (!f)

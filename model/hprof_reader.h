@@ -99,6 +99,15 @@ void hprof_close(struct hprof_file *f);
  * stay in the page cache; reading there again faults them back in. */
 void hprof_release(const struct hprof_file *f, uint64_t from, uint64_t to);
 
+/* Bytes a pass goes past between two releases: big enough that madvise
+ * calls stay rare, small against the dump. */
+#define HPROF_RELEASE_STEP (64ull << 20)
+
+/* A pass reading forward is at pos and done with what lies below it:
+ * releases [*released, pos) once that is HPROF_RELEASE_STEP or more, and
+ * moves *released up. */
+void hprof_release_behind(const struct hprof_file *f, uint64_t *released, uint64_t pos);
+
 /* 1 if the file at path starts with "JAVA PROFILE 1.0.", 0 if not or
  * unreadable. */
 int hprof_file_is_dump(const char *path);
