@@ -69,6 +69,7 @@ struct cmethod {
 	int final;                  /* planned from measured frequencies, or per site */
 	int per_site;               /* this version has one counter per site */
 	int demote;                 /* its next version gets one counter per site */
+	uint64_t measured_sum;      /* its counters' total when last measured (hot=N) */
 	/* exception corrections: C.r[r_first .. r_first + nr), C.x[x_first ..) */
 	uint32_t r_first, nr, x_first, nx;
 	uint32_t sym_id;            /* METHOD id (symbols.c), NO_ID before ClassPrepare */
@@ -960,9 +961,18 @@ static void add_pending(char ***pending, uint32_t *n, char *cls)
 }
 
 /* A measured version: its edge frequencies solved from its counters (v);
- * stored in m->freq once its entry count reached hot=N.  1: it did. */
+ * stored in m->freq once its entry count reached hot=N.  1: it did.
+ * Counters only grow: while their total stays what it was at the last
+ * call, the answer stays no, and the flows are not solved again. */
 static int measure(struct cmethod *m, const jlong *v, uint32_t nc)
 {
+	uint64_t sum = 0;
+	for (uint32_t j = 0; j < m->nedges; j++)
+		if (m->cnt[j] != UINT32_MAX && m->cnt[j] < nc)
+			sum += (uint64_t)v[m->cnt[j]];
+	if (sum == m->measured_sum)
+		return 0;
+	m->measured_sum = sum;
 	uint8_t *counted = calloc(m->nedges + 1, 1);
 	double *val = calloc(m->nedges + 1, sizeof(double)), *flow = calloc(m->nedges + 1, sizeof(double));
 	int hot = 0;
