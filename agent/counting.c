@@ -70,6 +70,7 @@ struct cmethod {
 	int per_site;               /* this version has one counter per site */
 	int demote;                 /* its next version gets one counter per site */
 	uint64_t measured_sum;      /* its counters' total when last measured (hot=N) */
+	uint32_t next_version;      /* the next C.m of the same method, NO_ID none */
 	/* exception corrections: C.r[r_first .. r_first + nr), C.x[x_first ..) */
 	uint32_t r_first, nr, x_first, nx;
 	uint32_t sym_id;            /* METHOD id (symbols.c), NO_ID before ClassPrepare */
@@ -96,6 +97,18 @@ struct cclass {
 	uint32_t m_first, nm;
 	int prepared;
 	struct cclass *next;        /* other classes of the same name (loaders) */
+	UT_hash_handle hh;
+};
+/* The versions of one method (class name, name, descriptor; every
+ * loader's): C.m indexes from first to last through next_version, in the
+ * order they were instrumented.  The hooks look a method up at every
+ * instrumentation (sink_method, sink_freq): a scan of all C.m there made
+ * hot=N's retransformations cost 2.9 ms a class on ANTLR 3
+ * (111 classes, 324 ms), 1.7 ms with this index (109, 189 ms). */
+struct cversions {
+	char *key;                  /* owned: cls \0 name \0 desc */
+	size_t keylen;
+	uint32_t first, last;
 	UT_hash_handle hh;
 };
 /* jmethodID -> instrumented method (exception walks). */
@@ -134,6 +147,7 @@ static struct {
 	struct cexc *x; uint32_t nx, cap_x;
 	int64_t *corr; uint32_t cap_corr;     /* per site, added to the counts */
 	struct cclass *classes_by_name;
+	struct cversions *versions;
 	struct cmid *mids;
 	int retransforming;                   /* the current hook is a retransformation */
 	uint64_t exceptions, frames_corrected;
@@ -268,11 +282,45 @@ static uint32_t sink_reserve(void *ctx, uint32_t n)
 
 /* Whether m is a version of the method cls.name desc (strings of the
  * given lengths, not NUL-terminated). */
-static int same_method(const struct cmethod *m, const char *cls, size_t cl, const char *name, size_t nl,
-		       const char *desc, size_t dl)
+/* The versions of the method, NULL if none yet.  *key (malloc'd, the
+ * caller frees) and *keylen are set for versions_add; *key NULL: out of
+ * memory. */
+static struct cversions *versions_find(const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
+				       size_t dl, char **key, size_t *keylen)
 {
-	return strlen(m->cls) == cl && !memcmp(m->cls, cls, cl) && strlen(m->name) == nl &&
-	       !memcmp(m->name, name, nl) && strlen(m->desc) == dl && !memcmp(m->desc, desc, dl);
+	struct cversions *v = NULL;
+	*keylen = cl + 1 + nl + 1 + dl;
+	if (!(*key = malloc(*keylen)))
+		return NULL;
+	memcpy(*key, cls, cl);
+	(*key)[cl] = 0;
+	memcpy(*key + cl + 1, name, nl);
+	(*key)[cl + 1 + nl] = 0;
+	memcpy(*key + cl + 2 + nl, desc, dl);
+	HASH_FIND(hh, C.versions, *key, *keylen, v);
+	return v;
+}
+
+/* Appends C.m[i] to the versions of its method (v, or a new entry taking
+ * over key).  0 or -ENOMEM (key freed either way). */
+static int versions_add(struct cversions *v, char *key, size_t keylen, uint32_t i)
+{
+	C.m[i].next_version = NO_ID;
+	if (v) {
+		free(key);
+		C.m[v->last].next_version = i;
+		v->last = i;
+		return 0;
+	}
+	if (!(v = calloc(1, sizeof(*v)))) {
+		free(key);
+		return -ENOMEM;
+	}
+	v->key = key;
+	v->keylen = keylen;
+	v->first = v->last = i;
+	HASH_ADD_KEYPTR(hh, C.versions, v->key, v->keylen, v);
+	return 0;
 }
 
 static uint32_t sink_method(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
@@ -293,6 +341,15 @@ static uint32_t sink_method(void *ctx, const char *cls, size_t cl, const char *n
 		free(m->desc);
 		return UINT32_MAX;
 	}
+	char *key;
+	size_t keylen;
+	struct cversions *v = versions_find(cls, cl, name, nl, desc, dl, &key, &keylen);
+	if (!key || versions_add(v, key, keylen, C.nm)) {
+		free(m->cls);
+		free(m->name);
+		free(m->desc);
+		return UINT32_MAX;
+	}
 	m->nsites = nsites;
 	m->sym_id = NO_ID;
 	/* a new version of a method (retransformed) keeps its sites: the
@@ -303,9 +360,9 @@ static uint32_t sink_method(void *ctx, const char *cls, size_t cl, const char *n
 	 * without is measured (HOT_NO), afresh in its own counters. */
 	uint32_t first = NO_ID;
 	int measured = 0, sites = 0;
-	for (uint32_t i = 0; i < C.nm; i++) {
+	for (uint32_t i = v ? v->first : NO_ID; i != C.nm && i != NO_ID; i = C.m[i].next_version) {
 		const struct cmethod *o = &C.m[i];
-		if (o->nsites == nsites && same_method(o, cls, cl, name, nl, desc, dl)) {
+		if (o->nsites == nsites) {
 			first = first == NO_ID ? i : first;
 			measured |= o->freq != NULL;
 			sites |= o->per_site || o->demote;
@@ -380,9 +437,13 @@ static const double *sink_freq(void *ctx, const char *cls, size_t cl, const char
 {
 	(void)ctx;
 	const double *freq = NULL;
-	for (uint32_t i = 0; i < C.nm; i++) {
+	char *key;
+	size_t keylen;
+	const struct cversions *v = versions_find(cls, cl, name, nl, desc, dl, &key, &keylen);
+	free(key);
+	for (uint32_t i = v ? v->first : NO_ID; i != NO_ID; i = C.m[i].next_version) {
 		const struct cmethod *m = &C.m[i];
-		if ((m->freq || m->per_site || m->demote) && same_method(m, cls, cl, name, nl, desc, dl)) {
+		if (m->freq || m->per_site || m->demote) {
 			*sites |= m->per_site || m->demote;
 			if (m->freq && m->nnormal == nnormal && m->nblocks == nblocks)
 				freq = m->freq;
@@ -585,17 +646,15 @@ static uint32_t obsolete_version(jvmtiEnv *jvmti, jmethodID mid)
 	    (*jvmti)->GetMethodDeclaringClass(jvmti, mid, &k) != JVMTI_ERROR_NONE ||
 	    (*jvmti)->GetClassSignature(jvmti, k, &sig, NULL) != JVMTI_ERROR_NONE)
 		goto out;
-	size_t l = strlen(sig);
+	size_t l = strlen(sig), keylen;
 	if (l < 3 || sig[0] != 'L')
 		goto out;
-	for (uint32_t i = C.nm; i-- > 0 && prev == NO_ID;) {
-		const struct cmethod *m = &C.m[i];
-		if (!same_method(m, sig + 1, l - 2, name, strlen(name), desc, strlen(desc)))
-			continue;
-		if (newest == NO_ID)
-			newest = i;
-		else
-			prev = i;
+	char *key;
+	const struct cversions *v = versions_find(sig + 1, l - 2, name, strlen(name), desc, strlen(desc), &key, &keylen);
+	free(key);
+	for (uint32_t i = v ? v->first : NO_ID; i != NO_ID; i = C.m[i].next_version) {
+		prev = newest;
+		newest = i;
 	}
 out:
 	(*jvmti)->Deallocate(jvmti, (unsigned char *)name);
