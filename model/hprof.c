@@ -672,6 +672,27 @@ static uint32_t root_kind(uint32_t tag)
 	}
 }
 
+struct static_roots {
+	const struct dump *d;
+	struct dump_run *run;
+};
+
+/* A static reference field's root, naming the class and the field; a
+ * reference to a class (not an object of the dump) is counted. */
+static int static_root(void *ctx, uint32_t c, uint32_t j, uint64_t id)
+{
+	struct static_roots *x = ctx;
+	const struct dclass *k = &x->d->classes[c];
+	size_t tj = dump_find_object(x->d, id);
+	if (tj == SIZE_MAX) {
+		x->run->refs_to_classes += u64map_get(&x->d->class_idx, id) != U64MAP_NONE;
+		return 0;
+	}
+	struct htr_root r = { .kind = HTR_ROOT_STATIC, .object = trace_id_at(x->run, x->d, tj),
+			      .type = k->type_id, .field = k->ninst + j };
+	return push_root(x->run, &r);
+}
+
 static int dump_roots(struct importer *im, struct dump *d, struct dump_run *run)
 {
 	struct u64map slots = { 0 };   /* (thread, depth) -> locals seen so far */
@@ -713,27 +734,8 @@ static int dump_roots(struct importer *im, struct dump *d, struct dump_run *run)
 	}
 	u64map_free(&slots);
 	/* static reference fields: roots naming the class and the field */
-	uint32_t ids = d->f->id_size;
-	for (uint32_t c = 0; c < d->nclasses && !rc; c++) {
-		const struct dclass *k = &d->classes[c];
-		uint64_t at = k->cd.statics;
-		for (uint32_t j = 0; j < k->cd.nstatics && !rc; j++) {
-			uint32_t t = hprof_u1(d->f, at + ids);
-			uint64_t v = hprof_value(d->f, at + ids + 1, t);
-			at += ids + 1 + hprof_type_size(d->f, t);
-			if (t != HPROF_T_OBJECT || !v)
-				continue;
-			size_t tj = dump_find_object(d, v);
-			if (tj == SIZE_MAX) {
-				run->refs_to_classes += u64map_get(&d->class_idx, v) != U64MAP_NONE;
-				continue;
-			}
-			struct htr_root r = { .kind = HTR_ROOT_STATIC, .object = trace_id_at(run, d, tj),
-					      .type = k->type_id, .field = k->ninst + j };
-			rc = push_root(run, &r);
-		}
-	}
-	return rc;
+	struct static_roots sr = { d, run };
+	return rc ? rc : dump_static_refs(d, static_root, &sr);
 }
 
 /* ---- the graph ------------------------------------------------------------------------ */

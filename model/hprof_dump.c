@@ -890,3 +890,21 @@ int dump_string_text(const struct dump *d, uint64_t obj, char *out, size_t max)
 	out[n] = '\0';
 	return 1;
 }
+
+int dump_static_refs(const struct dump *d, int (*fn)(void *ctx, uint32_t c, uint32_t j, uint64_t id), void *ctx)
+{
+	uint32_t ids = d->f->id_size;
+	int rc = 0;
+	for (uint32_t c = 0; c < d->nclasses && !rc; c++) {
+		const struct dclass *k = &d->classes[c];
+		uint64_t at = k->cd.statics;
+		for (uint32_t j = 0; j < k->cd.nstatics && !rc; j++) {
+			uint32_t t = hprof_u1(d->f, at + ids);
+			uint64_t v = t == HPROF_T_OBJECT ? hprof_value(d->f, at + ids + 1, t) : 0;
+			at += ids + 1 + hprof_type_size(d->f, t);
+			if (v)
+				rc = fn(ctx, c, j, v);
+		}
+	}
+	return rc;
+}

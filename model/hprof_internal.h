@@ -161,6 +161,12 @@ static inline size_t dump_find_object(const struct dump *d, uint64_t id)
 	return i == IDINDEX_NONE ? SIZE_MAX : i;
 }
 
+/* The static reference fields of the dump's classes that are not null,
+ * class by class in field order: fn(ctx, class index, static field
+ * number, the id it holds).  A nonzero return of fn stops the walk and is
+ * returned. */
+int dump_static_refs(const struct dump *d, int (*fn)(void *ctx, uint32_t c, uint32_t j, uint64_t id), void *ctx);
+
 /* An object sub-record (INSTANCE_DUMP, OBJ_ARRAY_DUMP, PRIM_ARRAY_DUMP) as
  * the passes need it. */
 struct dobj {

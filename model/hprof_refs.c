@@ -91,25 +91,27 @@ static int visit(struct walk *w, uint32_t j)
 	return 0;
 }
 
+struct static_visit {
+	struct walk *w;
+	const struct dump *d;
+};
+
+static int visit_static(void *ctx, uint32_t c, uint32_t j, uint64_t id)
+{
+	(void)c;
+	(void)j;
+	struct static_visit *x = ctx;
+	return visit(x->w, idindex_find(&x->d->index, id));
+}
+
 /* The roots: root records and static reference fields. */
 static int visit_roots(struct walk *w, const struct dump *d)
 {
-	uint32_t ids = d->f->id_size;
 	int rc = 0;
 	for (uint32_t i = 0; i < d->nroots && !rc; i++)
 		rc = visit(w, idindex_find(&d->index, d->roots[i].id));
-	for (uint32_t c = 0; c < d->nclasses && !rc; c++) {
-		const struct dclass *k = &d->classes[c];
-		uint64_t at = k->cd.statics;
-		for (uint32_t j = 0; j < k->cd.nstatics && !rc; j++) {
-			uint32_t t = hprof_u1(d->f, at + ids);
-			uint64_t v = t == HPROF_T_OBJECT ? hprof_value(d->f, at + ids + 1, t) : 0;
-			if (v)
-				rc = visit(w, idindex_find(&d->index, v));
-			at += ids + 1 + hprof_type_size(d->f, t);
-		}
-	}
-	return rc;
+	struct static_visit x = { w, d };
+	return rc ? rc : dump_static_refs(d, visit_static, &x);
 }
 
 /* Everything reachable without following referents.  Instances' slots are
