@@ -54,7 +54,10 @@ $(BUILD)/heapfs: $(BUILD)/obj/fs/main.o $(BUILD)/libheapfs.a
 
 $(BUILD)/tests/%: tests/unit/%.c $(TEST_HELPER_SRC) $(BUILD)/libheapfs.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(TEST_HELPER_SRC) $(BUILD)/libheapfs.a $(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(TEST_HELPER_SRC) $(BUILD)/libheapfs.a $(LDLIBS) -lcmocka $(TEST_LDFLAGS)
+
+# test_mountopts makes mountopts' strdup fail (out of memory)
+$(BUILD)/tests/test_mountopts: TEST_LDFLAGS = -Wl,--wrap=strdup
 
 unit: $(TEST_BIN)
 	@set -e; for t in $(TEST_BIN); do echo "== $$t"; $$t; done

@@ -193,6 +193,7 @@ struct parse_ctx {
 	struct mountopts mo;
 	int fsname_given, subtype_given;
 	int no_mount;   /* heapfs ls/cat: heapfs options only (mountopts_parse_opts) */
+	int oom;        /* a copy failed: the parse returns -ENOMEM, not a usage error */
 };
 _Static_assert(offsetof(struct parse_ctx, mo) == 0, "mo must be first");
 
@@ -218,6 +219,13 @@ static int fail(struct mountopts *mo, const char *fmt, ...)
 		va_end(ap);
 	}
 	return -1;
+}
+
+/* Out of memory while taking an option: not the user's mistake. */
+static int fail_oom(struct parse_ctx *ctx)
+{
+	ctx->oom = 1;
+	return fail(&ctx->mo, "out of memory");
 }
 
 /* Decimal digits only (no sign, no spaces, no 0x); 0 or -ERANGE/-EINVAL. */
@@ -354,7 +362,7 @@ static int take_option(struct parse_ctx *ctx, const char *arg)
 		char **slot = (char **)((char *)mo + po->offset);
 		free(*slot);
 		*slot = strdup(value);
-		return *slot ? 0 : fail(mo, "out of memory");
+		return *slot ? 0 : fail_oom(ctx);
 	}
 	for (size_t i = 0; i < N_HEAPFS_CHOICE_OPTS; i++) {
 		const struct heapfs_choice_opt *co = &heapfs_choice_opts[i];
@@ -394,15 +402,16 @@ static int take_choice_opt(struct mountopts *mo, const struct heapfs_choice_opt 
 		    value ? value : "", list);
 }
 
-static int take_positional(struct mountopts *mo, const char *arg)
+static int take_positional(struct parse_ctx *ctx, const char *arg)
 {
+	struct mountopts *mo = &ctx->mo;
 	char **slot = mo->trace == NULL ? &mo->trace : mo->mountpoint == NULL ? &mo->mountpoint : NULL;
 	if (slot == NULL)
 		return fail(mo, "unexpected argument '%s'", arg);
 	if (*arg == '\0')
 		return fail(mo, "empty %s argument", slot == &mo->trace ? "TRACE" : "MOUNTPOINT");
 	*slot = strdup(arg);
-	return *slot ? 0 : fail(mo, "out of memory");
+	return *slot ? 0 : fail_oom(ctx);
 }
 
 static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
@@ -421,7 +430,7 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 		ctx->mo.help = 1;
 		return 0;
 	case FUSE_OPT_KEY_NONOPT:
-		return take_positional(&ctx->mo, arg);
+		return take_positional(ctx, arg);
 	case FUSE_OPT_KEY_OPT:
 		return take_option(ctx, arg);
 	}
@@ -516,7 +525,7 @@ int mountopts_parse(struct mountopts *mo_out, int argc, char **argv)
 	}
 	if (fuse_opt_parse(&args, &ctx, flag_table, opt_proc) != 0) {
 		fail(&ctx.mo, "invalid command line");
-		rc = -EINVAL;
+		rc = ctx.oom ? -ENOMEM : -EINVAL;
 		goto out;
 	}
 	ctx.mo.fuse_args = args;
@@ -550,7 +559,7 @@ int mountopts_parse_opts(struct mountopts *mo_out, int nopts, const char *const 
 			rc = -EINVAL;
 		} else if (fuse_opt_parse(&args, &ctx, flag_table, opt_proc) != 0) {
 			fail(&ctx.mo, "invalid option list '%s'", opts[i]);
-			rc = -EINVAL;
+			rc = ctx.oom ? -ENOMEM : -EINVAL;
 		}
 		fuse_opt_free_args(&args);
 	}

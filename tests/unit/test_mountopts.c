@@ -23,6 +23,21 @@
 
 #include "mountopts/mountopts.h"
 
+/* The Makefile links this test with -Wl,--wrap=strdup: mountopts' copies
+ * of the trace and mount point names go through here, and fail while
+ * strdup_fails is set. */
+char *__real_strdup(const char *s);
+char *__wrap_strdup(const char *s);
+static int strdup_fails;
+char *__wrap_strdup(const char *s)
+{
+	if (strdup_fails) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __real_strdup(s);
+}
+
 #define ARGC(av) ((int)(sizeof(av) / sizeof((av)[0])) - 1)
 /* Parses "heapfs ARGS... " into mo; returns mountopts_parse's result. */
 #define PARSE(mo, ...)                                                         \
@@ -432,6 +447,27 @@ static void test_tree_opts(void **state)
 		expect_error(&mo, mountopts_parse_opts(&mo, 1, bad[i]), msg[i]);
 }
 
+/* Running out of memory is not a usage error: -ENOMEM (the adapter says
+ * so and exits 1), never -EINVAL (a usage hint and exit 2). */
+static void test_out_of_memory(void **state)
+{
+	(void)state;
+	struct mountopts mo;
+	strdup_fails = 1;
+	int rc = PARSE(&mo, "t.htr", "/mnt");
+	strdup_fails = 0;
+	assert_int_equal(rc, -ENOMEM);
+	mountopts_free(&mo);
+	strdup_fails = 1;
+	rc = PARSE(&mo, "-o", "classifiers=c.txt", "t.htr", "/mnt");
+	strdup_fails = 0;
+	assert_int_equal(rc, -ENOMEM);
+	mountopts_free(&mo);
+	/* the same lines parse when memory is there */
+	assert_int_equal(PARSE(&mo, "-o", "classifiers=c.txt", "t.htr", "/mnt"), 0);
+	mountopts_free(&mo);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -448,6 +484,7 @@ int main(void)
 		cmocka_unit_test(test_help),
 		cmocka_unit_test(test_layout),
 		cmocka_unit_test(test_tree_opts),
+		cmocka_unit_test(test_out_of_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
