@@ -38,11 +38,13 @@ static const char help_text[] =
 	"                  increments, which threads racing on a counter can lose)\n"
 	"  exceptions=bytecode|events|off  mode=count, paths: correct the counts of\n"
 	"                  the frames an exception leaves mid-path by handlers in the\n"
-	"                  instrumented code (default),\n"
-	"                  by JVMTI Exception events (~10 us per exception thrown;\n"
-	"                  `correct` is the same), or not at all\n"
+	"                  instrumented code (bytecode, the default), by JVMTI\n"
+	"                  Exception events (events, also `correct`; ~10 us per\n"
+	"                  exception thrown), or not at all (off)\n"
 	"  verbose         print recording statistics on stderr at exit\n"
-	"  help            print this text and stop the JVM\n";
+	"  help            print this text and stop the JVM\n"
+	"\n"
+	"More: man -l docs/heapfs-agent.7, agent/README.md\n";
 
 const char *agent_opts_help(void)
 {
