@@ -75,7 +75,19 @@ FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 # (analyses/, fs/) cannot break `make fuzz-short`, and builds stay quick.
 FUZZ_LIB_SRC := $(wildcard model/*.c)
 # fuzz_expr reads classifier definitions: the expression language too.
-build-fuzz/fuzz_expr: FUZZ_LIB_SRC += analyses/expr.c analyses/features.c
+# (Target-specific values do not reach prerequisite lists: each extra
+# source list is named twice, as a prerequisite and in the recipe.)
+FUZZ_EXPR_SRC := analyses/expr.c analyses/features.c
+build-fuzz/fuzz_expr: FUZZ_LIB_SRC += $(FUZZ_EXPR_SRC)
+build-fuzz/fuzz_expr: $(FUZZ_EXPR_SRC)
+# fuzz_classfile reads class files: the agent's reader and instrumenter.
+FUZZ_CLASSFILE_SRC := agent/classfile.c agent/cfg.c agent/paths.c agent/instrument.c
+build-fuzz/fuzz_classfile: FUZZ_LIB_SRC += $(FUZZ_CLASSFILE_SRC)
+build-fuzz/fuzz_classfile: $(FUZZ_CLASSFILE_SRC)
+# fuzz_agent_input reads the agent's option string and hsperfdata buffers.
+FUZZ_AGENT_INPUT_SRC := agent/agent_opts.c agent/perfdata.c
+build-fuzz/fuzz_agent_input: FUZZ_LIB_SRC += $(FUZZ_AGENT_INPUT_SRC)
+build-fuzz/fuzz_agent_input: $(FUZZ_AGENT_INPUT_SRC)
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC)
 	@mkdir -p build-fuzz
 	clang -std=gnu11 -g -O1 -D_GNU_SOURCE -I. $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \

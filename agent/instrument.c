@@ -323,11 +323,18 @@ static int valid_pc(const struct rw *r, uint32_t pc)
 	return pc <= r->k->len && r->pci[pc] != NOT_SET;
 }
 
-/* Whether every line and local-variable entry sits on an instruction
- * boundary (checked before anything is changed). */
+/* Whether every exception range, handler, line and local-variable entry
+ * sits on an instruction boundary (checked before anything is changed;
+ * cfg_build checks the exception table too, but the relayout has no CFG). */
 static int check_tables(const struct rw *r)
 {
 	const struct cf_code *k = r->k;
+	for (uint32_t x = 0; x < k->nexc; x++) {
+		const struct cf_exc *e = &k->exc[x];
+		if (e->start >= k->len || e->handler >= k->len || !valid_pc(r, e->start) || !valid_pc(r, e->end) ||
+		    !valid_pc(r, e->handler))
+			return -EINVAL;
+	}
 	for (uint32_t a = 0; a < k->nattrs; a++) {
 		const struct cf_code_attr *at = &k->attrs[a];
 		if (at->kind == CA_LNT) {
@@ -423,6 +430,8 @@ static int relocate_frames(struct rw *r)
 		return -ENOMEM;
 	uint32_t k = 0;
 	for (uint32_t i = 0; i < smt->u.smt.n; i++) {
+		if (old[i].bci >= r->k->len || r->pci[old[i].bci] == NOT_SET)
+			return -EINVAL; /* a frame off the code's instructions */
 		f[k] = old[i];
 		f[k++].bci = r->jt[r->pci[old[i].bci]];
 	}
