@@ -19,7 +19,9 @@ LDLIBS  := $(PKG_LIBS) -lpthread -lm
 # ant and antlr3: issue 9 wants mode=count's exactness tests and make
 # bench-agent run on real applications from Debian packages (Apache Ant,
 # ANTLR 3: tests/integration/test_agent_count.sh, agent/bench.sh); without
-# them those parts are skipped.
+# them those parts are skipped.  Maven (package maven) is used the same way
+# where it is installed, as on these machines; it is not installed here for
+# the tests alone.
 DEBS    := libfuse3-dev fuse3 libzstd-dev uthash-dev libcmocka-dev pkg-config \
            default-jdk-headless clang libclang-rt-14-dev ant antlr3
 

@@ -214,40 +214,49 @@ if [ -x "$BUILD/tests/gen_alloc_methods" ] && command -v javac >/dev/null; then
 		"$(sed -n 's/.*increments[^;]*; \([0-9]* exceptions, [0-9]* frames corrected\).*/\1/p' "$OUT/err"))"
 	CP=$CP_SAVED
 fi
+# app_row NAME DIR OPTS_VAR COMMAND: the row of an application that a
+# script starts, taking its JVM options from the environment variable
+# OPTS_VAR (ANT_OPTS, MAVEN_OPTS); COMMAND runs in DIR under bash.  The
+# variants in turns, like count_row.
+app_row() {
+	local name=$1 dir=$2 var=$3 cmd=$4
+	local -A t
+	local v t0 t1
+	local variants=("base=" "full=-agentpath:$AGENT=out=$OUT/t.htr,graph=none,deaths=off,depth=1"
+		"paths=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,counts=$OUT/c.tsv"
+		"sites=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,counting=sites"
+		"atomic=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,atomic=on")
+	for _ in $(seq "$RUNS"); do
+		for v in "${variants[@]}"; do
+			t0=$(date +%s%N)
+			(cd "$dir" && env "$var=${v#*=}" bash -c "$cmd" >/dev/null 2>&1)
+			t1=$(date +%s%N)
+			t[${v%%=*}]="${t[${v%%=*}]:-} $(( (t1 - t0) / 1000000 ))"
+		done
+	done
+	local base full paths sites atomic incr per_site
+	base=$(median ${t[base]}) full=$(median ${t[full]}) paths=$(median ${t[paths]})
+	sites=$(median ${t[sites]}) atomic=$(median ${t[atomic]})
+	incr=$(sed -n 's/^#increments\t//p' "$OUT/c.tsv"); per_site=$(sed -n 's/^#per_site_increments\t//p' "$OUT/c.tsv")
+	printf '%-11s %7d %6d %5.2f %6d %5.2f %6d %5.2f %6d %5.2f %12d %12d %6.1f%%\n' "$name" "$base" "$full" \
+		"$(echo "$full / $base" | bc -l)" "$paths" "$(echo "$paths / $base" | bc -l)" "$sites" \
+		"$(echo "$sites / $base" | bc -l)" "$atomic" "$(echo "$atomic / $base" | bc -l)" "$incr" "$per_site" \
+		"$(echo "100 * (1 - $incr / $per_site)" | bc -l)"
+}
 # a Debian application: Apache Ant building a small project
 if command -v ant >/dev/null; then
 	mkdir -p "$OUT/antp/src/p"
 	printf 'package p;\npublic class A { public static void main(String[] a) { System.out.println(a.length); } }\n' >"$OUT/antp/src/p/A.java"
 	printf '<project name="t" default="all"><target name="all"><mkdir dir="out"/><javac srcdir="src" destdir="out" includeantruntime="false"/><jar destfile="t.jar" basedir="out"/><copy todir="copy"><fileset dir="src"/></copy><delete dir="copy"/></target></project>\n' >"$OUT/antp/build.xml"
-	# the variants in turns, like count_row: ant_ms sets ms_<name>
-	ant_ms() { # name=ANT_OPTS ...
-		local -A t
-		local v
-		for _ in $(seq "$RUNS"); do
-			for v in "$@"; do
-				rm -rf "$OUT/antp/out" "$OUT/antp/t.jar"
-				local t0 t1; t0=$(date +%s%N)
-				(cd "$OUT/antp" && ANT_OPTS="${v#*=}" ant -q >/dev/null 2>&1)
-				t1=$(date +%s%N)
-				t[${v%%=*}]="${t[${v%%=*}]:-} $(( (t1 - t0) / 1000000 ))"
-			done
-		done
-		for v in "$@"; do
-			printf -v "ms_${v%%=*}" '%s' "$(median ${t[${v%%=*}]})"
-		done
-	}
-	ant_ms "base=" "full=-agentpath:$AGENT=out=$OUT/t.htr,graph=none,deaths=off,depth=1" \
-		"paths=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,counts=$OUT/c.tsv" \
-		"sites=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,counting=sites" \
-		"atomic=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,atomic=on"
-	base=$ms_base full=$ms_full paths=$ms_paths sites=$ms_sites atomic=$ms_atomic
-	incr=$(sed -n 's/^#increments\t//p' "$OUT/c.tsv"); per_site=$(sed -n 's/^#per_site_increments\t//p' "$OUT/c.tsv")
-	printf '%-11s %7d %6d %5.2f %6d %5.2f %6d %5.2f %6d %5.2f %12d %12d %6.1f%%\n' ant "$base" "$full" \
-		"$(echo "$full / $base" | bc -l)" "$paths" "$(echo "$paths / $base" | bc -l)" "$sites" \
-		"$(echo "$sites / $base" | bc -l)" "$atomic" "$(echo "$atomic / $base" | bc -l)" "$incr" "$per_site" \
-		"$(echo "100 * (1 - $incr / $per_site)" | bc -l)"
+	app_row ant "$OUT/antp" ANT_OPTS "rm -rf out t.jar && ant -q"
 fi
-# a second Debian application: ANTLR 3 (package antlr3) generating the lexer
+# Apache Maven validating a one-line POM offline (as in test_agent_count.sh)
+if command -v mvn >/dev/null; then
+	mkdir -p "$OUT/mvnp"
+	printf '<project><modelVersion>4.0.0</modelVersion><groupId>t</groupId><artifactId>t</artifactId><version>1</version><packaging>pom</packaging></project>\n' >"$OUT/mvnp/pom.xml"
+	app_row maven "$OUT/mvnp" MAVEN_OPTS "mvn -o -q validate"
+fi
+# another Debian application: ANTLR 3 (package antlr3) generating the lexer
 # and parser of tests/integration/MiniLang.g (as in test_agent_count.sh)
 if [ -r /usr/share/java/antlr3.jar ] && [ -r /usr/share/java/stringtemplate4.jar ]; then
 	CP_SAVED=$CP; CP=/usr/share/java/stringtemplate4.jar:/usr/share/java/antlr3.jar:/usr/share/java/antlr3-runtime.jar
