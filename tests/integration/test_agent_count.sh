@@ -28,13 +28,18 @@ count_sites() {
 	awk -F'\t' -v p="$2" '!/^#/ && index($1, p) == 1 { n[$1 "\t" $2] += $3 }
 		END { for (s in n) if (n[s]) print s "\t" n[s] }' "$1" | sort
 }
-# ... and from a mode=full trace (allocating frame), for the (site, type)
-# pairs of the first: the JVM also allocates at a site while it resolves
-# the instruction the first time (class-name Strings, byte[], Object[]),
+# ... and from a mode=full trace TRACE (allocating frame) for the sites
+# starting with PREFIX: trace_sites TRACE PREFIX ...
+trace_sites() {
+	"$COUNT" "$1" | awk -F'\t' -v p="$2" '$1 == "type-site" && index($3, p) == 1 { n[$3 "\t" $2] += $4 }
+		END { for (s in n) print s "\t" n[s] }' | sort
+}
+# ... and only for the (site, type) pairs of COUNTS (full_sites TRACE PREFIX
+# COUNTS): the JVM also allocates at a site while it resolves the
+# instruction the first time (class-name Strings, byte[], Object[]),
 # objects of other types that no bytecode counter can see.
 full_sites() {
-	"$COUNT" "$1" | awk -F'\t' -v p="$2" '$1 == "type-site" && index($3, p) == 1 { n[$3 "\t" $2] += $4 }
-		END { for (s in n) print s "\t" n[s] }' | sort >"$TMP/full-all.tsv"
+	trace_sites "$1" "$2" >"$TMP/full-all.tsv"
 	awk -F'\t' 'NR == FNR { want[$1 "\t" $2] = 1; next } ($1 "\t" $2) in want' "$3" "$TMP/full-all.tsv"
 }
 
@@ -242,6 +247,16 @@ awk -F'\t' '$1 ~ /^PhaseShift\.work\(/ && $6 == "per-site" && $4 != $5 { exit 1 
 	fail "PhaseShift.work: the per-site version's increments differ from its allocations"
 echo "ok: PhaseShift: versions $versions; counts equal hot=0 ($got allocations)"
 
+# app_run NAME DIR OPTS_VAR COMMAND OPTS: an application that a script
+# starts, taking JVM options from the environment variable OPTS_VAR, run in
+# DIR with OPTS; a failure or a VerifyError fails the test.
+app_run() {
+	(cd "$2" && env "$3=$5" bash -c "$4") >"$TMP/$1.out" 2>"$TMP/$1.err" ||
+		{ cat "$TMP/$1.out" "$TMP/$1.err"; fail "$1 ($5)"; }
+	grep -q "VerifyError" "$TMP/$1.out" "$TMP/$1.err" && fail "$1: VerifyError"
+	return 0
+}
+
 # A real application from a Debian package: Apache Ant building a small
 # project (javac, jar, copy, delete).  Ant catches exceptions of its own
 # (reflection probes), so path counters may be off where an exception cut a
@@ -263,12 +278,11 @@ ant_run() {
   </target>
 </project>
 XML
-	(cd "$dir" && ANT_OPTS="$1" ant -q) >"$TMP/ant.out" 2>"$TMP/ant.err" || { cat "$TMP/ant.out" "$TMP/ant.err"; fail "ant ($1)"; }
-	grep -q "VerifyError" "$TMP/ant.out" "$TMP/ant.err" && fail "ant: VerifyError"
-	return 0
+	app_run ant "$dir" ANT_OPTS "ant -q" "$1"
 }
-# deviation NAME COUNTS_TSV MIN_EQUAL_PERCENT [FULL_TSV PREFIX]: compares the
-# sites starting with PREFIX (org.apache) with FULL_TSV ($TMP/ant-full.tsv)
+# deviation NAME COUNTS_TSV MIN_EQUAL_PERCENT [FULL_TSV PREFIX [WHAT]]:
+# compares the sites starting with PREFIX (org.apache) with FULL_TSV
+# ($TMP/ant-full.tsv), WHAT (mode=full) naming it
 deviation() {
 	count_sites "$2" "${5:-org.apache}" >"$TMP/dev-count.tsv"
 	awk -F'\t' 'NR == FNR { c[$1 "\t" $2] = $3; next } ($1 "\t" $2) in c { t++; d = c[$1 "\t" $2] - $3; if (d == 0) eq++;
@@ -277,13 +291,12 @@ deviation() {
 	read -r pairs equal off all <"$TMP/dev"
 	[ "$pairs" -gt 100 ] || fail "$1: only $pairs sites compared"
 	[ $((equal * 100)) -ge $((pairs * $3)) ] || fail "$1: only $equal of $pairs sites equal"
-	echo "ok: $1: $equal of $pairs (site, type) pairs equal to mode=full; |deviation| $off of $all allocations"
+	echo "ok: $1: $equal of $pairs (site, type) pairs equal to ${6:-mode=full}; |deviation| $off of $all allocations"
 }
 if command -v ant >/dev/null; then
 	echo "== a Debian application: ant"
 	ant_run "-XX:-DoEscapeAnalysis -agentpath:$AGENT=out=$TMP/af.htr,graph=none,deaths=off,depth=1"
-	"$COUNT" "$TMP/af.htr" | awk -F'\t' '$1 == "type-site" && index($3, "org.apache") == 1 { n[$3 "\t" $2] += $4 }
-		END { for (s in n) print s "\t" n[s] }' | sort >"$TMP/ant-full.tsv"
+	trace_sites "$TMP/af.htr" org.apache >"$TMP/ant-full.tsv"
 	ant_run "-Xverify:all -agentpath:$AGENT=out=$TMP/ac.htr,mode=count,counts=$TMP/ac.tsv"
 	deviation "ant, path counters" "$TMP/ac.tsv" 99
 	ant_run "-Xverify:all -agentpath:$AGENT=out=$TMP/as.htr,mode=count,counting=sites,counts=$TMP/as.tsv"
@@ -317,8 +330,7 @@ if [ -r /usr/share/java/antlr3.jar ] && [ -r /usr/share/java/stringtemplate4.jar
 	echo "== a Debian application: antlr3"
 	antlr3_run "$TMP/g-full" -XX:-DoEscapeAnalysis -XX:-OptimizeStringConcat \
 		"-agentpath:$AGENT=out=$TMP/gf.htr,graph=none,deaths=off,depth=1"
-	"$COUNT" "$TMP/gf.htr" | awk -F'\t' '$1 == "type-site" && index($3, "org.") == 1 { n[$3 "\t" $2] += $4 }
-		END { for (s in n) print s "\t" n[s] }' | sort >"$TMP/antlr3-full.tsv"
+	trace_sites "$TMP/gf.htr" org. >"$TMP/antlr3-full.tsv"
 	antlr3_run "$TMP/g-count" -Xverify:all "-agentpath:$AGENT=out=$TMP/gc.htr,mode=count,counts=$TMP/gc.tsv"
 	deviation "antlr3, path counters" "$TMP/gc.tsv" 99 "$TMP/antlr3-full.tsv" org.
 	antlr3_run "$TMP/g-sites" -Xverify:all "-agentpath:$AGENT=out=$TMP/gs.htr,mode=count,counting=sites,counts=$TMP/gs.tsv"
@@ -340,32 +352,31 @@ fi
 # A third Debian application: Apache Maven (package maven, on these
 # machines though not in DEBS) validating a one-line POM offline: Plexus
 # class realms, Sisu/Guice injection, reflection, about 1,000 classes.
-# Path counters must count what one counter per site counts, site by site
-# (both under -Xverify:all, which loads classes of its own).  Against
-# mode=full, run without -Xverify:all, at least 98% of the sites are
-# equal: Maven's class-loading locks and weak caches see the verifier's
-# class loading and the two agents' different work (without -Xverify:all
-# on both sides, 1347 of 1353 sites were equal).
+# Maven's own counts vary from run to run: Sisu keeps bindings in weak
+# caches that a GC may clear (then it builds them again: in one run 159
+# RankedBindings, MildElements, ... where another had 140), and class
+# loading takes locks in varying number.  So path counters are compared
+# with one counter per site (both under -Xverify:all, which loads classes
+# of its own) and with mode=full (without it): at least 98% of the sites
+# equal.  Measured: in 2 of 4 runs under load, and every idle run, all
+# 1353 sites equal counting=sites; the others differed at 11 and 15 of
+# those weak-cache and lock sites, consistently (every RankedBindings
+# with its MildElements, ReferenceQueue, ...).
 mvn_run() {
 	local dir=$TMP/mvnp
 	mkdir -p "$dir"
 	printf '<project><modelVersion>4.0.0</modelVersion><groupId>t</groupId><artifactId>t</artifactId><version>1</version><packaging>pom</packaging></project>\n' >"$dir/pom.xml"
-	(cd "$dir" && MAVEN_OPTS="$1" mvn -o -q validate) >"$TMP/mvn.out" 2>"$TMP/mvn.err" || { cat "$TMP/mvn.out" "$TMP/mvn.err"; fail "maven ($1)"; }
-	grep -q "VerifyError" "$TMP/mvn.out" "$TMP/mvn.err" && fail "maven: VerifyError"
-	return 0
+	app_run maven "$dir" MAVEN_OPTS "mvn -o -q validate" "$1"
 }
 if command -v mvn >/dev/null; then
 	echo "== a Debian application: maven"
 	mvn_run "-XX:-DoEscapeAnalysis -agentpath:$AGENT=out=$TMP/mf.htr,graph=none,deaths=off,depth=1"
-	"$COUNT" "$TMP/mf.htr" | awk -F'\t' '$1 == "type-site" && index($3, "org.") == 1 { n[$3 "\t" $2] += $4 }
-		END { for (s in n) print s "\t" n[s] }' | sort >"$TMP/mvn-full.tsv"
+	trace_sites "$TMP/mf.htr" org. >"$TMP/mvn-full.tsv"
 	mvn_run "-Xverify:all -agentpath:$AGENT=out=$TMP/mc.htr,mode=count,counts=$TMP/mc.tsv"
 	mvn_run "-Xverify:all -agentpath:$AGENT=out=$TMP/ms.htr,mode=count,counting=sites,counts=$TMP/ms.tsv"
-	count_sites "$TMP/mc.tsv" org. >"$TMP/mc-sites.tsv"
 	count_sites "$TMP/ms.tsv" org. >"$TMP/ms-sites.tsv"
-	[ "$(wc -l <"$TMP/mc-sites.tsv")" -gt 500 ] || fail "maven: only $(wc -l <"$TMP/mc-sites.tsv") sites counted"
-	diff "$TMP/mc-sites.tsv" "$TMP/ms-sites.tsv" >"$TMP/mvn.diff" || { head "$TMP/mvn.diff" >&2; fail "maven: path counters and per-site counters differ"; }
-	echo "ok: maven: path counters equal to per-site counters at all $(wc -l <"$TMP/mc-sites.tsv") sites"
+	[ "$(wc -l <"$TMP/ms-sites.tsv")" -gt 500 ] || fail "maven: only $(wc -l <"$TMP/ms-sites.tsv") sites counted"
+	deviation "maven, path counters" "$TMP/mc.tsv" 98 "$TMP/ms-sites.tsv" org. "counting=sites"
 	deviation "maven, path counters" "$TMP/mc.tsv" 98 "$TMP/mvn-full.tsv" org.
 	echo "ok: maven increments: paths $(sed -n 's/^#increments\t//p' "$TMP/mc.tsv"), sites $(sed -n 's/^#increments\t//p' "$TMP/ms.tsv")"
 else
