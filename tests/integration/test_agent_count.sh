@@ -357,11 +357,12 @@ fi
 # RankedBindings, MildElements, ... where another had 140), and class
 # loading takes locks in varying number.  So path counters are compared
 # with one counter per site (both under -Xverify:all, which loads classes
-# of its own) and with mode=full (without it): at least 98% of the sites
+# of its own) and with mode=full (without it): at least 97% of the sites
 # equal.  Measured: in 2 of 4 runs under load, and every idle run, all
 # 1353 sites equal counting=sites; the others differed at 11 and 15 of
 # those weak-cache and lock sites, consistently (every RankedBindings
-# with its MildElements, ReferenceQueue, ...).
+# with its MildElements, ReferenceQueue, ...); with atomic=on (no lost
+# increments) 4 runs under load differed at 5 to 19 such sites.
 mvn_run() {
 	local dir=$TMP/mvnp
 	mkdir -p "$dir"
@@ -376,8 +377,8 @@ if command -v mvn >/dev/null; then
 	mvn_run "-Xverify:all -agentpath:$AGENT=out=$TMP/ms.htr,mode=count,counting=sites,counts=$TMP/ms.tsv"
 	count_sites "$TMP/ms.tsv" org. >"$TMP/ms-sites.tsv"
 	[ "$(wc -l <"$TMP/ms-sites.tsv")" -gt 500 ] || fail "maven: only $(wc -l <"$TMP/ms-sites.tsv") sites counted"
-	deviation "maven, path counters" "$TMP/mc.tsv" 98 "$TMP/ms-sites.tsv" org. "counting=sites"
-	deviation "maven, path counters" "$TMP/mc.tsv" 98 "$TMP/mvn-full.tsv" org.
+	deviation "maven, path counters" "$TMP/mc.tsv" 97 "$TMP/ms-sites.tsv" org. "counting=sites"
+	deviation "maven, path counters" "$TMP/mc.tsv" 97 "$TMP/mvn-full.tsv" org.
 	echo "ok: maven increments: paths $(sed -n 's/^#increments\t//p' "$TMP/mc.tsv"), sites $(sed -n 's/^#increments\t//p' "$TMP/ms.tsv")"
 else
 	echo "(mvn not installed: the Maven part is skipped)"
