@@ -139,18 +139,17 @@ fi
 # instrumented sites), and the saving.
 # interleaved_ms VAR=ARGS... : the variants run in turns (one run of each per
 # round, RUNS rounds) so that a load change on the machine hits them alike;
-# sets ms_<VAR> to each variant's median.  ARGS are java arguments with
-# '|' between them.
+# sets ms_<VAR> to each variant's median.  Each variant runs as
+# "$RUN_VARIANT ARGS" (default java_args: ARGS are java arguments with '|'
+# between them).
 interleaved_ms() {
 	local -A t
-	local v
+	local v t0 t1
 	for _ in $(seq "$RUNS"); do
 		for v in "$@"; do
-			local key=${v%%=*} args
-			IFS='|' read -r -a args <<<"${v#*=}"
-			local t0 t1
+			local key=${v%%=*}
 			t0=$(date +%s%N)
-			"$JAVA" $JVM "${args[@]}" >/dev/null 2>"$OUT/err" || { cat "$OUT/err" >&2; return 1; }
+			"${RUN_VARIANT:-java_args}" "${v#*=}" || return 1
 			t1=$(date +%s%N)
 			t[$key]="${t[$key]:-} $(( (t1 - t0) / 1000000 ))"
 		done
@@ -160,23 +159,35 @@ interleaved_ms() {
 		printf -v "ms_$key" '%s' "$(median ${t[$key]})"
 	done
 }
-count_row() { # name class args...
-	local name=$1; shift
-	local incr per_site cls
-	cls=$(printf '%s|' -cp "$CP" "$@")
-	cls=${cls%|}
-	interleaved_ms "base=$cls" \
-		"full=-agentpath:$AGENT=out=$OUT/t.htr,graph=none,deaths=off,depth=1|$cls" \
-		"paths=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,counts=$OUT/c.tsv|$cls" \
-		"sites=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,counting=sites|$cls" \
-		"atomic=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,atomic=on|$cls"
+# java_args ARGS: java with the '|'-separated arguments (empty ones dropped)
+java_args() {
+	local a all args=()
+	IFS='|' read -r -a all <<<"$1"
+	for a in "${all[@]}"; do [ -n "$a" ] && args+=("$a"); done
+	"$JAVA" $JVM "${args[@]}" >/dev/null 2>"$OUT/err" || { cat "$OUT/err" >&2; return 1; }
+}
+# The variants of a mode=count row, as NAME=JVM option ("" for the plain run)
+COUNT_VARIANTS=("base=" "full=-agentpath:$AGENT=out=$OUT/t.htr,graph=none,deaths=off,depth=1"
+	"paths=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,counts=$OUT/c.tsv"
+	"sites=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,counting=sites"
+	"atomic=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,atomic=on")
+# count_row_print NAME: the row from ms_<variant> and the paths run's counts
+count_row_print() {
+	local base=$ms_base full=$ms_full paths=$ms_paths sites=$ms_sites atomic=$ms_atomic incr per_site
 	incr=$(sed -n 's/^#increments\t//p' "$OUT/c.tsv")
 	per_site=$(sed -n 's/^#per_site_increments\t//p' "$OUT/c.tsv")
-	local base=$ms_base full=$ms_full paths=$ms_paths sites=$ms_sites atomic=$ms_atomic
-	printf '%-11s %7d %6d %5.2f %6d %5.2f %6d %5.2f %6d %5.2f %12d %12d %6.1f%%\n' "$name" "$base" "$full" \
+	printf '%-11s %7d %6d %5.2f %6d %5.2f %6d %5.2f %6d %5.2f %12d %12d %6.1f%%\n' "$1" "$base" "$full" \
 		"$(echo "$full / $base" | bc -l)" "$paths" "$(echo "$paths / $base" | bc -l)" "$sites" \
 		"$(echo "$sites / $base" | bc -l)" "$atomic" "$(echo "$atomic / $base" | bc -l)" "$incr" "$per_site" \
 		"$(echo "if ($per_site > 0) 100 * (1 - $incr / $per_site) else 0" | bc -l)"
+}
+count_row() { # name class args...
+	local name=$1 v cls variants=()
+	shift
+	cls=$(printf '%s|' -cp "$CP" "$@")
+	cls=${cls%|}
+	for v in "${COUNT_VARIANTS[@]}"; do variants+=("$v|$cls"); done
+	interleaved_ms "${variants[@]}" && count_row_print "$name"
 }
 echo
 echo "mode=count: median of $RUNS runs, the variants of a row in turns (ms; x = ratio to the plain run)"
@@ -216,32 +227,14 @@ if [ -x "$BUILD/tests/gen_alloc_methods" ] && command -v javac >/dev/null; then
 fi
 # app_row NAME DIR OPTS_VAR COMMAND: the row of an application that a
 # script starts, taking its JVM options from the environment variable
-# OPTS_VAR (ANT_OPTS, MAVEN_OPTS); COMMAND runs in DIR under bash.  The
-# variants in turns, like count_row.
+# OPTS_VAR (ANT_OPTS, MAVEN_OPTS); COMMAND runs in DIR under bash.
 app_row() {
-	local name=$1 dir=$2 var=$3 cmd=$4
-	local -A t
-	local v t0 t1
-	local variants=("base=" "full=-agentpath:$AGENT=out=$OUT/t.htr,graph=none,deaths=off,depth=1"
-		"paths=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,counts=$OUT/c.tsv"
-		"sites=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,counting=sites"
-		"atomic=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,atomic=on")
-	for _ in $(seq "$RUNS"); do
-		for v in "${variants[@]}"; do
-			t0=$(date +%s%N)
-			(cd "$dir" && env "$var=${v#*=}" bash -c "$cmd" >/dev/null 2>&1)
-			t1=$(date +%s%N)
-			t[${v%%=*}]="${t[${v%%=*}]:-} $(( (t1 - t0) / 1000000 ))"
-		done
-	done
-	local base full paths sites atomic incr per_site
-	base=$(median ${t[base]}) full=$(median ${t[full]}) paths=$(median ${t[paths]})
-	sites=$(median ${t[sites]}) atomic=$(median ${t[atomic]})
-	incr=$(sed -n 's/^#increments\t//p' "$OUT/c.tsv"); per_site=$(sed -n 's/^#per_site_increments\t//p' "$OUT/c.tsv")
-	printf '%-11s %7d %6d %5.2f %6d %5.2f %6d %5.2f %6d %5.2f %12d %12d %6.1f%%\n' "$name" "$base" "$full" \
-		"$(echo "$full / $base" | bc -l)" "$paths" "$(echo "$paths / $base" | bc -l)" "$sites" \
-		"$(echo "$sites / $base" | bc -l)" "$atomic" "$(echo "$atomic / $base" | bc -l)" "$incr" "$per_site" \
-		"$(echo "100 * (1 - $incr / $per_site)" | bc -l)"
+	APP_DIR=$2 APP_VAR=$3 APP_CMD=$4 RUN_VARIANT=app_args interleaved_ms "${COUNT_VARIANTS[@]}" &&
+		count_row_print "$1"
+}
+# app_args OPTS: app_row's command with OPTS in its variable
+app_args() {
+	(cd "$APP_DIR" && env "$APP_VAR=$1" bash -c "$APP_CMD" >/dev/null 2>&1)
 }
 # a Debian application: Apache Ant building a small project
 if command -v ant >/dev/null; then

@@ -208,6 +208,11 @@ static void put4(uint8_t *p, uint32_t v)
 	p[3] = (uint8_t)v;
 }
 
+static uint16_t get2(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
 static int32_t get4(const uint8_t *p)
 {
 	return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
@@ -564,7 +569,7 @@ static void site_type(const struct cf_class *c, const struct cf_code *k, uint32_
 			snprintf(out, cap, "%s[]", atype[t - 4]);
 		return;
 	}
-	uint16_t len, ci = (uint16_t)(k->code[pc + 1] << 8 | k->code[pc + 2]);
+	uint16_t len, ci = get2(k->code + pc + 1);
 	const char *name = cf_utf8(c, cf_class_name(c, ci), &len);
 	if (!name)
 		return;
@@ -1077,7 +1082,7 @@ static uint32_t ctor_init_call(const struct rw *r)
 		if (in->op == 187) { /* new */
 			pending++;
 		} else if (in->op == 183) { /* invokespecial */
-			uint16_t ref = (uint16_t)(r->k->code[in->pc + 1] << 8 | r->k->code[in->pc + 2]);
+			uint16_t ref = get2(r->k->code + in->pc + 1);
 			if (!cf_utf8_eq(r->c, cf_ref_name(r->c, ref), "<init>"))
 				continue;
 			if (pending) {

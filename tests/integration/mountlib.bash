@@ -43,11 +43,14 @@ ok() { echo "ok - $*"; }
 # Runs a command bounded in time.
 t() { timeout "$STEP_TIMEOUT" "$@"; }
 
-# wait_mounted DIR: until DIR is a mount point (at most ~20 s).
+# wait_mounted DIR [PID [WHAT]]: until DIR is a mount point (at most
+# ~20 s); with PID, failing as soon as that process (the mounting heapfs)
+# is gone, WHAT saying why.
 wait_mounted() {
 	local i
 	for i in $(seq 1 200); do
 		mountpoint -q "$1" && return 0
+		[ -z "${2:-}" ] || kill -0 "$2" 2>/dev/null || fail "mount on $1 failed: ${3:-}"
 		sleep 0.1
 	done
 	fail "$1 did not become a mount point"
@@ -69,14 +72,8 @@ mount_trace() {
 		"$HEAPFS" -f "$@" "$trace" "$dir"
 		echo "heapfs on $dir ended: exit status $? (128 + N: signal N)"
 	} 2>>"$log" >>"$log" &
-	local pid=$! i
-	BG_PIDS+=("$pid")
-	for i in $(seq 1 200); do
-		mountpoint -q "$dir" && return 0
-		kill -0 "$pid" 2>/dev/null || fail "mount of $trace on $dir failed: $(tail -n 5 "$log")"
-		sleep 0.1
-	done
-	fail "$dir not mounted after 20 s"
+	BG_PIDS+=($!)
+	wait_mounted "$dir" $! "see $log"
 }
 
 # mount_trace_daemon TRACE DIR [heapfs options...]: heapfs daemonizes and
