@@ -41,6 +41,10 @@ static const char help_text[] =
 	"                  instrumented code (bytecode, the default), by JVMTI\n"
 	"                  Exception events (events, also `correct`; ~10 us per\n"
 	"                  exception thrown), or not at all (off)\n"
+	"  inline=on|off   mode=count, paths: a constructor that makes the same\n"
+	"                  allocations on every call is counted by its callers\n"
+	"                  (counter inlining through synthetic constructor clones;\n"
+	"                  default off: reflection sees the clones)\n"
 	"  verbose         print recording statistics on stderr at exit\n"
 	"  help            print this text and stop the JVM\n"
 	"\n"
@@ -151,6 +155,8 @@ static int parse_item(struct agent_opts *o, char *item, char *err, size_t errlen
 			o->count_sites = 1;
 		else
 			rc = -EINVAL;
+	} else if (!strcmp(key, "inline") && val) {
+		rc = parse_onoff(val, &o->count_inline);
 	} else if (!strcmp(key, "atomic") && val) {
 		rc = parse_onoff(val, &o->count_atomic);
 	} else if (!strcmp(key, "exceptions") && val) {

@@ -196,15 +196,24 @@ uint16_t cf_class_name(const struct cf_class *c, uint16_t idx)
 	return be16(c->cp_ptr[idx]);
 }
 
-uint16_t cf_ref_name(const struct cf_class *c, uint16_t idx)
+int cf_ref_parts(const struct cf_class *c, uint16_t idx, uint16_t *cls, uint16_t *name, uint16_t *desc)
 {
 	if (idx == 0 || idx >= c->cp_count ||
 	    (c->cp_tag[idx] != CP_FIELDREF && c->cp_tag[idx] != CP_METHODREF && c->cp_tag[idx] != CP_IMETHODREF))
-		return 0;
+		return -EINVAL;
 	uint16_t nat = be16(c->cp_ptr[idx] + 2);
 	if (nat == 0 || nat >= c->cp_count || c->cp_tag[nat] != CP_NAMETYPE)
-		return 0;
-	return be16(c->cp_ptr[nat]);
+		return -EINVAL;
+	*cls = cf_class_name(c, be16(c->cp_ptr[idx]));
+	*name = be16(c->cp_ptr[nat]);
+	*desc = be16(c->cp_ptr[nat] + 2);
+	return 0;
+}
+
+uint16_t cf_ref_name(const struct cf_class *c, uint16_t idx)
+{
+	uint16_t cls, name, desc;
+	return cf_ref_parts(c, idx, &cls, &name, &desc) ? 0 : name;
 }
 
 /* Appends one entry (tag + body bytes copied into the arena). */
@@ -466,6 +475,43 @@ static int parse_code(struct cf_class *c, const struct cf_attr *at, struct cf_co
 		return -EINVAL;
 	*out = k;
 	return 0;
+}
+
+struct cf_code *cf_code_copy(struct cf_class *c, const struct cf_code *k)
+{
+	struct cf_code *d = cf_alloc(c, sizeof(*d));
+	if (!d)
+		return NULL;
+	*d = *k;
+	d->exc = cf_alloc(c, (k->nexc ? k->nexc : 1) * sizeof(*d->exc));
+	d->attrs = cf_alloc(c, (k->nattrs ? k->nattrs : 1) * sizeof(*d->attrs));
+	if (!d->exc || !d->attrs)
+		return NULL;
+	memcpy(d->exc, k->exc, k->nexc * sizeof(*d->exc));
+	memcpy(d->attrs, k->attrs, k->nattrs * sizeof(*d->attrs));
+	for (uint32_t i = 0; i < k->nattrs; i++) {
+		struct cf_code_attr *a = &d->attrs[i];
+		void **arr = NULL;
+		size_t bytes = 0;
+		if (a->kind == CA_SMT) {
+			arr = (void **)&a->u.smt.f;
+			bytes = a->u.smt.n * sizeof(*a->u.smt.f);
+		} else if (a->kind == CA_LNT) {
+			arr = (void **)&a->u.lnt.e;
+			bytes = a->u.lnt.n * sizeof(*a->u.lnt.e);
+		} else if (a->kind == CA_LVT || a->kind == CA_LVTT) {
+			arr = (void **)&a->u.lvt.e;
+			bytes = a->u.lvt.n * sizeof(*a->u.lvt.e);
+		}
+		if (!arr)
+			continue;
+		void *copy = cf_alloc(c, bytes ? bytes : 1);
+		if (!copy)
+			return NULL;
+		memcpy(copy, *arr, bytes);
+		*arr = copy;
+	}
+	return d;
 }
 
 static int parse_members(struct cf_class *c, struct rd *r, uint16_t *n, struct cf_member **out, int methods)

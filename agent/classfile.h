@@ -121,6 +121,11 @@ int cf_write(const struct cf_class *c, struct buf *out);
 
 /* Memory from the class's arena (zeroed); NULL on ENOMEM. */
 void *cf_alloc(struct cf_class *c, size_t n);
+/* A copy of a Code attribute in the class's arena whose tables (exception
+ * table, attribute list, frames, lines, local variables) can be changed
+ * without touching k's; frames' type arrays are shared (read only).
+ * NULL on ENOMEM. */
+struct cf_code *cf_code_copy(struct cf_class *c, const struct cf_code *k);
 
 /* ---- constant pool ---- */
 /* The UTF-8 entry idx as (pointer, length), or NULL if idx is not Utf8. */
@@ -132,6 +137,9 @@ uint16_t cf_class_name(const struct cf_class *c, uint16_t idx);
 /* Name (Utf8 index) of the Fieldref, Methodref or InterfaceMethodref idx,
  * 0 if idx is none of them. */
 uint16_t cf_ref_name(const struct cf_class *c, uint16_t idx);
+/* Class name, name and descriptor (Utf8 indexes) of the Fieldref,
+ * Methodref or InterfaceMethodref idx.  0, or -EINVAL if idx is none. */
+int cf_ref_parts(const struct cf_class *c, uint16_t idx, uint16_t *cls, uint16_t *name, uint16_t *desc);
 /* Find-or-add entries; return the index, 0 when the pool is full / ENOMEM. */
 uint16_t cf_cp_utf8(struct cf_class *c, const char *s, size_t len);
 uint16_t cf_cp_class(struct cf_class *c, const char *name, size_t len);

@@ -73,6 +73,9 @@ struct cmethod {
 	uint32_t next_version;      /* the next C.m of the same method, NO_ID none */
 	/* exception corrections: C.r[r_first .. r_first + nr), C.x[x_first ..) */
 	uint32_t r_first, nr, x_first, nx;
+	/* counter inlining: its sites nsites + j are calls of the constructor
+	 * clones C.clone[C.pseudo[pseudo_first + j]] */
+	uint32_t pseudo_first, npseudo;
 	uint32_t sym_id;            /* METHOD id (symbols.c), NO_ID before ClassPrepare */
 	jmethodID mid;              /* set at ClassPrepare */
 };
@@ -122,6 +125,30 @@ struct csem {
 	uint32_t site;              /* global site index */
 	int32_t coef;
 };
+/* A constructor clone that callers defined by the same loader may call
+ * instead of the constructor (counter inlining, instrument.h): one
+ * completed call of it counts E, C.sem[sem_first .. sem_first + nsem). */
+/* Callers that could not call a constructor's clone because it was not
+ * registered when they were instrumented (its class was loaded after
+ * them): with hot=N, once the constructor was called N times, they are
+ * retransformed so that they call the clone (count_poll, relink). */
+struct cwait {
+	char *key;                  /* owned: cls \0 desc, as struct cclone */
+	size_t keylen;
+	struct cwaiter { jweak loader; char *cls; } *w; /* owned, [n] */
+	uint32_t n, cap;
+	UT_hash_handle hh;
+};
+struct cclone {
+	char *key;                  /* owned: cls \0 desc (the constructor's) */
+	size_t keylen;
+	jweak loader;               /* the class's defining loader */
+	uint32_t sem_first, nsem;
+	uint32_t id;                /* its index in C.clone: the handle callers get */
+	uint32_t method;            /* the constructor's C.m index (first version) */
+	uint32_t next;              /* the same key, another loader: C.clone index, NO_ID */
+	UT_hash_handle hh;          /* the first of a key is in C.clones */
+};
 struct ccounter {
 	uint32_t sem_first, nsem;
 	uint32_t method;            /* C.m index */
@@ -150,6 +177,14 @@ static struct {
 	struct cversions *versions;
 	struct cmid *mids;
 	int retransforming;                   /* the current hook is a retransformation */
+	JNIEnv *hook_jni;                     /* the current hook's */
+	jobject hook_loader;                  /* the current hook's class loader */
+	struct cclone **clone; uint32_t nclone, cap_clone;
+	struct cclone *clones;                /* by key */
+	uint32_t *pseudo; uint32_t npseudo, cap_pseudo;
+	struct cwait *waits;                  /* by key */
+	const char *hook_name;                /* the current hook's class */
+	uint64_t relinked;                    /* callers retransformed to call clones */
 	uint64_t exceptions, frames_corrected;
 	/* the counter arrays: Counters.c now (the last) and the ones it
 	 * replaced, which code that read the field before may still
@@ -263,6 +298,19 @@ static int grow(void **p, uint32_t *cap, uint32_t need, size_t size)
 		return -ENOMEM;
 	*p = q;
 	*cap = n;
+	return 0;
+}
+
+/* Whether classes named so (name[0..len)) are never instrumented: the
+ * JDK's, and the agent's helpers. */
+static int skipped_prefix(const char *name, size_t len)
+{
+	static const char *const prefixes[] = { "java/", "javax/", "jdk/", "sun/", "com/sun/", "heapfs/" };
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		size_t pl = strlen(prefixes[i]);
+		if (len >= pl && !strncmp(name, prefixes[i], pl))
+			return 1;
+	}
 	return 0;
 }
 
@@ -452,15 +500,170 @@ static const double *sink_freq(void *ctx, const char *cls, size_t cl, const char
 	return freq;
 }
 
+/* Appends coef times site k of method to C.sem: an allocation site, or a
+ * call of a constructor clone (its E, coef times). */
+static int push_sem(uint32_t method, uint32_t k, int32_t coef)
+{
+	const struct cmethod *m = &C.m[method];
+	if (k < m->nsites) {
+		if (grow((void **)&C.sem, &C.cap_sem, C.nsem + 1, sizeof(*C.sem)))
+			return -ENOMEM;
+		C.sem[C.nsem++] = (struct csem){ m->site_first + k, coef };
+		return 0;
+	}
+	const struct cclone *cl = C.clone[C.pseudo[m->pseudo_first + k - m->nsites]];
+	if (grow((void **)&C.sem, &C.cap_sem, C.nsem + cl->nsem, sizeof(*C.sem)))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < cl->nsem; i++) {
+		const struct csem *e = &C.sem[cl->sem_first + i];
+		C.sem[C.nsem++] = (struct csem){ e->site, coef * e->coef };
+	}
+	return 0;
+}
+
 static int sink_counter(void *ctx, uint32_t method, uint32_t counter, const uint32_t *k, const int32_t *coef,
 			uint32_t n)
 {
 	(void)ctx;
-	if (grow((void **)&C.sem, &C.cap_sem, C.nsem + n, sizeof(*C.sem)))
-		return -ENOMEM;
-	C.c[counter] = (struct ccounter){ C.nsem, n, method };
+	uint32_t first = C.nsem;
 	for (uint32_t i = 0; i < n; i++)
-		C.sem[C.nsem++] = (struct csem){ C.m[method].site_first + k[i], coef[i] };
+		if (push_sem(method, k[i], coef[i]))
+			return -ENOMEM;
+	C.c[counter] = (struct ccounter){ first, C.nsem - first, method };
+	return 0;
+}
+
+/* Constructor clones (counter inlining): the clone of cls.<init>desc that
+ * the current hook's loader defined, or NULL; *key (malloc'd, the caller
+ * frees; NULL: out of memory) and *head for sink_clone. */
+static struct cclone *clone_find(const char *cls, size_t cl, const char *desc, size_t dl, char **key, size_t *keylen,
+				 struct cclone **head)
+{
+	*head = NULL;
+	*keylen = cl + 1 + dl;
+	if (!(*key = malloc(*keylen)))
+		return NULL;
+	memcpy(*key, cls, cl);
+	(*key)[cl] = 0;
+	memcpy(*key + cl + 1, desc, dl);
+	HASH_FIND(hh, C.clones, *key, *keylen, *head);
+	for (struct cclone *k = *head; k; k = k->next == NO_ID ? NULL : C.clone[k->next])
+		if ((*C.hook_jni)->IsSameObject(C.hook_jni, k->loader, C.hook_loader))
+			return k;
+	return NULL;
+}
+
+/* Notes the current hook's class as waiting for the clone of key (owned
+ * by the callee from here on). */
+static void add_waiter(char *key, size_t keylen)
+{
+	struct cwait *w = NULL;
+	HASH_FIND(hh, C.waits, key, keylen, w);
+	if (!w) {
+		if (!(w = calloc(1, sizeof(*w)))) {
+			free(key);
+			return;
+		}
+		w->key = key;
+		w->keylen = keylen;
+		HASH_ADD_KEYPTR(hh, C.waits, w->key, w->keylen, w);
+	} else {
+		free(key);
+	}
+	for (uint32_t i = 0; i < w->n; i++) /* a class calls a constructor from many places */
+		if (!strcmp(w->w[i].cls, C.hook_name) &&
+		    (*C.hook_jni)->IsSameObject(C.hook_jni, w->w[i].loader, C.hook_loader))
+			return;
+	if (w->n == w->cap) {
+		uint32_t cap = w->cap ? 2 * w->cap : 4;
+		struct cwaiter *a = realloc(w->w, cap * sizeof(*a));
+		if (!a)
+			return;
+		w->w = a;
+		w->cap = cap;
+	}
+	char *cls = strdup(C.hook_name);
+	jweak loader = (*C.hook_jni)->NewWeakGlobalRef(C.hook_jni, C.hook_loader);
+	if (!cls || !loader) {
+		free(cls);
+		if (loader)
+			(*C.hook_jni)->DeleteWeakGlobalRef(C.hook_jni, loader);
+		return;
+	}
+	w->w[w->n++] = (struct cwaiter){ loader, cls };
+}
+
+static uint32_t sink_callee(void *ctx, const char *cls, size_t cl, const char *desc, size_t dl)
+{
+	(void)ctx;
+	char *key;
+	size_t keylen;
+	struct cclone *head, *k = clone_find(cls, cl, desc, dl, &key, &keylen, &head);
+	if (k || !key || !A.opts.hot || !C.hook_name || skipped_prefix(cls, cl)) {
+		free(key);
+		return k ? k->id : UINT32_MAX;
+	}
+	add_waiter(key, keylen);
+	return UINT32_MAX;
+}
+
+/* A clone is registered once per loader; a retransformation of its class
+ * makes the same clone again (instrument.h), which keeps the first E. */
+static int sink_clone(void *ctx, uint32_t method, const uint32_t *k, const int32_t *coef, uint32_t n)
+{
+	(void)ctx;
+	const struct cmethod *m = &C.m[method];
+	char *key;
+	size_t keylen;
+	struct cclone *head, *found = clone_find(m->cls, strlen(m->cls), m->desc, strlen(m->desc), &key, &keylen, &head);
+	if (found || !key) {
+		free(key);
+		return key ? 0 : -ENOMEM;
+	}
+	struct cclone *cl = calloc(1, sizeof(*cl));
+	jweak loader = (*C.hook_jni)->NewWeakGlobalRef(C.hook_jni, C.hook_loader);
+	if (!cl || !loader || grow((void **)&C.clone, &C.cap_clone, C.nclone + 1, sizeof(*C.clone))) {
+		free(cl);
+		free(key);
+		if (loader)
+			(*C.hook_jni)->DeleteWeakGlobalRef(C.hook_jni, loader);
+		return -ENOMEM;
+	}
+	cl->key = key;
+	cl->keylen = keylen;
+	cl->loader = loader;
+	cl->id = C.nclone;
+	cl->method = method;
+	cl->next = NO_ID;
+	cl->sem_first = C.nsem;
+	for (uint32_t i = 0; i < n; i++)
+		if (push_sem(method, k[i], coef[i]))
+			return -ENOMEM; /* cl stays unregistered: leaked, as the hook fails */
+	cl->nsem = C.nsem - cl->sem_first;
+	C.clone[C.nclone] = cl;
+	if (!head) {
+		HASH_ADD_KEYPTR(hh, C.clones, cl->key, cl->keylen, cl);
+	} else {
+		while (head->next != NO_ID)
+			head = C.clone[head->next];
+		head->next = C.nclone;
+	}
+	C.nclone++;
+	return 0;
+}
+
+static int sink_inlined(void *ctx, uint32_t method, uint32_t k, uint32_t handle)
+{
+	(void)ctx;
+	struct cmethod *m = &C.m[method];
+	if (grow((void **)&C.pseudo, &C.cap_pseudo, C.npseudo + 1, sizeof(*C.pseudo)))
+		return -ENOMEM;
+	if (!m->npseudo)
+		m->pseudo_first = C.npseudo;
+	if (k != m->nsites + m->npseudo) /* announced in order */
+		return -EINVAL;
+	C.pseudo[C.npseudo++] = handle;
+	m->npseudo++;
 	return 0;
 }
 
@@ -469,15 +672,16 @@ static int sink_correction(void *ctx, uint32_t method, uint32_t start, uint32_t 
 {
 	(void)ctx;
 	struct cmethod *m = &C.m[method];
-	if (grow((void **)&C.r, &C.cap_r, C.nr + 1, sizeof(*C.r)) ||
-	    grow((void **)&C.sem, &C.cap_sem, C.nsem + n, sizeof(*C.sem)))
+	if (grow((void **)&C.r, &C.cap_r, C.nr + 1, sizeof(*C.r)))
 		return -ENOMEM;
 	if (!m->nr)
 		m->r_first = C.nr;
-	C.r[C.nr++] = (struct crange){ start, end, C.nsem, n };
-	m->nr++;
+	uint32_t first = C.nsem;
 	for (uint32_t i = 0; i < n; i++)
-		C.sem[C.nsem++] = (struct csem){ m->site_first + k[i], coef[i] };
+		if (push_sem(method, k[i], coef[i]))
+			return -ENOMEM;
+	C.r[C.nr++] = (struct crange){ start, end, first, C.nsem - first };
+	m->nr++;
 	return 0;
 }
 
@@ -498,15 +702,6 @@ static struct instr_sink sink = { .reserve = sink_reserve, .method = sink_method
 				  .correction = sink_correction, .handlers = sink_handlers };
 
 /* ---- hooks ----------------------------------------------------------------- */
-
-static int skipped_name(const char *name)
-{
-	static const char *const prefixes[] = { "java/", "javax/", "jdk/", "sun/", "com/sun/", "heapfs/" };
-	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
-			return 1;
-	return 0;
-}
 
 /* Notes an instrumented class for ClassPrepare (under C.mu). */
 static void add_class(uint32_t m_first, uint32_t nm)
@@ -532,7 +727,7 @@ static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass rede
 				       jint *new_len, unsigned char **new_data)
 {
 	(void)pd;
-	if (!__atomic_load_n(&C.active, __ATOMIC_ACQUIRE) || !loader || !name || skipped_name(name))
+	if (!__atomic_load_n(&C.active, __ATOMIC_ACQUIRE) || !loader || !name || skipped_prefix(name, strlen(name)))
 		return;
 	/* class_being_redefined: a retransformation (hot=N); the bytes are the
 	 * original ones again, instrumented afresh with measured frequencies */
@@ -542,8 +737,14 @@ static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass rede
 	buf_init(&out);
 	pthread_mutex_lock(&C.mu);
 	C.retransforming = redefined != NULL;
+	C.hook_jni = jni;
+	C.hook_loader = loader;
+	C.hook_name = name;
 	uint32_t m_first = C.nm;
 	int rc = instr_class(data, (size_t)len, &sink, A.opts.count_sites ? INSTR_SITES : INSTR_PATHS, &out, &C.st);
+	C.hook_jni = NULL;
+	C.hook_loader = NULL;
+	C.hook_name = NULL;
 	if (rc < 0)
 		C.failed++;
 	else if (rc == 1)
@@ -789,6 +990,18 @@ static int corrects_exceptions(void)
 	return !A.opts.count_sites && A.opts.count_exceptions == COUNT_EXC_EVENTS;
 }
 
+/* Writes a helper class file into C.dir/heapfs/.  0 or a negative errno. */
+static int write_helper(const char *name, const struct buf *b)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "%s/heapfs/%s.class", C.dir, name);
+	FILE *f = fopen(path, "wb");
+	int rc = f && fwrite(b->data, 1, b->len, f) == b->len ? 0 : -EIO;
+	if (f && fclose(f))
+		rc = -EIO;
+	return rc;
+}
+
 int count_onload(jvmtiEnv *jvmti)
 {
 	C.c = calloc(A.opts.counters, sizeof(*C.c));
@@ -796,6 +1009,16 @@ int count_onload(jvmtiEnv *jvmti)
 		return -ENOMEM;
 	sink.atomic = A.opts.count_atomic;
 	sink.bytecode = !A.opts.count_sites && A.opts.count_exceptions == COUNT_EXC_BYTECODE;
+	/* counter inlining: not with exceptions=events, whose frame walk
+	 * knows the instrumented methods, not their clones */
+	if (A.opts.count_inline && !A.opts.count_sites && A.opts.count_exceptions != COUNT_EXC_EVENTS) {
+		sink.clone = sink_clone;
+		sink.callee = sink_callee;
+		sink.inlined = sink_inlined;
+	} else if (A.opts.count_inline) {
+		fprintf(stderr, "heapfs-agent: inline=on is ignored with %s\n",
+			A.opts.count_sites ? "counting=sites" : "exceptions=events");
+	}
 	if (corrects_exceptions()) {
 		jvmtiCapabilities cap;
 		memset(&cap, 0, sizeof(cap));
@@ -812,16 +1035,16 @@ int count_onload(jvmtiEnv *jvmti)
 	snprintf(path, sizeof(path), "%s/heapfs", C.dir);
 	if (mkdir(path, 0700))
 		return -errno;
-	snprintf(path, sizeof(path), "%s/heapfs/Counters.class", C.dir);
 	struct buf b;
 	buf_init(&b);
 	int rc = instr_counters_class(A.opts.counters < INITIAL_COUNTERS ? A.opts.counters : INITIAL_COUNTERS,
 				      A.opts.count_atomic, &b);
-	FILE *f = rc ? NULL : fopen(path, "wb");
-	if (!f || fwrite(b.data, 1, b.len, f) != b.len)
-		rc = rc ? rc : -EIO;
-	if (f && fclose(f))
-		rc = -EIO;
+	if (!rc)
+		rc = write_helper("Counters", &b);
+	buf_free(&b);
+	buf_init(&b);
+	if (!rc && sink.clone && !(rc = instr_marker_class(&b)))
+		rc = write_helper("Inl", &b);
 	buf_free(&b);
 	if (rc)
 		return rc;
@@ -1100,6 +1323,50 @@ out:
 	free(counted);
 }
 
+/* inline=on with hot=N: the callers waiting for a constructor's clone
+ * (instrumented before it was registered) once the constructor counted
+ * hot=N increments of its own, i.e. was called about N times by callers
+ * that do not call the clone.  Their class names (owned) are appended to
+ * *names; they wait no more.  Under C.mu. */
+static void relink(JNIEnv *jni, const jlong *v, uint32_t nc, char ***names, uint32_t *nnames)
+{
+	if (!C.nclone || !C.waits)
+		return;
+	uint64_t *inc = calloc(C.nm + 1, sizeof(*inc));
+	int64_t *counted = calloc(C.nm + 1, sizeof(*counted));
+	if (!inc || !counted)
+		goto out;
+	method_sums(v, nc, inc, counted, NULL);
+	for (uint32_t i = 0; i < C.nclone; i++) {
+		const struct cclone *c = C.clone[i];
+		struct cwait *w = NULL;
+		HASH_FIND(hh, C.waits, c->key, c->keylen, w);
+		if (!w || !w->n)
+			continue;
+		uint64_t calls = 0;
+		for (uint32_t m = c->method; m != NO_ID; m = C.m[m].next_version)
+			calls += inc[m];
+		if (calls < A.opts.hot)
+			continue;
+		for (uint32_t j = 0; j < w->n;) {
+			if (!(*jni)->IsSameObject(jni, w->w[j].loader, c->loader)) {
+				j++;
+				continue;
+			}
+			char **a = realloc(*names, (*nnames + 1) * sizeof(*a));
+			if (!a)
+				break;
+			*names = a;
+			a[(*nnames)++] = w->w[j].cls;
+			(*jni)->DeleteWeakGlobalRef(jni, w->w[j].loader);
+			w->w[j] = w->w[--w->n];
+		}
+	}
+out:
+	free(inc);
+	free(counted);
+}
+
 int count_poll(jvmtiEnv *jvmti, JNIEnv *jni)
 {
 	static uint32_t interval = POLL_MAX_MS, nm_seen;
@@ -1124,12 +1391,21 @@ int count_poll(jvmtiEnv *jvmti, JNIEnv *jni)
 		}
 	}
 	demote(v, nc, &pending, &npending);
+	char **linked = NULL; /* owned names */
+	uint32_t nlinked = 0, before = npending;
+	relink(jni, v, nc, &linked, &nlinked);
+	for (uint32_t i = 0; i < nlinked; i++)
+		add_pending(&pending, &npending, linked[i]);
+	C.relinked += npending - before;
 	pthread_mutex_unlock(&C.mu);
 	free(v);
 	if (npending) {
 		retransform(jvmti, jni, pending, npending);
 		interval = POLL_MIN_MS;
 	}
+	for (uint32_t i = 0; i < nlinked; i++)
+		free(linked[i]);
+	free(linked);
 	free(pending);
 	return (int)interval;
 }
@@ -1226,14 +1502,15 @@ void count_finish(JNIEnv *jni)
 			"heapfs-agent: mode=count: %llu classes instrumented (%llu failed), %llu methods (%llu without "
 			"allocations, %llu left alone), %u counters, %llu stubs, %llu classes retransformed (hot=%u), "
 			"%llu method versions with one counter per site (measured or demoted), %llu constructors per "
-			"site and %llu correction handlers (exceptions=bytecode); "
-			"increments %llu vs %llu per-site (%.1f%% fewer); %llu exceptions, %llu frames corrected%s\n",
+			"site and %llu correction handlers (exceptions=bytecode), %llu constructor clones and %llu "
+			"calls of them (inline=on; %llu classes relinked); increments %llu vs %llu per-site (%.1f%% fewer); %llu exceptions, %llu frames corrected%s\n",
 			(unsigned long long)C.classes, (unsigned long long)C.failed,
 			(unsigned long long)C.st.instrumented, (unsigned long long)C.st.no_allocs,
 			(unsigned long long)C.st.skipped, C.next_counter, (unsigned long long)C.st.stubs,
 			(unsigned long long)n_retransformed, A.opts.hot, (unsigned long long)C.st.per_site,
 			(unsigned long long)C.st.ctor_sites, (unsigned long long)C.st.corr_handlers,
-			(unsigned long long)incr, (unsigned long long)per_site,
+			(unsigned long long)C.st.clones, (unsigned long long)C.st.inlined,
+			(unsigned long long)C.relinked, (unsigned long long)incr, (unsigned long long)per_site,
 			per_site ? 100.0 * (1.0 - (double)incr / (double)per_site) : 0.0, (unsigned long long)C.exceptions,
 			(unsigned long long)C.frames_corrected, A.opts.count_atomic ? "; atomic increments" : "");
 	free(cnt);

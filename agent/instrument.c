@@ -53,6 +53,9 @@ struct rw {
 	uint16_t methodref;     /* heapfs/Counters.inc, atomic increments; 0 plain */
 	uint32_t snip_len;      /* SNIP_LEN or SNIP_LEN_ATOMIC */
 	uint32_t tail_len;      /* bytes to be appended after the code (handlers) */
+	uint16_t *inl_ref;      /* [n] or NULL: an invokespecial <init> emitted as
+				 * aconst_null + invokespecial of this Methodref
+				 * (a constructor clone, counter inlining); 0 none */
 };
 
 static void rw_free(struct rw *r)
@@ -64,6 +67,7 @@ static void rw_free(struct rw *r)
 	free(r->ipos);
 	free(r->fpos);
 	free(r->jt);
+	free(r->inl_ref);
 }
 
 static int add_snip(struct rw *r, uint8_t kind, uint32_t insn, uint32_t counter, uint32_t frame_insn)
@@ -150,6 +154,13 @@ static uint32_t new_insn_len(const struct cf_insn *in, uint32_t pos)
 	return in->len - oldpad + newpad;
 }
 
+/* Length of instruction i laid out at pos: a call redirected to a
+ * constructor clone takes one more byte (its aconst_null). */
+static uint32_t insn_len(const struct rw *r, uint32_t i, uint32_t pos)
+{
+	return new_insn_len(&r->v[i], pos) + (r->inl_ref && r->inl_ref[i] ? 1u : 0u);
+}
+
 /* Offsets of everything; repeats until the switch paddings settle. */
 static int layout(struct rw *r)
 {
@@ -169,7 +180,7 @@ static int layout(struct rw *r)
 			changed |= r->ipos[i] != pos;
 			r->ipos[i] = pos;
 			r->jt[i] = jt == NOT_SET ? pos : jt;
-			pos += new_insn_len(&r->v[i], pos);
+			pos += insn_len(r, i, pos);
 		}
 		r->ipos[r->n] = pos;
 		for (; si < r->ns; si++) {
@@ -270,6 +281,12 @@ static int emit_insn(struct rw *r, uint8_t *out, uint32_t i)
 	if (in->kind == IK_GOTO) { /* goto_w */
 		p[0] = in->op;
 		put4(p + 1, (uint32_t)((int64_t)resolve(r, i, in->target0) - at));
+		return 0;
+	}
+	if (r->inl_ref && r->inl_ref[i]) { /* the marker argument, then the clone */
+		p[0] = 0x01; /* aconst_null */
+		p[1] = in->op;
+		put2(p + 2, r->inl_ref[i]);
 		return 0;
 	}
 	if (in->kind != IK_SWITCH) {
@@ -518,11 +535,21 @@ static int rw_apply(struct rw *r, int frames)
 }
 
 struct method_plan {
-	struct cfg g;
+	struct cfg g;       /* sites: the nreal allocating instructions, then
+			     * calls of constructor clones (counter inlining) */
 	struct paths ps;
-	uint32_t *line;     /* [nsites] source line of each site, from the original table */
-	char *type;         /* [nsites][256] allocated type of each site */
+	uint32_t nreal;
+	uint32_t *callee;   /* [nsites - nreal] the clone each call site stands for */
+	uint32_t *line;     /* [nreal] source line of each site, from the original table */
+	char *type;         /* [nreal][256] allocated type of each site */
 };
+
+/* Whether instruction i is a site: an allocation, or a call of a
+ * constructor clone (which counts as made once the call returns). */
+static int site_insn(const struct rw *r, uint32_t i)
+{
+	return cf_op_allocates(r->v[i].op) || (r->inl_ref && r->inl_ref[i]);
+}
 
 /* Appends a field descriptor's type as traces name it: "[[I" -> int[][],
  * "Ljava/lang/String;" -> java.lang.String. */
@@ -614,12 +641,15 @@ static int announce(struct cf_class *c, struct cf_member *m, const struct method
 	const char *mn = cf_utf8(c, m->name, &nl), *md = cf_utf8(c, m->desc, &dl);
 	if (!cn || !mn || !md)
 		return -EINVAL;
-	uint32_t id = sink->method(sink->ctx, cn, cl, mn, nl, md, dl, mp->g.nsites);
+	uint32_t id = sink->method(sink->ctx, cn, cl, mn, nl, md, dl, mp->nreal);
 	if (id == UINT32_MAX)
 		return -ENOMEM;
 	*idp = id;
-	for (uint32_t s = 0; s < mp->g.nsites; s++)
+	for (uint32_t s = 0; s < mp->nreal; s++)
 		if (sink->site(sink->ctx, id, s, mp->g.site_pc[s], mp->line[s], mp->type + (size_t)s * 256))
+			return -ENOMEM;
+	for (uint32_t s = mp->nreal; s < mp->g.nsites; s++)
+		if (sink->inlined(sink->ctx, id, s, mp->callee[s - mp->nreal]))
 			return -ENOMEM;
 	uint32_t ns = mp->g.nsites;
 	uint32_t *ks = malloc((ns + 1) * sizeof(uint32_t));
@@ -704,14 +734,14 @@ static int correction_runs(const struct rw *r, const struct method_plan *mp, str
 		uint32_t i = bl->first;
 		while (i < last && !rc) {
 			uint32_t j = i; /* the run: up to and including the next allocation */
-			while (j + 1 < last && !cf_op_allocates(r->v[j].op))
+			while (j + 1 < last && !site_insn(r, j))
 				j++;
 			int any = 0;
 			for (uint32_t s = 0; s < ns; s++)
 				any |= corr[s] != 0;
 			if (any)
 				rc = corr_runs_push(cr, ns, i, j, corr);
-			if (cf_op_allocates(r->v[j].op)) /* made from here on */
+			if (site_insn(r, j)) /* made from here on */
 				for (uint32_t s = 0; s < ns; s++)
 					if (g->site_pc[s] == r->v[j].pc)
 						corr[s]++;
@@ -850,7 +880,7 @@ static void run_span(const struct rw *r, const struct corr_runs *cr, uint32_t x,
 {
 	uint32_t l = cr->run[x].last;
 	*rs = r->ipos[cr->run[x].first];
-	*re = r->ipos[l] + new_insn_len(&r->v[l], r->ipos[l]);
+	*re = r->ipos[l] + insn_len(r, l, r->ipos[l]);
 }
 
 static uint32_t corr_tail_len(const struct rw *r, const struct corr_plan *cp)
@@ -1245,10 +1275,79 @@ static int plan_sites(struct rw *r, struct method_plan *mp, uint32_t base)
 	return rc;
 }
 
-/* 1 instrumented, 0 left alone (a reason counted), <0 fatal. */
-static int do_method(struct cf_class *c, struct cf_member *m, const struct instr_sink *sink, enum instr_mode mode,
-		     struct instr_stats *st, uint16_t fieldref, uint16_t methodref)
+/* The block holding instruction i (blocks are in code order). */
+static uint32_t block_of(const struct cfg *g, uint32_t i)
 {
+	uint32_t lo = 0, hi = g->nblocks;
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (g->b[mid].first <= i)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* "(params)V" with the marker parameter appended, into out[cap]; 0, or
+ * -1 if desc is not a void method descriptor or does not fit. */
+static int clone_desc(const char *d, size_t dl, char *out, size_t cap)
+{
+	if (dl < 3 || d[0] != '(' || d[dl - 2] != ')' || d[dl - 1] != 'V' ||
+	    dl + sizeof(INSTR_INLINE_MARKER) + 2 > cap)
+		return -1;
+	snprintf(out, cap, "%.*sL%s;)V", (int)(dl - 2), d, INSTR_INLINE_MARKER);
+	return 0;
+}
+
+/* Counter inlining, the caller's side: every `invokespecial C.<init>`
+ * whose clone the sink knows is redirected to it (r->inl_ref) and becomes
+ * a site of its own (mp->callee).  0 or -ENOMEM. */
+static int find_inlined(struct rw *r, struct method_plan *mp, const struct instr_sink *sink)
+{
+	uint32_t cap = 0;
+	for (uint32_t i = 0; i < r->n; i++) {
+		const struct cf_insn *in = &r->v[i];
+		uint16_t ci, ni, di, cl, dl;
+		if (in->op != 183 || cf_ref_parts(r->c, get2(r->k->code + in->pc + 1), &ci, &ni, &di) ||
+		    !cf_utf8_eq(r->c, ni, "<init>"))
+			continue;
+		const char *cn = cf_utf8(r->c, ci, &cl), *d = cf_utf8(r->c, di, &dl);
+		char owner[1024], desc[1100];
+		if (!cn || !d || cl >= sizeof(owner) || clone_desc(d, dl, desc, sizeof(desc)))
+			continue;
+		uint32_t h = sink->callee(sink->ctx, cn, cl, d, dl);
+		if (h == UINT32_MAX)
+			continue;
+		memcpy(owner, cn, cl);
+		owner[cl] = 0;
+		uint16_t ref = cf_cp_methodref(r->c, owner, "<init>", desc);
+		if (!ref)
+			continue; /* the pool is full: the call stays */
+		uint32_t k = mp->g.nsites - mp->nreal;
+		if (!r->inl_ref && !(r->inl_ref = calloc(r->n, sizeof(*r->inl_ref))))
+			return -ENOMEM;
+		if (k == cap) {
+			cap = cap ? 2 * cap : 8;
+			uint32_t *a = realloc(mp->callee, cap * sizeof(*a));
+			if (!a)
+				return -ENOMEM;
+			mp->callee = a;
+		}
+		if (cfg_add_site(&mp->g, block_of(&mp->g, i), in->pc))
+			return -ENOMEM;
+		mp->callee[k] = h;
+		r->inl_ref[i] = ref;
+	}
+	return 0;
+}
+
+/* 1 instrumented, 0 left alone (a reason counted), <0 fatal.  *idp: the
+ * method's id with the sink, UINT32_MAX if it was left alone. */
+static int do_method(struct cf_class *c, struct cf_member *m, const struct instr_sink *sink, enum instr_mode mode,
+		     struct instr_stats *st, uint16_t fieldref, uint16_t methodref, uint32_t *idp)
+{
+	*idp = UINT32_MAX;
 	struct cf_insn *v;
 	uint32_t n;
 	struct method_plan mp;
@@ -1278,14 +1377,17 @@ static int do_method(struct cf_class *c, struct cf_member *m, const struct instr
 		rc = 0;
 		goto out;
 	}
+	mp.nreal = mp.g.nsites;
+	if (mode == INSTR_PATHS && sink->callee && (rc = find_inlined(&r, &mp, sink)))
+		goto out;
 	if (!mp.g.nsites) {
 		st->no_allocs++;
 		goto out;
 	}
 	rc = -ENOMEM;
-	if (!(mp.line = malloc(mp.g.nsites * sizeof(uint32_t))) || !(mp.type = malloc((size_t)mp.g.nsites * 256)))
+	if (!(mp.line = malloc((mp.nreal + 1) * sizeof(uint32_t))) || !(mp.type = malloc((size_t)(mp.nreal + 1) * 256)))
 		goto out;
-	for (uint32_t s = 0; s < mp.g.nsites; s++) {
+	for (uint32_t s = 0; s < mp.nreal; s++) {
 		mp.line[s] = cf_line_of(m->code, mp.g.site_pc[s]);
 		site_type(c, m->code, mp.g.site_pc[s], mp.type + (size_t)s * 256, 256);
 	}
@@ -1351,6 +1453,7 @@ apply:;
 	uint32_t id;
 	if ((rc = announce(c, m, &mp, sink, base, &id)))
 		goto out;
+	*idp = id;
 	if (mode == INSTR_PATHS && !sink->bytecode && (rc = report_corrections(&r, &mp, sink, id)))
 		goto out;
 	if (cp.nvec && (rc = announce_corr_counters(&cp, &mp, sink, id)))
@@ -1361,12 +1464,329 @@ apply:;
 	st->counters += mp.ps.ncounters;
 	st->sites += mp.g.nsites;
 	st->stubs += stubs;
+	st->inlined += mp.g.nsites - mp.nreal;
 	rc = 1;
 out:
 	rw_free(&r);
 	corr_plan_free(&cp);
+	free(mp.callee);
 	free(mp.line);
 	free(mp.type);
+	paths_free(&mp.ps);
+	cfg_free(&mp.g);
+	return rc;
+}
+
+
+/* ---- counter inlining: constructor clones (paper §5) --------------------- */
+
+/* A constructor that gets a clone (instrument.h, sink->clone): the
+ * allocations made by the end of each block, which do not depend on the
+ * walk (no counters: phi of paths.h), and E, those of every normal
+ * completion. */
+struct clone_plan {
+	uint32_t orig, clone;      /* method indexes */
+	uint32_t nblocks, nsites;
+	int32_t *phi;              /* [(nblocks + 1) * nsites], X's row zero */
+	uint32_t *block_path;      /* [nblocks] 0 reached, PATHS_NONE not */
+	int32_t *e;                /* [nsites] */
+};
+
+static void clone_plan_free(struct clone_plan *p)
+{
+	free(p->phi);
+	free(p->block_path);
+	free(p->e);
+	memset(p, 0, sizeof(*p));
+}
+
+/* Adds block b's allocations to vec. */
+static void add_block_allocs(const struct cfg *g, uint32_t b, int32_t *vec)
+{
+	for (uint32_t s = 0; s < g->nsites; s++)
+		vec[s] += g->site_block[s] == b;
+}
+
+/* phi over the normal edges from the entry: phi(v) = phi(u) + allocs(v);
+ * 1 if every block gets one value and every block ending in a return the
+ * same non-zero E, 0 if not (an allocation on a branch or in a loop),
+ * -ENOMEM. */
+static int invariant_allocs(const struct cfg *g, struct clone_plan *p)
+{
+	uint32_t nb = g->nblocks, ns = g->nsites;
+	uint32_t *first = calloc(nb + 1, sizeof(uint32_t)), *adj = malloc((g->nnormal + 1) * sizeof(uint32_t));
+	uint32_t *stack = malloc((nb + 1) * sizeof(uint32_t));
+	int32_t *cand = malloc(ns * sizeof(int32_t));
+	p->phi = calloc((size_t)(nb + 1) * ns, sizeof(int32_t));
+	p->block_path = malloc(nb * sizeof(uint32_t));
+	p->e = calloc(ns, sizeof(int32_t));
+	int rc = first && adj && stack && cand && p->phi && p->block_path && p->e ? 1 : -ENOMEM;
+	if (rc < 0)
+		goto out;
+	for (uint32_t i = 0; i < g->nnormal; i++)
+		first[g->e[i].from + 1]++;
+	for (uint32_t b = 0; b < nb; b++)
+		first[b + 1] += first[b];
+	uint32_t *fill = stack; /* borrowed for the fill positions */
+	memcpy(fill, first, nb * sizeof(uint32_t));
+	for (uint32_t i = 0; i < g->nnormal; i++)
+		adj[fill[g->e[i].from]++] = g->e[i].to;
+	for (uint32_t b = 0; b < nb; b++)
+		p->block_path[b] = PATHS_NONE;
+	uint32_t sp = 0;
+	p->block_path[0] = 0;
+	add_block_allocs(g, 0, p->phi);
+	stack[sp++] = 0;
+	while (sp && rc == 1) {
+		uint32_t u = stack[--sp];
+		for (uint32_t x = first[u]; x < first[u + 1] && rc == 1; x++) {
+			uint32_t w = adj[x];
+			memcpy(cand, p->phi + (size_t)u * ns, ns * sizeof(int32_t));
+			add_block_allocs(g, w, cand);
+			if (p->block_path[w] == PATHS_NONE) {
+				p->block_path[w] = 0;
+				memcpy(p->phi + (size_t)w * ns, cand, ns * sizeof(int32_t));
+				stack[sp++] = w;
+			} else if (memcmp(p->phi + (size_t)w * ns, cand, ns * sizeof(int32_t))) {
+				rc = 0;
+			}
+		}
+	}
+	int returns = 0;
+	for (uint32_t b = 0; b < nb && rc == 1; b++) {
+		if (p->block_path[b] == PATHS_NONE || !g->b[b].exit || g->b[b].throws)
+			continue;
+		if (!returns++)
+			memcpy(p->e, p->phi + (size_t)b * ns, ns * sizeof(int32_t));
+		else if (memcmp(p->e, p->phi + (size_t)b * ns, ns * sizeof(int32_t)))
+			rc = 0;
+	}
+	int any = 0;
+	for (uint32_t s = 0; s < ns; s++)
+		any |= p->e[s] != 0;
+	if (rc == 1 && (!returns || !any))
+		rc = 0;
+out:
+	free(first);
+	free(adj);
+	free(stack);
+	free(cand);
+	return rc;
+}
+
+/* Whether constructor m gets a clone (instrument.h): no exception table,
+ * every allocation after its super() or this() call (no handler may cover
+ * that call, so nothing before it may need a correction), the same
+ * allocations on every normal completion.  1 (p filled), 0 not, <0 fatal. */
+static int clone_eligible(struct cf_class *c, struct cf_member *m, struct clone_plan *p)
+{
+	if (!m->code || m->code->nexc || !cf_utf8_eq(c, m->name, "<init>"))
+		return 0;
+	struct cf_insn *v;
+	uint32_t n;
+	struct cfg g;
+	memset(&g, 0, sizeof(g));
+	int rc = cf_code_decode(c, m->code, &v, &n);
+	if (rc)
+		return rc == -ENOMEM ? rc : 0;
+	if ((rc = cfg_build(v, n, m->code, &g)))
+		goto out;
+	struct rw r;
+	memset(&r, 0, sizeof(r));
+	r.c = c;
+	r.m = m;
+	r.k = m->code;
+	r.v = v;
+	r.n = n;
+	uint32_t init = ctor_init_call(&r);
+	rc = init != NOT_SET && g.nsites && (uint64_t)(g.nblocks + 1) * g.nsites <= PATHS_MAX_CELLS;
+	for (uint32_t s = 0; s < g.nsites && rc; s++)
+		rc = g.site_pc[s] > v[init].pc;
+	if (rc) {
+		p->nblocks = g.nblocks;
+		p->nsites = g.nsites;
+		rc = invariant_allocs(&g, p);
+	}
+out:
+	if (rc <= 0)
+		clone_plan_free(p);
+	cfg_free(&g);
+	return rc == -ENOMEM ? rc : rc > 0;
+}
+
+/* Local-variable slots of a method descriptor's parameters. */
+static uint32_t param_slots(const char *d)
+{
+	uint32_t n = 0;
+	for (const char *p = d + 1; *p && *p != ')'; p++) {
+		int array = 0;
+		while (*p == '[') {
+			array = 1;
+			p++;
+		}
+		if (*p == 'L')
+			while (*p && *p != ';')
+				p++;
+		if (!*p)
+			break;
+		n += !array && (*p == 'J' || *p == 'D') ? 2 : 1;
+	}
+	return n;
+}
+
+/* Appends the clone of constructor orig (room for it is there): the same
+ * access (varargs dropped) and code, synthetic, the marker parameter
+ * last; its frames as complete states against the original's parameters
+ * (its own first frame is the original's plus the marker, which the code
+ * overwrites like any free slot).  1 added (*out its index), 0 not (the
+ * descriptor exists, the pool is full), <0 fatal. */
+static int add_clone(struct cf_class *c, uint32_t orig, uint32_t *out)
+{
+	const struct cf_member *m = &c->methods[orig];
+	uint16_t dl;
+	const char *d = cf_utf8(c, m->desc, &dl);
+	char desc[1100];
+	if (!d || clone_desc(d, dl, desc, sizeof(desc)))
+		return 0;
+	uint32_t slots = 1 + param_slots(desc);
+	if (slots > 255)
+		return 0;
+	for (uint32_t i = 0; i < c->nmethods; i++)
+		if (cf_utf8_eq(c, c->methods[i].name, "<init>") && cf_utf8_eq(c, c->methods[i].desc, desc))
+			return 0;
+	uint16_t di = cf_cp_utf8(c, desc, strlen(desc)), code_name = cf_cp_utf8(c, "Code", 4);
+	if (!di || !code_name)
+		return 0;
+	struct cf_code *k = cf_code_copy(c, m->code);
+	struct cf_attr *at = cf_alloc(c, sizeof(*at));
+	if (!k || !at)
+		return -ENOMEM;
+	for (uint32_t a = 0; a < k->nattrs; a++) {
+		struct cf_code_attr *x = &k->attrs[a];
+		if (x->kind != CA_SMT)
+			continue;
+		struct cf_frame *full;
+		int rc = cf_frames_expand(c, m, x->u.smt.f, x->u.smt.n, &full);
+		if (rc)
+			return rc == -ENOMEM ? rc : 0;
+		x->u.smt.f = full;
+	}
+	if (k->max_locals < slots)
+		k->max_locals = (uint16_t)slots;
+	at->name = code_name;
+	struct cf_member *cm = &c->methods[c->nmethods];
+	memset(cm, 0, sizeof(*cm));
+	cm->access = (uint16_t)((m->access & 0x0007) | 0x1000); /* public/private/protected, synthetic */
+	cm->name = m->name;
+	cm->desc = di;
+	cm->attrs = at;
+	cm->nattrs = 1;
+	cm->code_attr = 0;
+	cm->code = k;
+	*out = c->nmethods++;
+	return 1;
+}
+
+/* Every constructor that gets a clone, with the clone appended to the
+ * class: *plans [*n] (caller frees each and the array).  0 or <0. */
+static int plan_clones(struct cf_class *c, struct clone_plan **plans, uint32_t *n)
+{
+	uint32_t ctors = 0;
+	*plans = NULL;
+	*n = 0;
+	for (uint32_t i = 0; i < c->nmethods; i++)
+		ctors += c->methods[i].code && cf_utf8_eq(c, c->methods[i].name, "<init>");
+	if (!ctors || c->nmethods + ctors > 65535)
+		return 0;
+	struct cf_member *ms = cf_alloc(c, (c->nmethods + ctors) * sizeof(*ms));
+	*plans = calloc(ctors, sizeof(**plans));
+	if (!ms || !*plans)
+		return -ENOMEM;
+	memcpy(ms, c->methods, c->nmethods * sizeof(*ms));
+	c->methods = ms;
+	uint32_t nm = c->nmethods;
+	for (uint32_t i = 0; i < nm; i++) {
+		struct clone_plan *p = &(*plans)[*n];
+		int rc = clone_eligible(c, &c->methods[i], p);
+		if (rc > 0 && (rc = add_clone(c, i, &p->clone)) <= 0)
+			clone_plan_free(p);
+		if (rc < 0)
+			return rc;
+		if (rc) {
+			p->orig = i;
+			(*n)++;
+		}
+	}
+	return 0;
+}
+
+/* Instruments a clone (its original's id with the sink): no counters;
+ * with bytecode corrections, handlers that count what it made when an
+ * exception leaves it (phi, per run), as counters of the original.  Then
+ * registers it.  1 registered, 0 not (it stays a plain copy that nobody
+ * calls), <0 fatal. */
+static int do_clone(struct cf_class *c, const struct clone_plan *p, const struct instr_sink *sink, uint32_t id,
+		    struct instr_stats *st, uint16_t fieldref, uint16_t methodref)
+{
+	struct cf_member *m = &c->methods[p->clone];
+	struct cf_insn *v;
+	uint32_t n;
+	struct method_plan mp;
+	memset(&mp, 0, sizeof(mp));
+	struct rw r;
+	memset(&r, 0, sizeof(r));
+	struct corr_plan cp;
+	memset(&cp, 0, sizeof(cp));
+	int rc = cf_code_decode(c, m->code, &v, &n);
+	if (rc)
+		return rc == -ENOMEM ? rc : 0;
+	if ((rc = rw_init(&r, c, m, v, n)) || (rc = cfg_build(v, n, m->code, &mp.g)))
+		goto out;
+	rc = 0;
+	if (mp.g.nblocks != p->nblocks || mp.g.nsites != p->nsites) /* the same code: cannot happen */
+		goto out;
+	r.fieldref = fieldref;
+	r.methodref = methodref;
+	r.snip_len = methodref ? SNIP_LEN_ATOMIC : SNIP_LEN;
+	mp.nreal = mp.g.nsites;
+	mp.ps.nblocks = p->nblocks;
+	mp.ps.nsites = p->nsites;
+	mp.ps.phi = p->phi; /* borrowed: unset before paths_free */
+	mp.ps.block_path = p->block_path;
+	if (sink->bytecode) {
+		if ((rc = plan_corr_handlers(&r, &mp, &cp)))
+			goto out;
+		if (cp.nvec && (cp.cbase = sink->reserve(sink->ctx, cp.nvec)) == UINT32_MAX)
+			goto out;
+		r.tail_len = corr_tail_len(&r, &cp);
+	}
+	if (cp.nvec) {
+		struct cf_code saved = *m->code;
+		rc = rw_apply(&r, 1);
+		if (rc) {
+			*m->code = saved;
+			rc = rc == -ENOMEM ? rc : 0;
+			goto out;
+		}
+		if ((rc = emit_corr_handlers(&r, &cp)) || (rc = announce_corr_counters(&cp, &mp, sink, id)))
+			goto out;
+		st->corr_handlers += cp.nvec;
+		st->corr_stubs += cp.nstub;
+	}
+	uint32_t *k = malloc((p->nsites + 1) * sizeof(uint32_t));
+	int32_t *co = malloc((p->nsites + 1) * sizeof(int32_t));
+	rc = k && co ? sink->clone(sink->ctx, id, k, co, sparse_sites(p->e, p->nsites, k, co)) : -ENOMEM;
+	free(k);
+	free(co);
+	if (!rc) {
+		st->clones++;
+		rc = 1;
+	}
+out:
+	mp.ps.phi = NULL;
+	mp.ps.block_path = NULL;
+	rw_free(&r);
+	corr_plan_free(&cp);
 	paths_free(&mp.ps);
 	cfg_free(&mp.g);
 	return rc;
@@ -1388,17 +1808,34 @@ int instr_class(const uint8_t *data, size_t n, const struct instr_sink *sink, en
 		cf_free(c);
 		return -E2BIG;
 	}
-	int changed = 0;
-	for (uint32_t i = 0; i < c->nmethods; i++) {
+	/* counter inlining: clones first (the class's own methods may call
+	 * them), each registered after its original got its sites */
+	struct clone_plan *plans = NULL;
+	uint32_t nplans = 0, nm = c->nmethods, id;
+	uint8_t *done = calloc(nm + 1, 1);
+	rc = done ? 0 : -ENOMEM;
+	if (!rc && mode == INSTR_PATHS && sink->clone && sink->callee && sink->inlined)
+		rc = plan_clones(c, &plans, &nplans);
+	int changed = nplans > 0;
+	for (uint32_t j = 0; j < nplans && rc >= 0; j++) {
+		st->methods++;
+		done[plans[j].orig] = 1;
+		rc = do_method(c, &c->methods[plans[j].orig], sink, mode, st, fieldref, methodref, &id);
+		if (rc >= 0 && id != UINT32_MAX)
+			rc = do_clone(c, &plans[j], sink, id, st, fieldref, methodref);
+	}
+	for (uint32_t i = 0; i < nm && rc >= 0; i++) {
 		struct cf_member *m = &c->methods[i];
-		if (!m->code)
+		if (!m->code || done[i])
 			continue;
 		st->methods++;
-		rc = do_method(c, m, sink, mode, st, fieldref, methodref);
-		if (rc < 0)
-			break;
-		changed |= rc;
+		rc = do_method(c, m, sink, mode, st, fieldref, methodref, &id);
+		changed |= rc > 0;
 	}
+	for (uint32_t j = 0; j < nplans; j++)
+		clone_plan_free(&plans[j]);
+	free(plans);
+	free(done);
 	if (rc >= 0 && changed) {
 		size_t before = out->len;
 		rc = cf_write(c, out);
@@ -1523,6 +1960,21 @@ int instr_counters_class(uint32_t ncounters, int atomic, struct buf *out)
 	uint8_t n[4];
 	put4(n, ncounters);
 	return buf_put(out, head, sizeof(head)) || buf_put(out, n, 4) || buf_put(out, tail, sizeof(tail)) ? -ENOMEM : 0;
+}
+
+int instr_marker_class(struct buf *out)
+{
+	static const uint8_t cls[] = {
+		0xCA, 0xFE, 0xBA, 0xBE, 0, 0, 0, 49, 0, 5,
+		/* 1 */ 1, 0, 10, 'h', 'e', 'a', 'p', 'f', 's', '/', 'I', 'n', 'l',
+		/* 2 */ 7, 0, 1,
+		/* 3 */ 1, 0, 16, 'j', 'a', 'v', 'a', '/', 'l', 'a', 'n', 'g', '/', 'O', 'b', 'j', 'e', 'c', 't',
+		/* 4 */ 7, 0, 3,
+		/* public final super, this #2, super #4, no interfaces, fields,
+		 * methods or attributes */
+		0, 0x31, 0, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0,
+	};
+	return buf_put(out, cls, sizeof(cls)) ? -ENOMEM : 0;
 }
 
 /* One pass of flow conservation: nodes node[v] (v a block or nblocks for

@@ -44,6 +44,7 @@
 #define INSTR_COUNTERS_CLASS "heapfs/Counters"
 #define INSTR_COUNTERS_FIELD "c"
 #define INSTR_COUNTERS_INC "inc"
+#define INSTR_INLINE_MARKER "heapfs/Inl"
 
 /* Where the counters' meaning goes.  Strings are not NUL-terminated. */
 struct instr_sink {
@@ -88,6 +89,28 @@ struct instr_sink {
 	/* Optional.  The rewritten exception table (start, end, handler per
 	 * entry), to tell which frame of a recursion catches. */
 	int (*handlers)(void *ctx, uint32_t method, const uint16_t *seh, uint32_t n);
+	/* Optional, all three or none: counter inlining into callers (the
+	 * paper's §5) for constructors.  A constructor with no exception
+	 * table, whose allocations all come after its super() or this() call
+	 * and whose every normal completion made the same allocations E (no
+	 * allocation on a branch or in a loop), gets a synthetic clone
+	 *     <init>(the same parameters..., Lheapfs/Inl;)V
+	 * with the same access, that counts nothing when it completes
+	 * normally (its caller counts E) and, with bytecode corrections,
+	 * counts what it made when an exception leaves it.  clone() registers
+	 * E (per site k of the original, whose method id is given) once the
+	 * clone is ready.  A caller's `invokespecial C.<init>(...)` for which
+	 * callee() returns a handle becomes `aconst_null; invokespecial
+	 * C.<init>(..., Lheapfs/Inl;)`, and the call a site of the caller
+	 * (numbered after its allocation sites; inlined() names its handle)
+	 * that counts once per completed call: one count of it stands for
+	 * the clone's E.  Whether a class gets clones depends on its bytes
+	 * only, so that a retransformation adds or drops no method.  callee()
+	 * must only answer for a clone the caller's class resolves to (the
+	 * same defining loader). */
+	int (*clone)(void *ctx, uint32_t method, const uint32_t *k, const int32_t *coef, uint32_t n);
+	uint32_t (*callee)(void *ctx, const char *cls, size_t cl, const char *desc, size_t dl);
+	int (*inlined)(void *ctx, uint32_t method, uint32_t k, uint32_t handle);
 	int atomic;                /* 1: atomic increments (see above) */
 	int bytecode;              /* 1: exception corrections in the bytecode, not
 				    * reported (correction and handlers unused):
@@ -125,6 +148,8 @@ struct instr_stats {
 	uint64_t corr_handlers;    /* correction handlers (bytecode corrections) */
 	uint64_t corr_stubs;       /* stubs before the method's own handlers: a
 				    * second snippet of a correction counter */
+	uint64_t clones;           /* constructor clones registered (sink->clone) */
+	uint64_t inlined;          /* calls redirected to a clone */
 };
 
 enum instr_mode {
@@ -151,5 +176,12 @@ int instr_class(const uint8_t *data, size_t n, const struct instr_sink *sink, en
  * (agent/counting.c); code still holding the old array increments it, and
  * the agent adds up all arrays.  Appended to out. */
 int instr_counters_class(uint32_t ncounters, int atomic, struct buf *out);
+
+/* The marker class of constructor clones' last parameter:
+ *   public final class heapfs.Inl {}
+ * (version 49; never instantiated: callers pass null).  Reflection resolves
+ * the clones' parameter types, so it must be loadable (the boot class
+ * path, next to heapfs.Counters).  Appended to out. */
+int instr_marker_class(struct buf *out);
 
 #endif

@@ -10,8 +10,9 @@
  *      (the reader keeps what it does not interpret), and every method's
  *      code decoded;
  *   2. instrumented in each mode (path counters with and without the
- *      bytecode exception corrections, atomic increments, one counter per
- *      site, the relayout that inserts nothing); a class the instrumenter
+ *      bytecode exception corrections, atomic increments, counter inlining
+ *      (constructor clones, every constructor call redirected), one counter
+ *      per site, the relayout that inserts nothing); a class the instrumenter
  *      rewrites must parse again, and the relayout must give the input's
  *      bytes back.
  * Counter indexes come from a small budget, so that running out of them
@@ -74,6 +75,32 @@ static int f_correction(void *ctx, uint32_t method, uint32_t start, uint32_t end
 	return 0;
 }
 
+static uint32_t clones;
+
+static int f_clone(void *ctx, uint32_t method, const uint32_t *k, const int32_t *coef, uint32_t n)
+{
+	(void)ctx; (void)method; (void)k; (void)coef;
+	if (n == 0)
+		abort(); /* a clone stands for some allocation */
+	clones++;
+	return 0;
+}
+
+/* Every constructor call is taken for one of a clone (handle 0). */
+static uint32_t f_callee(void *ctx, const char *cls, size_t cl, const char *desc, size_t dl)
+{
+	(void)ctx; (void)cls; (void)cl; (void)desc; (void)dl;
+	return 0;
+}
+
+static int f_inlined(void *ctx, uint32_t method, uint32_t k, uint32_t handle)
+{
+	(void)ctx; (void)method; (void)k;
+	if (handle != 0)
+		abort();
+	return 0;
+}
+
 static void check_parses(const uint8_t *data, size_t n)
 {
 	struct cf_class *c;
@@ -82,11 +109,16 @@ static void check_parses(const uint8_t *data, size_t n)
 	cf_free(c);
 }
 
-static void instrument(const uint8_t *data, size_t size, enum instr_mode mode, int bytecode, int atomic)
+static void instrument(const uint8_t *data, size_t size, enum instr_mode mode, int bytecode, int atomic, int inl)
 {
 	struct instr_sink sink = { .reserve = f_reserve, .method = f_method, .site = f_site,
 				   .counter = f_counter, .correction = bytecode ? NULL : f_correction,
 				   .atomic = atomic, .bytecode = bytecode };
+	if (inl) {
+		sink.clone = f_clone;
+		sink.callee = f_callee;
+		sink.inlined = f_inlined;
+	}
 	struct instr_stats st;
 	struct buf out;
 	memset(&st, 0, sizeof st);
@@ -121,9 +153,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		cf_free(c);
 	}
-	instrument(data, size, INSTR_PATHS, 1, 0);
-	instrument(data, size, INSTR_PATHS, 0, 1);
-	instrument(data, size, INSTR_SITES, 0, 0);
-	instrument(data, size, INSTR_RELAYOUT, 0, 0);
+	instrument(data, size, INSTR_PATHS, 1, 0, 0);
+	instrument(data, size, INSTR_PATHS, 0, 1, 0);
+	instrument(data, size, INSTR_PATHS, 1, 0, 1);
+	instrument(data, size, INSTR_SITES, 0, 0, 0);
+	instrument(data, size, INSTR_RELAYOUT, 0, 0, 0);
 	return 0;
 }

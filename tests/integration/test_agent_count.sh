@@ -117,11 +117,11 @@ COPTS=atomic=on compare "700 generated methods, atomic=on" Gen "$TMP/big" Gen 1
 echo "== exceptions cutting paths short (corrected by handlers in the bytecode, or by the Exception event)"
 # Without the corrections the counts are off: measured against the last
 # compare's mode=full counts ($TMP/full.tsv) and reported.
-# exceptions_off PREFIX CLASSDIR MAIN ARGS...
+# exceptions_off PREFIX CLASSDIR MAIN ARGS...  (XOPTS: more options)
 exceptions_off() {
 	local prefix=$1 dir=$2
 	shift 2
-	"$JAVA" -Xmx256m "-agentpath:$AGENT=out=$TMP/o.htr,mode=count,counts=$TMP/o.tsv,exceptions=off" \
+	"$JAVA" -Xmx256m "-agentpath:$AGENT=out=$TMP/o.htr,mode=count,counts=$TMP/o.tsv,exceptions=off${XOPTS:+,$XOPTS}" \
 		-cp "$dir" "$@" >/dev/null 2>&1 || fail "exceptions=off run"
 	count_sites "$TMP/o.tsv" "$prefix" | awk -F'\t' 'NR == FNR { w[$1 "\t" $2] = $3; next }
 		{ t++; d = $3 - w[$1 "\t" $2]; if (d) { n++; off += d < 0 ? -d : d } }
@@ -147,6 +147,28 @@ compare "reflection, <clinit>, constructors, threads, library code, recursion" E
 COPTS=exceptions=events compare "the same, exceptions=events" ExcMix "$TMP/mix" ExcMix
 grep -q " 0 frames corrected" "$TMP/c.err" && fail "ExcMix: no frame was corrected"
 exceptions_off ExcMix "$TMP/mix" ExcMix
+
+echo "== counter inlining (inline=on): constructors counted by their callers"
+# InlineMix (see its comment): by construction 7 constructors get a clone
+# (Node(int), Node(), Leaf, Thrower, Early, SubThrower, Priv; not those
+# with an allocation on a branch, in a loop, before super() or under a
+# handler of their own, nor Node(int, boolean), which allocates nothing
+# itself), and 13 calls are redirected to them: 8 in Calls and the
+# this()/super() calls of Node(int, boolean), Node(), Leaf, SubThrower
+# and ArgAlloc.
+mkdir -p "$TMP/inl"
+"$JAVAC" -d "$TMP/inl" tests/integration/InlineMix.java || fail "javac InlineMix"
+compare "InlineMix, inline=off" InlineMix "$TMP/inl" InlineMix
+inl_off=$(sed -n 's/^#increments\t//p' "$TMP/c.tsv")
+COPTS=inline=on compare "InlineMix, inline=on" InlineMix "$TMP/inl" InlineMix
+inl_on=$(sed -n 's/^#increments\t//p' "$TMP/c.tsv")
+read -r clones calls < <(sed -n 's/.* \([0-9]*\) constructor clones and \([0-9]*\) calls of them.*/\1 \2/p' "$TMP/c.err")
+[ "$clones" = 7 ] && [ "$calls" = 13 ] || fail "InlineMix: $clones clones and $calls calls, want 7 and 13"
+[ "$inl_on" -lt "$inl_off" ] || fail "InlineMix: inline=on executed $inl_on increments, inline=off $inl_off"
+echo "ok: InlineMix: 7 clones, 13 calls of them; increments $inl_on (inline=on) vs $inl_off"
+XOPTS=inline=on exceptions_off InlineMix "$TMP/inl" InlineMix
+COPTS=inline=on compare "ExcMix, inline=on" ExcMix "$TMP/mix" ExcMix
+COPTS=inline=on,atomic=on compare "company, inline=on, atomic=on" example. "$CP" example.company.Main 200 2
 
 echo "== threads racing on counters"
 # example.threads: 4 threads calling one allocating method; it prints its
@@ -301,7 +323,9 @@ if command -v ant >/dev/null; then
 	deviation "ant, path counters" "$TMP/ac.tsv" 99
 	ant_run "-Xverify:all -agentpath:$AGENT=out=$TMP/as.htr,mode=count,counting=sites,counts=$TMP/as.tsv"
 	deviation "ant, counting=sites" "$TMP/as.tsv" 99
-	echo "ok: ant increments: paths $(sed -n 's/^#increments\t//p' "$TMP/ac.tsv"), sites $(sed -n 's/^#increments\t//p' "$TMP/as.tsv")"
+	ant_run "-Xverify:all -agentpath:$AGENT=out=$TMP/ai.htr,mode=count,inline=on,counts=$TMP/ai.tsv"
+	deviation "ant, path counters, inline=on" "$TMP/ai.tsv" 99
+	echo "ok: ant increments: paths $(sed -n 's/^#increments\t//p' "$TMP/ac.tsv"), inline=on $(sed -n 's/^#increments\t//p' "$TMP/ai.tsv"), sites $(sed -n 's/^#increments\t//p' "$TMP/as.tsv")"
 else
 	echo "(ant not installed: the Debian application part is skipped)"
 fi
@@ -339,11 +363,17 @@ if [ -r /usr/share/java/antlr3.jar ] && [ -r /usr/share/java/stringtemplate4.jar
 	# counters while ANTLR runs; the counts stay those of mode=full
 	antlr3_run "$TMP/g-hot" -Xverify:all "-agentpath:$AGENT=out=$TMP/gh.htr,mode=count,hot=20,counts=$TMP/gh.tsv"
 	deviation "antlr3, path counters, hot=20" "$TMP/gh.tsv" 99 "$TMP/antlr3-full.tsv" org.
+	antlr3_run "$TMP/g-inl" -Xverify:all "-agentpath:$AGENT=out=$TMP/gi.htr,mode=count,inline=on,counts=$TMP/gi.tsv"
+	deviation "antlr3, path counters, inline=on" "$TMP/gi.tsv" 99 "$TMP/antlr3-full.tsv" org.
+	antlr3_run "$TMP/g-inlh" -Xverify:all "-agentpath:$AGENT=out=$TMP/gih.htr,mode=count,inline=on,hot=20,verbose,counts=$TMP/gih.tsv"
+	deviation "antlr3, path counters, inline=on, hot=20" "$TMP/gih.tsv" 99 "$TMP/antlr3-full.tsv" org.
+	relinked=$(sed -n 's/.* \([0-9]*\) classes relinked.*/\1/p' "$TMP/antlr3.err")
+	[ "${relinked:-0}" -gt 0 ] || fail "antlr3, inline=on, hot=20: no caller relinked: $(cat "$TMP/antlr3.err")"
 	# the generated code does not depend on the agent
 	diff -r "$TMP/g-full" "$TMP/g-count" >"$TMP/antlr3.diff" || true
 	awk '/^[<>]/ && !/^[<>] \/\/ \$ANTLR 3/ { bad = 1 } END { exit !bad }' "$TMP/antlr3.diff" &&
 		fail "antlr3: generated code differs under mode=count"
-	echo "ok: antlr3 increments: paths $(sed -n 's/^#increments\t//p' "$TMP/gc.tsv"), hot=20 $(sed -n 's/^#increments\t//p' "$TMP/gh.tsv"), sites $(sed -n 's/^#increments\t//p' "$TMP/gs.tsv")" \
+	echo "ok: antlr3 increments: paths $(sed -n 's/^#increments\t//p' "$TMP/gc.tsv"), hot=20 $(sed -n 's/^#increments\t//p' "$TMP/gh.tsv"), inline=on $(sed -n 's/^#increments\t//p' "$TMP/gi.tsv"), inline=on hot=20 $(sed -n 's/^#increments\t//p' "$TMP/gih.tsv"), sites $(sed -n 's/^#increments\t//p' "$TMP/gs.tsv")" \
 		"(per-site $(sed -n 's/^#per_site_increments\t//p' "$TMP/gc.tsv"))"
 else
 	echo "(antlr3 not installed (Debian package antlr3): the second Debian application is skipped)"
@@ -379,6 +409,8 @@ if command -v mvn >/dev/null; then
 	[ "$(wc -l <"$TMP/ms-sites.tsv")" -gt 500 ] || fail "maven: only $(wc -l <"$TMP/ms-sites.tsv") sites counted"
 	deviation "maven, path counters" "$TMP/mc.tsv" 97 "$TMP/ms-sites.tsv" org. "counting=sites"
 	deviation "maven, path counters" "$TMP/mc.tsv" 97 "$TMP/mvn-full.tsv" org.
+	mvn_run "-Xverify:all -agentpath:$AGENT=out=$TMP/mi.htr,mode=count,inline=on,counts=$TMP/mi.tsv"
+	deviation "maven, path counters, inline=on" "$TMP/mi.tsv" 97 "$TMP/ms-sites.tsv" org. "counting=sites"
 	echo "ok: maven increments: paths $(sed -n 's/^#increments\t//p' "$TMP/mc.tsv"), sites $(sed -n 's/^#increments\t//p' "$TMP/ms.tsv")"
 else
 	echo "(mvn not installed: the Maven part is skipped)"

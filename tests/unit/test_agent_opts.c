@@ -132,6 +132,13 @@ static void test_count_mode(void **state)
 	assert_int_equal(o.count_exceptions, COUNT_EXC_EVENTS);
 	assert_int_equal(agent_opts_parse(&o, "mode=count,exceptions=bytecode", err, sizeof(err)), 0);
 	assert_int_equal(o.count_exceptions, COUNT_EXC_BYTECODE);
+	assert_int_equal(o.count_inline, 0); /* counter inlining only when asked for */
+	assert_int_equal(agent_opts_parse(&o, "mode=count,inline=on", err, sizeof(err)), 0);
+	assert_int_equal(o.count_inline, 1);
+	assert_int_equal(agent_opts_parse(&o, "mode=count,inline=off", err, sizeof(err)), 0);
+	assert_int_equal(o.count_inline, 0);
+	assert_int_equal(agent_opts_parse(&o, "inline=maybe", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "inline"));
 	assert_int_equal(agent_opts_parse(&o, "atomic=maybe", err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "atomic"));
 	assert_int_equal(agent_opts_parse(&o, "exceptions=on", err, sizeof(err)), -EINVAL);

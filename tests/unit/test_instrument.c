@@ -6,7 +6,12 @@
  *     exception range and table entry sits on an instruction start; the
  *     number of counter snippets found in each method's code equals the
  *     counters announced to the sink; every counter's semantics name
- *     existing sites.
+ *     existing sites;
+ *   - counter inlining (constructor clones): a clone's code is its
+ *     original's input code with handlers appended, every redirected call
+ *     names a registered clone after an aconst_null, and E, the clone's
+ *     allocations, is what random walks through the original's code to a
+ *     return allocate.
  * Whether the JVM's verifier accepts the output is tested by
  * tests/integration/test_agent_count.sh (-Xverify:all). */
 #include <setjmp.h>
@@ -19,7 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <uthash.h>
 
+#include "agent/cfg.h"
 #include "agent/classfile.h"
 #include "agent/instrument.h"
 #include "agent/paths.h"
@@ -34,6 +41,7 @@
 static struct {
 	uint32_t next_counter;
 	uint32_t method_sites;      /* sites of the method being announced */
+	uint32_t method_calls;      /* its calls of constructor clones: sites after those */
 	uint32_t counters_now;      /* counters announced for the current class */
 	uint64_t bad_counter, types_seen;
 	struct instr_stats st;
@@ -44,6 +52,7 @@ static struct {
 	uint64_t corr_ranges, corr_bad;
 	uint64_t ctor_bad, ctor_paths;   /* bytecode mode: constructors checked, with counters */
 	uint32_t corr_method, corr_end;  /* last range reported: order check */
+	int inline_check;                /* check_clones after each class */
 	enum instr_mode mode;
 } T;
 
@@ -60,6 +69,7 @@ static uint32_t s_method(void *ctx, const char *cls, size_t cl, const char *name
 {
 	(void)ctx; (void)cls; (void)cl; (void)name; (void)nl; (void)desc; (void)dl;
 	T.method_sites = nsites;
+	T.method_calls = 0;
 	return 1;
 }
 
@@ -79,7 +89,7 @@ static int s_counter(void *ctx, uint32_t method, uint32_t counter, const uint32_
 	if (counter >= T.next_counter || n == 0)
 		T.bad_counter++;
 	for (uint32_t i = 0; i < n; i++)
-		if (k[i] >= T.method_sites || coef[i] == 0)
+		if (k[i] >= T.method_sites + T.method_calls || coef[i] == 0)
 			T.bad_counter++;
 	T.counters_now++;
 	T.counters_announced++;
@@ -215,6 +225,194 @@ static void check_method(struct cf_class *c, struct cf_member *m, uint16_t field
 	free(start);
 }
 
+static uint64_t rng = 0x2545F4914F6CDD1Dull;
+static uint32_t rnd(uint32_t n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)(rng % n);
+}
+
+/* ---- counter inlining ----------------------------------------------------- */
+
+/* The registered clones, by "class\0desc" (JDK names are unique: one
+ * loader), and what each method id is. */
+#define MAX_CLONES 200000
+struct clone_key {
+	char *key;
+	uint32_t i;
+	UT_hash_handle hh;
+};
+static struct {
+	char *key[MAX_CLONES];
+	int32_t *e[MAX_CLONES];
+	uint32_t ne[MAX_CLONES];
+	uint32_t n;
+	struct clone_key *by_key;
+	char cls[512], name[512], desc[512];   /* the method being announced */
+	uint32_t last_id;
+	/* this class: registered clones (index into the tables above) */
+	uint32_t first_of_class;
+	uint64_t inlined_sites, walks, walks_bad, clone_code_bad, call_bad;
+} I;
+
+static uint32_t s_method_inl(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
+			     size_t dl, uint32_t nsites)
+{
+	snprintf(I.cls, sizeof(I.cls), "%.*s", (int)cl, cls);
+	snprintf(I.name, sizeof(I.name), "%.*s", (int)nl, name);
+	snprintf(I.desc, sizeof(I.desc), "%.*s", (int)dl, desc);
+	return I.last_id = s_method_id(ctx, cls, cl, name, nl, desc, dl, nsites);
+}
+
+static int s_clone(void *ctx, uint32_t method, const uint32_t *k, const int32_t *coef, uint32_t n)
+{
+	(void)ctx;
+	if (method != I.last_id || strcmp(I.name, "<init>") || I.n == MAX_CLONES || n == 0) {
+		T.bad_counter++;
+		return 0;
+	}
+	struct clone_key *ck = calloc(1, sizeof(*ck));
+	assert_non_null(ck);
+	assert_true(asprintf(&I.key[I.n], "%s %s", I.cls, I.desc) > 0);
+	ck->key = I.key[I.n];
+	ck->i = I.n;
+	HASH_ADD_KEYPTR(hh, I.by_key, ck->key, strlen(ck->key), ck);
+	I.e[I.n] = calloc(T.method_sites + 1, sizeof(int32_t));
+	for (uint32_t i = 0; i < n; i++) {
+		if (k[i] >= T.method_sites || coef[i] <= 0)
+			T.bad_counter++;
+		else
+			I.e[I.n][k[i]] = coef[i];
+	}
+	I.ne[I.n++] = T.method_sites;
+	return 0;
+}
+
+static uint32_t s_callee(void *ctx, const char *cls, size_t cl, const char *desc, size_t dl)
+{
+	(void)ctx;
+	char key[2200];
+	snprintf(key, sizeof(key), "%.*s %.*s", (int)cl, cls, (int)dl, desc);
+	struct clone_key *ck = NULL;
+	HASH_FIND_STR(I.by_key, key, ck);
+	return ck ? ck->i : UINT32_MAX;
+}
+
+static int s_inlined(void *ctx, uint32_t method, uint32_t k, uint32_t handle)
+{
+	(void)ctx; (void)method;
+	if (k != T.method_sites + T.method_calls || handle >= I.n)
+		T.bad_counter++;
+	T.method_calls++;
+	I.inlined_sites++;
+	return 0;
+}
+
+/* Random walks from the entry along normal edges to a block ending in a
+ * return: each must allocate exactly e (a clone's E). */
+static void walk_check(const struct cf_insn *v, uint32_t n, const struct cf_code *code, const int32_t *e, uint32_t ns)
+{
+	struct cfg g;
+	memset(&g, 0, sizeof(g));
+	if (cfg_build(v, n, code, &g) || g.nsites != ns) {
+		I.walks_bad++;
+		cfg_free(&g);
+		return;
+	}
+	int32_t *got = calloc(ns + 1, sizeof(int32_t));
+	for (int w = 0; w < 20; w++) {
+		memset(got, 0, ns * sizeof(int32_t));
+		uint32_t b = 0, steps = 0;
+		for (;;) {
+			for (uint32_t s = 0; s < ns; s++)
+				got[s] += g.site_block[s] == b;
+			if (g.b[b].exit || ++steps > 100000)
+				break;
+			uint32_t succ[64], m = 0;
+			for (uint32_t i = 0; i < g.nnormal && m < 64; i++)
+				if (g.e[i].from == b)
+					succ[m++] = g.e[i].to;
+			if (!m)
+				break;
+			b = succ[rnd(m)];
+		}
+		if (!g.b[b].exit || g.b[b].throws || steps > 100000)
+			continue; /* a throw ends it: no normal completion */
+		I.walks++;
+		if (memcmp(got, e, ns * sizeof(int32_t)))
+			I.walks_bad++;
+	}
+	free(got);
+	cfg_free(&g);
+}
+
+/* The clones registered for this class: each one's code starts with its
+ * original's input code (handlers appended after it), and its E is what
+ * every walk through the original allocates. */
+static void check_clones(const uint8_t *in, size_t inlen, const uint8_t *out, size_t outlen)
+{
+	struct cf_class *a, *b;
+	if (cf_parse(in, inlen, &a))
+		return;
+	if (cf_parse(out, outlen, &b)) {
+		cf_free(a);
+		return;
+	}
+	uint16_t cl;
+	const char *cn = cf_utf8(a, cf_class_name(a, a->this_class), &cl);
+	for (uint32_t x = I.first_of_class; x < I.n; x++) {
+		const char *sp = strchr(I.key[x], ' ');
+		const struct cf_member *o = NULL, *c = NULL;
+		char cdesc[2200];
+		snprintf(cdesc, sizeof(cdesc), "%.*sL%s;)V", (int)(strlen(sp + 1) - 2), sp + 1, INSTR_INLINE_MARKER);
+		for (uint32_t i = 0; i < a->nmethods; i++)
+			if (cf_utf8_eq(a, a->methods[i].name, "<init>") && cf_utf8_eq(a, a->methods[i].desc, sp + 1))
+				o = &a->methods[i];
+		for (uint32_t i = 0; i < b->nmethods; i++)
+			if (cf_utf8_eq(b, b->methods[i].name, "<init>") && cf_utf8_eq(b, b->methods[i].desc, cdesc))
+				c = &b->methods[i];
+		if (!cn || strncmp(I.key[x], cn, cl) || !o || !c || !c->code || !(c->access & 0x1000) ||
+		    (c->access & 7) != (o->access & 7) || c->code->len < o->code->len ||
+		    memcmp(c->code->code, o->code->code, o->code->len)) {
+			if (I.clone_code_bad++ < 3)
+				fprintf(stderr, "clone code: %s (%d %d %d)\n", I.key[x], !o, !c, c && o ? (int)c->code->len - (int)o->code->len : 0);
+			continue;
+		}
+		struct cf_insn *v;
+		uint32_t n;
+		if (cf_code_decode(a, o->code, &v, &n))
+			I.walks_bad++;
+		else
+			walk_check(v, n, o->code, I.e[x], I.ne[x]);
+	}
+	/* every call of a clone: aconst_null first, a registered clone */
+	for (uint32_t i = 0; i < b->nmethods; i++) {
+		const struct cf_code *k = b->methods[i].code;
+		struct cf_insn *v;
+		uint32_t n;
+		if (!k || cf_code_decode(b, k, &v, &n))
+			continue;
+		for (uint32_t j = 0; j < n; j++) {
+			uint16_t ci, ni, di, l1, l2;
+			if (v[j].op != 183 || cf_ref_parts(b, (uint16_t)(k->code[v[j].pc + 1] << 8 | k->code[v[j].pc + 2]),
+							   &ci, &ni, &di))
+				continue;
+			const char *d = cf_utf8(b, di, &l2), *ow = cf_utf8(b, ci, &l1);
+			size_t ml = strlen(INSTR_INLINE_MARKER) + 4;
+			if (!d || l2 < ml || memcmp(d + l2 - ml, "L" INSTR_INLINE_MARKER ";)V", ml))
+				continue;
+			char key[2200];
+			snprintf(key, sizeof(key), "%.*s %.*s)V", (int)l1, ow, (int)(l2 - ml), d);
+			if (!j || v[j - 1].op != 0x01 || s_callee(NULL, ow, l1, key + l1 + 1, strlen(key + l1 + 1)) == UINT32_MAX)
+				I.call_bad++;
+		}
+	}
+	cf_free(a);
+	cf_free(b);
+}
+
 static int visit(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
 	(void)sb;
@@ -232,6 +430,7 @@ static int visit(const char *path, const struct stat *sb, int flag, struct FTW *
 	buf_init(&out);
 	T.classes++;
 	T.counters_now = 0;
+	I.first_of_class = I.n;
 	uint64_t snippets_before = T.snippets_found, stubs_before = T.st.corr_stubs;
 	int rc = instr_class(data, n, &sink, T.relayout ? INSTR_RELAYOUT : T.mode, &out, &T.st);
 	if (rc < 0) {
@@ -264,6 +463,8 @@ static int visit(const char *path, const struct stat *sb, int flag, struct FTW *
 			if (T.snippets_found - snippets_before != T.counters_now + (T.st.corr_stubs - stubs_before))
 				note(path, "snippets found != counters announced");
 			cf_free(c);
+			if (T.inline_check)
+				check_clones(data, n, out.data, out.len);
 		}
 	}
 	buf_free(&out);
@@ -376,6 +577,53 @@ static void test_instrument_jdk_bytecode(void **state)
 	assert_true(T.st.skipped * 1000 < T.st.instrumented);
 }
 
+/* Constructor clones and calls redirected to them, over the JDK, with
+ * bytecode corrections (their handlers): the structure checks of every
+ * method and check_clones. */
+static void test_inline_jdk(void **state)
+{
+	(void)state;
+	memset(&I, 0, sizeof(I));
+	sink.bytecode = 1;
+	sink.method = s_method_inl;
+	sink.clone = s_clone;
+	sink.callee = s_callee;
+	sink.inlined = s_inlined;
+	memset(&T, 0, sizeof(T));
+	T.mode = INSTR_PATHS;
+	T.inline_check = 1;
+	assert_int_equal(nftw(JDK_CLASSES_DIR, visit, 64, FTW_PHYS), 0);
+	sink.bytecode = 0;
+	sink.method = s_method_id;
+	sink.clone = NULL;
+	sink.callee = NULL;
+	sink.inlined = NULL;
+	fprintf(stderr,
+		"inlining: %lu constructor clones, %lu calls redirected (%lu sites); %lu walks checked; bad: %lu "
+		"walks, %lu clone codes, %lu calls\n",
+		(unsigned long)T.st.clones, (unsigned long)T.st.inlined, (unsigned long)I.inlined_sites,
+		(unsigned long)I.walks, (unsigned long)I.walks_bad, (unsigned long)I.clone_code_bad,
+		(unsigned long)I.call_bad);
+	if (T.failed)
+		fprintf(stderr, "%lu failures, first: %s\n", (unsigned long)T.failed, T.first);
+	assert_int_equal(T.failed, 0);
+	assert_int_equal(T.branch_bad + T.frame_bad + T.exc_bad + T.bad_counter + T.corr_bad + T.ctor_bad, 0);
+	assert_int_equal(I.walks_bad + I.clone_code_bad + I.call_bad, 0);
+	assert_int_equal(T.st.clones, I.n);
+	assert_int_equal(T.st.inlined, I.inlined_sites);
+	assert_true(T.st.clones > 1000 && T.st.inlined > 1000 && I.walks > 10000);
+	assert_int_equal(T.snippets_found, T.counters_announced + T.st.corr_stubs);
+	struct clone_key *ck, *tmp;
+	HASH_ITER(hh, I.by_key, ck, tmp) {
+		HASH_DEL(I.by_key, ck);
+		free(ck);
+	}
+	for (uint32_t i = 0; i < I.n; i++) {
+		free(I.e[i]);
+		free(I.key[i]);
+	}
+}
+
 /* A freq callback asking for one counter per site in every method (what
  * counting.c does for a demoted method). */
 static const double *s_freq_sites(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
@@ -453,15 +701,6 @@ static void test_counters_class_atomic(void **state)
 }
 
 /* ---- edge frequencies from counters ----------------------------------- */
-
-static uint64_t rng = 0x2545F4914F6CDD1Dull;
-static uint32_t rnd(uint32_t n)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)(rng % n);
-}
 
 /* 30 random walks from X -> 0 through the path graph; the edges of each
  * that ends at X within 200 steps are counted into truth. */
@@ -668,6 +907,7 @@ int main(void)
 		cmocka_unit_test(test_solve_flow_components),
 		cmocka_unit_test(test_sites_requested),
 		cmocka_unit_test(test_instrument_jdk_bytecode),
+		cmocka_unit_test(test_inline_jdk),
 		cmocka_unit_test(test_relayout_jdk_identical),
 		cmocka_unit_test(test_instrument_examples),
 		cmocka_unit_test(test_instrument_examples_atomic),
