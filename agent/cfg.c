@@ -84,6 +84,7 @@ int cfg_finish(struct cfg *g)
 		g->e[k++] = g->e[i];
 	}
 	g->nedges = k;
+	g->nalloc = g->nsites;
 	g->nnormal = 0;
 	while (g->nnormal < k && g->e[g->nnormal].kind == CFG_NORMAL)
 		g->nnormal++;

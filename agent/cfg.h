@@ -44,6 +44,10 @@ struct cfg {
 	uint32_t nedges, nnormal; /* e[0..nnormal) normal, then exception edges */
 	struct cfg_edge *e;
 	uint32_t nsites;
+	uint32_t nalloc;          /* sites [0, nalloc) allocate (set by cfg_finish); sites
+				   * added later stand for calls (instrument.c, counter
+				   * inlining), which the path heuristics take for
+				   * plain code */
 	uint32_t *site_pc;        /* [nsites] bytecode offset (hand-built: site number) */
 	uint32_t *site_block;     /* [nsites] */
 	uint32_t cap_edges, cap_sites;

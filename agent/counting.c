@@ -125,27 +125,27 @@ struct csem {
 	uint32_t site;              /* global site index */
 	int32_t coef;
 };
-/* A constructor clone that callers defined by the same loader may call
- * instead of the constructor (counter inlining, instrument.h): one
- * completed call of it counts E, C.sem[sem_first .. sem_first + nsem). */
-/* Callers that could not call a constructor's clone because it was not
+/* Callers that could not call a method's clone because it was not
  * registered when they were instrumented (its class was loaded after
- * them): with hot=N, once the constructor was called N times, they are
+ * them): with hot=N, once the method was called N times, they are
  * retransformed so that they call the clone (count_poll, relink). */
 struct cwait {
-	char *key;                  /* owned: cls \0 desc, as struct cclone */
+	char *key;                  /* owned: as struct cclone's */
 	size_t keylen;
 	struct cwaiter { jweak loader; char *cls; } *w; /* owned, [n] */
 	uint32_t n, cap;
 	UT_hash_handle hh;
 };
+/* A method's clone that callers defined by the same loader may call
+ * instead of the method (counter inlining, instrument.h): one completed
+ * call of it counts E, C.sem[sem_first .. sem_first + nsem). */
 struct cclone {
-	char *key;                  /* owned: cls \0 desc (the constructor's) */
+	char *key;                  /* owned: cls \0 name \0 desc (the original's) */
 	size_t keylen;
 	jweak loader;               /* the class's defining loader */
 	uint32_t sem_first, nsem;
 	uint32_t id;                /* its index in C.clone: the handle callers get */
-	uint32_t method;            /* the constructor's C.m index (first version) */
+	uint32_t method;            /* the original's C.m index (first version) */
 	uint32_t next;              /* the same key, another loader: C.clone index, NO_ID */
 	UT_hash_handle hh;          /* the first of a key is in C.clones */
 };
@@ -533,19 +533,21 @@ static int sink_counter(void *ctx, uint32_t method, uint32_t counter, const uint
 	return 0;
 }
 
-/* Constructor clones (counter inlining): the clone of cls.<init>desc that
- * the current hook's loader defined, or NULL; *key (malloc'd, the caller
- * frees; NULL: out of memory) and *head for sink_clone. */
-static struct cclone *clone_find(const char *cls, size_t cl, const char *desc, size_t dl, char **key, size_t *keylen,
-				 struct cclone **head)
+/* Clones (counter inlining): the clone of cls.name desc that the current
+ * hook's loader defined, or NULL; *key (malloc'd, the caller frees; NULL:
+ * out of memory) and *head for sink_clone. */
+static struct cclone *clone_find(const char *cls, size_t cl, const char *name, size_t nl, const char *desc, size_t dl,
+				 char **key, size_t *keylen, struct cclone **head)
 {
 	*head = NULL;
-	*keylen = cl + 1 + dl;
+	*keylen = cl + 1 + nl + 1 + dl;
 	if (!(*key = malloc(*keylen)))
 		return NULL;
 	memcpy(*key, cls, cl);
 	(*key)[cl] = 0;
-	memcpy(*key + cl + 1, desc, dl);
+	memcpy(*key + cl + 1, name, nl);
+	(*key)[cl + 1 + nl] = 0;
+	memcpy(*key + cl + 2 + nl, desc, dl);
 	HASH_FIND(hh, C.clones, *key, *keylen, *head);
 	for (struct cclone *k = *head; k; k = k->next == NO_ID ? NULL : C.clone[k->next])
 		if ((*C.hook_jni)->IsSameObject(C.hook_jni, k->loader, C.hook_loader))
@@ -593,12 +595,13 @@ static void add_waiter(char *key, size_t keylen)
 	w->w[w->n++] = (struct cwaiter){ loader, cls };
 }
 
-static uint32_t sink_callee(void *ctx, const char *cls, size_t cl, const char *desc, size_t dl)
+static uint32_t sink_callee(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
+			    size_t dl)
 {
 	(void)ctx;
 	char *key;
 	size_t keylen;
-	struct cclone *head, *k = clone_find(cls, cl, desc, dl, &key, &keylen, &head);
+	struct cclone *head, *k = clone_find(cls, cl, name, nl, desc, dl, &key, &keylen, &head);
 	if (k || !key || !A.opts.hot || !C.hook_name || skipped_prefix(cls, cl)) {
 		free(key);
 		return k ? k->id : UINT32_MAX;
@@ -615,7 +618,8 @@ static int sink_clone(void *ctx, uint32_t method, const uint32_t *k, const int32
 	const struct cmethod *m = &C.m[method];
 	char *key;
 	size_t keylen;
-	struct cclone *head, *found = clone_find(m->cls, strlen(m->cls), m->desc, strlen(m->desc), &key, &keylen, &head);
+	struct cclone *head, *found =
+		clone_find(m->cls, strlen(m->cls), m->name, strlen(m->name), m->desc, strlen(m->desc), &key, &keylen, &head);
 	if (found || !key) {
 		free(key);
 		return key ? 0 : -ENOMEM;
@@ -1323,10 +1327,10 @@ out:
 	free(counted);
 }
 
-/* inline=on with hot=N: the callers waiting for a constructor's clone
- * (instrumented before it was registered) once the constructor counted
- * hot=N increments of its own, i.e. was called about N times by callers
- * that do not call the clone.  Their class names (owned) are appended to
+/* inline=on with hot=N: the callers waiting for a method's clone
+ * (instrumented before it was registered) once the method counted hot=N
+ * increments of its own, i.e. was called about N times by callers that
+ * do not call the clone.  Their class names (owned) are appended to
  * *names; they wait no more.  Under C.mu. */
 static void relink(JNIEnv *jni, const jlong *v, uint32_t nc, char ***names, uint32_t *nnames)
 {
@@ -1502,7 +1506,7 @@ void count_finish(JNIEnv *jni)
 			"heapfs-agent: mode=count: %llu classes instrumented (%llu failed), %llu methods (%llu without "
 			"allocations, %llu left alone), %u counters, %llu stubs, %llu classes retransformed (hot=%u), "
 			"%llu method versions with one counter per site (measured or demoted), %llu constructors per "
-			"site and %llu correction handlers (exceptions=bytecode), %llu constructor clones and %llu "
+			"site and %llu correction handlers (exceptions=bytecode), %llu clones and %llu "
 			"calls of them (inline=on; %llu classes relinked); increments %llu vs %llu per-site (%.1f%% fewer); %llu exceptions, %llu frames corrected%s\n",
 			(unsigned long long)C.classes, (unsigned long long)C.failed,
 			(unsigned long long)C.st.instrumented, (unsigned long long)C.st.no_allocs,

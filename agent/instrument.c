@@ -1289,39 +1289,61 @@ static uint32_t block_of(const struct cfg *g, uint32_t i)
 	return lo;
 }
 
-/* "(params)V" with the marker parameter appended, into out[cap]; 0, or
- * -1 if desc is not a void method descriptor or does not fit. */
+/* A method descriptor with the marker parameter appended, into out[cap];
+ * 0, or -1 if desc is no method descriptor or does not fit. */
 static int clone_desc(const char *d, size_t dl, char *out, size_t cap)
 {
-	if (dl < 3 || d[0] != '(' || d[dl - 2] != ')' || d[dl - 1] != 'V' ||
-	    dl + sizeof(INSTR_INLINE_MARKER) + 2 > cap)
+	const char *close = dl ? memchr(d, ')', dl) : NULL;
+	if (!close || d[0] != '(' || dl + sizeof(INSTR_INLINE_MARKER) + 2 > cap)
 		return -1;
-	snprintf(out, cap, "%.*sL%s;)V", (int)(dl - 2), d, INSTR_INLINE_MARKER);
+	snprintf(out, cap, "%.*sL%s;%.*s", (int)(close - d), d, INSTR_INLINE_MARKER, (int)(dl - (size_t)(close - d)),
+		 close);
 	return 0;
 }
 
-/* Counter inlining, the caller's side: every `invokespecial C.<init>`
- * whose clone the sink knows is redirected to it (r->inl_ref) and becomes
- * a site of its own (mp->callee).  0 or -ENOMEM. */
+/* Whether a block holds an allocating instruction. */
+static int block_allocates(const struct method_plan *mp, uint32_t b)
+{
+	for (uint32_t s = 0; s < mp->nreal; s++)
+		if (mp->g.site_block[s] == b)
+			return 1;
+	return 0;
+}
+
+/* Counter inlining, the caller's side: every invokespecial, invokestatic
+ * or invokevirtual of a class's method (a Methodref) whose clone the sink
+ * knows is redirected to it (r->inl_ref) and becomes a site of its own
+ * (mp->callee), if its block allocates.  A call next to an allocation
+ * (the `new` of a constructor call) is on the same walks, so every
+ * counter gets the same coefficient for it as for the allocation: no
+ * counter that was dropped for empty semantics comes back, and the
+ * caller executes the increments it did before, while the callee's are
+ * gone.  A call elsewhere could make such counters (a side path skipping
+ * the call gets a correction), each costing what the clone saves.
+ * 0 or -ENOMEM. */
 static int find_inlined(struct rw *r, struct method_plan *mp, const struct instr_sink *sink)
 {
 	uint32_t cap = 0;
 	for (uint32_t i = 0; i < r->n; i++) {
 		const struct cf_insn *in = &r->v[i];
-		uint16_t ci, ni, di, cl, dl;
-		if (in->op != 183 || cf_ref_parts(r->c, get2(r->k->code + in->pc + 1), &ci, &ni, &di) ||
-		    !cf_utf8_eq(r->c, ni, "<init>"))
+		uint16_t ci, ni, di, cl, nl, dl, ref = in->len >= 3 ? get2(r->k->code + in->pc + 1) : 0;
+		if ((in->op != 182 && in->op != 183 && in->op != 184) || ref >= r->c->cp_count ||
+		    r->c->cp_tag[ref] != CP_METHODREF || cf_ref_parts(r->c, ref, &ci, &ni, &di))
 			continue;
-		const char *cn = cf_utf8(r->c, ci, &cl), *d = cf_utf8(r->c, di, &dl);
-		char owner[1024], desc[1100];
-		if (!cn || !d || cl >= sizeof(owner) || clone_desc(d, dl, desc, sizeof(desc)))
+		const char *cn = cf_utf8(r->c, ci, &cl), *mn = cf_utf8(r->c, ni, &nl), *d = cf_utf8(r->c, di, &dl);
+		char owner[1024], name[1024], desc[1100];
+		uint32_t b = block_of(&mp->g, i);
+		if (!cn || !mn || !d || cl >= sizeof(owner) || nl >= sizeof(name) || clone_desc(d, dl, desc, sizeof(desc)) ||
+		    (in->op != 183 && cf_utf8_eq(r->c, ni, "<init>")) || !block_allocates(mp, b))
 			continue;
-		uint32_t h = sink->callee(sink->ctx, cn, cl, d, dl);
+		uint32_t h = sink->callee(sink->ctx, cn, cl, mn, nl, d, dl);
 		if (h == UINT32_MAX)
 			continue;
 		memcpy(owner, cn, cl);
 		owner[cl] = 0;
-		uint16_t ref = cf_cp_methodref(r->c, owner, "<init>", desc);
+		memcpy(name, mn, nl);
+		name[nl] = 0;
+		ref = cf_cp_methodref(r->c, owner, name, desc);
 		if (!ref)
 			continue; /* the pool is full: the call stays */
 		uint32_t k = mp->g.nsites - mp->nreal;
@@ -1334,7 +1356,7 @@ static int find_inlined(struct rw *r, struct method_plan *mp, const struct instr
 				return -ENOMEM;
 			mp->callee = a;
 		}
-		if (cfg_add_site(&mp->g, block_of(&mp->g, i), in->pc))
+		if (cfg_add_site(&mp->g, b, in->pc))
 			return -ENOMEM;
 		mp->callee[k] = h;
 		r->inl_ref[i] = ref;
@@ -1574,13 +1596,17 @@ out:
 	return rc;
 }
 
-/* Whether constructor m gets a clone (instrument.h): no exception table,
- * every allocation after its super() or this() call (no handler may cover
- * that call, so nothing before it may need a correction), the same
- * allocations on every normal completion.  1 (p filled), 0 not, <0 fatal. */
+/* Whether method m gets a clone (instrument.h): a constructor, or a
+ * method only one instruction can call (static, private, final, or of a
+ * final class; not in an interface); no exception table; the same
+ * allocations on every normal completion; a constructor's all after its
+ * super() or this() call (no handler may cover that call, so nothing
+ * before it may need a correction).  1 (p filled), 0 not, <0 fatal. */
 static int clone_eligible(struct cf_class *c, struct cf_member *m, struct clone_plan *p)
 {
-	if (!m->code || m->code->nexc || !cf_utf8_eq(c, m->name, "<init>"))
+	int ctor = cf_utf8_eq(c, m->name, "<init>");
+	if (!m->code || m->code->nexc || (c->access & 0x0200) || cf_utf8_eq(c, m->name, "<clinit>") ||
+	    (!ctor && !(m->access & 0x001A) && !(c->access & 0x0010))) /* static|private|final, final class */
 		return 0;
 	struct cf_insn *v;
 	uint32_t n;
@@ -1598,9 +1624,9 @@ static int clone_eligible(struct cf_class *c, struct cf_member *m, struct clone_
 	r.k = m->code;
 	r.v = v;
 	r.n = n;
-	uint32_t init = ctor_init_call(&r);
-	rc = init != NOT_SET && g.nsites && (uint64_t)(g.nblocks + 1) * g.nsites <= PATHS_MAX_CELLS;
-	for (uint32_t s = 0; s < g.nsites && rc; s++)
+	uint32_t init = ctor ? ctor_init_call(&r) : NOT_SET;
+	rc = (!ctor || init != NOT_SET) && g.nsites && (uint64_t)(g.nblocks + 1) * g.nsites <= PATHS_MAX_CELLS;
+	for (uint32_t s = 0; s < g.nsites && rc && ctor; s++)
 		rc = g.site_pc[s] > v[init].pc;
 	if (rc) {
 		p->nblocks = g.nblocks;
@@ -1634,12 +1660,12 @@ static uint32_t param_slots(const char *d)
 	return n;
 }
 
-/* Appends the clone of constructor orig (room for it is there): the same
- * access (varargs dropped) and code, synthetic, the marker parameter
- * last; its frames as complete states against the original's parameters
- * (its own first frame is the original's plus the marker, which the code
- * overwrites like any free slot).  1 added (*out its index), 0 not (the
- * descriptor exists, the pool is full), <0 fatal. */
+/* Appends the clone of method orig (room for it is there): the same name,
+ * access (bridge and varargs dropped) and code, synthetic, the marker
+ * parameter last; its frames as complete states against the original's
+ * parameters (its own first frame is the original's plus the marker,
+ * which the code overwrites like any free slot).  1 added (*out its
+ * index), 0 not (the descriptor exists, the pool is full), <0 fatal. */
 static int add_clone(struct cf_class *c, uint32_t orig, uint32_t *out)
 {
 	const struct cf_member *m = &c->methods[orig];
@@ -1648,11 +1674,11 @@ static int add_clone(struct cf_class *c, uint32_t orig, uint32_t *out)
 	char desc[1100];
 	if (!d || clone_desc(d, dl, desc, sizeof(desc)))
 		return 0;
-	uint32_t slots = 1 + param_slots(desc);
+	uint32_t slots = (m->access & 0x0008 ? 0 : 1) + param_slots(desc);
 	if (slots > 255)
 		return 0;
 	for (uint32_t i = 0; i < c->nmethods; i++)
-		if (cf_utf8_eq(c, c->methods[i].name, "<init>") && cf_utf8_eq(c, c->methods[i].desc, desc))
+		if (c->methods[i].name == m->name && cf_utf8_eq(c, c->methods[i].desc, desc))
 			return 0;
 	uint16_t di = cf_cp_utf8(c, desc, strlen(desc)), code_name = cf_cp_utf8(c, "Code", 4);
 	if (!di || !code_name)
@@ -1676,7 +1702,7 @@ static int add_clone(struct cf_class *c, uint32_t orig, uint32_t *out)
 	at->name = code_name;
 	struct cf_member *cm = &c->methods[c->nmethods];
 	memset(cm, 0, sizeof(*cm));
-	cm->access = (uint16_t)((m->access & 0x0007) | 0x1000); /* public/private/protected, synthetic */
+	cm->access = (uint16_t)((m->access & ~0x00C0) | 0x1000); /* no bridge, varargs; synthetic */
 	cm->name = m->name;
 	cm->desc = di;
 	cm->attrs = at;
@@ -1687,19 +1713,19 @@ static int add_clone(struct cf_class *c, uint32_t orig, uint32_t *out)
 	return 1;
 }
 
-/* Every constructor that gets a clone, with the clone appended to the
- * class: *plans [*n] (caller frees each and the array).  0 or <0. */
+/* Every method that gets a clone, with the clone appended to the class:
+ * *plans [*n] (caller frees each and the array).  0 or <0. */
 static int plan_clones(struct cf_class *c, struct clone_plan **plans, uint32_t *n)
 {
-	uint32_t ctors = 0;
+	uint32_t coded = 0;
 	*plans = NULL;
 	*n = 0;
 	for (uint32_t i = 0; i < c->nmethods; i++)
-		ctors += c->methods[i].code && cf_utf8_eq(c, c->methods[i].name, "<init>");
-	if (!ctors || c->nmethods + ctors > 65535)
+		coded += c->methods[i].code != NULL;
+	if (!coded || c->nmethods + coded > 65535)
 		return 0;
-	struct cf_member *ms = cf_alloc(c, (c->nmethods + ctors) * sizeof(*ms));
-	*plans = calloc(ctors, sizeof(**plans));
+	struct cf_member *ms = cf_alloc(c, (c->nmethods + coded) * sizeof(*ms));
+	*plans = calloc(coded, sizeof(**plans));
 	if (!ms || !*plans)
 		return -ENOMEM;
 	memcpy(ms, c->methods, c->nmethods * sizeof(*ms));

@@ -90,26 +90,29 @@ struct instr_sink {
 	 * entry), to tell which frame of a recursion catches. */
 	int (*handlers)(void *ctx, uint32_t method, const uint16_t *seh, uint32_t n);
 	/* Optional, all three or none: counter inlining into callers (the
-	 * paper's §5) for constructors.  A constructor with no exception
-	 * table, whose allocations all come after its super() or this() call
-	 * and whose every normal completion made the same allocations E (no
-	 * allocation on a branch or in a loop), gets a synthetic clone
-	 *     <init>(the same parameters..., Lheapfs/Inl;)V
-	 * with the same access, that counts nothing when it completes
-	 * normally (its caller counts E) and, with bytecode corrections,
-	 * counts what it made when an exception leaves it.  clone() registers
-	 * E (per site k of the original, whose method id is given) once the
-	 * clone is ready.  A caller's `invokespecial C.<init>(...)` for which
-	 * callee() returns a handle becomes `aconst_null; invokespecial
-	 * C.<init>(..., Lheapfs/Inl;)`, and the call a site of the caller
+	 * paper's §5).  A method only one instruction can call (a constructor;
+	 * a static, private or final method, or one of a final class; not in
+	 * an interface) with no exception table, whose every normal
+	 * completion made the same allocations E (none on a branch or in a
+	 * loop; a constructor's all after its super() or this() call) gets a
+	 * synthetic clone: the same name, access and code, and one more
+	 * parameter, Lheapfs/Inl; (callers pass null), that counts nothing
+	 * when it returns (its caller counts E) and, with bytecode
+	 * corrections, counts what it made when an exception leaves it.
+	 * clone() registers E (per site k of the original, whose method id is
+	 * given) once the clone is ready.  A caller's invokespecial,
+	 * invokestatic or invokevirtual of a Methodref C.m(...) for which
+	 * callee() returns a handle becomes `aconst_null; invoke
+	 * C.m(..., Lheapfs/Inl;)`, and the call a site of the caller
 	 * (numbered after its allocation sites; inlined() names its handle)
-	 * that counts once per completed call: one count of it stands for
-	 * the clone's E.  Whether a class gets clones depends on its bytes
-	 * only, so that a retransformation adds or drops no method.  callee()
-	 * must only answer for a clone the caller's class resolves to (the
-	 * same defining loader). */
+	 * that counts once per completed call: one count of it stands for the
+	 * clone's E.  Whether a class gets clones depends on its bytes only,
+	 * so that a retransformation adds or drops no method.  callee() must
+	 * only answer for a clone the caller's class resolves to (the same
+	 * defining loader). */
 	int (*clone)(void *ctx, uint32_t method, const uint32_t *k, const int32_t *coef, uint32_t n);
-	uint32_t (*callee)(void *ctx, const char *cls, size_t cl, const char *desc, size_t dl);
+	uint32_t (*callee)(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
+			   size_t dl);
 	int (*inlined)(void *ctx, uint32_t method, uint32_t k, uint32_t handle);
 	int atomic;                /* 1: atomic increments (see above) */
 	int bytecode;              /* 1: exception corrections in the bytecode, not
@@ -148,7 +151,7 @@ struct instr_stats {
 	uint64_t corr_handlers;    /* correction handlers (bytecode corrections) */
 	uint64_t corr_stubs;       /* stubs before the method's own handlers: a
 				    * second snippet of a correction counter */
-	uint64_t clones;           /* constructor clones registered (sink->clone) */
+	uint64_t clones;           /* clones registered (sink->clone) */
 	uint64_t inlined;          /* calls redirected to a clone */
 };
 
@@ -177,7 +180,7 @@ int instr_class(const uint8_t *data, size_t n, const struct instr_sink *sink, en
  * the agent adds up all arrays.  Appended to out. */
 int instr_counters_class(uint32_t ncounters, int atomic, struct buf *out);
 
-/* The marker class of constructor clones' last parameter:
+/* The marker class of clones' last parameter:
  *   public final class heapfs.Inl {}
  * (version 49; never instantiated: callers pass null).  Reflection resolves
  * the clones' parameter types, so it must be loadable (the boot class

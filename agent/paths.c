@@ -182,7 +182,7 @@ static int make_graph(struct bld *B)
 	B->allocates = calloc(g->nblocks + 1, 1);
 	if (!B->allocates)
 		return -ENOMEM;
-	for (uint32_t k = 0; k < g->nsites; k++)
+	for (uint32_t k = 0; k < g->nalloc; k++)
 		B->allocates[g->site_block[k]] = 1;
 	sort_ctx = B; /* qsort has no context argument; paths_build is not reentrant */
 	for (uint32_t b = 0; b < g->nblocks; b++)

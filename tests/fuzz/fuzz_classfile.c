@@ -11,7 +11,7 @@
  *      code decoded;
  *   2. instrumented in each mode (path counters with and without the
  *      bytecode exception corrections, atomic increments, counter inlining
- *      (constructor clones, every constructor call redirected), one counter
+ *      (clones, every call in an allocating block redirected), one counter
  *      per site, the relayout that inserts nothing); a class the instrumenter
  *      rewrites must parse again, and the relayout must give the input's
  *      bytes back.
@@ -86,10 +86,11 @@ static int f_clone(void *ctx, uint32_t method, const uint32_t *k, const int32_t 
 	return 0;
 }
 
-/* Every constructor call is taken for one of a clone (handle 0). */
-static uint32_t f_callee(void *ctx, const char *cls, size_t cl, const char *desc, size_t dl)
+/* Every call is taken for one of a clone (handle 0). */
+static uint32_t f_callee(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
+			 size_t dl)
 {
-	(void)ctx; (void)cls; (void)cl; (void)desc; (void)dl;
+	(void)ctx; (void)cls; (void)cl; (void)name; (void)nl; (void)desc; (void)dl;
 	return 0;
 }
 

@@ -1,9 +1,10 @@
 import java.lang.reflect.*;
 import java.util.*;
 // For tests/integration/test_agent_count.sh, counter inlining (inline=on):
-// constructors whose allocations are the same on every normal completion
-// get a clone that counts nothing, and callers loaded after them call the
-// clone and count its allocations with their own.  The callee classes are
+// constructors and static, private or final methods whose allocations are
+// the same on every normal completion get a clone that counts nothing,
+// and callers loaded after them call the clone and count its allocations
+// with their own.  The callee classes are
 // loaded first (Class.forName) so that Calls, loaded last, sees every
 // clone.  Cases: a clone called from another class, from a subclass's
 // super() and from a this(); an exception leaving a clone after it
@@ -12,8 +13,10 @@ import java.util.*;
 // on a branch, in a loop, before super(), with a handler of their own);
 // a nestmate's private constructor; reflection on a class with a clone
 // (getDeclaredConstructors resolves heapfs.Inl, newInstance calls the
-// original, which counts itself); a clone called in a loop.  mode=count
-// must count what mode=full records.
+// original, which counts itself); a clone called in a loop; a static and a
+// final method.  Calls are redirected only where an allocation of the
+// caller is in the same block.  mode=count must count what mode=full
+// records.
 public class InlineMix {
   static Object sink;
   public static class Node {
@@ -21,6 +24,8 @@ public class InlineMix {
     public Node(int v) { this.v = v; kids = new ArrayList<>(2); tag = new Object(); }
     public Node(int v, boolean b) { this(v); }
     public Node() { this(7); sink = new int[1]; }
+    public final List<Object> copy() { List<Object> c = new ArrayList<>(kids); c.add(new StringBuilder()); return c; }
+    public static Object[] pair(int i) { Object[] a = new Object[2]; a[i & 1] = new Object(); return a; }
   }
   public static class Leaf extends Node { int[] data; public Leaf(int v) { super(v); data = new int[4]; } }
   public static class Thrower {
@@ -62,6 +67,10 @@ public class InlineMix {
         s += nest(i);
         for (int k = 0; k < i % 4; k++)
           s += new Node(k).kids.size();
+        Object[] p = Node.pair(i); sink = new short[2]; s += p.length;
+        List<Object> c = n.copy(); sink = new byte[2]; s += c.size();
+        if (i % 2 == 0)
+          s += Node.pair(i).length; /* a block of its own, with no allocation: not redirected */
       }
       Constructor<?>[] cs = Node.class.getDeclaredConstructors();
       s += cs.length > 0 ? 1 : 0;

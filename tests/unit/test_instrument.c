@@ -7,9 +7,10 @@
  *     number of counter snippets found in each method's code equals the
  *     counters announced to the sink; every counter's semantics name
  *     existing sites;
- *   - counter inlining (constructor clones): a clone's code is its
- *     original's input code with handlers appended, every redirected call
- *     names a registered clone after an aconst_null, and E, the clone's
+ *   - counter inlining (clones): a clone's code is its original's input
+ *     code with handlers appended, every redirected call names a
+ *     registered clone after an aconst_null, in a block that allocates,
+ *     and E, the clone's
  *     allocations, is what random walks through the original's code to a
  *     return allocate.
  * Whether the JVM's verifier accepts the output is tested by
@@ -41,7 +42,7 @@
 static struct {
 	uint32_t next_counter;
 	uint32_t method_sites;      /* sites of the method being announced */
-	uint32_t method_calls;      /* its calls of constructor clones: sites after those */
+	uint32_t method_calls;      /* its calls of clones: sites after those */
 	uint32_t counters_now;      /* counters announced for the current class */
 	uint64_t bad_counter, types_seen;
 	struct instr_stats st;
@@ -269,13 +270,13 @@ static uint32_t s_method_inl(void *ctx, const char *cls, size_t cl, const char *
 static int s_clone(void *ctx, uint32_t method, const uint32_t *k, const int32_t *coef, uint32_t n)
 {
 	(void)ctx;
-	if (method != I.last_id || strcmp(I.name, "<init>") || I.n == MAX_CLONES || n == 0) {
+	if (method != I.last_id || I.n == MAX_CLONES || n == 0) {
 		T.bad_counter++;
 		return 0;
 	}
 	struct clone_key *ck = calloc(1, sizeof(*ck));
 	assert_non_null(ck);
-	assert_true(asprintf(&I.key[I.n], "%s %s", I.cls, I.desc) > 0);
+	assert_true(asprintf(&I.key[I.n], "%s %s %s", I.cls, I.name, I.desc) > 0);
 	ck->key = I.key[I.n];
 	ck->i = I.n;
 	HASH_ADD_KEYPTR(hh, I.by_key, ck->key, strlen(ck->key), ck);
@@ -290,11 +291,12 @@ static int s_clone(void *ctx, uint32_t method, const uint32_t *k, const int32_t 
 	return 0;
 }
 
-static uint32_t s_callee(void *ctx, const char *cls, size_t cl, const char *desc, size_t dl)
+static uint32_t s_callee(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
+			 size_t dl)
 {
 	(void)ctx;
-	char key[2200];
-	snprintf(key, sizeof(key), "%.*s %.*s", (int)cl, cls, (int)dl, desc);
+	char key[3300];
+	snprintf(key, sizeof(key), "%.*s %.*s %.*s", (int)cl, cls, (int)nl, name, (int)dl, desc);
 	struct clone_key *ck = NULL;
 	HASH_FIND_STR(I.by_key, key, ck);
 	return ck ? ck->i : UINT32_MAX;
@@ -363,18 +365,24 @@ static void check_clones(const uint8_t *in, size_t inlen, const uint8_t *out, si
 	uint16_t cl;
 	const char *cn = cf_utf8(a, cf_class_name(a, a->this_class), &cl);
 	for (uint32_t x = I.first_of_class; x < I.n; x++) {
-		const char *sp = strchr(I.key[x], ' ');
+		/* "class name desc": the clone has the marker parameter last */
+		char name[1100], cdesc[2200];
+		const char *sp = strchr(I.key[x], ' '), *sp2 = sp ? strchr(sp + 1, ' ') : NULL, *close;
+		if (!sp2 || !(close = strchr(sp2, ')'))) {
+			I.clone_code_bad++;
+			continue;
+		}
+		snprintf(name, sizeof(name), "%.*s", (int)(sp2 - sp - 1), sp + 1);
+		snprintf(cdesc, sizeof(cdesc), "%.*sL%s;%s", (int)(close - sp2 - 1), sp2 + 1, INSTR_INLINE_MARKER, close);
 		const struct cf_member *o = NULL, *c = NULL;
-		char cdesc[2200];
-		snprintf(cdesc, sizeof(cdesc), "%.*sL%s;)V", (int)(strlen(sp + 1) - 2), sp + 1, INSTR_INLINE_MARKER);
 		for (uint32_t i = 0; i < a->nmethods; i++)
-			if (cf_utf8_eq(a, a->methods[i].name, "<init>") && cf_utf8_eq(a, a->methods[i].desc, sp + 1))
+			if (cf_utf8_eq(a, a->methods[i].name, name) && cf_utf8_eq(a, a->methods[i].desc, sp2 + 1))
 				o = &a->methods[i];
 		for (uint32_t i = 0; i < b->nmethods; i++)
-			if (cf_utf8_eq(b, b->methods[i].name, "<init>") && cf_utf8_eq(b, b->methods[i].desc, cdesc))
+			if (cf_utf8_eq(b, b->methods[i].name, name) && cf_utf8_eq(b, b->methods[i].desc, cdesc))
 				c = &b->methods[i];
 		if (!cn || strncmp(I.key[x], cn, cl) || !o || !c || !c->code || !(c->access & 0x1000) ||
-		    (c->access & 7) != (o->access & 7) || c->code->len < o->code->len ||
+		    (c->access & ~0x10C0) != (o->access & ~0x10C0) || c->code->len < o->code->len ||
 		    memcmp(c->code->code, o->code->code, o->code->len)) {
 			if (I.clone_code_bad++ < 3)
 				fprintf(stderr, "clone code: %s (%d %d %d)\n", I.key[x], !o, !c, c && o ? (int)c->code->len - (int)o->code->len : 0);
@@ -387,27 +395,46 @@ static void check_clones(const uint8_t *in, size_t inlen, const uint8_t *out, si
 		else
 			walk_check(v, n, o->code, I.e[x], I.ne[x]);
 	}
-	/* every call of a clone: aconst_null first, a registered clone */
-	for (uint32_t i = 0; i < b->nmethods; i++) {
-		const struct cf_code *k = b->methods[i].code;
-		struct cf_insn *v;
-		uint32_t n;
-		if (!k || cf_code_decode(b, k, &v, &n))
+	/* every call of a clone: aconst_null first, a registered clone, and
+	 * the input's call (the same invokes in the same order: only counter
+	 * snippets and handlers without invokes are added) in a block with an
+	 * allocation */
+	for (uint32_t i = 0; i < a->nmethods && i < b->nmethods; i++) {
+		const struct cf_code *k = b->methods[i].code, *ik = a->methods[i].code;
+		struct cf_insn *v, *iv;
+		uint32_t n, in;
+		if (!k || !ik || cf_code_decode(b, k, &v, &n) || cf_code_decode(a, ik, &iv, &in))
 			continue;
+		struct cfg g;
+		memset(&g, 0, sizeof(g));
+		int have_cfg = !cfg_build(iv, in, ik, &g);
+		uint32_t ii = 0; /* the input's next invoke */
 		for (uint32_t j = 0; j < n; j++) {
-			uint16_t ci, ni, di, l1, l2;
-			if (v[j].op != 183 || cf_ref_parts(b, (uint16_t)(k->code[v[j].pc + 1] << 8 | k->code[v[j].pc + 2]),
-							   &ci, &ni, &di))
+			if (v[j].op < 182 || v[j].op > 185)
 				continue;
-			const char *d = cf_utf8(b, di, &l2), *ow = cf_utf8(b, ci, &l1);
-			size_t ml = strlen(INSTR_INLINE_MARKER) + 4;
-			if (!d || l2 < ml || memcmp(d + l2 - ml, "L" INSTR_INLINE_MARKER ";)V", ml))
+			while (ii < in && (iv[ii].op < 182 || iv[ii].op > 185))
+				ii++;
+			uint32_t here = ii++;
+			uint16_t ci, ni, di, l1, l2, l3;
+			if (v[j].op == 185 ||
+			    cf_ref_parts(b, (uint16_t)(k->code[v[j].pc + 1] << 8 | k->code[v[j].pc + 2]), &ci, &ni, &di))
 				continue;
-			char key[2200];
-			snprintf(key, sizeof(key), "%.*s %.*s)V", (int)l1, ow, (int)(l2 - ml), d);
-			if (!j || v[j - 1].op != 0x01 || s_callee(NULL, ow, l1, key + l1 + 1, strlen(key + l1 + 1)) == UINT32_MAX)
+			const char *d = cf_utf8(b, di, &l2), *ow = cf_utf8(b, ci, &l1), *mn = cf_utf8(b, ni, &l3);
+			const char *mark = d ? memmem(d, l2, "L" INSTR_INLINE_MARKER ";)", strlen(INSTR_INLINE_MARKER) + 3) : NULL;
+			if (!mark)
+				continue;
+			size_t ml = strlen(INSTR_INLINE_MARKER) + 2;
+			char od[2200];
+			snprintf(od, sizeof(od), "%.*s%.*s", (int)(mark - d), d, (int)(l2 - (size_t)(mark - d) - ml), mark + ml);
+			int alloc = 0;
+			for (uint32_t x = 0; have_cfg && here < in && x < g.nblocks; x++)
+				if (g.b[x].first <= here && here < g.b[x].end)
+					for (uint32_t s = 0; s < g.nsites; s++)
+						alloc |= g.site_block[s] == x;
+			if (!j || v[j - 1].op != 0x01 || !alloc || s_callee(NULL, ow, l1, mn, l3, od, strlen(od)) == UINT32_MAX)
 				I.call_bad++;
 		}
+		cfg_free(&g);
 	}
 	cf_free(a);
 	cf_free(b);
@@ -577,7 +604,7 @@ static void test_instrument_jdk_bytecode(void **state)
 	assert_true(T.st.skipped * 1000 < T.st.instrumented);
 }
 
-/* Constructor clones and calls redirected to them, over the JDK, with
+/* Clones and calls redirected to them, over the JDK, with
  * bytecode corrections (their handlers): the structure checks of every
  * method and check_clones. */
 static void test_inline_jdk(void **state)
@@ -599,7 +626,7 @@ static void test_inline_jdk(void **state)
 	sink.callee = NULL;
 	sink.inlined = NULL;
 	fprintf(stderr,
-		"inlining: %lu constructor clones, %lu calls redirected (%lu sites); %lu walks checked; bad: %lu "
+		"inlining: %lu clones, %lu calls redirected (%lu sites); %lu walks checked; bad: %lu "
 		"walks, %lu clone codes, %lu calls\n",
 		(unsigned long)T.st.clones, (unsigned long)T.st.inlined, (unsigned long)I.inlined_sites,
 		(unsigned long)I.walks, (unsigned long)I.walks_bad, (unsigned long)I.clone_code_bad,
