@@ -98,9 +98,12 @@ CF_TEST_DEFS := -DJDK_CLASSES_DIR='"$(JDK_CLASSES)"' -DEXAMPLE_CLASSES_DIR='"$(B
 $(BUILD)/tests/test_classfile: tests/unit/test_classfile.c agent/classfile.c model/buf.c | $(JDK_CLASSES)/.stamp $(EXAMPLE_CLASSES)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CF_TEST_DEFS) -o $@ $(filter %.c,$^) -lcmocka
-$(BUILD)/tests/test_instrument: tests/unit/test_instrument.c agent/instrument.c agent/paths.c agent/cfg.c agent/classfile.c model/buf.c | $(JDK_CLASSES)/.stamp $(EXAMPLE_CLASSES)
+$(BUILD)/tests/test_instrument: tests/unit/test_instrument.c agent/instrument.c agent/suid.c agent/paths.c agent/cfg.c agent/classfile.c model/buf.c | $(JDK_CLASSES)/.stamp $(EXAMPLE_CLASSES)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CF_TEST_DEFS) -o $@ $(filter %.c,$^) -lcmocka
+$(BUILD)/tests/test_suid: tests/unit/test_suid.c agent/suid.c agent/classfile.c model/buf.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $(filter %.c,$^) -lcmocka
 $(BUILD)/tests/test_paths: tests/unit/test_paths.c agent/paths.c agent/cfg.c agent/classfile.c model/buf.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $(filter %.c,$^) -lcmocka

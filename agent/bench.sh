@@ -170,16 +170,22 @@ java_args() {
 COUNT_VARIANTS=("base=" "full=-agentpath:$AGENT=out=$OUT/t.htr,graph=none,deaths=off,depth=1"
 	"paths=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,counts=$OUT/c.tsv"
 	"sites=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,counting=sites"
-	"atomic=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,atomic=on")
-# count_row_print NAME: the row from ms_<variant> and the paths run's counts
+	"atomic=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,atomic=on"
+	"inline=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,inline=on,counts=$OUT/ci.tsv")
+# count_row_print NAME: the row from ms_<variant> and the paths and inline
+# runs' counts
 count_row_print() {
-	local base=$ms_base full=$ms_full paths=$ms_paths sites=$ms_sites atomic=$ms_atomic incr per_site
+	local base=$ms_base full=$ms_full paths=$ms_paths sites=$ms_sites atomic=$ms_atomic inline=$ms_inline
+	local incr per_site inl
 	incr=$(sed -n 's/^#increments\t//p' "$OUT/c.tsv")
+	inl=$(sed -n 's/^#increments\t//p' "$OUT/ci.tsv")
 	per_site=$(sed -n 's/^#per_site_increments\t//p' "$OUT/c.tsv")
-	printf '%-11s %7d %6d %5.2f %6d %5.2f %6d %5.2f %6d %5.2f %12d %12d %6.1f%%\n' "$1" "$base" "$full" \
-		"$(echo "$full / $base" | bc -l)" "$paths" "$(echo "$paths / $base" | bc -l)" "$sites" \
-		"$(echo "$sites / $base" | bc -l)" "$atomic" "$(echo "$atomic / $base" | bc -l)" "$incr" "$per_site" \
-		"$(echo "if ($per_site > 0) 100 * (1 - $incr / $per_site) else 0" | bc -l)"
+	printf '%-11s %7d %6d %5.2f %6d %5.2f %6d %5.2f %6d %5.2f %6d %5.2f %10d %10d %6.1f%% %10d %6.1f%%\n' "$1" \
+		"$base" "$full" "$(echo "$full / $base" | bc -l)" "$paths" "$(echo "$paths / $base" | bc -l)" "$sites" \
+		"$(echo "$sites / $base" | bc -l)" "$atomic" "$(echo "$atomic / $base" | bc -l)" "$inline" \
+		"$(echo "$inline / $base" | bc -l)" "$incr" "$per_site" \
+		"$(echo "if ($per_site > 0) 100 * (1 - $incr / $per_site) else 0" | bc -l)" "$inl" \
+		"$(echo "if ($per_site > 0) 100 * (1 - $inl / $per_site) else 0" | bc -l)"
 }
 count_row() { # name class args...
 	local name=$1 v cls variants=()
@@ -191,8 +197,8 @@ count_row() { # name class args...
 }
 echo
 echo "mode=count: median of $RUNS runs, the variants of a row in turns (ms; x = ratio to the plain run)"
-printf '%-11s %7s %6s %5s %6s %5s %6s %5s %6s %5s %12s %12s %7s\n' example plain full x paths x sites x \
-	atomic x increments per-site saved
+printf '%-11s %7s %6s %5s %6s %5s %6s %5s %6s %5s %6s %5s %10s %10s %7s %10s %7s\n' example plain full x paths x \
+	sites x atomic x inline x increments per-site saved inline saved
 # start-up alone: company with 10 employees and no GC (the agent's fixed costs)
 count_row start-up example.company.Main 10 0
 count_row churn example.churn.Server 3000000 20000
@@ -257,8 +263,10 @@ if [ -r /usr/share/java/antlr3.jar ] && [ -r /usr/share/java/stringtemplate4.jar
 	# hot=20: re-planned from measured frequencies, demoted to per-site
 	# counters where paths lose; what the retransformations cost
 	interleaved_ms "h0=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,counts=$OUT/h0.tsv|-cp|$CP|org.antlr.Tool|-fo|$OUT/antlr3|tests/integration/MiniLang.g" \
-		"h20=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,hot=20,counts=$OUT/h20.tsv|-cp|$CP|org.antlr.Tool|-fo|$OUT/antlr3|tests/integration/MiniLang.g"
+		"h20=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,hot=20,counts=$OUT/h20.tsv|-cp|$CP|org.antlr.Tool|-fo|$OUT/antlr3|tests/integration/MiniLang.g" \
+		"h20i=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,hot=20,inline=on,counts=$OUT/h20i.tsv|-cp|$CP|org.antlr.Tool|-fo|$OUT/antlr3|tests/integration/MiniLang.g"
 	echo "  (antlr3 hot=20: $ms_h20 ms, $(sed -n 's/^#increments\t//p' "$OUT/h20.tsv") increments;" \
+		"hot=20,inline=on: $ms_h20i ms, $(sed -n 's/^#increments\t//p' "$OUT/h20i.tsv") increments;" \
 		"hot=0: $ms_h0 ms, $(sed -n 's/^#increments\t//p' "$OUT/h0.tsv") increments;" \
 		"per-site $(sed -n 's/^#per_site_increments\t//p' "$OUT/h0.tsv"))"
 	CP=$CP_SAVED

@@ -277,6 +277,24 @@ uint16_t cf_cp_class(struct cf_class *c, const char *name, size_t len)
 	return u ? cp_ref2(c, CP_CLASS, u) : 0;
 }
 
+uint16_t cf_cp_long(struct cf_class *c, int64_t v)
+{
+	uint64_t x = (uint64_t)v;
+	uint8_t b[8];
+	for (int i = 0; i < 8; i++)
+		b[i] = (uint8_t)(x >> (56 - 8 * i));
+	uint16_t i = cp_find(c, CP_LONG, b, 8);
+	if (i)
+		return i;
+	/* a long takes two slots, the second unusable */
+	if (c->cp_count >= 65534 || cp_grow(c, (uint32_t)c->cp_count + 2) || !(i = cp_append(c, CP_LONG, b, 8)))
+		return 0;
+	c->cp_tag[c->cp_count] = 0;
+	c->cp_ptr[c->cp_count] = NULL;
+	c->cp_count++;
+	return i;
+}
+
 uint16_t cf_cp_integer(struct cf_class *c, int32_t v)
 {
 	uint32_t x = (uint32_t)v;

@@ -144,6 +144,7 @@ int cf_ref_parts(const struct cf_class *c, uint16_t idx, uint16_t *cls, uint16_t
 uint16_t cf_cp_utf8(struct cf_class *c, const char *s, size_t len);
 uint16_t cf_cp_class(struct cf_class *c, const char *name, size_t len);
 uint16_t cf_cp_integer(struct cf_class *c, int32_t v);
+uint16_t cf_cp_long(struct cf_class *c, int64_t v);
 uint16_t cf_cp_fieldref(struct cf_class *c, const char *owner, const char *name, const char *desc);
 /* A Methodref of a class (not an interface). */
 uint16_t cf_cp_methodref(struct cf_class *c, const char *owner, const char *name, const char *desc);

@@ -9,6 +9,7 @@
 #include "agent/cfg.h"
 #include "agent/classfile.h"
 #include "agent/paths.h"
+#include "agent/suid.h"
 
 #define SNIP_LEN 11u             /* plain increment */
 #define SNIP_LEN_ATOMIC 9u       /* getstatic c; index; invokestatic inc */
@@ -1713,8 +1714,44 @@ static int add_clone(struct cf_class *c, uint32_t orig, uint32_t *out)
 	return 1;
 }
 
+/* Java serialization's identity of the class: 1 if it declares a static
+ * final long serialVersionUID, -1 if it has a field so named that is not
+ * one (Java ignores it), 0 if none. */
+static int declared_suid(const struct cf_class *c)
+{
+	for (uint32_t i = 0; i < c->nfields; i++)
+		if (cf_utf8_eq(c, c->fields[i].name, "serialVersionUID"))
+			return (c->fields[i].access & 0x0018) == 0x0018 && cf_utf8_eq(c, c->fields[i].desc, "J") ? 1 : -1;
+	return 0;
+}
+
+/* Adds `private static final long serialVersionUID = v`.  0 or <0. */
+static int add_suid_field(struct cf_class *c, int64_t v)
+{
+	uint16_t name = cf_cp_utf8(c, "serialVersionUID", 16), desc = cf_cp_utf8(c, "J", 1);
+	uint16_t cv = cf_cp_utf8(c, "ConstantValue", 13), val = cf_cp_long(c, v);
+	if (!name || !desc || !cv || !val || c->nfields == 65535)
+		return -E2BIG;
+	struct cf_member *fs = cf_alloc(c, (c->nfields + 1u) * sizeof(*fs));
+	struct cf_attr *at = cf_alloc(c, sizeof(*at));
+	uint8_t *d = cf_alloc(c, 2);
+	if (!fs || !at || !d)
+		return -ENOMEM;
+	memcpy(fs, c->fields, c->nfields * sizeof(*fs));
+	put2(d, val);
+	*at = (struct cf_attr){ .name = cv, .len = 2, .data = d };
+	fs[c->nfields] = (struct cf_member){ .access = 0x001A, .name = name, .desc = desc, .attrs = at, .nattrs = 1,
+					     .code_attr = -1 };
+	c->fields = fs;
+	c->nfields++;
+	return 0;
+}
+
 /* Every method that gets a clone, with the clone appended to the class:
- * *plans [*n] (caller frees each and the array).  0 or <0. */
+ * *plans [*n] (caller frees each and the array).  A clone that is not
+ * private would change the default serialVersionUID of a Serializable
+ * class (suid.h), so a class that declares none gets its original value
+ * declared; one whose value cannot be computed gets no clone.  0 or <0. */
 static int plan_clones(struct cf_class *c, struct clone_plan **plans, uint32_t *n)
 {
 	uint32_t coded = 0;
@@ -1722,7 +1759,12 @@ static int plan_clones(struct cf_class *c, struct clone_plan **plans, uint32_t *
 	*n = 0;
 	for (uint32_t i = 0; i < c->nmethods; i++)
 		coded += c->methods[i].code != NULL;
-	if (!coded || c->nmethods + coded > 65535)
+	int declared = declared_suid(c);
+	int64_t suid = 0;
+	int rc = declared ? 0 : suid_default(c, &suid);
+	if (rc == -ENOMEM)
+		return rc;
+	if (!coded || c->nmethods + coded > 65535 || declared < 0 || rc)
 		return 0;
 	struct cf_member *ms = cf_alloc(c, (c->nmethods + coded) * sizeof(*ms));
 	*plans = calloc(coded, sizeof(**plans));
@@ -1731,9 +1773,10 @@ static int plan_clones(struct cf_class *c, struct clone_plan **plans, uint32_t *
 	memcpy(ms, c->methods, c->nmethods * sizeof(*ms));
 	c->methods = ms;
 	uint32_t nm = c->nmethods;
+	int visible = 0; /* a clone serialization sees */
 	for (uint32_t i = 0; i < nm; i++) {
 		struct clone_plan *p = &(*plans)[*n];
-		int rc = clone_eligible(c, &c->methods[i], p);
+		rc = clone_eligible(c, &c->methods[i], p);
 		if (rc > 0 && (rc = add_clone(c, i, &p->clone)) <= 0)
 			clone_plan_free(p);
 		if (rc < 0)
@@ -1741,9 +1784,10 @@ static int plan_clones(struct cf_class *c, struct clone_plan **plans, uint32_t *
 		if (rc) {
 			p->orig = i;
 			(*n)++;
+			visible |= !(c->methods[i].access & 0x0002);
 		}
 	}
-	return 0;
+	return visible && !declared ? add_suid_field(c, suid) : 0;
 }
 
 /* Instruments a clone (its original's id with the sink): no counters;

@@ -171,6 +171,16 @@ read -r clones calls < <(sed -n 's/.* \([0-9]*\) clones and \([0-9]*\) calls of 
 [ "$inl_on" -lt "$inl_off" ] || fail "InlineMix: inline=on executed $inl_on increments, inline=off $inl_off"
 echo "ok: InlineMix: 11 clones, 14 calls of them; increments $inl_on (inline=on) vs $inl_off"
 XOPTS=inline=on exceptions_off InlineMix "$TMP/inl" InlineMix
+# SerialIds prints the serialVersionUIDs of Serializable classes that get
+# clones: the mode=count run must print what the mode=full run does.  By
+# construction 11 clones: Plain(), Plain(int), Plain.make, Plain.list,
+# Plain.hidden, Nested(int), Nested.of, Failure(String), Kind's
+# constructor and $values(), Declared().
+mkdir -p "$TMP/ser"
+"$JAVAC" -d "$TMP/ser" tests/integration/SerialIds.java || fail "javac SerialIds"
+COPTS=inline=on compare "SerialIds, inline=on: serialVersionUIDs as without clones" SerialIds "$TMP/ser" SerialIds
+n=$(sed -n 's/.* \([0-9]*\) clones and.*/\1/p' "$TMP/c.err")
+[ "${n:-0}" = 11 ] || fail "SerialIds: $n clones, want 11"
 COPTS=inline=on compare "ExcMix, inline=on" ExcMix "$TMP/mix" ExcMix
 # the generated programs' static methods call each other, and the throwing
 # ones throw out of callees mid-way
