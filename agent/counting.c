@@ -328,8 +328,22 @@ static uint32_t sink_reserve(void *ctx, uint32_t n)
 	return b;
 }
 
-/* Whether m is a version of the method cls.name desc (strings of the
- * given lengths, not NUL-terminated). */
+/* "cls \0 name \0 desc" of a method (strings of the given lengths, not
+ * NUL-terminated), malloc'd (NULL: out of memory); *keylen its length. */
+static char *method_key(const char *cls, size_t cl, const char *name, size_t nl, const char *desc, size_t dl,
+			size_t *keylen)
+{
+	char *key = malloc(*keylen = cl + 1 + nl + 1 + dl);
+	if (!key)
+		return NULL;
+	memcpy(key, cls, cl);
+	key[cl] = 0;
+	memcpy(key + cl + 1, name, nl);
+	key[cl + 1 + nl] = 0;
+	memcpy(key + cl + 2 + nl, desc, dl);
+	return key;
+}
+
 /* The versions of the method, NULL if none yet.  *key (malloc'd, the
  * caller frees) and *keylen are set for versions_add; *key NULL: out of
  * memory. */
@@ -337,15 +351,8 @@ static struct cversions *versions_find(const char *cls, size_t cl, const char *n
 				       size_t dl, char **key, size_t *keylen)
 {
 	struct cversions *v = NULL;
-	*keylen = cl + 1 + nl + 1 + dl;
-	if (!(*key = malloc(*keylen)))
-		return NULL;
-	memcpy(*key, cls, cl);
-	(*key)[cl] = 0;
-	memcpy(*key + cl + 1, name, nl);
-	(*key)[cl + 1 + nl] = 0;
-	memcpy(*key + cl + 2 + nl, desc, dl);
-	HASH_FIND(hh, C.versions, *key, *keylen, v);
+	if ((*key = method_key(cls, cl, name, nl, desc, dl, keylen)))
+		HASH_FIND(hh, C.versions, *key, *keylen, v);
 	return v;
 }
 
@@ -540,14 +547,8 @@ static struct cclone *clone_find(const char *cls, size_t cl, const char *name, s
 				 char **key, size_t *keylen, struct cclone **head)
 {
 	*head = NULL;
-	*keylen = cl + 1 + nl + 1 + dl;
-	if (!(*key = malloc(*keylen)))
+	if (!(*key = method_key(cls, cl, name, nl, desc, dl, keylen)))
 		return NULL;
-	memcpy(*key, cls, cl);
-	(*key)[cl] = 0;
-	memcpy(*key + cl + 1, name, nl);
-	(*key)[cl + 1 + nl] = 0;
-	memcpy(*key + cl + 2 + nl, desc, dl);
 	HASH_FIND(hh, C.clones, *key, *keylen, *head);
 	for (struct cclone *k = *head; k; k = k->next == NO_ID ? NULL : C.clone[k->next])
 		if ((*C.hook_jni)->IsSameObject(C.hook_jni, k->loader, C.hook_loader))

@@ -513,6 +513,24 @@ static int rw_init(struct rw *r, struct cf_class *c, struct cf_member *m, struct
 	return 0;
 }
 
+/* Decodes m's code into r, with the counter snippets' pool entries.  0,
+ * -EINVAL (the code does not decode) or -ENOMEM. */
+static int rw_open(struct rw *r, struct cf_class *c, struct cf_member *m, uint16_t fieldref, uint16_t methodref)
+{
+	struct cf_insn *v;
+	uint32_t n;
+	memset(r, 0, sizeof(*r));
+	int rc = cf_code_decode(c, m->code, &v, &n);
+	if (rc)
+		return rc == -ENOMEM ? rc : -EINVAL;
+	if ((rc = rw_init(r, c, m, v, n)))
+		return rc;
+	r->fieldref = fieldref;
+	r->methodref = methodref;
+	r->snip_len = methodref ? SNIP_LEN_ATOMIC : SNIP_LEN;
+	return 0;
+}
+
 /* Lays out, emits and relocates; the method's code is replaced on success. */
 static int rw_apply(struct rw *r, int frames)
 {
@@ -1371,28 +1389,24 @@ static int do_method(struct cf_class *c, struct cf_member *m, const struct instr
 		     struct instr_stats *st, uint16_t fieldref, uint16_t methodref, uint32_t *idp)
 {
 	*idp = UINT32_MAX;
-	struct cf_insn *v;
-	uint32_t n;
 	struct method_plan mp;
 	memset(&mp, 0, sizeof(mp));
 	struct rw r;
-	memset(&r, 0, sizeof(r));
 	struct corr_plan cp;
 	memset(&cp, 0, sizeof(cp));
-	int rc = cf_code_decode(c, m->code, &v, &n);
+	int rc = rw_open(&r, c, m, fieldref, methodref);
+	if (rc == -EINVAL) {
+		st->skipped++;
+		rc = 0;
+	}
 	if (rc)
-		return rc == -ENOMEM ? rc : (st->skipped++, 0);
-	if ((rc = rw_init(&r, c, m, v, n)))
 		goto out;
-	r.fieldref = fieldref;
-	r.methodref = methodref;
-	r.snip_len = methodref ? SNIP_LEN_ATOMIC : SNIP_LEN;
 	if (mode == INSTR_RELAYOUT) {
 		rc = rw_apply(&r, 0);
 		rc = rc ? rc : 1;
 		goto out;
 	}
-	rc = cfg_build(v, n, m->code, &mp.g);
+	rc = cfg_build(r.v, r.n, m->code, &mp.g);
 	if (rc == -ENOMEM)
 		goto out;
 	if (rc) {
@@ -1799,25 +1813,16 @@ static int do_clone(struct cf_class *c, const struct clone_plan *p, const struct
 		    struct instr_stats *st, uint16_t fieldref, uint16_t methodref)
 {
 	struct cf_member *m = &c->methods[p->clone];
-	struct cf_insn *v;
-	uint32_t n;
 	struct method_plan mp;
 	memset(&mp, 0, sizeof(mp));
 	struct rw r;
-	memset(&r, 0, sizeof(r));
 	struct corr_plan cp;
 	memset(&cp, 0, sizeof(cp));
-	int rc = cf_code_decode(c, m->code, &v, &n);
-	if (rc)
-		return rc == -ENOMEM ? rc : 0;
-	if ((rc = rw_init(&r, c, m, v, n)) || (rc = cfg_build(v, n, m->code, &mp.g)))
+	int rc = rw_open(&r, c, m, fieldref, methodref);
+	if (rc || (rc = cfg_build(r.v, r.n, m->code, &mp.g)))
 		goto out;
-	rc = 0;
 	if (mp.g.nblocks != p->nblocks || mp.g.nsites != p->nsites) /* the same code: cannot happen */
 		goto out;
-	r.fieldref = fieldref;
-	r.methodref = methodref;
-	r.snip_len = methodref ? SNIP_LEN_ATOMIC : SNIP_LEN;
 	mp.nreal = mp.g.nsites;
 	mp.ps.nblocks = p->nblocks;
 	mp.ps.nsites = p->nsites;
@@ -1832,10 +1837,8 @@ static int do_clone(struct cf_class *c, const struct clone_plan *p, const struct
 	}
 	if (cp.nvec) {
 		struct cf_code saved = *m->code;
-		rc = rw_apply(&r, 1);
-		if (rc) {
+		if ((rc = rw_apply(&r, 1))) {
 			*m->code = saved;
-			rc = rc == -ENOMEM ? rc : 0;
 			goto out;
 		}
 		if ((rc = emit_corr_handlers(&r, &cp)) || (rc = announce_corr_counters(&cp, &mp, sink, id)))
@@ -1853,6 +1856,8 @@ static int do_clone(struct cf_class *c, const struct clone_plan *p, const struct
 		rc = 1;
 	}
 out:
+	if (rc < 0 && rc != -ENOMEM)
+		rc = 0; /* a plain copy that nobody calls */
 	mp.ps.phi = NULL;
 	mp.ps.block_path = NULL;
 	rw_free(&r);

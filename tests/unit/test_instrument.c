@@ -255,7 +255,7 @@ static struct {
 	uint32_t last_id;
 	/* this class: registered clones (index into the tables above) */
 	uint32_t first_of_class;
-	uint64_t inlined_sites, walks, walks_bad, clone_code_bad, call_bad;
+	uint64_t inlined_sites, walks, walks_bad, clone_code_bad, call_bad, suid_added, suid_bad;
 } I;
 
 static uint32_t s_method_inl(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
@@ -364,6 +364,24 @@ static void check_clones(const uint8_t *in, size_t inlen, const uint8_t *out, si
 	}
 	uint16_t cl;
 	const char *cn = cf_utf8(a, cf_class_name(a, a->this_class), &cl);
+	/* a clone that is not private: serialization's identity is declared
+	 * (a static final long serialVersionUID with a constant) unless the
+	 * class declared one */
+	int visible = 0, had = 0, has = 0;
+	for (uint32_t i = a->nmethods; i < b->nmethods; i++)
+		visible |= !(b->methods[i].access & 0x0002);
+	for (uint32_t i = 0; i < a->nfields; i++)
+		had |= cf_utf8_eq(a, a->fields[i].name, "serialVersionUID");
+	for (uint32_t i = 0; i < b->nfields; i++)
+		if (cf_utf8_eq(b, b->fields[i].name, "serialVersionUID"))
+			has = (b->fields[i].access & 0x0018) == 0x0018 && cf_utf8_eq(b, b->fields[i].desc, "J") &&
+			      b->fields[i].nattrs == 1 && cf_utf8_eq(b, b->fields[i].attrs[0].name, "ConstantValue");
+	if (visible && !had) {
+		I.suid_added += has;
+		I.suid_bad += !has || b->nfields != a->nfields + 1;
+	} else {
+		I.suid_bad += b->nfields != a->nfields;
+	}
 	for (uint32_t x = I.first_of_class; x < I.n; x++) {
 		/* "class name desc": the clone has the marker parameter last */
 		char name[1100], cdesc[2200];
@@ -627,15 +645,16 @@ static void test_inline_jdk(void **state)
 	sink.inlined = NULL;
 	fprintf(stderr,
 		"inlining: %lu clones, %lu calls redirected (%lu sites); %lu walks checked; bad: %lu "
-		"walks, %lu clone codes, %lu calls\n",
+		"walks, %lu clone codes, %lu calls; serialVersionUID declared in %lu classes, %lu bad\n",
 		(unsigned long)T.st.clones, (unsigned long)T.st.inlined, (unsigned long)I.inlined_sites,
 		(unsigned long)I.walks, (unsigned long)I.walks_bad, (unsigned long)I.clone_code_bad,
-		(unsigned long)I.call_bad);
+		(unsigned long)I.call_bad, (unsigned long)I.suid_added, (unsigned long)I.suid_bad);
 	if (T.failed)
 		fprintf(stderr, "%lu failures, first: %s\n", (unsigned long)T.failed, T.first);
 	assert_int_equal(T.failed, 0);
 	assert_int_equal(T.branch_bad + T.frame_bad + T.exc_bad + T.bad_counter + T.corr_bad + T.ctor_bad, 0);
-	assert_int_equal(I.walks_bad + I.clone_code_bad + I.call_bad, 0);
+	assert_int_equal(I.walks_bad + I.clone_code_bad + I.call_bad + I.suid_bad, 0);
+	assert_true(I.suid_added > 1000);
 	assert_int_equal(T.st.clones, I.n);
 	assert_int_equal(T.st.inlined, I.inlined_sites);
 	assert_true(T.st.clones > 1000 && T.st.inlined > 1000 && I.walks > 10000);
