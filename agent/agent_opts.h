@@ -54,8 +54,9 @@ struct agent_opts {
 	int count_atomic;          /* mode=count: 1 atomic increments (exact with racing threads) */
 	int count_exceptions;      /* mode=count, paths: how counts are corrected when an exception
 	                            * leaves a frame mid-path: COUNT_EXC_* */
-	int count_inline;          /* mode=count, paths: constructors' counters inlined into their
-	                            * callers (instrument.h, sink->clone) */
+	int count_inline;          /* mode=count, paths: counters of constructors and static,
+	                            * private, final methods inlined into their callers
+	                            * (instrument.h, sink->clone) */
 	uint32_t hot;              /* mode=count, paths: re-instrument a method with measured edge
 	                            * frequencies after this many calls; 0 never */
 	char counts[AGENT_OUT_MAX]; /* mode=count: also write per-site counts as TSV here ("" none) */

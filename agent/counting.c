@@ -508,7 +508,7 @@ static const double *sink_freq(void *ctx, const char *cls, size_t cl, const char
 }
 
 /* Appends coef times site k of method to C.sem: an allocation site, or a
- * call of a constructor clone (its E, coef times). */
+ * call of a clone (its E, coef times). */
 static int push_sem(uint32_t method, uint32_t k, int32_t coef)
 {
 	const struct cmethod *m = &C.m[method];
@@ -642,8 +642,13 @@ static int sink_clone(void *ctx, uint32_t method, const uint32_t *k, const int32
 	cl->next = NO_ID;
 	cl->sem_first = C.nsem;
 	for (uint32_t i = 0; i < n; i++)
-		if (push_sem(method, k[i], coef[i]))
-			return -ENOMEM; /* cl stays unregistered: leaked, as the hook fails */
+		if (push_sem(method, k[i], coef[i])) {
+			C.nsem = cl->sem_first;
+			(*C.hook_jni)->DeleteWeakGlobalRef(C.hook_jni, loader);
+			free(key);
+			free(cl);
+			return -ENOMEM;
+		}
 	cl->nsem = C.nsem - cl->sem_first;
 	C.clone[C.nclone] = cl;
 	if (!head) {

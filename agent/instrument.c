@@ -54,9 +54,9 @@ struct rw {
 	uint16_t methodref;     /* heapfs/Counters.inc, atomic increments; 0 plain */
 	uint32_t snip_len;      /* SNIP_LEN or SNIP_LEN_ATOMIC */
 	uint32_t tail_len;      /* bytes to be appended after the code (handlers) */
-	uint16_t *inl_ref;      /* [n] or NULL: an invokespecial <init> emitted as
-				 * aconst_null + invokespecial of this Methodref
-				 * (a constructor clone, counter inlining); 0 none */
+	uint16_t *inl_ref;      /* [n] or NULL: an invoke emitted as aconst_null +
+				 * the same invoke of this Methodref (a clone,
+				 * counter inlining); 0 none */
 };
 
 static void rw_free(struct rw *r)
@@ -155,8 +155,8 @@ static uint32_t new_insn_len(const struct cf_insn *in, uint32_t pos)
 	return in->len - oldpad + newpad;
 }
 
-/* Length of instruction i laid out at pos: a call redirected to a
- * constructor clone takes one more byte (its aconst_null). */
+/* Length of instruction i laid out at pos: a call redirected to a clone
+ * takes one more byte (its aconst_null). */
 static uint32_t insn_len(const struct rw *r, uint32_t i, uint32_t pos)
 {
 	return new_insn_len(&r->v[i], pos) + (r->inl_ref && r->inl_ref[i] ? 1u : 0u);
@@ -555,7 +555,7 @@ static int rw_apply(struct rw *r, int frames)
 
 struct method_plan {
 	struct cfg g;       /* sites: the nreal allocating instructions, then
-			     * calls of constructor clones (counter inlining) */
+			     * calls of clones (counter inlining) */
 	struct paths ps;
 	uint32_t nreal;
 	uint32_t *callee;   /* [nsites - nreal] the clone each call site stands for */
@@ -563,8 +563,8 @@ struct method_plan {
 	char *type;         /* [nreal][256] allocated type of each site */
 };
 
-/* Whether instruction i is a site: an allocation, or a call of a
- * constructor clone (which counts as made once the call returns). */
+/* Whether instruction i is a site: an allocation, or a call of a clone
+ * (which counts as made once the call returns). */
 static int site_insn(const struct rw *r, uint32_t i)
 {
 	return cf_op_allocates(r->v[i].op) || (r->inl_ref && r->inl_ref[i]);
@@ -1395,12 +1395,13 @@ static int do_method(struct cf_class *c, struct cf_member *m, const struct instr
 	struct corr_plan cp;
 	memset(&cp, 0, sizeof(cp));
 	int rc = rw_open(&r, c, m, fieldref, methodref);
-	if (rc == -EINVAL) {
-		st->skipped++;
-		rc = 0;
-	}
-	if (rc)
+	if (rc) {
+		if (rc == -EINVAL) { /* the code does not decode: left alone */
+			st->skipped++;
+			rc = 0;
+		}
 		goto out;
+	}
 	if (mode == INSTR_RELAYOUT) {
 		rc = rw_apply(&r, 0);
 		rc = rc ? rc : 1;
@@ -1515,9 +1516,9 @@ out:
 }
 
 
-/* ---- counter inlining: constructor clones (paper §5) --------------------- */
+/* ---- counter inlining: clones (paper §5) ---------------------------------- */
 
-/* A constructor that gets a clone (instrument.h, sink->clone): the
+/* A method that gets a clone (instrument.h, sink->clone): the
  * allocations made by the end of each block, which do not depend on the
  * walk (no counters: phi of paths.h), and E, those of every normal
  * completion. */

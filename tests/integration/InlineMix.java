@@ -4,9 +4,8 @@ import java.util.*;
 // constructors and static, private or final methods whose allocations are
 // the same on every normal completion get a clone that counts nothing,
 // and callers loaded after them call the clone and count its allocations
-// with their own.  The callee classes are
-// loaded first (Class.forName) so that Calls, loaded last, sees every
-// clone.  Cases: a clone called from another class, from a subclass's
+// with their own.  The callee classes are loaded first (Class.forName) so
+// that Calls, loaded last, sees every clone.  Cases: a clone called from another class, from a subclass's
 // super() and from a this(); an exception leaving a clone after it
 // allocated (its handler counts what it made), before it allocated, and
 // out of a super() clone; constructors that get no clone (an allocation
