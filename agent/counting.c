@@ -73,8 +73,8 @@ struct cmethod {
 	uint32_t next_version;      /* the next C.m of the same method, NO_ID none */
 	/* exception corrections: C.r[r_first .. r_first + nr), C.x[x_first ..) */
 	uint32_t r_first, nr, x_first, nx;
-	/* counter inlining: its sites nsites + j are calls of the constructor
-	 * clones C.clone[C.pseudo[pseudo_first + j]] */
+	/* counter inlining: its sites nsites + j are calls of the clones
+	 * C.clone[C.pseudo[pseudo_first + j]] */
 	uint32_t pseudo_first, npseudo;
 	uint32_t sym_id;            /* METHOD id (symbols.c), NO_ID before ClassPrepare */
 	jmethodID mid;              /* set at ClassPrepare */
@@ -177,13 +177,15 @@ static struct {
 	struct cversions *versions;
 	struct cmid *mids;
 	int retransforming;                   /* the current hook is a retransformation */
-	JNIEnv *hook_jni;                     /* the current hook's */
-	jobject hook_loader;                  /* the current hook's class loader */
+	/* the current hook's (NULL outside a hook) */
+	JNIEnv *hook_jni;
+	jobject hook_loader;
+	const char *hook_name;
+	/* counter inlining */
 	struct cclone **clone; uint32_t nclone, cap_clone;
 	struct cclone *clones;                /* by key */
 	uint32_t *pseudo; uint32_t npseudo, cap_pseudo;
 	struct cwait *waits;                  /* by key */
-	const char *hook_name;                /* the current hook's class */
 	uint64_t relinked;                    /* callers retransformed to call clones */
 	uint64_t exceptions, frames_corrected;
 	/* the counter arrays: Counters.c now (the last) and the ones it
@@ -1312,14 +1314,10 @@ static void method_sums(const jlong *v, uint32_t nc, uint64_t *inc, int64_t *cou
  * measurements) that executed at least hot=N increments, more than the
  * allocations they counted (the static heuristics guessed wrong, or
  * frequencies measured early misled): marked to get one counter per site
- * (m->demote) at their class's next retransformation.  Adds the classes. */
-static void demote(const jlong *v, uint32_t nc, char ***pending, uint32_t *npending)
+ * (m->demote) at their class's next retransformation (inc, counted:
+ * method_sums).  Adds the classes. */
+static void demote(const uint64_t *inc, const int64_t *counted, char ***pending, uint32_t *npending)
 {
-	uint64_t *inc = calloc(C.nm + 1, sizeof(*inc));
-	int64_t *counted = calloc(C.nm + 1, sizeof(*counted));
-	if (!inc || !counted)
-		goto out;
-	method_sums(v, nc, inc, counted, NULL);
 	for (uint32_t i = 0; i < C.nm; i++) {
 		struct cmethod *m = &C.m[i];
 		if ((m->final || m->state == HOT_NO) && !m->per_site && !m->demote && inc[i] >= A.opts.hot &&
@@ -1328,9 +1326,6 @@ static void demote(const jlong *v, uint32_t nc, char ***pending, uint32_t *npend
 			add_pending(pending, npending, m->cls);
 		}
 	}
-out:
-	free(inc);
-	free(counted);
 }
 
 /* inline=on with hot=N: the callers waiting for a method's clone
@@ -1338,16 +1333,9 @@ out:
  * increments of its own, i.e. was called about N times by callers that
  * do not call the clone.  Their class names (owned) are appended to
  * *names; they wait no more.  Under C.mu. */
-static void relink(JNIEnv *jni, const jlong *v, uint32_t nc, char ***names, uint32_t *nnames)
+static void relink(JNIEnv *jni, const uint64_t *inc, char ***names, uint32_t *nnames)
 {
-	if (!C.nclone || !C.waits)
-		return;
-	uint64_t *inc = calloc(C.nm + 1, sizeof(*inc));
-	int64_t *counted = calloc(C.nm + 1, sizeof(*counted));
-	if (!inc || !counted)
-		goto out;
-	method_sums(v, nc, inc, counted, NULL);
-	for (uint32_t i = 0; i < C.nclone; i++) {
+	for (uint32_t i = 0; C.waits && i < C.nclone; i++) {
 		const struct cclone *c = C.clone[i];
 		struct cwait *w = NULL;
 		HASH_FIND(hh, C.waits, c->key, c->keylen, w);
@@ -1372,9 +1360,6 @@ static void relink(JNIEnv *jni, const jlong *v, uint32_t nc, char ***names, uint
 			w->w[j] = w->w[--w->n];
 		}
 	}
-out:
-	free(inc);
-	free(counted);
 }
 
 int count_poll(jvmtiEnv *jvmti, JNIEnv *jni)
@@ -1400,10 +1385,18 @@ int count_poll(jvmtiEnv *jvmti, JNIEnv *jni)
 			add_pending(&pending, &npending, m->cls);
 		}
 	}
-	demote(v, nc, &pending, &npending);
+	/* per method version: increments executed, allocations counted */
+	uint64_t *inc = calloc(C.nm + 1, sizeof(*inc));
+	int64_t *counted = calloc(C.nm + 1, sizeof(*counted));
 	char **linked = NULL; /* owned names */
 	uint32_t nlinked = 0, before = npending;
-	relink(jni, v, nc, &linked, &nlinked);
+	if (inc && counted) {
+		method_sums(v, nc, inc, counted, NULL);
+		demote(inc, counted, &pending, &npending);
+		relink(jni, inc, &linked, &nlinked);
+	}
+	free(inc);
+	free(counted);
 	for (uint32_t i = 0; i < nlinked; i++)
 		add_pending(&pending, &npending, linked[i]);
 	C.relinked += npending - before;

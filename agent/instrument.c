@@ -1123,16 +1123,16 @@ static double sites_cost(const struct cfg *g, const double *freq)
  * up to it from after it, nor a handler starting in that code.  Its
  * instruction index, or NOT_SET when the code does not look like that
  * (two candidates, a jump back, a handler over it). */
-static uint32_t ctor_init_call(const struct rw *r)
+static uint32_t ctor_init_call(const struct cf_class *c, const struct cf_code *k, const struct cf_insn *v, uint32_t n)
 {
 	uint32_t pending = 0, init = NOT_SET;
-	for (uint32_t i = 0; i < r->n; i++) {
-		const struct cf_insn *in = &r->v[i];
+	for (uint32_t i = 0; i < n; i++) {
+		const struct cf_insn *in = &v[i];
 		if (in->op == 187) { /* new */
 			pending++;
 		} else if (in->op == 183) { /* invokespecial */
-			uint16_t ref = get2(r->k->code + in->pc + 1);
-			if (!cf_utf8_eq(r->c, cf_ref_name(r->c, ref), "<init>"))
+			uint16_t ref = get2(k->code + in->pc + 1);
+			if (!cf_utf8_eq(c, cf_ref_name(c, ref), "<init>"))
 				continue;
 			if (pending) {
 				pending--;
@@ -1145,17 +1145,17 @@ static uint32_t ctor_init_call(const struct rw *r)
 	}
 	if (init == NOT_SET)
 		return NOT_SET;
-	uint32_t end_pc = r->v[init].pc;
-	for (uint32_t i = init + 1; i < r->n; i++) {
-		const struct cf_insn *in = &r->v[i];
+	uint32_t end_pc = v[init].pc;
+	for (uint32_t i = init + 1; i < n; i++) {
+		const struct cf_insn *in = &v[i];
 		if ((in->kind == IK_COND || in->kind == IK_GOTO) && in->target0 <= end_pc)
 			return NOT_SET;
 		for (uint32_t t = 0; in->kind == IK_SWITCH && t < in->ntargets; t++)
 			if (in->targets[t] <= end_pc)
 				return NOT_SET;
 	}
-	for (uint32_t e = 0; e < r->k->nexc; e++)
-		if (r->k->exc[e].start <= end_pc || r->k->exc[e].handler <= end_pc)
+	for (uint32_t e = 0; e < k->nexc; e++)
+		if (k->exc[e].start <= end_pc || k->exc[e].handler <= end_pc)
 			return NOT_SET;
 	return init;
 }
@@ -1248,7 +1248,7 @@ static int plan_paths(const struct rw *r, const struct instr_sink *sink, struct 
 		/* no handler may cover a constructor's super() or this() call,
 		 * nor code before it: path counters after the call, or one
 		 * counter per site (exact without handlers) */
-		uint32_t init = ctor_init_call(r);
+		uint32_t init = ctor_init_call(c, r->k, r->v, r->n);
 		rc = init == NOT_SET ? 0 : plan_ctor_paths(r, freq, mp, init);
 		if (rc < 0)
 			return rc;
@@ -1500,7 +1500,7 @@ apply:;
 	st->corr_stubs += cp.nstub;
 	st->instrumented++;
 	st->counters += mp.ps.ncounters;
-	st->sites += mp.g.nsites;
+	st->sites += mp.nreal;
 	st->stubs += stubs;
 	st->inlined += mp.g.nsites - mp.nreal;
 	rc = 1;
@@ -1552,23 +1552,21 @@ static void add_block_allocs(const struct cfg *g, uint32_t b, int32_t *vec)
 static int invariant_allocs(const struct cfg *g, struct clone_plan *p)
 {
 	uint32_t nb = g->nblocks, ns = g->nsites;
-	uint32_t *first = calloc(nb + 1, sizeof(uint32_t)), *adj = malloc((g->nnormal + 1) * sizeof(uint32_t));
+	/* block u's successors: g->e[first[u] .. first[u + 1]) (cfg_finish
+	 * sorts the normal edges by their block) */
+	uint32_t *first = calloc(nb + 1, sizeof(uint32_t));
 	uint32_t *stack = malloc((nb + 1) * sizeof(uint32_t));
 	int32_t *cand = malloc(ns * sizeof(int32_t));
 	p->phi = calloc((size_t)(nb + 1) * ns, sizeof(int32_t));
 	p->block_path = malloc(nb * sizeof(uint32_t));
 	p->e = calloc(ns, sizeof(int32_t));
-	int rc = first && adj && stack && cand && p->phi && p->block_path && p->e ? 1 : -ENOMEM;
+	int rc = first && stack && cand && p->phi && p->block_path && p->e ? 1 : -ENOMEM;
 	if (rc < 0)
 		goto out;
 	for (uint32_t i = 0; i < g->nnormal; i++)
 		first[g->e[i].from + 1]++;
 	for (uint32_t b = 0; b < nb; b++)
 		first[b + 1] += first[b];
-	uint32_t *fill = stack; /* borrowed for the fill positions */
-	memcpy(fill, first, nb * sizeof(uint32_t));
-	for (uint32_t i = 0; i < g->nnormal; i++)
-		adj[fill[g->e[i].from]++] = g->e[i].to;
 	for (uint32_t b = 0; b < nb; b++)
 		p->block_path[b] = PATHS_NONE;
 	uint32_t sp = 0;
@@ -1578,7 +1576,7 @@ static int invariant_allocs(const struct cfg *g, struct clone_plan *p)
 	while (sp && rc == 1) {
 		uint32_t u = stack[--sp];
 		for (uint32_t x = first[u]; x < first[u + 1] && rc == 1; x++) {
-			uint32_t w = adj[x];
+			uint32_t w = g->e[x].to;
 			memcpy(cand, p->phi + (size_t)u * ns, ns * sizeof(int32_t));
 			add_block_allocs(g, w, cand);
 			if (p->block_path[w] == PATHS_NONE) {
@@ -1606,7 +1604,6 @@ static int invariant_allocs(const struct cfg *g, struct clone_plan *p)
 		rc = 0;
 out:
 	free(first);
-	free(adj);
 	free(stack);
 	free(cand);
 	return rc;
@@ -1633,14 +1630,7 @@ static int clone_eligible(struct cf_class *c, struct cf_member *m, struct clone_
 		return rc == -ENOMEM ? rc : 0;
 	if ((rc = cfg_build(v, n, m->code, &g)))
 		goto out;
-	struct rw r;
-	memset(&r, 0, sizeof(r));
-	r.c = c;
-	r.m = m;
-	r.k = m->code;
-	r.v = v;
-	r.n = n;
-	uint32_t init = ctor ? ctor_init_call(&r) : NOT_SET;
+	uint32_t init = ctor ? ctor_init_call(c, m->code, v, n) : NOT_SET;
 	rc = (!ctor || init != NOT_SET) && g.nsites && (uint64_t)(g.nblocks + 1) * g.nsites <= PATHS_MAX_CELLS;
 	for (uint32_t s = 0; s < g.nsites && rc && ctor; s++)
 		rc = g.site_pc[s] > v[init].pc;
@@ -1693,9 +1683,14 @@ static int add_clone(struct cf_class *c, uint32_t orig, uint32_t *out)
 	uint32_t slots = (m->access & 0x0008 ? 0 : 1) + param_slots(desc);
 	if (slots > 255)
 		return 0;
-	for (uint32_t i = 0; i < c->nmethods; i++)
-		if (c->methods[i].name == m->name && cf_utf8_eq(c, c->methods[i].desc, desc))
-			return 0;
+	uint16_t nl;
+	const char *name = cf_utf8(c, m->name, &nl);
+	for (uint32_t i = 0; name && i < c->nmethods; i++) {
+		uint16_t l;
+		const char *o = cf_utf8(c, c->methods[i].name, &l);
+		if (o && l == nl && !memcmp(o, name, nl) && cf_utf8_eq(c, c->methods[i].desc, desc))
+			return 0; /* (the pool may hold a name twice) */
+	}
 	uint16_t di = cf_cp_utf8(c, desc, strlen(desc)), code_name = cf_cp_utf8(c, "Code", 4);
 	if (!di || !code_name)
 		return 0;
@@ -1766,7 +1761,9 @@ static int add_suid_field(struct cf_class *c, int64_t v)
  * *plans [*n] (caller frees each and the array).  A clone that is not
  * private would change the default serialVersionUID of a Serializable
  * class (suid.h), so a class that declares none gets its original value
- * declared; one whose value cannot be computed gets no clone.  0 or <0. */
+ * declared; one whose value cannot be computed gets no clone.  The value is
+ * computed over the class's own methods, only for a class with clones.
+ * 0 or <0. */
 static int plan_clones(struct cf_class *c, struct clone_plan **plans, uint32_t *n)
 {
 	uint32_t coded = 0;
@@ -1774,12 +1771,8 @@ static int plan_clones(struct cf_class *c, struct clone_plan **plans, uint32_t *
 	*n = 0;
 	for (uint32_t i = 0; i < c->nmethods; i++)
 		coded += c->methods[i].code != NULL;
-	int declared = declared_suid(c);
-	int64_t suid = 0;
-	int rc = declared ? 0 : suid_default(c, &suid);
-	if (rc == -ENOMEM)
-		return rc;
-	if (!coded || c->nmethods + coded > 65535 || declared < 0 || rc)
+	int declared = declared_suid(c), rc;
+	if (!coded || c->nmethods + coded > 65535 || declared < 0)
 		return 0;
 	struct cf_member *ms = cf_alloc(c, (c->nmethods + coded) * sizeof(*ms));
 	*plans = calloc(coded, sizeof(**plans));
@@ -1802,7 +1795,23 @@ static int plan_clones(struct cf_class *c, struct clone_plan **plans, uint32_t *
 			visible |= !(c->methods[i].access & 0x0002);
 		}
 	}
-	return visible && !declared ? add_suid_field(c, suid) : 0;
+	if (!*n || declared)
+		return 0;
+	uint16_t all = c->nmethods;
+	int64_t suid;
+	c->nmethods = (uint16_t)nm; /* the class as Java serialization knew it */
+	rc = suid_default(c, &suid);
+	c->nmethods = all;
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc) { /* no clone then: the first nm methods are the class's own */
+		for (uint32_t j = 0; j < *n; j++)
+			clone_plan_free(&(*plans)[j]);
+		*n = 0;
+		c->nmethods = (uint16_t)nm;
+		return 0;
+	}
+	return visible ? add_suid_field(c, suid) : 0;
 }
 
 /* Instruments a clone (its original's id with the sink): no counters;
