@@ -104,7 +104,7 @@ $(BUILD)/tests/test_instrument: tests/unit/test_instrument.c agent/instrument.c 
 $(BUILD)/tests/test_suid: tests/unit/test_suid.c agent/suid.c agent/classfile.c model/buf.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $(filter %.c,$^) -lcmocka
-$(BUILD)/tests/test_paths: tests/unit/test_paths.c agent/paths.c agent/cfg.c agent/classfile.c model/buf.c
+$(BUILD)/tests/test_paths: tests/unit/test_paths.c agent/instrument.c agent/suid.c agent/paths.c agent/cfg.c agent/classfile.c model/buf.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $(filter %.c,$^) -lcmocka
 

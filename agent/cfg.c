@@ -14,6 +14,32 @@ void cfg_free(struct cfg *g)
 	memset(g, 0, sizeof(*g));
 }
 
+static void *dup_array(const void *a, size_t n, size_t size)
+{
+	void *d = malloc((n ? n : 1) * size);
+	if (d && n)
+		memcpy(d, a, n * size);
+	return d;
+}
+
+int cfg_copy(const struct cfg *src, struct cfg *dst)
+{
+	memset(dst, 0, sizeof(*dst));
+	dst->nblocks = src->nblocks;
+	dst->nedges = dst->cap_edges = src->nedges;
+	dst->nnormal = src->nnormal;
+	dst->nsites = dst->cap_sites = src->nsites;
+	dst->nalloc = src->nalloc;
+	dst->b = dup_array(src->b, src->nblocks, sizeof(*src->b));
+	dst->e = dup_array(src->e, src->nedges, sizeof(*src->e));
+	dst->site_pc = dup_array(src->site_pc, src->nsites, sizeof(*src->site_pc));
+	dst->site_block = dup_array(src->site_block, src->nsites, sizeof(*src->site_block));
+	if (dst->b && dst->e && dst->site_pc && dst->site_block)
+		return 0;
+	cfg_free(dst);
+	return -ENOMEM;
+}
+
 int cfg_init(struct cfg *g, uint32_t nblocks)
 {
 	memset(g, 0, sizeof(*g));

@@ -63,6 +63,9 @@ int cfg_add_edge(struct cfg *g, uint32_t from, uint32_t to, enum cfg_edge_kind k
 int cfg_add_site(struct cfg *g, uint32_t block, uint32_t pc);
 int cfg_finish(struct cfg *g);
 
+/* A deep copy of src into *dst (dst owns it: cfg_free).  0 or -ENOMEM. */
+int cfg_copy(const struct cfg *src, struct cfg *dst);
+
 void cfg_free(struct cfg *g);
 
 #endif

@@ -64,6 +64,8 @@ struct cmethod {
 	uint32_t nblocks, nnormal, nedges;
 	struct pedge *e;            /* owned, [nedges] */
 	uint32_t *cnt;              /* owned, [nedges], UINT32_MAX none */
+	struct cfg *g;              /* owned, NULL none: its CFG (instr_plan_unchanged) */
+	uint32_t init;              /* a constructor's super() call (graph()), UINT32_MAX */
 	double *freq;               /* owned, [nnormal]: measured, for the next version */
 	int state;                  /* HOT_* */
 	int final;                  /* planned from measured frequencies, or per site */
@@ -462,7 +464,20 @@ static int sink_site(void *ctx, uint32_t method, uint32_t k, uint32_t pc, uint32
 	return 0;
 }
 
-static int sink_graph(void *ctx, uint32_t method, uint32_t nblocks, uint32_t nnormal, uint32_t nedges,
+static void free_graph(struct cmethod *m)
+{
+	free(m->e);
+	free(m->cnt);
+	m->e = NULL;
+	m->cnt = NULL;
+	if (m->g) {
+		cfg_free(m->g);
+		free(m->g);
+		m->g = NULL;
+	}
+}
+
+static int sink_graph(void *ctx, uint32_t method, const struct cfg *g, uint32_t init, uint32_t nedges,
 		      const struct pedge *e, const uint32_t *counter)
 {
 	(void)ctx;
@@ -471,17 +486,21 @@ static int sink_graph(void *ctx, uint32_t method, uint32_t nblocks, uint32_t nno
 		return 0;
 	m->e = malloc((nedges + 1) * sizeof(*m->e));
 	m->cnt = malloc((nedges + 1) * sizeof(*m->cnt));
+	/* the CFG, to tell whether measured frequencies change the plan
+	 * (count_poll) */
+	if ((m->g = malloc(sizeof(*m->g))) && cfg_copy(g, m->g)) {
+		free(m->g);
+		m->g = NULL;
+	}
+	m->init = init;
 	if (!m->e || !m->cnt) {
-		free(m->e);
-		free(m->cnt);
-		m->e = NULL;
-		m->cnt = NULL;
+		free_graph(m);
 		return 0; /* no hot path for this one */
 	}
 	memcpy(m->e, e, nedges * sizeof(*e));
 	memcpy(m->cnt, counter, nedges * sizeof(*counter));
-	m->nblocks = nblocks;
-	m->nnormal = nnormal;
+	m->nblocks = g->nblocks;
+	m->nnormal = g->nnormal;
 	m->nedges = nedges;
 	return 0;
 }
@@ -1094,6 +1113,7 @@ void count_vm_init(jvmtiEnv *jvmti, JNIEnv *jni)
 /* ---- hot paths --------------------------------------------------------------- */
 
 static uint64_t n_retransformed;
+static uint64_t n_kept;             /* hot methods whose plan did not change */
 
 /* Retransforms the loaded classes named (internal names), then marks their
  * pending methods done (the hook ran during RetransformClasses). */
@@ -1134,10 +1154,7 @@ static void retransform(jvmtiEnv *jvmti, JNIEnv *jni, char **names, uint32_t n)
 		for (uint32_t j = 0; j < n && m->state != HOT_DONE; j++)
 			if (m->state == HOT_PENDING || !strcmp(m->cls, names[j])) {
 				m->state = HOT_DONE;
-				free(m->e);
-				free(m->cnt);
-				m->e = NULL;
-				m->cnt = NULL;
+				free_graph(m);
 			}
 	}
 	pthread_mutex_unlock(&C.mu);
@@ -1302,9 +1319,11 @@ static void method_sums(const jlong *v, uint32_t nc, uint64_t *inc, int64_t *cou
 {
 	for (uint32_t i = 0; i < nc; i++) {
 		const struct ccounter *c = &C.c[i];
-		inc[c->method] += (uint64_t)v[i];
 		if (ncount)
 			ncount[c->method]++;
+		if (!v[i])
+			continue; /* most counters, polled every few ms */
+		inc[c->method] += (uint64_t)v[i];
 		for (uint32_t j = 0; j < c->nsem; j++)
 			counted[c->method] += v[i] * C.sem[c->sem_first + j].coef;
 	}
@@ -1380,10 +1399,19 @@ int count_poll(jvmtiEnv *jvmti, JNIEnv *jni)
 	pthread_mutex_lock(&C.mu);
 	for (uint32_t i = 0; i < C.nm; i++) {
 		struct cmethod *m = &C.m[i];
-		if (m->state == HOT_NO && m->e && measure(m, v, nc)) {
-			m->state = HOT_PENDING;
-			add_pending(&pending, &npending, m->cls);
+		if (m->state != HOT_NO || !m->e || !measure(m, v, nc))
+			continue;
+		if (m->g && instr_plan_unchanged(m->g, m->init, m->freq, m->nedges, m->e, m->cnt) == 1) {
+			/* the measured frequencies plan the counters this version
+			 * has: it is final as it is, no retransformation */
+			m->state = HOT_DONE;
+			m->final = 1;
+			free_graph(m);
+			n_kept++;
+			continue;
 		}
+		m->state = HOT_PENDING;
+		add_pending(&pending, &npending, m->cls);
 	}
 	/* per method version: increments executed, allocations counted */
 	uint64_t *inc = calloc(C.nm + 1, sizeof(*inc));
@@ -1503,14 +1531,15 @@ void count_finish(JNIEnv *jni)
 	if (A.opts.verbose)
 		fprintf(stderr,
 			"heapfs-agent: mode=count: %llu classes instrumented (%llu failed), %llu methods (%llu without "
-			"allocations, %llu left alone), %u counters, %llu stubs, %llu classes retransformed (hot=%u), "
+			"allocations, %llu left alone), %u counters, %llu stubs, %llu classes retransformed (hot=%u; %llu hot methods kept: their plan did not change), "
 			"%llu method versions with one counter per site (measured or demoted), %llu constructors per "
 			"site and %llu correction handlers (exceptions=bytecode), %llu clones and %llu "
 			"calls of them (inline=on; %llu classes relinked); increments %llu vs %llu per-site (%.1f%% fewer); %llu exceptions, %llu frames corrected%s\n",
 			(unsigned long long)C.classes, (unsigned long long)C.failed,
 			(unsigned long long)C.st.instrumented, (unsigned long long)C.st.no_allocs,
 			(unsigned long long)C.st.skipped, C.next_counter, (unsigned long long)C.st.stubs,
-			(unsigned long long)n_retransformed, A.opts.hot, (unsigned long long)C.st.per_site,
+			(unsigned long long)n_retransformed, A.opts.hot, (unsigned long long)n_kept,
+			(unsigned long long)C.st.per_site,
 			(unsigned long long)C.st.ctor_sites, (unsigned long long)C.st.corr_handlers,
 			(unsigned long long)C.st.clones, (unsigned long long)C.st.inlined,
 			(unsigned long long)C.relinked, (unsigned long long)incr, (unsigned long long)per_site,

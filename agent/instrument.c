@@ -558,6 +558,8 @@ struct method_plan {
 			     * calls of clones (counter inlining) */
 	struct paths ps;
 	uint32_t nreal;
+	uint32_t init;      /* a constructor planned by plan_ctor_paths: its super()
+			     * or this() call's instruction, else NOT_SET */
 	uint32_t *callee;   /* [nsites - nreal] the clone each call site stands for */
 	uint32_t *line;     /* [nreal] source line of each site, from the original table */
 	char *type;         /* [nreal][256] allocated type of each site */
@@ -688,7 +690,7 @@ static int announce(struct cf_class *c, struct cf_member *m, const struct method
 			cnt[i] = UINT32_MAX;
 		for (uint32_t j = 0; j < mp->ps.ncounters; j++)
 			cnt[mp->ps.counter_edge[j]] = base + j;
-		rc = sink->graph(sink->ctx, id, mp->g.nblocks, mp->g.nnormal, mp->ps.nedges, mp->ps.e, cnt);
+		rc = sink->graph(sink->ctx, id, &mp->g, mp->init, mp->ps.nedges, mp->ps.e, cnt);
 		free(cnt);
 	}
 	return rc;
@@ -1176,13 +1178,14 @@ static int edge_after(const struct cfg *g, const struct pedge *e, uint32_t init)
  * placed after the call; the plan holds if every counter lies there and
  * no run needing a correction starts up to the call (so: no allocation in
  * the super() arguments).  1 planned, 0 not (mp->ps freed), <0 fatal. */
-static int plan_ctor_paths(const struct rw *r, const double *freq, struct method_plan *mp, uint32_t init)
+/* plan_ctor_paths' counters, from the CFG alone: 1 every counter lies
+ * after the call (ps planned), 0 not, <0 an error of paths.h (ps to be
+ * freed by the caller either way). */
+static int ctor_counters(const struct cfg *g, const double *freq, uint32_t init, struct paths *ps)
 {
-	struct paths *ps = &mp->ps;
 	uint32_t *forced = NULL;
-	struct corr_runs cr = { 0 };
-	int rc = paths_build(&mp->g, freq, ps);
-	if (rc || (rc = paths_place(ps, &mp->g, NULL)))
+	int rc = paths_build(g, freq, ps);
+	if (rc || (rc = paths_place(ps, g, NULL)))
 		goto out;
 	rc = -ENOMEM;
 	if (!(forced = malloc((ps->npaths + 1) * sizeof(uint32_t))))
@@ -1190,20 +1193,32 @@ static int plan_ctor_paths(const struct rw *r, const double *freq, struct method
 	for (uint32_t p = 0; p < ps->npaths; p++) {
 		forced[p] = PATHS_NONE;
 		uint32_t cur = ps->p[p].counter_edge;
-		if (cur == PATHS_NONE || edge_after(&mp->g, &ps->e[cur], init))
+		if (cur == PATHS_NONE || edge_after(g, &ps->e[cur], init))
 			continue;
 		for (uint32_t k = 0; k < ps->p[p].n; k++) {
 			uint32_t i = ps->edge_list[ps->p[p].first + k];
-			if (edge_after(&mp->g, &ps->e[i], init) &&
+			if (edge_after(g, &ps->e[i], init) &&
 			    (forced[p] == PATHS_NONE || ps->e[i].share < ps->e[forced[p]].share))
 				forced[p] = i;
 		}
 	}
-	if ((rc = paths_place(ps, &mp->g, forced)) || (rc = paths_semantics(ps, &mp->g)))
+	if ((rc = paths_place(ps, g, forced)) || (rc = paths_semantics(ps, g)))
 		goto out;
-	int holds = 1;
-	for (uint32_t j = 0; j < ps->ncounters && holds; j++)
-		holds = edge_after(&mp->g, &ps->e[ps->counter_edge[j]], init);
+	rc = 1;
+	for (uint32_t j = 0; j < ps->ncounters && rc; j++)
+		rc = edge_after(g, &ps->e[ps->counter_edge[j]], init);
+out:
+	free(forced);
+	return rc;
+}
+
+static int plan_ctor_paths(const struct rw *r, const double *freq, struct method_plan *mp, uint32_t init)
+{
+	struct paths *ps = &mp->ps;
+	struct corr_runs cr = { 0 };
+	int rc = ctor_counters(&mp->g, freq, init, ps), holds = rc > 0;
+	if (rc < 0)
+		goto out;
 	if (holds && (rc = correction_runs(r, mp, &cr)))
 		goto out;
 	for (uint32_t x = 0; x < cr.n && holds; x++)
@@ -1215,7 +1230,59 @@ out:
 	if (rc <= 0)
 		paths_free(ps);
 	corr_runs_free(&cr);
-	free(forced);
+	return rc;
+}
+
+/* A counter's edge as (from, to, cfg edge), for comparing plans. */
+struct edge_key {
+	uint32_t from, to, cfg_edge;
+};
+
+static int edge_key_cmp(const void *a, const void *b)
+{
+	const struct edge_key *x = a, *y = b;
+	if (x->from != y->from)
+		return x->from < y->from ? -1 : 1;
+	if (x->to != y->to)
+		return x->to < y->to ? -1 : 1;
+	return x->cfg_edge < y->cfg_edge ? -1 : x->cfg_edge > y->cfg_edge;
+}
+
+int instr_plan_unchanged(const struct cfg *g, uint32_t init, const double *freq, uint32_t nedges,
+			 const struct pedge *e, const uint32_t *counter)
+{
+	struct paths ps;
+	memset(&ps, 0, sizeof(ps));
+	/* a constructor's counters where it had them: its correction runs are
+	 * then the ones it has */
+	int rc = init == UINT32_MAX ? paths_plan(g, freq, &ps) : ctor_counters(g, freq, init, &ps);
+	if (init != UINT32_MAX && rc >= 0)
+		rc = rc ? 0 : -EINVAL; /* a counter before the call: not as it is */
+	if (rc) {
+		paths_free(&ps);
+		return rc == -ENOMEM ? rc : 0;
+	}
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < nedges; i++)
+		n += counter[i] != UINT32_MAX;
+	struct edge_key *a = malloc((n + 1) * sizeof(*a)), *b = malloc((ps.ncounters + 1) * sizeof(*b));
+	rc = a && b ? 0 : -ENOMEM;
+	if (rc || n != ps.ncounters || (freq && paths_cost(g, &ps, freq) > sites_cost(g, freq)))
+		goto out;
+	for (uint32_t i = 0, k = 0; i < nedges; i++)
+		if (counter[i] != UINT32_MAX)
+			a[k++] = (struct edge_key){ e[i].from, e[i].to, e[i].cfg_edge };
+	for (uint32_t j = 0; j < n; j++) {
+		const struct pedge *x = &ps.e[ps.counter_edge[j]];
+		b[j] = (struct edge_key){ x->from, x->to, x->cfg_edge };
+	}
+	qsort(a, n, sizeof(*a), edge_key_cmp);
+	qsort(b, n, sizeof(*b), edge_key_cmp);
+	rc = !memcmp(a, b, n * sizeof(*a));
+out:
+	free(a);
+	free(b);
+	paths_free(&ps);
 	return rc;
 }
 
@@ -1250,6 +1317,7 @@ static int plan_paths(const struct rw *r, const struct instr_sink *sink, struct 
 		 * counter per site (exact without handlers) */
 		uint32_t init = ctor_init_call(c, r->k, r->v, r->n);
 		rc = init == NOT_SET ? 0 : plan_ctor_paths(r, freq, mp, init);
+		mp->init = init;
 		if (rc < 0)
 			return rc;
 		if (!rc) {
@@ -1391,6 +1459,7 @@ static int do_method(struct cf_class *c, struct cf_member *m, const struct instr
 	*idp = UINT32_MAX;
 	struct method_plan mp;
 	memset(&mp, 0, sizeof(mp));
+	mp.init = NOT_SET;
 	struct rw r;
 	struct corr_plan cp;
 	memset(&cp, 0, sizeof(cp));
@@ -1825,6 +1894,7 @@ static int do_clone(struct cf_class *c, const struct clone_plan *p, const struct
 	struct cf_member *m = &c->methods[p->clone];
 	struct method_plan mp;
 	memset(&mp, 0, sizeof(mp));
+	mp.init = NOT_SET;
 	struct rw r;
 	struct corr_plan cp;
 	memset(&cp, 0, sizeof(cp));

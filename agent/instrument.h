@@ -71,10 +71,14 @@ struct instr_sink {
 	 * path counters executed more increments than it counted). */
 	const double *(*freq)(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
 			      size_t dl, uint32_t nblocks, uint32_t nnormal, int *sites);
-	/* Optional.  The method's path graph (paths.h) and the counter of each
-	 * edge (UINT32_MAX: none), so that edge frequencies can be solved from
-	 * the counters later (flow conservation over the spanning tree). */
-	int (*graph)(void *ctx, uint32_t method, uint32_t nblocks, uint32_t nnormal, uint32_t nedges,
+	/* Optional.  The method's CFG (its calls of clones among the sites),
+	 * init (a constructor planned with bytecode corrections: its super()
+	 * or this() call's instruction index, else UINT32_MAX), its
+	 * path graph (paths.h) and the counter of each edge (UINT32_MAX: none),
+	 * so that edge frequencies can be solved from the counters later (flow
+	 * conservation over the spanning tree) and the plan they would give
+	 * compared with this one (instr_plan_unchanged). */
+	int (*graph)(void *ctx, uint32_t method, const struct cfg *g, uint32_t init, uint32_t nedges,
 		     const struct pedge *e, const uint32_t *counter);
 	/* Optional (path counters only).  Exception corrections: when an
 	 * exception leaves a frame of the method at a bytecode offset in
@@ -134,6 +138,17 @@ struct instr_sink {
  * cannot determine get 0.  Returns the flow of the entry edge X -> 0. */
 double instr_solve_flow(uint32_t nblocks, uint32_t nedges, const struct pedge *e, const uint8_t *counted,
 			const double *value, double *flow);
+
+/* Whether planning method g's path counters from the measured edge
+ * frequencies freq (sink->freq's layout) would give the counters of the
+ * version whose path graph is e[0..nedges) with counter[] (sink->graph):
+ * the same edges carry counters, and one counter per site would not
+ * execute fewer increments.  Then retransforming the method would change
+ * nothing it executes.  init: for a constructor planned with bytecode
+ * corrections, its super() or this() call's instruction (graph()'s),
+ * else UINT32_MAX.  1 unchanged, 0 changed, -ENOMEM. */
+int instr_plan_unchanged(const struct cfg *g, uint32_t init, const double *freq, uint32_t nedges,
+			 const struct pedge *e, const uint32_t *counter);
 
 struct instr_stats {
 	uint64_t methods;          /* methods with code */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/instrument.h"
 #include "agent/paths.h"
 
 /* Blocks are named by letters in the comments; each block b has one
@@ -434,6 +435,102 @@ static void test_random_cfgs(void **state)
 	assert_true(st.cuts > st.walks);
 }
 
+/* Edge frequency in sink->freq's layout (instrument.h), computed here. */
+static double layout_freq(const struct cfg *g, const struct pedge *e, const double *freq)
+{
+	if (e->from == PATHS_X)
+		return freq[g->nnormal + e->to];
+	if (e->to == PATHS_X)
+		return freq[g->nnormal + g->nblocks + e->from];
+	return freq[e->cfg_edge];
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	const uint32_t *x = a, *y = b;
+	for (int i = 0; i < 3; i++)
+		if (x[i] != y[i])
+			return x[i] < y[i] ? -1 : 1;
+	return 0;
+}
+
+/* The counters' edges of a plan as sorted (from, to, cfg edge) triples
+ * into k[3 * ncounters]. */
+static void counter_keys(const struct paths *ps, uint32_t *k)
+{
+	for (uint32_t j = 0; j < ps->ncounters; j++) {
+		const struct pedge *e = &ps->e[ps->counter_edge[j]];
+		k[3 * j] = e->from;
+		k[3 * j + 1] = e->to;
+		k[3 * j + 2] = e->cfg_edge;
+	}
+	qsort(k, ps->ncounters, 3 * sizeof(uint32_t), key_cmp);
+}
+
+/* instr_plan_unchanged (hot=N keeps a version whose plan measured
+ * frequencies would not change): for random graphs planned from
+ * frequencies A (or the static heuristics), and measured frequencies B
+ * (A scaled, A perturbed, or new), it answers "unchanged" exactly when the
+ * plan from B puts its counters on the same edges as the plan from A and
+ * one counter per site would not execute fewer increments at B (both
+ * computed here from paths_plan's output and the frequency layout). */
+static void test_plan_unchanged(void **state)
+{
+	(void)state;
+	uint32_t same = 0, changed = 0, per_site = 0;
+	for (int iter = 0; iter < 3000; iter++) {
+		struct cfg g;
+		random_graph(&g);
+		size_t nf = g.nnormal + 2 * (size_t)g.nblocks + 1;
+		double *fa = iter % 4 ? calloc(nf, sizeof(double)) : NULL, *fb = calloc(nf, sizeof(double));
+		assert_non_null(fb);
+		for (size_t i = 0; fa && i < g.nnormal; i++)
+			fa[i] = rnd(100);
+		for (size_t i = 0; i < nf; i++) {
+			uint32_t how = (uint32_t)iter % 3;
+			double a = fa ? fa[i] : 0;
+			fb[i] = how == 0 && fa ? 3 * a : how == 1 && fa ? a + (rnd(4) == 0 ? rnd(50) : 0) : rnd(100);
+		}
+		fb[g.nnormal] = 1 + rnd(10); /* the entry */
+		struct paths pa, pb;
+		assert_int_equal(paths_plan(&g, fa, &pa), 0);
+		assert_int_equal(paths_plan(&g, fb, &pb), 0);
+		uint32_t *cnt = malloc((pa.nedges + 1) * sizeof(uint32_t));
+		uint32_t *ka = malloc((3 * pa.ncounters + 1) * sizeof(uint32_t));
+		uint32_t *kb = malloc((3 * pb.ncounters + 1) * sizeof(uint32_t));
+		assert_true(cnt && ka && kb);
+		for (uint32_t i = 0; i < pa.nedges; i++)
+			cnt[i] = pa.e[i].counter ? i : UINT32_MAX;
+		counter_keys(&pa, ka);
+		counter_keys(&pb, kb);
+		int edges_same = pa.ncounters == pb.ncounters && !memcmp(ka, kb, 3 * pa.ncounters * sizeof(uint32_t));
+		double pcost = 0, scost = 0;
+		for (uint32_t j = 0; j < pb.ncounters; j++)
+			pcost += layout_freq(&g, &pb.e[pb.counter_edge[j]], fb);
+		for (uint32_t s = 0; s < g.nsites; s++) {
+			uint32_t b = g.site_block[s];
+			scost += fb[g.nnormal + b];
+			for (uint32_t i = 0; i < g.nnormal; i++)
+				scost += g.e[i].to == b ? fb[i] : 0;
+		}
+		int want = edges_same && !(pcost > scost);
+		assert_int_equal(instr_plan_unchanged(&g, UINT32_MAX, fb, pa.nedges, pa.e, cnt), want);
+		same += want;
+		changed += !edges_same;
+		per_site += edges_same && pcost > scost;
+		free(cnt);
+		free(ka);
+		free(kb);
+		free(fa);
+		free(fb);
+		paths_free(&pa);
+		paths_free(&pb);
+		cfg_free(&g);
+	}
+	fprintf(stderr, "plans: %u unchanged, %u with other counters, %u cheaper per site\n", same, changed, per_site);
+	assert_true(same > 300 && changed > 100 && per_site > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -444,6 +541,7 @@ int main(void)
 		cmocka_unit_test(test_empty_semantics_dropped),
 		cmocka_unit_test(test_static_allocation_heuristic),
 		cmocka_unit_test(test_random_cfgs),
+		cmocka_unit_test(test_plan_unchanged),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
