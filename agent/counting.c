@@ -1258,12 +1258,20 @@ void count_write(JNIEnv *jni, struct htr_writer *w, uint32_t gc, int final)
  * measure), so polls come often while it matters: POLL_MIN_MS after new
  * methods were instrumented or hot ones found, then twice as long each
  * time up to POLL_MAX_MS. */
+/* Whether class cls is on the list to retransform. */
+static int is_pending(char **pending, uint32_t n, const char *cls)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (!strcmp(pending[i], cls))
+			return 1;
+	return 0;
+}
+
 /* Adds a class name to the list to retransform (once). */
 static void add_pending(char ***pending, uint32_t *n, char *cls)
 {
-	for (uint32_t p = 0; p < *n; p++)
-		if (!strcmp((*pending)[p], cls))
-			return;
+	if (is_pending(*pending, *n, cls))
+		return;
 	char **np = realloc(*pending, (*n + 1) * sizeof(*np));
 	if (np) {
 		*pending = np;
@@ -1272,16 +1280,16 @@ static void add_pending(char ***pending, uint32_t *n, char *cls)
 }
 
 /* A measured version: its edge frequencies solved from its counters (v);
- * stored in m->freq once its entry count reached hot=N.  1: it did.
+ * stored in m->freq once its entry count reached min_entry.  1: it did.
  * Counters only grow: while their total stays what it was at the last
  * call, the answer stays no, and the flows are not solved again. */
-static int measure(struct cmethod *m, const jlong *v, uint32_t nc)
+static int measure(struct cmethod *m, const jlong *v, uint32_t nc, double min_entry)
 {
 	uint64_t sum = 0;
 	for (uint32_t j = 0; j < m->nedges; j++)
 		if (m->cnt[j] != UINT32_MAX && m->cnt[j] < nc)
 			sum += (uint64_t)v[m->cnt[j]];
-	if (sum == m->measured_sum)
+	if (sum == m->measured_sum && min_entry >= (double)A.opts.hot)
 		return 0;
 	m->measured_sum = sum;
 	uint8_t *counted = calloc(m->nedges + 1, 1);
@@ -1294,7 +1302,7 @@ static int measure(struct cmethod *m, const jlong *v, uint32_t nc)
 				val[j] = (double)v[m->cnt[j]];
 			}
 		double entry = instr_solve_flow(m->nblocks, m->nedges, m->e, counted, val, flow);
-		hot = entry >= (double)A.opts.hot &&
+		hot = entry >= min_entry && entry > 0 &&
 		      (m->freq = calloc(m->nnormal + 2 * (size_t)m->nblocks + 1, sizeof(double)));
 	}
 	for (uint32_t j = 0; j < m->nedges && hot; j++) { /* instrument.h's layout */
@@ -1399,7 +1407,7 @@ int count_poll(jvmtiEnv *jvmti, JNIEnv *jni)
 	pthread_mutex_lock(&C.mu);
 	for (uint32_t i = 0; i < C.nm; i++) {
 		struct cmethod *m = &C.m[i];
-		if (m->state != HOT_NO || !m->e || !measure(m, v, nc))
+		if (m->state != HOT_NO || !m->e || !measure(m, v, nc, (double)A.opts.hot))
 			continue;
 		if (m->g && instr_plan_unchanged(m->g, m->init, m->freq, m->nedges, m->e, m->cnt) == 1) {
 			/* the measured frequencies plan the counters this version
@@ -1417,7 +1425,7 @@ int count_poll(jvmtiEnv *jvmti, JNIEnv *jni)
 	uint64_t *inc = calloc(C.nm + 1, sizeof(*inc));
 	int64_t *counted = calloc(C.nm + 1, sizeof(*counted));
 	char **linked = NULL; /* owned names */
-	uint32_t nlinked = 0, before = npending;
+	uint32_t nlinked = 0;
 	if (inc && counted) {
 		method_sums(v, nc, inc, counted, NULL);
 		demote(inc, counted, &pending, &npending);
@@ -1425,9 +1433,21 @@ int count_poll(jvmtiEnv *jvmti, JNIEnv *jni)
 	}
 	free(inc);
 	free(counted);
+	uint32_t before = npending; /* (hot or demoted) */
 	for (uint32_t i = 0; i < nlinked; i++)
 		add_pending(&pending, &npending, linked[i]);
 	C.relinked += npending - before;
+	/* the other methods of a class to be retransformed that ran get their
+	 * plan from what they measured so far: a retransformation of a large
+	 * class costs tens of ms (its new version parsed and verified), and
+	 * each of them would otherwise start measuring afresh and bring the
+	 * class back later */
+	for (uint32_t i = 0; i < C.nm && npending; i++) {
+		struct cmethod *m = &C.m[i];
+		if (m->state != HOT_NO || !m->e || !is_pending(pending, npending, m->cls) || !measure(m, v, nc, 1))
+			continue;
+		m->state = HOT_PENDING;
+	}
 	pthread_mutex_unlock(&C.mu);
 	free(v);
 	if (npending) {
