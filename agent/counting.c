@@ -1252,12 +1252,14 @@ void count_write(JNIEnv *jni, struct htr_writer *w, uint32_t gc, int final)
 }
 
 /* hot=N: methods whose entry flow (solved from their counters) reached N
- * get their edge frequencies stored; their classes are retransformed, and
- * the hook plans their paths from the frequencies.  A method measured
- * executes more increments than its final version (instrument.h,
- * measure), so polls come often while it matters: POLL_MIN_MS after new
- * methods were instrumented or hot ones found, then twice as long each
- * time up to POLL_MAX_MS. */
+ * get their edge frequencies stored; unless those plan the counters the
+ * method has (instr_plan_unchanged: it is kept), their classes are
+ * retransformed, and the hook plans their paths from the frequencies.  A
+ * method measured executes more increments than its final version
+ * (instrument.h, measure), so polls come often while it matters:
+ * POLL_MIN_MS after new methods were instrumented or hot ones found, then
+ * twice as long each time up to POLL_MAX_MS. */
+
 /* Whether class cls is on the list to retransform. */
 static int is_pending(char **pending, uint32_t n, const char *cls)
 {

@@ -1171,13 +1171,6 @@ static int edge_after(const struct cfg *g, const struct pedge *e, uint32_t init)
 	return g->b[e->from].end - 1 >= init;
 }
 
-/* Path counters for a constructor with corrections in the bytecode: the
- * code up to its super() call (instruction init) runs with `this`
- * uninitialized, where no handler may cover it, so nothing there may
- * need a correction.  Each path's counter goes on its least-shared edge
- * placed after the call; the plan holds if every counter lies there and
- * no run needing a correction starts up to the call (so: no allocation in
- * the super() arguments).  1 planned, 0 not (mp->ps freed), <0 fatal. */
 /* plan_ctor_paths' counters, from the CFG alone: 1 every counter lies
  * after the call (ps planned), 0 not, <0 an error of paths.h (ps to be
  * freed by the caller either way). */
@@ -1212,6 +1205,13 @@ out:
 	return rc;
 }
 
+/* Path counters for a constructor with corrections in the bytecode: the
+ * code up to its super() call (instruction init) runs with `this`
+ * uninitialized, where no handler may cover it, so nothing there may
+ * need a correction.  Each path's counter goes on its least-shared edge
+ * placed after the call; the plan holds if every counter lies there and
+ * no run needing a correction starts up to the call (so: no allocation in
+ * the super() arguments).  1 planned, 0 not (mp->ps freed), <0 fatal. */
 static int plan_ctor_paths(const struct rw *r, const double *freq, struct method_plan *mp, uint32_t init)
 {
 	struct paths *ps = &mp->ps;
@@ -1253,11 +1253,14 @@ int instr_plan_unchanged(const struct cfg *g, uint32_t init, const double *freq,
 {
 	struct paths ps;
 	memset(&ps, 0, sizeof(ps));
-	/* a constructor's counters where it had them: its correction runs are
-	 * then the ones it has */
-	int rc = init == UINT32_MAX ? paths_plan(g, freq, &ps) : ctor_counters(g, freq, init, &ps);
-	if (init != UINT32_MAX && rc >= 0)
-		rc = rc ? 0 : -EINVAL; /* a counter before the call: not as it is */
+	/* a constructor: planned as plan_ctor_paths does (its correction runs
+	 * do not matter here: the same counter edges execute the same
+	 * increments) */
+	int rc;
+	if (init == UINT32_MAX)
+		rc = paths_plan(g, freq, &ps);
+	else if ((rc = ctor_counters(g, freq, init, &ps)) >= 0)
+		rc = rc ? 0 : -EINVAL; /* a counter would lie before the call: per site */
 	if (rc) {
 		paths_free(&ps);
 		return rc == -ENOMEM ? rc : 0;
