@@ -275,7 +275,7 @@ static int on_graph(struct builder *b, const struct htr_event *ev)
 {
 	uint64_t id = ev->u.graph.id;
 	int rc;
-	if (!(b->g.nobj && b->g.id[b->g.nobj - 1] == id)) {
+	if (htr_graph_cols_fresh(&b->g, id)) {
 		uint64_t old_cap = b->g.obj_cap;
 		/* (presize_graph made room: the calls are for traces whose
 		 * index undercounts) */
@@ -288,13 +288,9 @@ static int on_graph(struct builder *b, const struct htr_event *ev)
 				return -ENOMEM;
 			b->g.off = p;
 		}
-		if (b->g.nobj && id < b->g.id[b->g.nobj - 1])
-			b->g.unsorted = 1;
-		b->g.id[b->g.nobj] = id;
 		if (b->g.nedges > UINT32_MAX - 1)
 			return -E2BIG;
-		b->g.off[b->g.nobj] = (uint32_t)b->g.nedges;
-		b->g.nobj++;
+		htr_graph_cols_start(&b->g, id);
 	}
 	uint32_t n = ev->u.graph.count;
 	if (b->g.nedges + n > b->g.edge_cap) {

@@ -779,6 +779,20 @@ int htr_iter_allocs(struct htr_iter *it, struct htr_alloc *out, uint32_t max, st
 	return (int)n;
 }
 
+int htr_graph_cols_fresh(const struct htr_graph_cols *g, uint64_t id)
+{
+	return !(g->nobj && g->id[g->nobj - 1] == id);
+}
+
+void htr_graph_cols_start(struct htr_graph_cols *g, uint64_t id)
+{
+	if (g->nobj && id < g->id[g->nobj - 1])
+		g->unsorted = 1;
+	g->id[g->nobj] = id;
+	g->off[g->nobj] = (uint32_t)g->nedges;
+	g->nobj++;
+}
+
 /* One graph object event into g, or 0 (nothing consumed) if it does not
  * fit; 1 when taken; <0 damage. */
 static int graph_event(struct htr_iter *it, struct htr_graph_cols *g)
@@ -790,7 +804,7 @@ static int graph_event(struct htr_iter *it, struct htr_graph_cols *g)
 	int rc = decode_graph_head(it, &c, &id, &count);
 	if (rc)
 		return rc;
-	int fresh = !(g->nobj && g->id[g->nobj - 1] == id);
+	int fresh = htr_graph_cols_fresh(g, id);
 	if ((fresh && g->nobj == g->obj_cap) || g->nedges + count > g->edge_cap ||
 	    g->nedges + count > UINT32_MAX - 1)
 		return 0;
@@ -798,13 +812,8 @@ static int graph_event(struct htr_iter *it, struct htr_graph_cols *g)
 	for (uint32_t i = 0; i < count; i++)
 		if ((rc = decode_ref(&c, id, &slot, &g->slot[g->nedges + i], &g->tgt[g->nedges + i])))
 			return rc;
-	if (fresh) {
-		if (g->nobj && id < g->id[g->nobj - 1])
-			g->unsorted = 1;
-		g->id[g->nobj] = id;
-		g->off[g->nobj] = (uint32_t)g->nedges;
-		g->nobj++;
-	}
+	if (fresh)
+		htr_graph_cols_start(g, id);
 	g->nedges += count;
 	it->prev_graph_id = id;
 	it->win_pos = (size_t)(c.p - it->win);

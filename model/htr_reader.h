@@ -86,6 +86,12 @@ struct htr_graph_cols {
 	int unsorted;           /* set once an id is lower than the one before */
 };
 int htr_iter_graph(struct htr_iter *it, struct htr_graph_cols *g, struct htr_err *err);
+/* Whether id starts a new object (it is not the last object's, whose
+ * references continue in another chunk). */
+int htr_graph_cols_fresh(const struct htr_graph_cols *g, uint64_t id);
+/* Starts object id at the current edge count (room for it made by the
+ * caller; nedges < UINT32_MAX); notes an id lower than the one before. */
+void htr_graph_cols_start(struct htr_graph_cols *g, uint64_t id);
 
 /* Offset in the frame's raw (decompressed) payload of the next event. */
 uint64_t htr_iter_raw_pos(const struct htr_iter *it);
