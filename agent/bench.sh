@@ -262,10 +262,11 @@ if [ -r /usr/share/java/antlr3.jar ] && [ -r /usr/share/java/stringtemplate4.jar
 	count_row antlr3 org.antlr.Tool -fo "$OUT/antlr3" tests/integration/MiniLang.g
 	# hot=20: re-planned from measured frequencies, demoted to per-site
 	# counters where paths lose; what the retransformations cost
-	interleaved_ms "plain=|-cp|$CP|org.antlr.Tool|-fo|$OUT/antlr3|tests/integration/MiniLang.g" \
-		"h0=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,counts=$OUT/h0.tsv|-cp|$CP|org.antlr.Tool|-fo|$OUT/antlr3|tests/integration/MiniLang.g" \
-		"h20=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,hot=20,counts=$OUT/h20.tsv|-cp|$CP|org.antlr.Tool|-fo|$OUT/antlr3|tests/integration/MiniLang.g" \
-		"h20i=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,hot=20,inline=on,counts=$OUT/h20i.tsv|-cp|$CP|org.antlr.Tool|-fo|$OUT/antlr3|tests/integration/MiniLang.g"
+	tool="|-cp|$CP|org.antlr.Tool|-fo|$OUT/antlr3|tests/integration/MiniLang.g"
+	interleaved_ms "plain=$tool" \
+		"h0=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,counts=$OUT/h0.tsv$tool" \
+		"h20=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,hot=20,counts=$OUT/h20.tsv$tool" \
+		"h20i=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,hot=20,inline=on,counts=$OUT/h20i.tsv$tool"
 	echo "  (antlr3 hot=20: $ms_h20 ms, $(sed -n 's/^#increments\t//p' "$OUT/h20.tsv") increments;" \
 		"hot=20,inline=on: $ms_h20i ms, $(sed -n 's/^#increments\t//p' "$OUT/h20i.tsv") increments;" \
 		"hot=0: $ms_h0 ms, $(sed -n 's/^#increments\t//p' "$OUT/h0.tsv") increments;" \

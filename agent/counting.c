@@ -549,14 +549,27 @@ static int push_sem(uint32_t method, uint32_t k, int32_t coef)
 	return 0;
 }
 
+/* push_sem for coef[i] times site k[i], i < n: the semantics of a
+ * counter, correction or clone, from C.sem[*first] on (none appended on
+ * failure).  0 or -ENOMEM. */
+static int push_sems(uint32_t method, const uint32_t *k, const int32_t *coef, uint32_t n, uint32_t *first)
+{
+	*first = C.nsem;
+	for (uint32_t i = 0; i < n; i++)
+		if (push_sem(method, k[i], coef[i])) {
+			C.nsem = *first;
+			return -ENOMEM;
+		}
+	return 0;
+}
+
 static int sink_counter(void *ctx, uint32_t method, uint32_t counter, const uint32_t *k, const int32_t *coef,
 			uint32_t n)
 {
 	(void)ctx;
-	uint32_t first = C.nsem;
-	for (uint32_t i = 0; i < n; i++)
-		if (push_sem(method, k[i], coef[i]))
-			return -ENOMEM;
+	uint32_t first;
+	if (push_sems(method, k, coef, n, &first))
+		return -ENOMEM;
 	C.c[counter] = (struct ccounter){ first, C.nsem - first, method };
 	return 0;
 }
@@ -661,15 +674,12 @@ static int sink_clone(void *ctx, uint32_t method, const uint32_t *k, const int32
 	cl->id = C.nclone;
 	cl->method = method;
 	cl->next = NO_ID;
-	cl->sem_first = C.nsem;
-	for (uint32_t i = 0; i < n; i++)
-		if (push_sem(method, k[i], coef[i])) {
-			C.nsem = cl->sem_first;
-			(*C.hook_jni)->DeleteWeakGlobalRef(C.hook_jni, loader);
-			free(key);
-			free(cl);
-			return -ENOMEM;
-		}
+	if (push_sems(method, k, coef, n, &cl->sem_first)) {
+		(*C.hook_jni)->DeleteWeakGlobalRef(C.hook_jni, loader);
+		free(key);
+		free(cl);
+		return -ENOMEM;
+	}
 	cl->nsem = C.nsem - cl->sem_first;
 	C.clone[C.nclone] = cl;
 	if (!head) {
@@ -707,10 +717,9 @@ static int sink_correction(void *ctx, uint32_t method, uint32_t start, uint32_t 
 		return -ENOMEM;
 	if (!m->nr)
 		m->r_first = C.nr;
-	uint32_t first = C.nsem;
-	for (uint32_t i = 0; i < n; i++)
-		if (push_sem(method, k[i], coef[i]))
-			return -ENOMEM;
+	uint32_t first;
+	if (push_sems(method, k, coef, n, &first))
+		return -ENOMEM;
 	C.r[C.nr++] = (struct crange){ start, end, first, C.nsem - first };
 	m->nr++;
 	return 0;

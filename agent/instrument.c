@@ -554,15 +554,14 @@ static int rw_apply(struct rw *r, int frames)
 }
 
 struct method_plan {
-	struct cfg g;       /* sites: the nreal allocating instructions, then
+	struct cfg g;       /* sites: the g.nalloc allocating instructions, then
 			     * calls of clones (counter inlining) */
 	struct paths ps;
-	uint32_t nreal;
 	uint32_t init;      /* a constructor planned by plan_ctor_paths: its super()
 			     * or this() call's instruction, else NOT_SET */
-	uint32_t *callee;   /* [nsites - nreal] the clone each call site stands for */
-	uint32_t *line;     /* [nreal] source line of each site, from the original table */
-	char *type;         /* [nreal][256] allocated type of each site */
+	uint32_t *callee;   /* [nsites - nalloc] the clone each call site stands for */
+	uint32_t *line;     /* [nalloc] source line of each site, from the original table */
+	char *type;         /* [nalloc][256] allocated type of each site */
 };
 
 /* Whether instruction i is a site: an allocation, or a call of a clone
@@ -662,15 +661,15 @@ static int announce(struct cf_class *c, struct cf_member *m, const struct method
 	const char *mn = cf_utf8(c, m->name, &nl), *md = cf_utf8(c, m->desc, &dl);
 	if (!cn || !mn || !md)
 		return -EINVAL;
-	uint32_t id = sink->method(sink->ctx, cn, cl, mn, nl, md, dl, mp->nreal);
+	uint32_t id = sink->method(sink->ctx, cn, cl, mn, nl, md, dl, mp->g.nalloc);
 	if (id == UINT32_MAX)
 		return -ENOMEM;
 	*idp = id;
-	for (uint32_t s = 0; s < mp->nreal; s++)
+	for (uint32_t s = 0; s < mp->g.nalloc; s++)
 		if (sink->site(sink->ctx, id, s, mp->g.site_pc[s], mp->line[s], mp->type + (size_t)s * 256))
 			return -ENOMEM;
-	for (uint32_t s = mp->nreal; s < mp->g.nsites; s++)
-		if (sink->inlined(sink->ctx, id, s, mp->callee[s - mp->nreal]))
+	for (uint32_t s = mp->g.nalloc; s < mp->g.nsites; s++)
+		if (sink->inlined(sink->ctx, id, s, mp->callee[s - mp->g.nalloc]))
 			return -ENOMEM;
 	uint32_t ns = mp->g.nsites;
 	uint32_t *ks = malloc((ns + 1) * sizeof(uint32_t));
@@ -1394,7 +1393,7 @@ static int clone_desc(const char *d, size_t dl, char *out, size_t cap)
 /* Whether a block holds an allocating instruction. */
 static int block_allocates(const struct method_plan *mp, uint32_t b)
 {
-	for (uint32_t s = 0; s < mp->nreal; s++)
+	for (uint32_t s = 0; s < mp->g.nalloc; s++)
 		if (mp->g.site_block[s] == b)
 			return 1;
 	return 0;
@@ -1436,7 +1435,7 @@ static int find_inlined(struct rw *r, struct method_plan *mp, const struct instr
 		ref = cf_cp_methodref(r->c, owner, name, desc);
 		if (!ref)
 			continue; /* the pool is full: the call stays */
-		uint32_t k = mp->g.nsites - mp->nreal;
+		uint32_t k = mp->g.nsites - mp->g.nalloc;
 		if (!r->inl_ref && !(r->inl_ref = calloc(r->n, sizeof(*r->inl_ref))))
 			return -ENOMEM;
 		if (k == cap) {
@@ -1487,7 +1486,6 @@ static int do_method(struct cf_class *c, struct cf_member *m, const struct instr
 		rc = 0;
 		goto out;
 	}
-	mp.nreal = mp.g.nsites;
 	if (mode == INSTR_PATHS && sink->callee && (rc = find_inlined(&r, &mp, sink)))
 		goto out;
 	if (!mp.g.nsites) {
@@ -1495,9 +1493,9 @@ static int do_method(struct cf_class *c, struct cf_member *m, const struct instr
 		goto out;
 	}
 	rc = -ENOMEM;
-	if (!(mp.line = malloc((mp.nreal + 1) * sizeof(uint32_t))) || !(mp.type = malloc((size_t)(mp.nreal + 1) * 256)))
+	if (!(mp.line = malloc((mp.g.nalloc + 1) * sizeof(uint32_t))) || !(mp.type = malloc((size_t)(mp.g.nalloc + 1) * 256)))
 		goto out;
-	for (uint32_t s = 0; s < mp.nreal; s++) {
+	for (uint32_t s = 0; s < mp.g.nalloc; s++) {
 		mp.line[s] = cf_line_of(m->code, mp.g.site_pc[s]);
 		site_type(c, m->code, mp.g.site_pc[s], mp.type + (size_t)s * 256, 256);
 	}
@@ -1572,9 +1570,9 @@ apply:;
 	st->corr_stubs += cp.nstub;
 	st->instrumented++;
 	st->counters += mp.ps.ncounters;
-	st->sites += mp.nreal;
+	st->sites += mp.g.nalloc;
 	st->stubs += stubs;
-	st->inlined += mp.g.nsites - mp.nreal;
+	st->inlined += mp.g.nsites - mp.g.nalloc;
 	rc = 1;
 out:
 	rw_free(&r);
@@ -1596,14 +1594,15 @@ out:
  * completion. */
 struct clone_plan {
 	uint32_t orig, clone;      /* method indexes */
-	uint32_t nblocks, nsites;
-	int32_t *phi;              /* [(nblocks + 1) * nsites], X's row zero */
-	uint32_t *block_path;      /* [nblocks] 0 reached, PATHS_NONE not */
-	int32_t *e;                /* [nsites] */
+	struct cfg g;              /* the original's, which is the clone's too */
+	int32_t *phi;              /* [(g.nblocks + 1) * g.nsites], X's row zero */
+	uint32_t *block_path;      /* [g.nblocks] 0 reached, PATHS_NONE not */
+	int32_t *e;                /* [g.nsites] */
 };
 
 static void clone_plan_free(struct clone_plan *p)
 {
+	cfg_free(&p->g);
 	free(p->phi);
 	free(p->block_path);
 	free(p->e);
@@ -1695,26 +1694,21 @@ static int clone_eligible(struct cf_class *c, struct cf_member *m, struct clone_
 		return 0;
 	struct cf_insn *v;
 	uint32_t n;
-	struct cfg g;
-	memset(&g, 0, sizeof(g));
+	struct cfg *g = &p->g;
 	int rc = cf_code_decode(c, m->code, &v, &n);
 	if (rc)
 		return rc == -ENOMEM ? rc : 0;
-	if ((rc = cfg_build(v, n, m->code, &g)))
+	if ((rc = cfg_build(v, n, m->code, g)))
 		goto out;
 	uint32_t init = ctor ? ctor_init_call(c, m->code, v, n) : NOT_SET;
-	rc = (!ctor || init != NOT_SET) && g.nsites && (uint64_t)(g.nblocks + 1) * g.nsites <= PATHS_MAX_CELLS;
-	for (uint32_t s = 0; s < g.nsites && rc && ctor; s++)
-		rc = g.site_pc[s] > v[init].pc;
-	if (rc) {
-		p->nblocks = g.nblocks;
-		p->nsites = g.nsites;
-		rc = invariant_allocs(&g, p);
-	}
+	rc = (!ctor || init != NOT_SET) && g->nsites && (uint64_t)(g->nblocks + 1) * g->nsites <= PATHS_MAX_CELLS;
+	for (uint32_t s = 0; s < g->nsites && rc && ctor; s++)
+		rc = g->site_pc[s] > v[init].pc;
+	if (rc)
+		rc = invariant_allocs(g, p);
 out:
 	if (rc <= 0)
 		clone_plan_free(p);
-	cfg_free(&g);
 	return rc == -ENOMEM ? rc : rc > 0;
 }
 
@@ -1902,13 +1896,11 @@ static int do_clone(struct cf_class *c, const struct clone_plan *p, const struct
 	struct corr_plan cp;
 	memset(&cp, 0, sizeof(cp));
 	int rc = rw_open(&r, c, m, fieldref, methodref);
-	if (rc || (rc = cfg_build(r.v, r.n, m->code, &mp.g)))
+	if (rc)
 		goto out;
-	if (mp.g.nblocks != p->nblocks || mp.g.nsites != p->nsites) /* the same code: cannot happen */
-		goto out;
-	mp.nreal = mp.g.nsites;
-	mp.ps.nblocks = p->nblocks;
-	mp.ps.nsites = p->nsites;
+	mp.g = p->g; /* borrowed (the same code, decoded the same): not freed here */
+	mp.ps.nblocks = p->g.nblocks;
+	mp.ps.nsites = p->g.nsites;
 	mp.ps.phi = p->phi; /* borrowed: unset before paths_free */
 	mp.ps.block_path = p->block_path;
 	if (sink->bytecode) {
@@ -1929,9 +1921,9 @@ static int do_clone(struct cf_class *c, const struct clone_plan *p, const struct
 		st->corr_handlers += cp.nvec;
 		st->corr_stubs += cp.nstub;
 	}
-	uint32_t *k = malloc((p->nsites + 1) * sizeof(uint32_t));
-	int32_t *co = malloc((p->nsites + 1) * sizeof(int32_t));
-	rc = k && co ? sink->clone(sink->ctx, id, k, co, sparse_sites(p->e, p->nsites, k, co)) : -ENOMEM;
+	uint32_t ns = p->g.nsites, *k = malloc((ns + 1) * sizeof(uint32_t));
+	int32_t *co = malloc((ns + 1) * sizeof(int32_t));
+	rc = k && co ? sink->clone(sink->ctx, id, k, co, sparse_sites(p->e, ns, k, co)) : -ENOMEM;
 	free(k);
 	free(co);
 	if (!rc) {
@@ -1946,7 +1938,6 @@ out:
 	rw_free(&r);
 	corr_plan_free(&cp);
 	paths_free(&mp.ps);
-	cfg_free(&mp.g);
 	return rc;
 }
 
