@@ -545,10 +545,14 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 	(*jvmti)->GetTag(jvmti, A.agent_thread, &at);
 	A.agent_thread_tag = (uint64_t)at;
 	jvmtiError e = (*jvmti)->RunAgentThread(jvmti, t, recorder_main, NULL, JVMTI_THREAD_MAX_PRIORITY);
-	if (e != JVMTI_ERROR_NONE)
+	if (e != JVMTI_ERROR_NONE) {
 		fprintf(stderr, "heapfs-agent: cannot start the agent thread (error %d)\n", (int)e);
-	else
-		A.agent_started = 1;
+		return;
+	}
+	A.agent_started = 1;
+	if (agent_opts_gc_wait(&A.opts) && gcwait_start(jvmti, jni))
+		fprintf(stderr, "heapfs-agent: gcwait: no breakpoints in System.gc(); back-to-back "
+				"System.gc() calls may leave GCs without a graph\n");
 }
 
 static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
@@ -573,6 +577,7 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 	while (!A.done)
 		(*jvmti)->RawMonitorWait(jvmti, A.mon, 1000);
 	(*jvmti)->RawMonitorExit(jvmti, A.mon);
+	gcwait_stop(jvmti);
 }
 
 static int add_capabilities(jvmtiEnv *jvmti)
@@ -588,6 +593,8 @@ static int add_capabilities(jvmtiEnv *jvmti)
 	c.can_get_source_file_name = 1;
 	/* hot=N re-instruments classes */
 	c.can_retransform_classes = A.opts.mode == AGENT_MODE_COUNT && A.opts.hot;
+	if (agent_opts_gc_wait(&A.opts))
+		gcwait_capabilities(&c);
 	jvmtiError e = (*jvmti)->AddCapabilities(jvmti, &c);
 	if (e != JVMTI_ERROR_NONE) {
 		fprintf(stderr, "heapfs-agent: the JVM lacks a needed JVMTI capability (error %d)\n", (int)e);
@@ -611,6 +618,7 @@ static int set_callbacks(jvmtiEnv *jvmti)
 	cb.ClassLoad = on_class_load;
 	cb.ThreadStart = on_thread_start;
 	cb.ThreadEnd = on_thread_end;
+	cb.Breakpoint = gcwait_on_breakpoint;
 	if (A.opts.mode == AGENT_MODE_COUNT)
 		count_set_callbacks(&cb);
 	if ((*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof(cb)) != JVMTI_ERROR_NONE)

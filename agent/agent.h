@@ -236,6 +236,19 @@ void count_write(JNIEnv *jni, struct htr_writer *w, uint32_t gc, int final);
 #define POLL_MAX_MS 100u
 int count_poll(jvmtiEnv *jvmti, JNIEnv *jni);
 
+/* ---- System.gc() waits for the agent thread (gcwait.c) ---- */
+/* Agent_OnLoad: breakpoints and bytecodes. */
+void gcwait_capabilities(jvmtiCapabilities *c);
+/* VMInit, once the agent thread runs: breakpoints in System.gc(). */
+int gcwait_start(jvmtiEnv *jvmti, JNIEnv *jni);
+void JNICALL gcwait_on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID method,
+				  jlocation location);
+/* Agent thread: GCs 1..n are written (their walks done or dropped). */
+void gcwait_processed(jvmtiEnv *jvmti, uint32_t n);
+/* VMDeath: no thread waits any more. */
+void gcwait_stop(jvmtiEnv *jvmti);
+void gcwait_stats(uint64_t *waits, double *wait_ms, uint64_t *timeouts);
+
 /* ---- the agent thread (recorder.c) ---- */
 void JNICALL recorder_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg);
 /* Writes one record (and the symbols it needs). */

@@ -19,6 +19,10 @@ static const char help_text[] =
 	"  depth=N         stack frames per allocation site, 0..64 (default 2;\n"
 	"                  0 records no sites, the cheapest)\n"
 	"  deaths=on|off   record object deaths (default on)\n"
+	"  gcwait=on|off   System.gc() waits until the agent has walked the heap of\n"
+	"                  the GCs before it and of its own (default on), so that\n"
+	"                  back-to-back System.gc() calls each get a graph; off: a GC\n"
+	"                  whose successor starts before its walk gets none\n"
 	"  stacks=jvmti|fast  how sites are taken: GetStackTrace (default) or\n"
 	"                  AsyncGetCallTrace with a GetStackTrace fallback (experimental)\n"
 	"  zstd=LEVEL      compression level 1..19 (default 1)\n"
@@ -65,6 +69,7 @@ static void defaults(struct agent_opts *o)
 	o->depth = AGENT_DEFAULT_DEPTH;
 	o->zstd_level = 1;
 	o->deaths = 1;
+	o->gc_wait = 1;
 	o->stacks_asgct = 0;
 	o->mode = AGENT_MODE_FULL;
 	o->counters = AGENT_DEFAULT_COUNTERS;
@@ -138,6 +143,8 @@ static int parse_item(struct agent_opts *o, char *item, char *err, size_t errlen
 		o->zstd_level = (int)u;
 	} else if (!strcmp(key, "deaths") && val) {
 		rc = parse_onoff(val, &o->deaths);
+	} else if (!strcmp(key, "gcwait") && val) {
+		rc = parse_onoff(val, &o->gc_wait);
 	} else if (!strcmp(key, "mode") && val) {
 		if (!strcmp(val, "full"))
 			o->mode = AGENT_MODE_FULL;
@@ -231,4 +238,9 @@ int agent_opts_wants_graph(const struct agent_opts *o, uint32_t gc, int full)
 		return 0;
 	}
 	return 0;
+}
+
+int agent_opts_gc_wait(const struct agent_opts *o)
+{
+	return o->gc_wait && o->mode == AGENT_MODE_FULL && o->graph != AGENT_GRAPH_NONE;
 }

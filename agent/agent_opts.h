@@ -45,6 +45,8 @@ struct agent_opts {
 	uint32_t depth;            /* stack frames per allocation site; 0 = no sites */
 	int zstd_level;            /* 1..19 */
 	int deaths;                /* 1: record object deaths (ObjectFree) */
+	int gc_wait;               /* 1: System.gc() waits until the agent has recorded the GCs
+	                            * finished so far (mode=full with a graph; agent/gcwait.c) */
 	int verbose;               /* 1: statistics on stderr at exit */
 	int stacks_asgct;          /* 1: AsyncGetCallTrace for sites, 0: GetStackTrace only */
 	int help;                  /* 1: print agent_opts_help() and refuse to start */
@@ -72,5 +74,9 @@ const char *agent_opts_help(void);
 /* Whether GC number gc (1, 2, ...) gets a heap walk; full = it was a full
  * collection (as far as the agent knows). */
 int agent_opts_wants_graph(const struct agent_opts *o, uint32_t gc, int full);
+
+/* Whether System.gc() waits for the agent (agent/gcwait.c): gcwait=on in
+ * mode=full with a graph= other than none (nothing to wait for otherwise). */
+int agent_opts_gc_wait(const struct agent_opts *o);
 
 #endif

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # make bench-agent: what recording costs, per example: run time without
 # the agent (plain), with allocation recording (allocs: graph=none, every
-# other option at its default) and with a heap walk after every GC
-# (graphs: graph=every).  Median of RUNS (5) runs of wall-clock and of CPU
-# time (user + system, all threads: less disturbed by other work on the
-# machine than wall time), ratios to the plain run, trace bytes per object.
+# other option at its default), with a heap walk after every GC (graphs:
+# graph=every) and the same without gcwait (nowait: System.gc() does not
+# wait for the walks, so a GC the next one follows before its walk gets
+# none).  Median of RUNS (5) runs of wall-clock and of CPU time (user +
+# system, all threads: less disturbed by other work on the machine than
+# wall time), ratios to the plain run, trace bytes per object, heap walks
+# (the last run's).
 #
 # Then where the time goes, on the allocation-heavy example (churn) and on
 # MultiCache (two allocating threads): each row adds one step, so the
@@ -60,25 +63,26 @@ row() {
 	if [ "$opts" = "-" ]; then
 		measure "$env" -cp "$CP" "$@"
 		BASE_MS=$MS BASE_CPU=$CPU PREV_CPU=$CPU
-		printf '%-11s %-9s %7d %6.1f %7d %6.1f %10s %9s %9s\n' "$name" "$variant" "$MS" 1 "$CPU" 1 - - -
+		printf '%-11s %-9s %7d %6.1f %7d %6.1f %10s %9s %9s %5s\n' "$name" "$variant" "$MS" 1 "$CPU" 1 - - - -
 		return
 	fi
 	measure "$env" "-agentpath:$AGENT=out=$OUT/t.htr,verbose,$opts" -cp "$CP" "$@"
-	local ids bytes step
+	local ids bytes step walks
 	ids=$(sed -n 's/.*: \([0-9]*\) object ids.*/\1/p' "$OUT/err")
+	walks=$(sed -n 's/.* \([0-9]*\) heap walks.*/\1/p' "$OUT/err")
 	bytes=$(stat -c %s "$OUT/t.htr")
 	[ "$variant" = allocs ] && NOBJ[$name]=$ids
 	step=-
 	[ -n "${NOBJ[$name]:-}" ] && step=$(printf '%.2f' "$(echo "1000 * ($CPU - $PREV_CPU) / ${NOBJ[$name]}" | bc -l)")
 	PREV_CPU=$CPU
-	printf '%-11s %-9s %7d %6.1f %7d %6.1f %10s %9s %9s\n' "$name" "$variant" "$MS" \
+	printf '%-11s %-9s %7d %6.1f %7d %6.1f %10s %9s %9s %5s\n' "$name" "$variant" "$MS" \
 		"$(ratio "$MS" "$BASE_MS")" "$CPU" "$(ratio "$CPU" "$BASE_CPU")" "${ids:--}" \
-		"$( [ "${ids:-0}" -gt 0 ] && printf '%.1f' "$(ratio "$bytes" "$ids")" || echo -)" "$step"
+		"$( [ "${ids:-0}" -gt 0 ] && printf '%.1f' "$(ratio "$bytes" "$ids")" || echo -)" "$step" "${walks:--}"
 }
 
 header() {
-	printf '%-11s %-9s %7s %6s %7s %6s %10s %9s %9s\n' example variant wall_ms x cpu_ms x objects \
-		bytes/obj step_us
+	printf '%-11s %-9s %7s %6s %7s %6s %10s %9s %9s %5s\n' example variant wall_ms x cpu_ms x objects \
+		bytes/obj step_us walks
 }
 
 echo "heapfs agent benchmark: median of $RUNS runs, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)," \
@@ -91,7 +95,10 @@ bench() { # name class args...
 	local name=$1; shift
 	row "$name" plain - - "$@"
 	row "$name" allocs - "graph=none" "$@"
+	local allocs_cpu=$CPU
 	row "$name" graphs - "graph=every" "$@"
+	PREV_CPU=$allocs_cpu # nowait's step: from allocs, as graphs'
+	row "$name" nowait - "graph=every,gcwait=off" "$@"
 }
 bench churn example.churn.Server 3000000 20000
 bench multicache example.multicache.Main 20000 8

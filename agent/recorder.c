@@ -397,6 +397,14 @@ static void print_stats(void)
 		A.flush_ns / 1e6, A.write_ns / 1e6, (unsigned long long)bytes,
 		allocs ? (double)bytes / (double)allocs : 0.0, nt, nm, ns,
 		(unsigned long long)A.n_site_miss);
+	if (agent_opts_gc_wait(&A.opts)) {
+		uint64_t waits = 0, timeouts = 0;
+		double ms = 0;
+		gcwait_stats(&waits, &ms, &timeouts);
+		fprintf(stderr, "heapfs-agent: System.gc() waited for the agent %llu times, %.1f ms in all, "
+				"%llu timed out\n",
+			(unsigned long long)waits, ms, (unsigned long long)timeouts);
+	}
 }
 
 static void finish(jvmtiEnv *jvmti)
@@ -436,6 +444,7 @@ void JNICALL recorder_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 				for (int first = 1; processed < fin; first = 0) {
 					process_gc(jni, processed + 1, first);
 					processed++;
+					gcwait_processed(jvmti, processed);
 				}
 			} else {
 				tick();

@@ -22,6 +22,7 @@ static void test_defaults(void **state)
 	assert_int_equal(o.depth, AGENT_DEFAULT_DEPTH);
 	assert_int_equal(o.deaths, 1);
 	assert_int_equal(o.help, 0);
+	assert_true(agent_opts_gc_wait(&o));
 	assert_int_equal(agent_opts_parse(&o, "", err, sizeof(err)), 0);
 }
 
@@ -61,6 +62,28 @@ static void test_graph_modes(void **state)
 	assert_int_equal(o.graph, AGENT_GRAPH_EVERY);
 	assert_int_equal(agent_opts_parse(&o, "graph=none", err, sizeof(err)), 0);
 	assert_false(agent_opts_wants_graph(&o, 1, 1));
+}
+
+/* System.gc() waits only where a walk could be lost: mode=full with a graph. */
+static void test_gc_wait(void **state)
+{
+	(void)state;
+	struct agent_opts o;
+	char err[256];
+	static const struct {
+		const char *opts;
+		int wait;
+	} cases[] = {
+		{ "graph=every", 1 }, { "graph=5", 1 }, { "graph=full", 1 },
+		{ "graph=none", 0 }, { "gcwait=off", 0 }, { "gcwait=on,graph=none", 0 },
+		{ "mode=count", 0 }, { "mode=count,gcwait=on", 0 }, { "gcwait=no,graph=every", 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(agent_opts_parse(&o, cases[i].opts, err, sizeof(err)), 0);
+		assert_int_equal(agent_opts_gc_wait(&o), cases[i].wait);
+	}
+	assert_int_equal(agent_opts_parse(&o, "gcwait=sometimes", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "gcwait"));
 }
 
 static void test_bad_options_name_the_option(void **state)
@@ -160,6 +183,7 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_all_options),
 		cmocka_unit_test(test_graph_modes),
+		cmocka_unit_test(test_gc_wait),
 		cmocka_unit_test(test_bad_options_name_the_option),
 		cmocka_unit_test(test_help),
 		cmocka_unit_test(test_count_mode),
