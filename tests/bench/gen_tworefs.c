@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "model/htr_writer.h"
+#include "tests/xorshift.h"
 
 #define T_NODE 0
 #define T_HOLDER 1
@@ -79,9 +80,7 @@ static int write_heap(struct htr_writer *w, uint64_t n)
 		rc = htr_write_roots(w, 1, 1, &root);
 	uint64_t rng = 88172645463325252ull; /* xorshift64 */
 	for (uint64_t k = 0; k < n && !rc; k++) {
-		rng ^= rng << 13;
-		rng ^= rng >> 7;
-		rng ^= rng << 17;
+		xorshift64(&rng);
 		struct htr_ref refs[2] = { { 0, k + 1 < n ? live_id(k + 1) : 0 },
 					   { 1, live_id(k ? rng % k : 0) } };
 		if (k + 1 < n)

@@ -18,14 +18,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "tests/xorshift.h"
 
 static uint64_t rng;
 static uint32_t rnd(uint32_t n)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)(rng % n);
+	return xorshift_below(&rng, n);
 }
 
 static int loopvar;

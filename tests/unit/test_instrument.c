@@ -31,6 +31,7 @@
 #include "agent/classfile.h"
 #include "agent/instrument.h"
 #include "agent/paths.h"
+#include "tests/xorshift.h"
 
 #ifndef JDK_CLASSES_DIR
 #define JDK_CLASSES_DIR "build/jdk-classes"
@@ -229,10 +230,7 @@ static void check_method(struct cf_class *c, struct cf_member *m, uint16_t field
 static uint64_t rng = 0x2545F4914F6CDD1Dull;
 static uint32_t rnd(uint32_t n)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)(rng % n);
+	return xorshift_below(&rng, n);
 }
 
 /* ---- counter inlining ----------------------------------------------------- */

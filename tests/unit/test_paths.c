@@ -15,6 +15,7 @@
 
 #include "agent/instrument.h"
 #include "agent/paths.h"
+#include "tests/xorshift.h"
 
 /* Blocks are named by letters in the comments; each block b has one
  * allocation site numbered b unless stated otherwise. */
@@ -295,10 +296,7 @@ static void test_static_allocation_heuristic(void **state)
 static uint64_t rng = 88172645463325252ull;
 static uint32_t rnd(uint32_t n)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)(rng % n);
+	return xorshift_below(&rng, n);
 }
 
 struct stats {

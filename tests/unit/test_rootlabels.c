@@ -18,6 +18,7 @@
 #include "analyses/dominators.h"
 #include "analyses/rootlabels.h"
 #include "model/heap_state.h"
+#include "tests/xorshift.h"
 
 struct edge { uint32_t from, to; };
 
@@ -179,10 +180,7 @@ static void check_against_brute(const struct heap_state *s, const uint32_t *labe
 static uint64_t rng_state;
 static uint32_t rnd(uint32_t m)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return (uint32_t)(rng_state % m);
+	return xorshift_below(&rng_state, m);
 }
 
 /* Random heaps: some sparse (long dominator chains), some dense (cycles,
