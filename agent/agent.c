@@ -550,9 +550,8 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 		return;
 	}
 	A.agent_started = 1;
-	if (agent_opts_gc_wait(&A.opts) && gcwait_start(jvmti, jni))
-		fprintf(stderr, "heapfs-agent: gcwait: no breakpoints in System.gc(); back-to-back "
-				"System.gc() calls may leave GCs without a graph\n");
+	if (agent_opts_gc_wait(&A.opts))
+		gcwait_start();
 }
 
 static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
@@ -618,7 +617,7 @@ static int set_callbacks(jvmtiEnv *jvmti)
 	cb.ClassLoad = on_class_load;
 	cb.ThreadStart = on_thread_start;
 	cb.ThreadEnd = on_thread_end;
-	cb.Breakpoint = gcwait_on_breakpoint;
+	cb.NativeMethodBind = gcwait_on_native_bind;
 	if (A.opts.mode == AGENT_MODE_COUNT)
 		count_set_callbacks(&cb);
 	if ((*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof(cb)) != JVMTI_ERROR_NONE)
@@ -687,6 +686,9 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 		complain("%s", "JVMTI setup failed");
 		return JNI_ERR;
 	}
+	if (agent_opts_gc_wait(&A.opts) && gcwait_onload(A.jvmti))
+		fprintf(stderr, "heapfs-agent: gcwait: no NativeMethodBind events; back-to-back "
+				"System.gc() calls may leave GCs without a graph\n");
 	if (A.opts.mode == AGENT_MODE_COUNT && (rc = count_onload(A.jvmti))) {
 		fprintf(stderr, "heapfs-agent: mode=count setup failed: %s\n", strerror(-rc));
 		return JNI_ERR;

@@ -236,13 +236,16 @@ void count_write(JNIEnv *jni, struct htr_writer *w, uint32_t gc, int final);
 #define POLL_MAX_MS 100u
 int count_poll(jvmtiEnv *jvmti, JNIEnv *jni);
 
-/* ---- System.gc() waits for the agent thread (gcwait.c) ---- */
-/* Agent_OnLoad: breakpoints and bytecodes. */
+/* ---- Runtime.gc() waits for the agent thread (gcwait.c) ---- */
+/* Agent_OnLoad: the NativeMethodBind capability, then its event on. */
 void gcwait_capabilities(jvmtiCapabilities *c);
-/* VMInit, once the agent thread runs: breakpoints in System.gc(). */
-int gcwait_start(jvmtiEnv *jvmti, JNIEnv *jni);
-void JNICALL gcwait_on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID method,
-				  jlocation location);
+int gcwait_onload(jvmtiEnv *jvmti);
+void JNICALL gcwait_on_native_bind(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID method,
+				   void *address, void **new_address);
+/* VMInit, once the agent thread runs: calls wait from here on. */
+void gcwait_start(void);
+/* The agent thread, first thing: its own calls never wait. */
+void gcwait_agent_thread(void);
 /* Agent thread: GCs 1..n are written (their walks done or dropped). */
 void gcwait_processed(jvmtiEnv *jvmti, uint32_t n);
 /* VMDeath: no thread waits any more. */

@@ -45,7 +45,7 @@ struct agent_opts {
 	uint32_t depth;            /* stack frames per allocation site; 0 = no sites */
 	int zstd_level;            /* 1..19 */
 	int deaths;                /* 1: record object deaths (ObjectFree) */
-	int gc_wait;               /* 1: System.gc() waits until the agent has recorded the GCs
+	int gc_wait;               /* 1: Runtime.gc() waits until the agent has recorded the GCs
 	                            * finished so far (mode=full with a graph; agent/gcwait.c) */
 	int verbose;               /* 1: statistics on stderr at exit */
 	int stacks_asgct;          /* 1: AsyncGetCallTrace for sites, 0: GetStackTrace only */
@@ -75,7 +75,7 @@ const char *agent_opts_help(void);
  * collection (as far as the agent knows). */
 int agent_opts_wants_graph(const struct agent_opts *o, uint32_t gc, int full);
 
-/* Whether System.gc() waits for the agent (agent/gcwait.c): gcwait=on in
+/* Whether Runtime.gc() waits for the agent (agent/gcwait.c): gcwait=on in
  * mode=full with a graph= other than none (nothing to wait for otherwise). */
 int agent_opts_gc_wait(const struct agent_opts *o);
 

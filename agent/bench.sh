@@ -2,7 +2,7 @@
 # make bench-agent: what recording costs, per example: run time without
 # the agent (plain), with allocation recording (allocs: graph=none, every
 # other option at its default), with a heap walk after every GC (graphs:
-# graph=every) and the same without gcwait (nowait: System.gc() does not
+# graph=every) and the same without gcwait (nowait: GC calls do not
 # wait for the walks, so a GC the next one follows before its walk gets
 # none).  Median of RUNS (5) runs of wall-clock and of CPU time (user +
 # system, all threads: less disturbed by other work on the machine than
@@ -87,7 +87,7 @@ header() {
 
 echo "heapfs agent benchmark: median of $RUNS runs, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)," \
 	"$("$JAVA" -version 2>&1 | head -n 1)"
-# BENCH_ONLY=count: only the mode=count table at the end
+# BENCH_ONLY=count: only the mode=count table at the end; full: only the next
 if [ "${BENCH_ONLY:-}" != count ]; then
 echo "(x: ratio to plain; step_us: CPU of this row minus the row above, per object the allocs row recorded)"
 header
@@ -107,6 +107,8 @@ bench buggystack example.buggystack.BuggyMain 20000
 bench gcstress example.gcstress.Pipeline 200000 8
 bench slowleak example.slowleak.Main 400000 20
 echo "(the last run's statistics line: $(cat "$OUT/err"))"
+# BENCH_ONLY=full: only this first table
+[ "${BENCH_ONLY:-}" = full ] && exit 0
 
 echo
 echo "where the time goes: each row adds one step to the row above"

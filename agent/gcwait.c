@@ -1,4 +1,4 @@
-/* gcwait.c - System.gc() waits for the agent thread (gcwait=on).
+/* gcwait.c - Runtime.gc() waits for the agent thread (gcwait=on).
  *
  * The agent walks the heap for GC n on its own thread after the GC has
  * ended, and drops the walk when GC n+1 starts first (its graph would be
@@ -7,87 +7,61 @@
  * help only the last GC got a graph, walked after main had returned.
  *
  * JVMTI cannot block a GC from the GC callbacks (the walk needs the
- * safepoint the GC holds), but it can stop the thread that asks for one:
- * breakpoints at System.gc()'s first bytecode and at each of its returns
- * call back on the calling thread, which waits there until the agent thread
- * has processed every GC finished so far.  At the return, that is the GC it
- * asked for: its graph is the heap right after System.gc() returned.  At the
- * entry, it is any GC the allocations made before.  Threads that call
- * System.gc() at once pass one at a time (the gate, held from the entry to
- * the return): another thread's GC would otherwise follow this one's before
- * its walk.  Runtime.gc() is native (no bytecode for a breakpoint), so only
- * System.gc() waits.
+ * safepoint the GC holds), but it can stop the thread that asks for one.
+ * System.gc(), Runtime.gc() and MemoryMXBean.gc() all end in the native
+ * method Runtime.gc(); when the JVM binds it (NativeMethodBind, at its
+ * first call) the agent puts gc_wrapper in its place.  The wrapper waits
+ * until the agent thread has processed every GC finished so far (any GC
+ * the allocations made before), calls the JVM's function, then waits again
+ * (for the GC it asked for: its graph is the heap right after the call).
+ * Threads that call it at once pass one at a time (the gate, held across
+ * the call): another thread's GC would otherwise follow this one's before
+ * its walk.
  *
  * Every wait is bounded (GCWAIT_MAX_MS): a thread that holds something the
  * agent thread needs (the management beans' Java code, without perf
- * counters), or a gate holder that never reaches the return, would
+ * counters), or a gate holder stuck in the JVM's function, would
  * otherwise hang the program; a timed-out wait only loses a graph, as
  * without gcwait.
  */
 #include "agent/agent.h"
-#include "agent/classfile.h"
+
+#include <string.h>
 
 #define GCWAIT_MAX_MS 30000
-#define OP_RETURN 0xb1
+
+typedef void(JNICALL *runtime_gc_fn)(JNIEnv *jni, jobject runtime);
 
 static jrawMonitorID gw_mon;    /* gw_processed, gw_stop, gw_gate -> waiting threads */
-static jmethodID gw_method;     /* java.lang.System.gc()V */
+static runtime_gc_fn gw_jvm_gc; /* atomic: the JVM's Runtime.gc(), once bound */
+static int gw_ready;            /* atomic: the agent thread runs (VMInit) */
 static uint32_t gw_processed;   /* atomic: GCs the agent thread has written */
 static int gw_stop;             /* atomic: VMDeath, nobody waits any more */
-static int gw_gate;             /* under gw_mon: a thread is inside System.gc() */
-static __thread int tls_holds_gate;
+static int gw_gate;             /* under gw_mon: a thread is inside Runtime.gc() */
+static __thread int tls_is_agent_thread;
 static uint64_t gw_waits, gw_wait_ns, gw_timeouts; /* atomics */
 
 void gcwait_capabilities(jvmtiCapabilities *c)
 {
-	c->can_generate_breakpoint_events = 1;
-	c->can_get_bytecodes = 1;
+	c->can_generate_native_method_bind_events = 1;
 }
 
-/* Breakpoints at the entry and at every return of System.gc(). */
-static int set_breakpoints(jvmtiEnv *jvmti, jmethodID m)
+int gcwait_onload(jvmtiEnv *jvmti)
 {
-	jint len = 0;
-	unsigned char *code = NULL;
-	if ((*jvmti)->GetBytecodes(jvmti, m, &len, &code) != JVMTI_ERROR_NONE)
-		return -1;
-	int rc = (*jvmti)->SetBreakpoint(jvmti, m, 0) == JVMTI_ERROR_NONE ? 0 : -1;
-	uint32_t nret = 0;
-	for (uint32_t pc = 0; !rc && pc < (uint32_t)len;) {
-		int n = cf_insn_len(code, (uint32_t)len, pc);
-		if (n <= 0) {
-			rc = -1;
-			break;
-		}
-		if (code[pc] == OP_RETURN && pc > 0) {
-			rc = (*jvmti)->SetBreakpoint(jvmti, m, (jlocation)pc) == JVMTI_ERROR_NONE ? 0 : -1;
-			nret++;
-		}
-		pc += (uint32_t)n;
-	}
-	(*jvmti)->Deallocate(jvmti, code);
-	return rc || !nret ? -1 : 0;
-}
-
-int gcwait_start(jvmtiEnv *jvmti, JNIEnv *jni)
-{
-	int rc = -1;
 	if ((*jvmti)->CreateRawMonitor(jvmti, "heapfs-agent gcwait", &gw_mon) != JVMTI_ERROR_NONE)
 		return -1;
-	jclass sys = (*jni)->FindClass(jni, "java/lang/System");
-	if (!sys)
-		goto out;
-	gw_method = (*jni)->GetStaticMethodID(jni, sys, "gc", "()V");
-	if (!gw_method || set_breakpoints(jvmti, gw_method))
-		goto out;
-	rc = (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_BREAKPOINT, NULL) ==
-	     JVMTI_ERROR_NONE ? 0 : -1;
-out:
-	if ((*jni)->ExceptionCheck(jni))
-		(*jni)->ExceptionClear(jni);
-	if (sys)
-		(*jni)->DeleteLocalRef(jni, sys);
-	return rc;
+	return (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_NATIVE_METHOD_BIND, NULL) ==
+	       JVMTI_ERROR_NONE ? 0 : -1;
+}
+
+void gcwait_start(void)
+{
+	__atomic_store_n(&gw_ready, 1, __ATOMIC_RELEASE);
+}
+
+void gcwait_agent_thread(void)
+{
+	tls_is_agent_thread = 1;
 }
 
 static int caught_up(uint32_t target)
@@ -96,39 +70,72 @@ static int caught_up(uint32_t target)
 	       __atomic_load_n(&gw_stop, __ATOMIC_ACQUIRE);
 }
 
-/* Entry (location 0): waits for the gate and for the GCs finished so far,
- * then takes the gate.  A return: waits for the GCs finished so far (its
- * own GC among them), then gives the gate back. */
-void JNICALL gcwait_on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID method,
-				  jlocation location)
+/* Waits until the agent thread has processed the GCs finished by now and,
+ * before the call (take_gate), until no other thread is inside one; then
+ * takes or gives back the gate. */
+static void wait_for_agent(jvmtiEnv *jvmti, int take_gate)
 {
-	if (method != gw_method || (A.agent_thread && (*jni)->IsSameObject(jni, thread, A.agent_thread)))
-		return;
-	int entry = location == 0;
 	uint32_t target = __atomic_load_n(&A.gc_finished, __ATOMIC_ACQUIRE);
 	uint64_t t0 = agent_now_ns(), waited = 0;
 	int waits = 0;
 	if ((*jvmti)->RawMonitorEnter(jvmti, gw_mon) != JVMTI_ERROR_NONE)
 		return;
-	while ((!caught_up(target) || (entry && gw_gate && !__atomic_load_n(&gw_stop, __ATOMIC_ACQUIRE))) &&
+	while ((!caught_up(target) || (take_gate && gw_gate && !__atomic_load_n(&gw_stop, __ATOMIC_ACQUIRE))) &&
 	       waited < GCWAIT_MAX_MS * 1000000ull) {
 		waits = 1;
 		(*jvmti)->RawMonitorWait(jvmti, gw_mon, 100);
 		waited = agent_now_ns() - t0;
 	}
-	int timed_out = waits && waited >= GCWAIT_MAX_MS * 1000000ull;
-	if (entry) {
-		gw_gate = tls_holds_gate = 1;
-	} else if (tls_holds_gate) {
-		gw_gate = tls_holds_gate = 0;
+	gw_gate = take_gate;
+	if (!take_gate)
 		(*jvmti)->RawMonitorNotifyAll(jvmti, gw_mon);
-	}
 	(*jvmti)->RawMonitorExit(jvmti, gw_mon);
 	if (waits) {
 		__atomic_fetch_add(&gw_waits, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&gw_wait_ns, agent_now_ns() - t0, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&gw_timeouts, (uint64_t)timed_out, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&gw_timeouts, (uint64_t)(waited >= GCWAIT_MAX_MS * 1000000ull), __ATOMIC_RELAXED);
 	}
+}
+
+/* Runtime.gc()'s implementation while gcwait is on. */
+static void JNICALL gc_wrapper(JNIEnv *jni, jobject runtime)
+{
+	runtime_gc_fn jvm_gc = __atomic_load_n(&gw_jvm_gc, __ATOMIC_ACQUIRE);
+	int wait = __atomic_load_n(&gw_ready, __ATOMIC_ACQUIRE) && !tls_is_agent_thread;
+	if (wait)
+		wait_for_agent(A.jvmti, 1);
+	jvm_gc(jni, runtime);
+	if (wait)
+		wait_for_agent(A.jvmti, 0);
+}
+
+static int is_runtime_gc(jvmtiEnv *jvmti, jmethodID method)
+{
+	char *name = NULL, *sig = NULL, *csig = NULL;
+	jclass cls = NULL;
+	int yes = 0;
+	if ((*jvmti)->GetMethodName(jvmti, method, &name, &sig, NULL) != JVMTI_ERROR_NONE)
+		return 0;
+	if (!strcmp(name, "gc") && !strcmp(sig, "()V") &&
+	    (*jvmti)->GetMethodDeclaringClass(jvmti, method, &cls) == JVMTI_ERROR_NONE &&
+	    (*jvmti)->GetClassSignature(jvmti, cls, &csig, NULL) == JVMTI_ERROR_NONE)
+		yes = !strcmp(csig, "Ljava/lang/Runtime;");
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+	if (csig)
+		(*jvmti)->Deallocate(jvmti, (unsigned char *)csig);
+	return yes;
+}
+
+void JNICALL gcwait_on_native_bind(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID method,
+				   void *address, void **new_address)
+{
+	(void)jni;
+	(void)thread;
+	if (!is_runtime_gc(jvmti, method))
+		return;
+	__atomic_store_n(&gw_jvm_gc, (runtime_gc_fn)address, __ATOMIC_RELEASE);
+	*new_address = (void *)gc_wrapper;
 }
 
 static void wake(jvmtiEnv *jvmti)

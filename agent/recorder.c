@@ -401,7 +401,7 @@ static void print_stats(void)
 		uint64_t waits = 0, timeouts = 0;
 		double ms = 0;
 		gcwait_stats(&waits, &ms, &timeouts);
-		fprintf(stderr, "heapfs-agent: System.gc() waited for the agent %llu times, %.1f ms in all, "
+		fprintf(stderr, "heapfs-agent: GC calls waited for the agent %llu times, %.1f ms in all, "
 				"%llu timed out\n",
 			(unsigned long long)waits, ms, (unsigned long long)timeouts);
 	}
@@ -427,6 +427,7 @@ static void finish(jvmtiEnv *jvmti)
 void JNICALL recorder_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 {
 	(void)arg;
+	gcwait_agent_thread();
 	ts_current(jvmti, jni, NULL);
 	write_info(jvmti);
 	jlong wait_ms = POLL_MAX_MS;

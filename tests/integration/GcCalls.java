@@ -1,24 +1,38 @@
+import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;
 
-/* Threads that call System.gc() at the same time, for gcwait's test
- * (test_agent.sh).  Usage: GcCalls THREADS CALLS.  Each thread keeps a few
- * hundred small objects and calls System.gc() CALLS times; far too little
- * is allocated for a GC of its own, so every GC is a System.gc() call's. */
+/* Threads that ask for GCs at the same time, for gcwait's test
+ * (test_agent.sh).  Usage: GcCalls THREADS CALLS [system|runtime|mxbean|mixed]:
+ * each thread keeps a few hundred small objects and asks CALLS times, with
+ * System.gc(), Runtime.getRuntime().gc(), MemoryMXBean.gc() or (mixed) the
+ * three by turns; far too little is allocated for a GC of its own, so every
+ * GC is a call's. */
 public class GcCalls {
     static final List<int[]> kept = new ArrayList<>();
 
+    static void gc(String how, int turn) {
+        switch (how.equals("mixed") ? new String[] { "system", "runtime", "mxbean" }[turn % 3] : how) {
+        case "system": System.gc(); break;
+        case "runtime": Runtime.getRuntime().gc(); break;
+        case "mxbean": ManagementFactory.getMemoryMXBean().gc(); break;
+        default: throw new IllegalArgumentException(how);
+        }
+    }
+
     public static void main(String[] args) throws InterruptedException {
         int threads = Integer.parseInt(args[0]), calls = Integer.parseInt(args[1]);
+        String how = args.length > 2 ? args[2] : "system";
         Thread[] ts = new Thread[threads];
         for (int t = 0; t < threads; t++) {
+            final int first = t;
             ts[t] = new Thread(() -> {
                 for (int i = 0; i < calls; i++) {
                     synchronized (kept) {
                         for (int j = 0; j < 100; j++)
                             kept.add(new int[j % 8]);
                     }
-                    System.gc();
+                    gc(how, first + i);
                 }
             });
             ts[t].start();

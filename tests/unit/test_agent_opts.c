@@ -64,7 +64,7 @@ static void test_graph_modes(void **state)
 	assert_false(agent_opts_wants_graph(&o, 1, 1));
 }
 
-/* System.gc() waits only where a walk could be lost: mode=full with a graph. */
+/* GC calls wait only where a walk could be lost: mode=full with a graph. */
 static void test_gc_wait(void **state)
 {
 	(void)state;
