@@ -9,12 +9,15 @@
  *                        the JVM's performance counters read (memory loads,
  *                        perfdata.h), a raw-monitor notify.  Nothing else.
  *   Service thread       ObjectFree: appends (id, GC) to the death queue.
+ *   a thread in Runtime.gc()  with gcwait (gcwait.c): waits on its raw
+ *                        monitor, holding no agent lock, until the agent
+ *                        thread has processed the GCs finished so far.
  *   agent thread         one JVMTI agent thread (recorder.c): drains the
  *                        buffers, walks the heap, resolves names, and is
  *                        the only user of the trace writer.
  *
- * Lock order: tstate.mu -> sym_mu -> (nothing).  deaths_mu and free_mu are
- * leaves.  The heap-walk callbacks (run by the VM thread inside a safepoint)
+ * Lock order: tstate.mu -> sym_mu -> (nothing).  deaths_mu, free_mu and
+ * gcwait's raw monitor are leaves.  The heap-walk callbacks (run by the VM thread inside a safepoint)
  * take no lock at all: an application thread can hold any of the mutexes
  * while it waits for that safepoint to end.
  *

@@ -301,8 +301,11 @@ static void process_gc(JNIEnv *jni, uint32_t n, int query)
 	if (full_only)
 		gc_info_of(jni, n, query, &gi);
 	struct walk *wk = NULL;
-	if (agent_opts_wants_graph(&A.opts, n, gi.full) && started() == n)
+	int wanted = agent_opts_wants_graph(&A.opts, n, gi.full);
+	if (wanted && started() == n)
 		wk = graph_of(n);
+	/* (a walk that failed is not dropped: the trace says only no graph) */
+	int dropped = wanted && !wk && started() != n;
 	if (!full_only)
 		gc_info_of(jni, n, query, &gi);
 	uint32_t flags = (gi.full ? HTR_GC_FULL : 0) | (merged_gc == n ? HTR_GC_DEATHS_MERGED : 0);
@@ -336,7 +339,7 @@ static void process_gc(JNIEnv *jni, uint32_t n, int query)
 	}
 	ev.time_ns = A.gcs[n % GC_RING].end_ns;
 	ev.used = gi.used_after;
-	ev.flags = flags;
+	ev.flags = flags | (dropped ? HTR_GC_GRAPH_DROPPED : 0);
 	ev.cause = NULL;
 	note_error(htr_write_gc_end(A.w, &ev));
 	write_records(n);

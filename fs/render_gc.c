@@ -68,6 +68,8 @@ static int render_gc_info(struct hfs *fs, const struct node *n, struct buf *out)
 	if (!rc) rc = kv_opt(out, "reachable_objects", graph, c.h->nreachable);
 	if (!rc) rc = kv_opt(out, "reachable_bytes", graph, c.h->reachable_bytes);
 	if (!rc) rc = kv_str(out, "graph", graph ? "yes" : "no");
+	/* why not: the recorder wanted one but the next GC came first */
+	if (!rc) rc = kv_str(out, "graph_dropped", !graph && (g->flags & HTR_GC_GRAPH_DROPPED) ? "yes" : "no");
 	if (!rc) rc = kv_opt(out, "roots", graph, c.h->nroots);
 	if (!rc) rc = kv_opt(out, "edges", graph, c.h->nedges);
 	if (!rc) rc = kv_u64(out, "unknown_objects", c.h->unknown_objects);

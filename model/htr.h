@@ -116,6 +116,10 @@ enum htr_gc_flags {
 	 * reachable_bytes below), so readers need not rebuild the heap to
 	 * learn them.  Readers set it iff the values were recorded. */
 	HTR_GC_HAS_REACHABLE = 8,
+	/* GC_END of a GC without a graph: the recorder wanted one, but the next
+	 * GC started before its heap walk (a walk then would show that GC's
+	 * heap).  Informational; older readers ignore it. */
+	HTR_GC_GRAPH_DROPPED = 16,
 };
 
 /* Name of a root kind as used in the tree (roots/<name>/), or NULL. */

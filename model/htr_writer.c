@@ -661,6 +661,8 @@ int htr_write_gc_end(struct htr_writer *w, const struct htr_gc_event *ev)
 	    (!(ev->flags & HTR_GC_HAS_GRAPH) || ev->reachable_objects == UINT64_MAX ||
 	     ev->reachable_bytes == UINT64_MAX))
 		return fail(w, -EINVAL);
+	if ((ev->flags & HTR_GC_GRAPH_DROPPED) && (ev->flags & HTR_GC_HAS_GRAPH))
+		return fail(w, -EINVAL);
 	struct htr_gc_event e = *ev;
 	const struct htr_gc_event *g = &e;
 	if (w->minor < 2) /* the older layout (tests): no reachable summary */

@@ -249,17 +249,18 @@ int main(int argc, char **argv)
 		dup += s.alloc_ids.v[i] == s.alloc_ids.v[i - 1];
 	for (size_t i = 0; i < s.death_ids.n; i++)
 		unalloc += !bsearch(&s.death_ids.v[i], s.alloc_ids.v, s.alloc_ids.n, sizeof(uint64_t), cmp_u64);
-	uint32_t graphs = 0, merged = 0, full = 0;
+	uint32_t graphs = 0, merged = 0, full = 0, dropped = 0;
 	for (uint32_t g = 0; g < t->ngcs; g++) {
 		graphs += !!(t->gcs[g].flags & HTR_GC_HAS_GRAPH);
+		dropped += !!(t->gcs[g].flags & HTR_GC_GRAPH_DROPPED);
 		merged += !!(t->gcs[g].flags & HTR_GC_DEATHS_MERGED);
 		full += !!(t->gcs[g].flags & HTR_GC_FULL);
 	}
 	printf("allocs\t%" PRIu64 "\npreexisting\t%" PRIu64 "\nduplicate_ids\t%" PRIu64 "\n", s.allocs, s.pre, dup);
 	printf("deaths\t%" PRIu64 "\ndeaths_unallocated\t%" PRIu64 "\n", s.deaths, unalloc);
 	printf("last_gc_graph\t%d\n", t->ngcs ? !!(t->gcs[t->ngcs - 1].flags & HTR_GC_HAS_GRAPH) : 0);
-	printf("gcs\t%u\ngraph_gcs\t%u\nmerged_gcs\t%u\nfull_gcs\t%u\ntruncated\t%d\n", t->ngcs, graphs, merged,
-	       full, t->truncated);
+	printf("gcs\t%u\ngraph_gcs\t%u\ndropped_graph_gcs\t%u\nmerged_gcs\t%u\nfull_gcs\t%u\ntruncated\t%d\n",
+	       t->ngcs, graphs, dropped, merged, full, t->truncated);
 	/* mode=count: each counted site's METHOD, by id ("?" when the id has
 	 * no METHOD event), to check that the ids are valid METHOD ids */
 	for (uint32_t i = 0; i < t->ncount_sites; i++) {

@@ -110,9 +110,20 @@ for g in 001 002 003 004 005; do
 	expect "company: Employees in the Company's closure at GC $g" \
 		"$("$HEAPFS" cat "$TMP/co.htr" "gc/$g/by-type/example.company.Company/closure/transitive/by-type/example.company.Employee/count")" 400
 done
+expect "company: GCs whose graph was dropped" "$(val dropped_graph_gcs <"$TMP/co.count")" 0
+# without gcwait a GC without a graph says why: every GC wanted one
+# (graph=every), so each of them was dropped for the next GC
 OPTS=",graph=every,gcwait=off"
 record "$TMP/co-off.htr" example.company.Main 400 5 >/dev/null
 "$COUNT" "$TMP/co-off.htr" >"$TMP/co-off.count"
+expect "gcwait=off: GCs with a graph + GCs whose graph was dropped" \
+	"$(($(val graph_gcs <"$TMP/co-off.count") + $(val dropped_graph_gcs <"$TMP/co-off.count")))" \
+	"$(val gcs <"$TMP/co-off.count")"
+for g in $("$HEAPFS" ls "$TMP/co-off.htr" gc | grep -v latest); do
+	info=$("$HEAPFS" cat "$TMP/co-off.htr" "gc/$g/info")
+	expect "gcwait=off: GC $g: graph_dropped is the opposite of graph" \
+		"$(val graph_dropped <<<"$info")" "$([ "$(val graph <<<"$info")" = yes ] && echo no || echo yes)"
+done
 echo "ok: gcwait=off: $(val graph_gcs <"$TMP/co-off.count") of $(val gcs <"$TMP/co-off.count") GCs with a graph"
 # threads asking at once pass one at a time (gcwait.c's gate), whether they
 # call System.gc(), Runtime.gc() or MemoryMXBean.gc() (gcwait=off: 3-4 of 24)

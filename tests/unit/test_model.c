@@ -1049,6 +1049,24 @@ static void test_reachable_round_trip(void **state)
 	e.reachable_bytes = UINT64_MAX;
 	assert_int_equal(htr_write_gc_end(w, &e), -EINVAL);
 	htr_writer_abandon(w);
+	/* a dropped graph is a GC without one */
+	assert_int_equal(htr_writer_open(&w, p, NULL), 0);
+	gc_start(w, 1, 10, 100);
+	struct htr_gc_event d = { .gc = 1, .time_ns = 20, .used = 10, .capacity = 1 << 20,
+				  .flags = HTR_GC_HAS_GRAPH | HTR_GC_GRAPH_DROPPED };
+	assert_int_equal(htr_write_gc_end(w, &d), -EINVAL);
+	htr_writer_abandon(w);
+	assert_int_equal(htr_writer_open(&w, p, NULL), 0);
+	gc_start(w, 1, 10, 100);
+	d.flags = HTR_GC_GRAPH_DROPPED;
+	assert_int_equal(htr_write_gc_end(w, &d), 0);
+	assert_int_equal(htr_writer_close(w), 0);
+	struct trace *t = NULL;
+	struct htr_err err;
+	assert_int_equal(trace_open(&t, p, NULL, &err), 0);
+	assert_int_equal(t->ngcs, 1);
+	assert_int_equal(t->gcs[0].flags & (HTR_GC_GRAPH_DROPPED | HTR_GC_HAS_GRAPH), HTR_GC_GRAPH_DROPPED);
+	trace_close(t);
 	unlink(p);
 }
 
