@@ -1,4 +1,5 @@
 import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryMXBean;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -10,12 +11,15 @@ import java.util.List;
  * GC is a call's. */
 public class GcCalls {
     static final List<int[]> kept = new ArrayList<>();
+    /* looked up before the threads start: the first lookup loads classes
+     * and allocates, which must not make a GC while a thread is in its call */
+    static MemoryMXBean bean;
 
     static void gc(String how, int turn) {
         switch (how.equals("mixed") ? new String[] { "system", "runtime", "mxbean" }[turn % 3] : how) {
         case "system": System.gc(); break;
         case "runtime": Runtime.getRuntime().gc(); break;
-        case "mxbean": ManagementFactory.getMemoryMXBean().gc(); break;
+        case "mxbean": bean.gc(); break;
         default: throw new IllegalArgumentException(how);
         }
     }
@@ -23,6 +27,7 @@ public class GcCalls {
     public static void main(String[] args) throws InterruptedException {
         int threads = Integer.parseInt(args[0]), calls = Integer.parseInt(args[1]);
         String how = args.length > 2 ? args[2] : "system";
+        bean = ManagementFactory.getMemoryMXBean();
         Thread[] ts = new Thread[threads];
         for (int t = 0; t < threads; t++) {
             final int first = t;
