@@ -339,6 +339,8 @@ static void print_trace_summary(const struct trace *t)
 		printf("truncated\tno\n");
 	printf("frames\t%" PRIu32 "\n", t->nframes);
 	printf("gcs\t%" PRIu32 "\n", t->ngcs);
+	printf("graph_gcs\t%" PRIu32 "\n", trace_count_gcs(t, HTR_GC_HAS_GRAPH));
+	printf("graph_dropped_gcs\t%" PRIu32 "\n", trace_count_gcs(t, HTR_GC_GRAPH_DROPPED));
 	printf("allocations\t%" PRIu64 "\n", t->total_allocs);
 	printf("alloc_bytes\t%" PRIu64 "\n", t->total_alloc_bytes);
 	printf("deaths\t%" PRIu64 "\n", t->total_deaths);

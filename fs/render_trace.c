@@ -150,6 +150,8 @@ int render_trace_info(struct hfs *fs, struct buf *out)
 	if (!rc && t->truncated) rc = kv_u64(out, "truncated_at", t->truncated_at);
 	if (!rc) rc = kv_u64(out, "file_bytes", t->file->size);
 	if (!rc) rc = kv_u64(out, "gcs", t->ngcs);
+	if (!rc) rc = kv_u64(out, "graph_gcs", trace_count_gcs(t, HTR_GC_HAS_GRAPH));
+	if (!rc) rc = kv_u64(out, "graph_dropped_gcs", trace_count_gcs(t, HTR_GC_GRAPH_DROPPED));
 	if (!rc) rc = kv_u64(out, "frames", t->nframes);
 	if (!rc) rc = kv_u64(out, "allocations", t->total_allocs);
 	if (!rc) rc = kv_u64(out, "alloc_bytes", t->total_alloc_bytes);

@@ -238,6 +238,14 @@ static int push_frame(struct trace *t, struct caps *caps, const struct trace_fra
 	return 0;
 }
 
+uint32_t trace_count_gcs(const struct trace *t, uint32_t flags)
+{
+	uint32_t n = 0;
+	for (uint32_t g = 0; g < t->ngcs; g++)
+		n += (t->gcs[g].flags & flags) == flags;
+	return n;
+}
+
 uint32_t trace_gc_index(const struct trace *t, uint32_t gc)
 {
 	uint32_t lo = 0, hi = t->ngcs;

@@ -126,6 +126,8 @@ void trace_close(struct trace *t);
 uint32_t trace_thread_index(const struct trace *t, uint64_t thread_id);
 /* gc index (position in t->gcs) for a GC number, or UINT32_MAX. */
 uint32_t trace_gc_index(const struct trace *t, uint32_t gc);
+/* Number of GCs whose flags have every bit of flags (enum htr_gc_flags). */
+uint32_t trace_count_gcs(const struct trace *t, uint32_t flags);
 /* Checks GC gc_index's recorded reachable summary (format 1.2,
  * HTR_GC_HAS_REACHABLE) against the reachable objects and bytes of its
  * rebuilt heap state.  0: equal, or nothing recorded; -EBADMSG: they

@@ -124,6 +124,11 @@ for g in $("$HEAPFS" ls "$TMP/co-off.htr" gc | grep -v latest); do
 	expect "gcwait=off: GC $g: graph_dropped is the opposite of graph" \
 		"$(val graph_dropped <<<"$info")" "$([ "$(val graph <<<"$info")" = yes ] && echo no || echo yes)"
 done
+# trace/info counts them as the events do (agent_count reads them without fs/)
+tinfo=$("$HEAPFS" cat "$TMP/co-off.htr" trace/info)
+expect "gcwait=off: trace/info graph_gcs" "$(val graph_gcs <<<"$tinfo")" "$(val graph_gcs <"$TMP/co-off.count")"
+expect "gcwait=off: trace/info graph_dropped_gcs" "$(val graph_dropped_gcs <<<"$tinfo")" \
+	"$(val dropped_graph_gcs <"$TMP/co-off.count")"
 echo "ok: gcwait=off: $(val graph_gcs <"$TMP/co-off.count") of $(val gcs <"$TMP/co-off.count") GCs with a graph"
 # threads asking at once pass one at a time (gcwait.c's gate), whether they
 # call System.gc(), Runtime.gc() or MemoryMXBean.gc() (gcwait=off: 3-4 of 24)

@@ -455,7 +455,10 @@ static void test_trace_info(void **state)
 	assert_non_null(strstr(s, ver));
 	assert_non_null(strstr(s, "footer\tyes\n"));
 	assert_non_null(strstr(s, "truncated\tno\n"));
-	assert_non_null(strstr(s, "gcs\t3\n"));
+	assert_non_null(strstr(s, "\ngcs\t3\n"));
+	/* GCs 1 and 3 carry a graph; 2's was dropped (write_gc1 and after) */
+	assert_non_null(strstr(s, "\ngraph_gcs\t2\n"));
+	assert_non_null(strstr(s, "\ngraph_dropped_gcs\t1\n"));
 	assert_non_null(strstr(s, "allocations\t12\n"));
 	assert_non_null(strstr(s, "alloc_bytes\t288\n"));
 	assert_non_null(strstr(s, "deaths\t2\n"));
