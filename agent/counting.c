@@ -1293,7 +1293,9 @@ static void add_pending(char ***pending, uint32_t *n, char *cls)
 /* A measured version: its edge frequencies solved from its counters (v);
  * stored in m->freq once its entry count reached min_entry.  1: it did.
  * Counters only grow: while their total stays what it was at the last
- * call, the answer stays no, and the flows are not solved again. */
+ * call, the answer for hot=N stays no, and the flows are not solved
+ * again (a lower min_entry, count_poll's early planning, is asked
+ * afresh). */
 static int measure(struct cmethod *m, const jlong *v, uint32_t nc, double min_entry)
 {
 	uint64_t sum = 0;

@@ -1459,12 +1459,9 @@ static int do_method(struct cf_class *c, struct cf_member *m, const struct instr
 		     struct instr_stats *st, uint16_t fieldref, uint16_t methodref, uint32_t *idp)
 {
 	*idp = UINT32_MAX;
-	struct method_plan mp;
-	memset(&mp, 0, sizeof(mp));
-	mp.init = NOT_SET;
+	struct method_plan mp = { .init = NOT_SET };
+	struct corr_plan cp = { 0 };
 	struct rw r;
-	struct corr_plan cp;
-	memset(&cp, 0, sizeof(cp));
 	int rc = rw_open(&r, c, m, fieldref, methodref);
 	if (rc) {
 		if (rc == -EINVAL) { /* the code does not decode: left alone */
@@ -1889,12 +1886,9 @@ static int do_clone(struct cf_class *c, const struct clone_plan *p, const struct
 		    struct instr_stats *st, uint16_t fieldref, uint16_t methodref)
 {
 	struct cf_member *m = &c->methods[p->clone];
-	struct method_plan mp;
-	memset(&mp, 0, sizeof(mp));
-	mp.init = NOT_SET;
+	struct method_plan mp = { .init = NOT_SET };
+	struct corr_plan cp = { 0 };
 	struct rw r;
-	struct corr_plan cp;
-	memset(&cp, 0, sizeof(cp));
 	int rc = rw_open(&r, c, m, fieldref, methodref);
 	if (rc)
 		goto out;
