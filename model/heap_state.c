@@ -22,6 +22,7 @@
 
 #include "buf.h"
 #include "heap_state_make.h"
+#include "iddir.h"
 #include "objinfo_table.h"
 #include "htr_reader.h"
 
@@ -584,52 +585,12 @@ static int read_frames(struct builder *b, struct htr_err *err)
 
 static int build_directory(struct heap_state *s)
 {
-	if (s->n == 0)
-		return 0;
-	uint64_t lo = s->id[0], span = s->id[s->n - 1] - lo;
-	uint32_t shift = 0;
-	/* about one entry per four objects: 1 byte per object, and a lookup
-	 * binary-searches a handful of ids.  span >> 63 <= 1: no overflow. */
-	uint64_t want = (uint64_t)s->n / 4 + 1;
-	while (shift < 63 && (span >> shift) >= want)
-		shift++;
-	s->dir_base = lo;
-	s->dir_shift = shift;
-	s->ndir = (span >> shift) + 2;
-	s->dir = big_malloc(s->ndir * sizeof(uint32_t));
-	if (!s->dir)
-		return -ENOMEM;
-	uint64_t k = 0;
-	for (uint32_t i = 0; i < s->n; i++) {
-		uint64_t bucket = (s->id[i] - lo) >> shift;
-		while (k <= bucket)
-			s->dir[k++] = i;
-	}
-	while (k < s->ndir)
-		s->dir[k++] = s->n;
-	return 0;
+	return iddir_build(&s->dir, s->id, s->n);
 }
 
-/* The directory narrows the search to a bucket of a few ids; within it a
- * branch-free search: the ids of a graph's edges are close to random, and a
- * mispredicted branch per step cost more than the steps themselves. */
 static inline uint32_t find_id(const struct heap_state *s, uint64_t id)
 {
-	if (s->n == 0 || id < s->dir_base)
-		return UINT32_MAX;
-	uint64_t bucket = (id - s->dir_base) >> s->dir_shift;
-	if (bucket + 1 >= s->ndir)
-		return UINT32_MAX;
-	uint32_t lo = s->dir[bucket], len = s->dir[bucket + 1] - lo;
-	if (len == 0)
-		return UINT32_MAX;
-	const uint64_t *p = s->id + lo; /* the last id <= id lies in p[0..len) */
-	while (len > 1) {
-		uint32_t half = len / 2;
-		p = p[half] <= id ? p + half : p;
-		len -= half;
-	}
-	return *p == id ? (uint32_t)(p - s->id) : UINT32_MAX;
+	return iddir_find(&s->dir, s->id, id);
 }
 
 uint32_t heap_state_find(const struct heap_state *s, uint64_t id)
@@ -814,15 +775,15 @@ static inline void prefetch_find(const struct heap_state *s, const struct id_map
 			__builtin_prefetch(&m->index[tgt[k + PREFETCH_AHEAD] - m->base]);
 		return;
 	}
-	if (k + PREFETCH_AHEAD < ne && tgt[k + PREFETCH_AHEAD] >= s->dir_base) {
-		uint64_t bucket = (tgt[k + PREFETCH_AHEAD] - s->dir_base) >> s->dir_shift;
-		if (bucket < s->ndir)
-			__builtin_prefetch(&s->dir[bucket]);
+	if (k + PREFETCH_AHEAD < ne) {
+		uint64_t bucket = iddir_bucket(&s->dir, tgt[k + PREFETCH_AHEAD]);
+		if (bucket != UINT64_MAX)
+			__builtin_prefetch(&s->dir.slot[bucket]);
 	}
-	if (k + PREFETCH_AHEAD / 2 < ne && tgt[k + PREFETCH_AHEAD / 2] >= s->dir_base) {
-		uint64_t bucket = (tgt[k + PREFETCH_AHEAD / 2] - s->dir_base) >> s->dir_shift;
-		if (bucket < s->ndir && s->dir[bucket] < s->n)
-			__builtin_prefetch(&s->id[s->dir[bucket]]);
+	if (k + PREFETCH_AHEAD / 2 < ne) {
+		uint64_t bucket = iddir_bucket(&s->dir, tgt[k + PREFETCH_AHEAD / 2]);
+		if (bucket != UINT64_MAX && s->dir.slot[bucket] < s->n)
+			__builtin_prefetch(&s->id[s->dir.slot[bucket]]);
 	}
 }
 
@@ -1127,7 +1088,7 @@ void heap_state_free(struct heap_state *s)
 	free(s->out_off); free(s->out_tgt); free(s->out_slot);
 	free(s->in_off); free(s->in_src);
 	free(s->slot_hi_edge); free(s->slot_hi);
-	free(s->roots); free(s->reachable); free(s->dir);
+	free(s->roots); free(s->reachable); iddir_free(&s->dir);
 	free(s);
 }
 
@@ -1152,7 +1113,7 @@ size_t heap_state_memory(const struct heap_state *s)
 {
 	size_t n = s->n, e = s->nedges;
 	size_t m = sizeof(*s) + n * (8 + 4 + 4) + s->ninfos * sizeof(struct objinfo) +
-		   s->ndir * 4 + s->nroots * sizeof(struct hs_root);
+		   s->dir.nslot * 4 + s->nroots * sizeof(struct hs_root);
 	if (s->has_graph)
 		m += (n + 1) * 4 * 2 + e * (4 + 2 + 4) + (n + 63) / 64 * 8 +
 		     s->nslot_hi * (8 + 4);

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "iddir.h"
 #include "trace.h"
 
 struct objinfo {
@@ -76,9 +77,7 @@ struct heap_state {
 	uint64_t dangling_refs;   /* references to objects not in the graph (dropped) */
 	uint32_t dropped_roots;   /* roots naming objects not in the graph (dropped) */
 
-	/* id -> dense index directory: ids in [base + (k << shift),
-	 * base + ((k+1) << shift)) sit at indexes dir[k] .. dir[k+1]-1. */
-	uint32_t *dir; uint64_t ndir; uint64_t dir_base; uint32_t dir_shift;
+	struct iddir dir;      /* id -> dense index */
 	size_t mem_bytes;      /* heap memory this state holds */
 };
 

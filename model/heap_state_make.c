@@ -28,7 +28,7 @@ int heap_state_copy(const struct heap_state *s, struct heap_state **out)
 		{ (void **)&c->slot_hi, s->slot_hi, s->nslot_hi, sizeof *s->slot_hi },
 		{ (void **)&c->roots, s->roots, s->nroots, sizeof *s->roots },
 		{ (void **)&c->reachable, s->reachable, (n + 63) / 64, sizeof *s->reachable },
-		{ (void **)&c->dir, s->dir, s->ndir, sizeof *s->dir },
+		{ (void **)&c->dir.slot, s->dir.slot, s->dir.nslot, sizeof *s->dir.slot },
 	};
 	const size_t narr = sizeof arr / sizeof arr[0];
 	for (size_t k = 0; k < narr; k++)

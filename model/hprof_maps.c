@@ -207,50 +207,8 @@ void idindex_free(struct idindex *x)
 	free(x->chunk);
 	free(x->bits);
 	free(x->rank);
-	free(x->dir);
+	iddir_free(&x->dir);
 	memset(x, 0, sizeof *x);
-}
-
-/* Directory mode, as heap_state's: about one bucket per four objects. */
-static int build_dir(struct idindex *x)
-{
-	uint64_t span = x->ids[x->n - 1] - x->base;
-	uint64_t want = (uint64_t)x->n / 4 + 1;
-	uint32_t shift = 0;
-	while (shift < 63 && (span >> shift) >= want)
-		shift++;
-	x->dshift = shift;
-	x->ndir = (span >> shift) + 2;
-	x->dir = malloc(x->ndir * sizeof *x->dir);
-	if (!x->dir)
-		return -ENOMEM;
-	uint64_t k = 0;
-	for (size_t i = 0; i < x->n; i++) {
-		uint64_t bucket = (x->ids[i] - x->base) >> shift;
-		while (k <= bucket)
-			x->dir[k++] = (uint32_t)i;
-	}
-	while (k < x->ndir)
-		x->dir[k++] = (uint32_t)x->n;
-	return 0;
-}
-
-uint32_t idindex_find_dir(const struct idindex *x, uint64_t id)
-{
-	if (!x->n || id < x->base)
-		return IDINDEX_NONE;
-	uint64_t bucket = (id - x->base) >> x->dshift;
-	if (bucket + 1 >= x->ndir)
-		return IDINDEX_NONE;
-	uint32_t lo = x->dir[bucket], hi = x->dir[bucket + 1], end = hi;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (x->ids[mid] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < end && x->ids[lo] == id ? lo : IDINDEX_NONE;
 }
 
 int idindex_build(struct idindex *x, const uint64_t *ids, size_t n)
@@ -278,7 +236,7 @@ int idindex_build(struct idindex *x, const uint64_t *ids, size_t n)
 	/* 12 bytes per chunk word (bits and rank), 4 per chunk table entry */
 	if (used * words_per_chunk * 12 + nchunks * 4 > (uint64_t)n * 12 + 4096 ||
 	    used * words_per_chunk >= IDINDEX_NONE)
-		return build_dir(x);
+		return iddir_build(&x->dir, ids, (uint32_t)n);
 	x->chunk = malloc(nchunks * sizeof *x->chunk);
 	x->bits = calloc(used * words_per_chunk, sizeof *x->bits);
 	x->rank = malloc(used * words_per_chunk * sizeof *x->rank);

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "iddir.h"
 
 #define U64MAP_NONE UINT32_MAX
 
@@ -65,8 +66,7 @@ void keyidx_sort(struct keyidx *a, struct keyidx *tmp, size_t n);
  * is cut into chunks of 2^16 positions and only chunks holding an object
  * exist: 12 KB per chunk, found through a small table over the span.  When
  * the ids are too sparse even for that (more than 12 bytes per object:
- * ids that are not addresses), a directory of about one bucket per 4
- * objects narrows a binary search instead.
+ * ids that are not addresses), the id directory of iddir.h serves instead.
  * Ownership: the index owns its arrays; ids is borrowed and must outlive
  * it. */
 #define IDINDEX_NONE UINT32_MAX
@@ -81,22 +81,19 @@ struct idindex {
 	uint32_t *rank;        /* objects before each word */
 	const uint64_t *ids;   /* borrowed, ascending, distinct */
 	size_t n;
-	uint32_t *dir;         /* directory mode: ids[dir[b] .. dir[b+1]) in bucket b */
-	uint64_t ndir;
-	uint32_t dshift;
+	struct iddir dir;      /* directory mode (nchunks == 0) */
 };
 
 /* Builds the index over ids[0..n) (ascending, distinct, n < 2^32 - 1).
  * 0 or -ENOMEM / -E2BIG. */
 int idindex_build(struct idindex *x, const uint64_t *ids, size_t n);
 void idindex_free(struct idindex *x);
-uint32_t idindex_find_dir(const struct idindex *x, uint64_t id);
 
 /* Index of id, or IDINDEX_NONE if no object has it. */
 static inline uint32_t idindex_find(const struct idindex *x, uint64_t id)
 {
 	if (!x->nchunks)
-		return idindex_find_dir(x, id);
+		return iddir_find(&x->dir, x->ids, id);
 	uint64_t k = id - x->base;
 	if (id < x->base || (k & ((1ull << x->shift) - 1)))
 		return IDINDEX_NONE;

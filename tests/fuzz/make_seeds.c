@@ -247,9 +247,9 @@ static void write_structured(const char *dir, const char *name, const char *out_
 }
 
 /* Two live objects whose ids are far apart: the reproducers of the id
- * directory's overflow (heap_state.c build_directory).  span >= 2^63 with
- * fewer than 4 objects drives the shift to 64; span >= 2^64 - 2 wraps
- * ndir to 0 or 1. */
+ * directory's overflow (iddir.c, then in heap_state.c).  span >= 2^63
+ * with fewer than 4 objects drove the shift to 64; span >= 2^64 - 2
+ * wrapped the directory's size to 0 or 1. */
 static void write_id_span(const char *dir, const char *name, uint64_t a, uint64_t b)
 {
 	struct htr_writer *w = open_w(dir, name, 1);
