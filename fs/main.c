@@ -14,6 +14,7 @@
 #include "fs/fuse_adapter.h"
 #include "mountopts/mountopts.h"
 #include "fs/tree.h"
+#include "fs/render.h"
 #include "model/heap_state.h"
 #include "model/hprof.h"
 #include "model/htr.h"
@@ -323,40 +324,30 @@ out:
 	return st;
 }
 
-static void print_trace_summary(const struct trace *t)
+/* trace/info's lines (the same keys whether a user checks or mounts),
+ * then the warnings the reader collected.  0 or 1 (printed). */
+static int print_trace_summary(const struct trace *t)
 {
-	uint32_t types = 0, sites = 0;
-	for (uint32_t i = 0; i < t->ntypes; i++)
-		types += t->types[i].name != NULL;
-	for (uint32_t i = 0; i < t->nsites; i++)
-		sites += t->sites[i].nframes > 0;
-	printf("file\t%s\n", t->path);
-	printf("format_version\t%u.%u\n", t->file->major, t->file->minor);
-	printf("footer\t%s\n", t->had_footer ? "yes" : "no");
-	if (t->truncated)
-		printf("truncated\tyes, at offset %" PRIu64 "\n", t->truncated_at);
-	else
-		printf("truncated\tno\n");
-	printf("frames\t%" PRIu32 "\n", t->nframes);
-	printf("gcs\t%" PRIu32 "\n", t->ngcs);
-	printf("graph_gcs\t%" PRIu32 "\n", trace_count_gcs(t, HTR_GC_HAS_GRAPH));
-	printf("graph_dropped_gcs\t%" PRIu32 "\n", trace_count_gcs(t, HTR_GC_GRAPH_DROPPED));
-	printf("allocations\t%" PRIu64 "\n", t->total_allocs);
-	printf("alloc_bytes\t%" PRIu64 "\n", t->total_alloc_bytes);
-	printf("deaths\t%" PRIu64 "\n", t->total_deaths);
-	printf("duration_ms\t%" PRIu64 "\n",
-	       t->last_ns > t->first_ns ? (t->last_ns - t->first_ns) / 1000000 : 0);
-	printf("types\t%" PRIu32 "\n", types);
-	printf("sites\t%" PRIu32 "\n", sites);
-	printf("threads\t%" PRIu32 "\n", t->nthreads);
-	for (const char *w = t->warnings ? t->warnings : ""; *w;) {
+	struct buf b;
+	buf_init(&b);
+	int rc = render_trace_summary(t, &b);
+	if (rc)
+		fprintf(stderr, "heapfs: check: %s\n", strerror(-rc));
+	else if (b.len && fwrite(b.data, 1, b.len, stdout) != b.len)
+		rc = -errno;
+	buf_free(&b);
+	for (const char *w = t->warnings ? t->warnings : ""; *w && !rc;) {
 		const char *nl = strchr(w, '\n');
 		int len = nl ? (int)(nl - w) : (int)strlen(w);
 		if (len)
 			printf("warning\t%.*s\n", len, w);
 		w += len + (nl ? 1 : 0);
 	}
-	fflush(stdout);
+	if (fflush(stdout) != 0 && !rc)
+		rc = -errno;
+	if (rc && rc != -ENOMEM)
+		fprintf(stderr, "heapfs: check: write error: %s\n", strerror(-rc));
+	return rc ? 1 : 0;
 }
 
 /* A GC's recorded reachable summary (format 1.2) against the rebuilt
@@ -431,7 +422,10 @@ static int cmd_check(int argc, char **argv)
 		print_open_error(argv[1], rc, &err);
 		return 1;
 	}
-	print_trace_summary(t);
+	if (print_trace_summary(t)) {
+		trace_close(t);
+		return 1;
+	}
 	if (t->truncated)
 		fprintf(stderr, "heapfs: %s: truncated at offset %" PRIu64
 			": the trace is usable up to its last complete frame\n", argv[1],

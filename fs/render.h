@@ -13,6 +13,9 @@ struct node;
 int render_readme(struct hfs *fs, struct buf *out);
 int render_status(struct hfs *fs, struct buf *out);
 int render_trace_info(struct hfs *fs, struct buf *out);
+struct trace;
+/* trace/info's content, which `heapfs check` prints too. */
+int render_trace_summary(const struct trace *t, struct buf *out);
 int render_gcs_csv(struct hfs *fs, struct buf *out);
 
 /* render_object.c: objects/<id>/ and roots/ (need the heap state) */
@@ -20,7 +23,6 @@ int render_object_info(struct hfs *fs, const struct node *n, struct buf *out);
 int render_object_refs(struct hfs *fs, const struct node *n, struct buf *out);
 int render_object_referrers(struct hfs *fs, const struct node *n, struct buf *out);
 int render_roots_table(struct hfs *fs, const struct node *n, struct buf *out);
-struct trace;
 struct hs_root;
 /* What identifies a root beyond its object (the static field, the thread,
  * the frame); nothing for kinds without detail. */

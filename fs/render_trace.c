@@ -140,7 +140,11 @@ static uint32_t defined_sites(const struct trace *t)
 
 int render_trace_info(struct hfs *fs, struct buf *out)
 {
-	const struct trace *t = fs->trace;
+	return render_trace_summary(fs->trace, out);
+}
+
+int render_trace_summary(const struct trace *t, struct buf *out)
+{
 	char ver[32];
 	snprintf(ver, sizeof ver, "%u.%u", t->file->major, t->file->minor);
 	int rc = kv_str(out, "source", t->path);

@@ -164,7 +164,19 @@ wait "$pid" 2>/dev/null || true
 "$COUNT" "$TMP/kill.htr" >"$TMP/kill.count" || fail "killed trace does not open"
 [ "$(val gcs <"$TMP/kill.count")" -ge 3 ] || fail "killed trace: fewer than 3 GCs"
 # (truncated is 1 when the kill tore a frame, 0 when it fell between two)
-"$HEAPFS" check "$TMP/kill.htr" >"$TMP/kill.check" 2>&1 || fail "heapfs check: $(cat "$TMP/kill.check")"
+"$HEAPFS" check "$TMP/kill.htr" >"$TMP/kill.check" 2>"$TMP/kill.check.err" ||
+	fail "heapfs check: $(cat "$TMP/kill.check" "$TMP/kill.check.err")"
+# check prints trace/info's lines, then its own findings
+grep -v '^warning	\|^heap_states	\|^reachable_summaries	\|^last_gc_' "$TMP/kill.check" >"$TMP/kill.summary"
+"$HEAPFS" cat "$TMP/kill.htr" trace/info | cmp -s - "$TMP/kill.summary" ||
+	fail "check's summary is not trace/info: $(diff <("$HEAPFS" cat "$TMP/kill.htr" trace/info) "$TMP/kill.summary")"
+[ "$(val gcs <"$TMP/kill.check")" = "$(val gcs <"$TMP/kill.count")" ] || fail "check: gcs differ from agent_count's"
+want=no; [ "$(val truncated <"$TMP/kill.count")" = 1 ] && want=yes
+[ "$(val truncated <"$TMP/kill.check")" = $want ] || fail "check: truncated is not $want"
+if [ $want = yes ]; then
+	grep -q "truncated at offset $(val truncated_at <"$TMP/kill.check")" "$TMP/kill.check.err" ||
+		fail "check: the truncation offset differs between stdout and stderr"
+fi
 "$HEAPFS" cat "$TMP/kill.htr" gc/latest/info | grep -q "^graph" || fail "killed trace: no gc/latest/info"
 echo "ok: killed trace opens with $(val gcs <"$TMP/kill.count") GCs"
 echo "test_agent: all passed"
