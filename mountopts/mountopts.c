@@ -406,6 +406,10 @@ static int take_positional(struct parse_ctx *ctx, const char *arg)
 {
 	struct mountopts *mo = &ctx->mo;
 	char **slot = mo->trace == NULL ? &mo->trace : mo->mountpoint == NULL ? &mo->mountpoint : NULL;
+	/* `heapfs mount TRACE MNT` reads as TRACE "mount": say how to mount */
+	if (slot == NULL && strcmp(mo->trace, "mount") == 0)
+		return fail(mo, "unexpected argument '%s' (there is no 'mount' command: "
+			    "mount with heapfs [-o OPT[,OPT...]] TRACE MOUNTPOINT)", arg);
 	if (slot == NULL)
 		return fail(mo, "unexpected argument '%s'", arg);
 	if (*arg == '\0')

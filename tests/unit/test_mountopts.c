@@ -371,6 +371,9 @@ static void test_positionals(void **state)
 	expect_error(&mo, PARSE(&mo, "t.htr"), "missing MOUNTPOINT");
 	expect_error(&mo, PARSE(&mo, "-o", "cache_mb=32", "t.htr"), "missing MOUNTPOINT");
 	expect_error(&mo, PARSE(&mo, "t.htr", "m", "extra"), "unexpected argument 'extra'");
+	expect_error(&mo, PARSE(&mo, "mount", "t.htr", "m"),
+		     "unexpected argument 'm' (there is no 'mount' command: "
+		     "mount with heapfs [-o OPT[,OPT...]] TRACE MOUNTPOINT)");
 	expect_error(&mo, PARSE(&mo, "", "m"), "empty TRACE argument");
 	expect_error(&mo, PARSE(&mo, "t.htr", "m", "-o"), "missing argument after -o");
 	/* options may come after the positionals, as with mount(8) */
