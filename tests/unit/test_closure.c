@@ -19,81 +19,23 @@
 #include "analyses/closure.h"
 #include "analyses/dominators.h"
 #include "model/heap_state.h"
-
-struct edge { uint32_t from, to; };
+#include "fixture_state.h"
 
 /* A state of n objects of distinct sizes (sizes[i]), with edges and root
  * objects; reachability by a plain BFS. */
-static struct heap_state *mkstate(uint32_t n, const uint64_t *sizes, const struct edge *edges,
+static struct heap_state *mkstate(uint32_t n, const uint64_t *sizes, const struct fx_edge *edges,
 				  uint32_t ne, const uint32_t *roots, uint32_t nroots)
 {
-	struct heap_state *s = calloc(1, sizeof(*s));
-	assert_non_null(s);
-	s->n = n;
-	s->has_graph = 1;
-	s->id = malloc((n + 1) * sizeof(uint64_t));
-	s->info = malloc((n + 1) * sizeof(uint32_t));
-	s->birth = malloc((n + 1) * sizeof(uint32_t));
-	s->infos = calloc(n + 1, sizeof(struct objinfo));
-	s->ninfos = n;
-	for (uint32_t i = 0; i < n; i++) {
-		s->id[i] = i + 1;
-		s->info[i] = i;
+	struct heap_state *s = fx_state(n, NULL, n, edges, ne, roots, nroots);
+	for (uint32_t i = 0; i < n; i++)
 		s->infos[i].size = sizes[i];
-		s->infos[i].array_length = -1;
-	}
-	s->nedges = ne;
-	s->out_off = calloc(n + 1, sizeof(uint32_t));
-	s->in_off = calloc(n + 1, sizeof(uint32_t));
-	s->out_tgt = malloc((ne + 1) * sizeof(uint32_t));
-	s->in_src = malloc((ne + 1) * sizeof(uint32_t));
-	s->out_slot = calloc(ne + 1, sizeof(uint16_t));
-	for (uint32_t e = 0; e < ne; e++) {
-		s->out_off[edges[e].from + 1]++;
-		s->in_off[edges[e].to + 1]++;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		s->out_off[i + 1] += s->out_off[i];
-		s->in_off[i + 1] += s->in_off[i];
-	}
-	uint32_t *oc = calloc(n + 1, sizeof(uint32_t)), *ic = calloc(n + 1, sizeof(uint32_t));
-	for (uint32_t e = 0; e < ne; e++) {
-		uint32_t f = edges[e].from, t = edges[e].to;
-		s->out_tgt[s->out_off[f] + oc[f]++] = t;
-		s->in_src[s->in_off[t] + ic[t]++] = f;
-	}
-	free(oc);
-	free(ic);
-	s->roots = calloc(nroots + 1, sizeof(struct hs_root));
-	s->nroots = nroots;
-	for (uint32_t r = 0; r < nroots; r++) {
-		s->roots[r].kind = HTR_ROOT_OTHER;
-		s->roots[r].object = roots[r];
-	}
-	s->reachable = bitset_new(n);
-	uint32_t *q = malloc((n + 1) * sizeof(uint32_t)), h = 0, t = 0;
-	for (uint32_t r = 0; r < nroots; r++)
-		if (!bitset_get(s->reachable, roots[r])) {
-			bitset_set(s->reachable, roots[r]);
-			q[t++] = roots[r];
-		}
-	while (h < t) {
-		uint32_t o = q[h++];
-		for (uint32_t e = s->out_off[o]; e < s->out_off[o + 1]; e++)
-			if (!bitset_get(s->reachable, s->out_tgt[e])) {
-				bitset_set(s->reachable, s->out_tgt[e]);
-				q[t++] = s->out_tgt[e];
-			}
-	}
-	s->nreachable = t;
-	free(q);
 	return s;
 }
 
 /* The running example: roots A(0), B(1).  A->C, B->C; C->D->E->C (a
  * cycle); A->F->G and A->G; H(7) unreachable with H->C.  Sizes 2^i. */
 enum { A, B, C, D, E, F, G, H, NOBJ };
-static const struct edge ex_edges[] = {
+static const struct fx_edge ex_edges[] = {
 	{ A, C }, { B, C }, { C, D }, { D, E }, { E, C }, { A, F }, { F, G }, { A, G }, { H, C },
 };
 static const uint32_t ex_roots[] = { A, B };
@@ -181,11 +123,11 @@ static void test_long_list(void **state)
 	(void)state;
 	const uint32_t n = 1000000;
 	uint64_t *sizes = malloc(n * sizeof(uint64_t));
-	struct edge *edges = malloc(n * sizeof(struct edge));
+	struct fx_edge *edges = malloc(n * sizeof(struct fx_edge));
 	for (uint32_t i = 0; i < n; i++)
 		sizes[i] = 16;
 	for (uint32_t i = 0; i + 1 < n; i++)
-		edges[i] = (struct edge){ i, i + 1 };
+		edges[i] = (struct fx_edge){ i, i + 1 };
 	uint32_t root = 0;
 	struct heap_state *s = mkstate(n, sizes, edges, n - 1, &root, 1);
 	struct dominators *d;
@@ -273,12 +215,12 @@ static void test_random_graphs(void **state)
 		rng_state = seed;
 		uint32_t n = 5 + rnd(60), ne = rnd(3 * n), nr = 1 + rnd(4);
 		uint64_t sizes[70];
-		struct edge edges[200];
+		struct fx_edge edges[200];
 		uint32_t roots[5];
 		for (uint32_t i = 0; i < n; i++)
 			sizes[i] = 1 + rnd(1000);
 		for (uint32_t e = 0; e < ne; e++)
-			edges[e] = (struct edge){ rnd(n), rnd(n) };
+			edges[e] = (struct fx_edge){ rnd(n), rnd(n) };
 		for (uint32_t r = 0; r < nr; r++)
 			roots[r] = rnd(n);
 		struct heap_state *s = mkstate(n, sizes, edges, ne, roots, nr);

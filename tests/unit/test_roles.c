@@ -21,6 +21,7 @@
 #include "analyses/dominators.h"
 #include "analyses/roles.h"
 #include "model/heap_state.h"
+#include "fixture_state.h"
 #include "model/synth.h"
 #include "model/trace.h"
 
@@ -29,8 +30,6 @@
 
 /* ------------------------------------------------------- heap builder */
 
-struct hedge { uint32_t from, to; };
-
 struct hb {
 	struct trace_type types[32];
 	struct trace_field fields[32];
@@ -38,7 +37,7 @@ struct hb {
 	uint32_t ntypes;
 	uint32_t *type_of;
 	uint32_t n, cap;
-	struct hedge *edges;
+	struct fx_edge *edges;
 	uint32_t ne, ecap;
 	uint32_t roots[64], nroots;
 };
@@ -88,7 +87,7 @@ static void hb_ref(struct hb *b, uint32_t from, uint32_t to)
 		b->edges = realloc(b->edges, b->ecap * sizeof *b->edges);
 		assert_non_null(b->edges);
 	}
-	b->edges[b->ne++] = (struct hedge){ from, to };
+	b->edges[b->ne++] = (struct fx_edge){ from, to };
 }
 
 static void hb_root(struct hb *b, uint32_t o)
@@ -97,78 +96,18 @@ static void hb_root(struct hb *b, uint32_t o)
 	b->roots[b->nroots++] = o;
 }
 
-/* The heap state: one objinfo per type, CSR edges in insertion order,
- * reachability by BFS from the roots. */
+/* The heap state: one objinfo per type, edges in insertion order,
+ * reachability by BFS from the roots (fixture_state.h). */
 static struct heap_state *hb_state(struct hb *b)
 {
-	struct heap_state *s = calloc(1, sizeof *s);
-	uint32_t n = b->n, ne = b->ne;
-	assert_non_null(s);
-	s->n = n;
-	s->has_graph = 1;
-	s->nedges = ne;
-	s->id = malloc((n + 1) * sizeof *s->id);
-	s->info = malloc((n + 1) * sizeof *s->info);
-	s->birth = malloc((n + 1) * sizeof *s->birth);
-	s->infos = calloc(b->ntypes + 1, sizeof *s->infos);
-	s->ninfos = b->ntypes;
+	struct heap_state *s = fx_state(b->n, b->type_of, b->ntypes, b->edges, b->ne, b->roots, b->nroots);
 	for (uint32_t t = 0; t < b->ntypes; t++) {
 		s->infos[t].type = t;
 		s->infos[t].size = b->tsize[t];
 		s->infos[t].array_length = b->types[t].kind == HTR_TYPE_INSTANCE ? -1 : 4;
-		s->infos[t].thread = UINT32_MAX;
-		s->infos[t].site = UINT32_MAX;
 	}
-	for (uint32_t i = 0; i < n; i++) {
-		s->id[i] = i + 1;
-		s->info[i] = b->type_of[i];
-		s->birth[i] = HS_NO_BIRTH;
+	for (uint32_t i = 0; i < b->n; i++)
 		s->total_bytes += b->tsize[b->type_of[i]];
-	}
-	s->out_off = calloc(n + 1, sizeof *s->out_off);
-	s->in_off = calloc(n + 1, sizeof *s->in_off);
-	s->out_tgt = malloc((ne + 1) * sizeof *s->out_tgt);
-	s->in_src = malloc((ne + 1) * sizeof *s->in_src);
-	s->out_slot = calloc(ne + 1, sizeof *s->out_slot);
-	for (uint32_t e = 0; e < ne; e++) {
-		s->out_off[b->edges[e].from + 1]++;
-		s->in_off[b->edges[e].to + 1]++;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		s->out_off[i + 1] += s->out_off[i];
-		s->in_off[i + 1] += s->in_off[i];
-	}
-	uint32_t *oc = calloc(n + 1, sizeof *oc), *ic = calloc(n + 1, sizeof *ic);
-	for (uint32_t e = 0; e < ne; e++) {
-		uint32_t f = b->edges[e].from, t = b->edges[e].to;
-		s->out_tgt[s->out_off[f] + oc[f]++] = t;
-		s->in_src[s->in_off[t] + ic[t]++] = f;
-	}
-	free(oc);
-	free(ic);
-	s->roots = calloc(b->nroots + 1, sizeof *s->roots);
-	s->nroots = b->nroots;
-	s->reachable = bitset_new(n);
-	uint32_t *q = malloc((n + 1) * sizeof *q), h = 0, tl = 0;
-	for (uint32_t r = 0; r < b->nroots; r++) {
-		s->roots[r].kind = HTR_ROOT_OTHER;
-		s->roots[r].object = b->roots[r];
-		if (!bitset_get(s->reachable, b->roots[r])) {
-			bitset_set(s->reachable, b->roots[r]);
-			q[tl++] = b->roots[r];
-		}
-	}
-	while (h < tl) {
-		uint32_t o = q[h++];
-		for (uint32_t e = s->out_off[o]; e < s->out_off[o + 1]; e++) {
-			if (!bitset_get(s->reachable, s->out_tgt[e])) {
-				bitset_set(s->reachable, s->out_tgt[e]);
-				q[tl++] = s->out_tgt[e];
-			}
-		}
-	}
-	s->nreachable = tl;
-	free(q);
 	return s;
 }
 

@@ -18,56 +18,16 @@
 #include "analyses/dominators.h"
 #include "analyses/rootlabels.h"
 #include "model/heap_state.h"
+#include "fixture_state.h"
 #include "tests/xorshift.h"
 
-struct edge { uint32_t from, to; };
 
-static struct heap_state *mkstate(uint32_t n, const struct edge *edges, uint32_t ne,
+static struct heap_state *mkstate(uint32_t n, const struct fx_edge *edges, uint32_t ne,
 				  const uint32_t *roots, uint32_t nroots)
 {
-	struct heap_state *s = calloc(1, sizeof(*s));
-	assert_non_null(s);
-	s->n = n;
-	s->has_graph = 1;
-	s->id = malloc((n + 1) * sizeof(uint64_t));
-	s->info = malloc((n + 1) * sizeof(uint32_t));
-	s->birth = malloc((n + 1) * sizeof(uint32_t));
-	s->infos = calloc(n + 1, sizeof(struct objinfo));
-	s->ninfos = n;
-	for (uint32_t i = 0; i < n; i++) {
-		s->id[i] = i + 1;
-		s->info[i] = i;
+	struct heap_state *s = fx_state(n, NULL, n, edges, ne, roots, nroots);
+	for (uint32_t i = 0; i < n; i++)
 		s->infos[i].size = 16;
-		s->infos[i].array_length = -1;
-	}
-	s->nedges = ne;
-	s->out_off = calloc(n + 1, sizeof(uint32_t));
-	s->in_off = calloc(n + 1, sizeof(uint32_t));
-	s->out_tgt = malloc((ne + 1) * sizeof(uint32_t));
-	s->in_src = malloc((ne + 1) * sizeof(uint32_t));
-	s->out_slot = calloc(ne + 1, sizeof(uint16_t));
-	for (uint32_t e = 0; e < ne; e++) {
-		s->out_off[edges[e].from + 1]++;
-		s->in_off[edges[e].to + 1]++;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		s->out_off[i + 1] += s->out_off[i];
-		s->in_off[i + 1] += s->in_off[i];
-	}
-	uint32_t *oc = calloc(n + 1, sizeof(uint32_t)), *ic = calloc(n + 1, sizeof(uint32_t));
-	for (uint32_t e = 0; e < ne; e++) {
-		uint32_t f = edges[e].from, t = edges[e].to;
-		s->out_tgt[s->out_off[f] + oc[f]++] = t;
-		s->in_src[s->in_off[t] + ic[t]++] = f;
-	}
-	free(oc);
-	free(ic);
-	s->roots = calloc(nroots + 1, sizeof(struct hs_root));
-	s->nroots = nroots;
-	for (uint32_t r = 0; r < nroots; r++) {
-		s->roots[r].kind = HTR_ROOT_OTHER;
-		s->roots[r].object = roots[r];
-	}
 	return s;
 }
 
@@ -194,10 +154,10 @@ static void test_random_against_brute(void **state)
 		rng_state = seed * 0x9E3779B97F4A7C15ull;
 		uint32_t n = 1 + rnd(60), ne = rnd(n * (1 + seed % 4)), nr = 1 + rnd(8);
 		uint32_t nlabels = 1 + rnd(6);
-		struct edge *e = malloc((ne + 1) * sizeof *e);
+		struct fx_edge *e = malloc((ne + 1) * sizeof *e);
 		uint32_t roots[8], label[8];
 		for (uint32_t k = 0; k < ne; k++)
-			e[k] = (struct edge){ rnd(n), rnd(n) };
+			e[k] = (struct fx_edge){ rnd(n), rnd(n) };
 		for (uint32_t r = 0; r < nr; r++) {
 			roots[r] = rnd(n);
 			label[r] = rnd(5) == 0 ? RL_NONE : rnd(nlabels);
@@ -217,7 +177,7 @@ static void test_shared_products(void **state)
 {
 	(void)state;
 	enum { M1, M2, N1, N2, P, S, A, G, NOBJ };
-	struct edge e[] = {
+	struct fx_edge e[] = {
 		{ M1, N1 }, { M2, N2 }, { N1, P }, { N2, P }, { N2, S }, { P, S }, { P, A },
 		{ G, P }, /* garbage referencing a product */
 	};
@@ -250,10 +210,10 @@ static void test_long_list(void **state)
 {
 	(void)state;
 	uint32_t n = 1000000;
-	struct edge *e = malloc((n + 1) * sizeof *e);
+	struct fx_edge *e = malloc((n + 1) * sizeof *e);
 	for (uint32_t i = 0; i + 1 < n; i++)
-		e[i] = (struct edge){ i, i + 1 };
-	e[n - 1] = (struct edge){ n - 1, n / 2 }; /* a cycle over the second half */
+		e[i] = (struct fx_edge){ i, i + 1 };
+	e[n - 1] = (struct fx_edge){ n - 1, n / 2 }; /* a cycle over the second half */
 	uint32_t roots[] = { 0, n / 2 + 1 }, label[] = { 7, 3 };
 	struct heap_state *s = mkstate(n, e, n, roots, 2);
 	struct dominators *dom;
