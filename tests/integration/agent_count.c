@@ -10,6 +10,9 @@
  *   type-site <TAB> TYPE <TAB> Class.method:line (allocating frame) <TAB> allocations
  *   type-app <TAB> TYPE <TAB> Class.method:line (innermost frame in a class
  *            named example.*) <TAB> allocations
+ *   site-caller <TAB> Class.method(descriptor) (allocating frame) <TAB>
+ *            Class.method of its caller ("-" without one) <TAB> allocations
+ *            (one line per type and site; agent/callers.sh sums them)
  *
  *   agent_count TRACE --reach TYPE
  *
@@ -130,6 +133,14 @@ static void print_site(const struct trace *t, const struct count *c, char *scrat
 	else
 		printf("?");
 	printf("\t%" PRIu64 "\n", c->n);
+	if (s && s->nframes) {
+		const struct trace_method *m = s->frames[0].method < t->nmethods ? &t->methods[s->frames[0].method] : NULL;
+		const struct trace_method *by = s->nframes > 1 && s->frames[1].method < t->nmethods
+						? &t->methods[s->frames[1].method] : NULL;
+		printf("site-caller\t%s.%s%s\t%s%s%s\t%" PRIu64 "\n", m && m->cls ? m->cls : "?",
+		       m && m->name ? m->name : "?", m && m->sig ? m->sig : "", by ? by->cls ? by->cls : "?" : "-",
+		       by ? "." : "", by ? by->name ? by->name : "?" : "", c->n);
+	}
 	for (uint32_t i = 0; s && i < s->nframes; i++) {
 		const struct htr_site_frame *f = &s->frames[i];
 		const struct trace_method *m = f->method < t->nmethods ? &t->methods[f->method] : NULL;
