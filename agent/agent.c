@@ -434,11 +434,14 @@ static void JNICALL on_class_load(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, 
 static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
 	ts_current(jvmti, jni, thread);
+	if (A.opts.mode == AGENT_MODE_COUNT)
+		count_thread_start(jvmti, jni, thread);
 }
 
 static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
-	(void)jvmti; (void)thread;
+	if (A.opts.mode == AGENT_MODE_COUNT)
+		count_thread_end(jvmti, jni, thread);
 	struct tstate *ts = tls_ts;
 	if (!ts)
 		return;

@@ -200,6 +200,7 @@ static struct {
 	uint32_t jcap;                        /* length of the last array */
 	int helper_failed;
 	uint64_t exhausted;                   /* methods left uncounted: counters=N too small */
+	uint64_t threads_live, threads_max;   /* of the program, alive now and at most (atomic) */
 } C = { .mu = PTHREAD_MUTEX_INITIALIZER, .arr_mu = PTHREAD_MUTEX_INITIALIZER };
 
 /* Counters.c's first length: small, so that a short run does not pay for
@@ -1023,6 +1024,69 @@ void count_set_callbacks(jvmtiEventCallbacks *cb)
 	cb->Exception = on_exception;
 }
 
+/* Threads.  Plain increments are exact while one thread at a time runs
+ * counted code; with two or more alive at once, racing increments can be
+ * lost, and allocs/stats says so.  So the agent keeps the most threads of
+ * the program alive at once (main included; not the JVM's own threads,
+ * which run in the system thread group or its InnocuousThreadGroup:
+ * Attach Listener, Common-Cleaner, process reaper, ...; not the agent's). */
+static int program_thread(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+	if (!thread || (A.agent_thread && (*jni)->IsSameObject(jni, thread, A.agent_thread)))
+		return 0;
+	jvmtiThreadInfo ti;
+	memset(&ti, 0, sizeof(ti));
+	if ((*jvmti)->GetThreadInfo(jvmti, thread, &ti) != JVMTI_ERROR_NONE)
+		return 0;
+	int program = 1;
+	jvmtiThreadGroupInfo gi;
+	memset(&gi, 0, sizeof(gi));
+	if (ti.thread_group && (*jvmti)->GetThreadGroupInfo(jvmti, ti.thread_group, &gi) == JVMTI_ERROR_NONE) {
+		program = !gi.name || (strcmp(gi.name, "system") && strcmp(gi.name, "InnocuousThreadGroup"));
+		(*jvmti)->Deallocate(jvmti, (unsigned char *)gi.name);
+		if (gi.parent)
+			(*jni)->DeleteLocalRef(jni, gi.parent);
+	}
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)ti.name);
+	if (ti.thread_group)
+		(*jni)->DeleteLocalRef(jni, ti.thread_group);
+	if (ti.context_class_loader)
+		(*jni)->DeleteLocalRef(jni, ti.context_class_loader);
+	return program;
+}
+
+void count_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+	if (!program_thread(jvmti, jni, thread))
+		return;
+	uint64_t live = __atomic_add_fetch(&C.threads_live, 1, __ATOMIC_ACQ_REL);
+	uint64_t max = __atomic_load_n(&C.threads_max, __ATOMIC_RELAXED);
+	while (live > max && !__atomic_compare_exchange_n(&C.threads_max, &max, live, 0, __ATOMIC_ACQ_REL,
+							  __ATOMIC_RELAXED))
+		;
+}
+
+void count_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+	if (program_thread(jvmti, jni, thread) && __atomic_load_n(&C.threads_live, __ATOMIC_ACQUIRE))
+		__atomic_sub_fetch(&C.threads_live, 1, __ATOMIC_ACQ_REL);
+}
+
+/* At exit, what the counts' exactness depends on (trace info, read by
+ * allocs/stats): the increments, the exception corrections and the most
+ * threads of the program alive at once. */
+static int write_count_info(struct htr_writer *w)
+{
+	static const char *const exc[] = { [COUNT_EXC_OFF] = "off", [COUNT_EXC_EVENTS] = "events",
+					   [COUNT_EXC_BYTECODE] = "bytecode" };
+	char n[24];
+	snprintf(n, sizeof(n), "%llu", (unsigned long long)__atomic_load_n(&C.threads_max, __ATOMIC_ACQUIRE));
+	int rc = htr_write_info(w, "count.increments", A.opts.count_atomic ? "atomic" : "plain");
+	if (!rc)
+		rc = htr_write_info(w, "count.exceptions", A.opts.count_sites ? "sites" : exc[A.opts.count_exceptions]);
+	return rc ? rc : htr_write_info(w, "count.threads_max", n);
+}
+
 /* Whether exceptions are corrected: path counters only (per-site counters
  * count right after each allocation: nothing to correct). */
 static int corrects_exceptions(void)
@@ -1253,6 +1317,8 @@ void count_write(JNIEnv *jni, struct htr_writer *w, uint32_t gc, int final)
 					    (final ? HTR_COUNTS_FINAL : 0) | (A.opts.count_sites ? 0 : HTR_COUNTS_PATHS),
 					    incr, per_site, n, ids, delta);
 	pthread_mutex_unlock(&C.mu);
+	if (!rc && final)
+		rc = write_count_info(w);
 	if (rc)
 		fprintf(stderr, "heapfs-agent: writing allocation counts failed: %s\n", strerror(-rc));
 	free(ids);

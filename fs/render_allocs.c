@@ -302,6 +302,35 @@ static int stat_row(struct table *t, const char *name, const char *fmt, ...)
 	return 0;
 }
 
+/* The rows only counters have (empty for allocation events). */
+static const char *const count_only_keys[] = { "final", "increments_kind", "threads_max", "exact", NULL };
+
+/* Whether the counts are exact, from what the agent wrote at exit
+ * (count.* info keys): plain increments lose counts when threads race,
+ * and path counters need exception corrections.  The rows
+ * increments_kind, threads_max and exact. */
+static int stat_exactness(const struct trace *tr, struct table *t)
+{
+	const char *inc = trace_info(tr, "count.increments"), *exc = trace_info(tr, "count.exceptions");
+	const char *threads = trace_info(tr, "count.threads_max");
+	int rc = stat_row(t, "increments_kind", inc ? "%s" : NULL, inc);
+	if (!rc)
+		rc = stat_row(t, "threads_max", threads ? "%s" : NULL, threads);
+	if (rc)
+		return rc;
+	if (!inc || !threads || !exc)
+		return stat_row(t, "exact", "unknown (the agent wrote no count.* keys at exit: the run did not end "
+					  "cleanly, or an older agent)");
+	char why[256] = "";
+	if (!strcmp(inc, "plain") && strtoull(threads, NULL, 10) >= 2)
+		snprintf(why, sizeof(why), "%s threads of the program were alive at once and increments are plain, "
+			 "which racing threads can lose (atomic=on is exact)", threads);
+	if ((tr->count_flags & HTR_COUNTS_PATHS) && !strcmp(exc, "off"))
+		snprintf(why + strlen(why), sizeof(why) - strlen(why), "%sexceptions=off: a frame an exception "
+			 "leaves mid-path is not corrected", why[0] ? "; " : "");
+	return why[0] ? stat_row(t, "exact", "not guaranteed: %s", why) : stat_row(t, "exact", "yes");
+}
+
 static int table_stats(const struct trace *tr, const struct arows *a, struct table *t)
 {
 	table_init(t, stats_cols, 2);
@@ -336,6 +365,8 @@ static int table_stats(const struct trace *tr, const struct arows *a, struct tab
 			rc = stat_row(t, "per_site_increments", NULL);
 		if (!rc)
 			rc = stat_row(t, "saved_percent", NULL);
+		for (const char *const *k = count_only_keys; *k && !rc; k++)
+			rc = stat_row(t, *k, NULL);
 		return rc;
 	}
 	if (!rc)
@@ -348,7 +379,7 @@ static int table_stats(const struct trace *tr, const struct arows *a, struct tab
 						 : 0.0);
 	if (!rc)
 		rc = stat_row(t, "final", "%s", (tr->count_flags & HTR_COUNTS_FINAL) ? "yes" : "no (the run did not end cleanly)");
-	return rc;
+	return rc ? rc : stat_exactness(tr, t);
 }
 
 int render_allocs(struct hfs *fs, enum allocs_table which, enum allocs_format fmt, struct buf *out)

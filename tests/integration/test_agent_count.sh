@@ -77,6 +77,16 @@ compare() {
 	"$HEAPFS" cat "$TMP/c.htr" allocs/stats >"$TMP/stats"
 	[ "$(awk -F'\t' '$1 == "increments" { print $2 }' "$TMP/stats")" = "$(sed -n 's/^#increments\t//p' "$TMP/c.tsv")" ] ||
 		fail "$name: allocs/stats increments differ from counts="
+	# exactness as allocs/stats states it; THREADS (default 1): the most
+	# threads of the program alive at once, from the program's construction
+	local tmax exact
+	tmax=$(awk -F'\t' '$1 == "threads_max" { print $2 }' "$TMP/stats")
+	exact=$(awk -F'\t' '$1 == "exact" { print $2 }' "$TMP/stats")
+	[ "$tmax" = "${THREADS:-1}" ] || fail "$name: allocs/stats threads_max is $tmax, the program has ${THREADS:-1}"
+	case "${THREADS:-1},${COPTS-}" in
+	1,* | *atomic=on*) [ "$exact" = yes ] || fail "$name: allocs/stats exact: $exact" ;;
+	*) case $exact in "not guaranteed: $tmax threads"*) ;; *) fail "$name: allocs/stats exact: $exact" ;; esac ;;
+	esac
 	# and allocs/ of the full recording counts its allocation events
 	"$HEAPFS" cat "$TMP/f.htr" allocs/by-site | awk -F'\t' -v p="$prefix" 'NR > 1 && index($1, p) == 1 { print $1 "\t" $2 "\t" $3 }' |
 		sort >"$TMP/ftree.tsv"
@@ -126,6 +136,8 @@ exceptions_off() {
 	count_sites "$TMP/o.tsv" "$prefix" | awk -F'\t' 'NR == FNR { w[$1 "\t" $2] = $3; next }
 		{ t++; d = $3 - w[$1 "\t" $2]; if (d) { n++; off += d < 0 ? -d : d } }
 		END { printf "    exceptions=off: %d of %d sites off, |deviation| %d allocations\n", n, t, off }' "$TMP/full.tsv" -
+	"$HEAPFS" cat "$TMP/o.htr" allocs/stats | grep -q '^exact	not guaranteed: .*exceptions=off' ||
+		fail "exceptions=off: allocs/stats does not say the counts may be off"
 }
 for seed in ${EXC_SEEDS:-1 2 3}; do
 	mkdir -p "$TMP/exc$seed"
@@ -143,8 +155,9 @@ done
 
 mkdir -p "$TMP/mix"
 "$JAVAC" -d "$TMP/mix" tests/integration/ExcMix.java || fail "javac ExcMix"
-compare "reflection, <clinit>, constructors, threads, library code, recursion" ExcMix "$TMP/mix" ExcMix
-COPTS=exceptions=events compare "the same, exceptions=events" ExcMix "$TMP/mix" ExcMix
+# (ExcMix starts one thread and joins it: 2 threads of the program alive)
+THREADS=2 compare "reflection, <clinit>, constructors, threads, library code, recursion" ExcMix "$TMP/mix" ExcMix
+THREADS=2 COPTS=exceptions=events compare "the same, exceptions=events" ExcMix "$TMP/mix" ExcMix
 grep -q " 0 frames corrected" "$TMP/c.err" && fail "ExcMix: no frame was corrected"
 exceptions_off ExcMix "$TMP/mix" ExcMix
 
@@ -181,7 +194,7 @@ mkdir -p "$TMP/ser"
 COPTS=inline=on compare "SerialIds, inline=on: serialVersionUIDs as without clones" SerialIds "$TMP/ser" SerialIds
 n=$(sed -n 's/.* \([0-9]*\) clones and.*/\1/p' "$TMP/c.err")
 [ "${n:-0}" = 11 ] || fail "SerialIds: $n clones, want 11"
-COPTS=inline=on compare "ExcMix, inline=on" ExcMix "$TMP/mix" ExcMix
+THREADS=2 COPTS=inline=on compare "ExcMix, inline=on" ExcMix "$TMP/mix" ExcMix
 # the generated programs' static methods call each other, and the throwing
 # ones throw out of callees mid-way
 COPTS=inline=on compare "generated seed 1, inline=on" Gen "$TMP/gen1" Gen
@@ -199,7 +212,8 @@ want_threads() { # the program's printout as "type<TAB>count"
 	awk -F'\t' '$1 == "Item" { print "example.threads.Main$Item\t" $2 } $1 == "int[]" || $1 == "long[]" { print $1 "\t" $2 }
 		$1 == "StringBuilder" { print "java.lang.StringBuilder\t" $2 }' "$1" | sort
 }
-COPTS=atomic=on compare "threads, atomic=on" example.threads.Main.step "$CP" example.threads.Main 4 100000
+# (main and 4 workers: 5 threads of the program alive at once)
+THREADS=5 COPTS=atomic=on compare "threads, atomic=on" example.threads.Main.step "$CP" example.threads.Main 4 100000
 grep -q "atomic increments" "$TMP/c.err" || fail "atomic=on: not reported as atomic"
 want_threads "$TMP/c.out" >"$TMP/tw.tsv"
 awk -F'\t' '{ print $2 "\t" $3 }' "$TMP/count.tsv" | sort >"$TMP/tg.tsv"
@@ -213,6 +227,10 @@ for run in 1 2 3; do
 	read -r l n < <(count_sites "$TMP/p.tsv" example.threads.Main.step | awk -F'\t' '{ print $2 "\t" $3 }' |
 		sort | awk -F'\t' 'NR == FNR { w[$1] = $2; next } { l += w[$1] - $2; n += w[$1] } END { print l + 0, n + 0 }' "$TMP/tw.tsv" -)
 	lost=$((lost + l)); total=$((total + n))
+	"$HEAPFS" cat "$TMP/p.htr" allocs/stats >"$TMP/pstats"
+	grep -qx 'threads_max	5' "$TMP/pstats" || fail "threads, plain: allocs/stats threads_max is not 5: $(cat "$TMP/pstats")"
+	grep -q '^exact	not guaranteed: 5 threads of the program were alive at once and increments are plain' "$TMP/pstats" ||
+		fail "threads, plain: allocs/stats does not say the counts may be low: $(grep '^exact' "$TMP/pstats")"
 done
 echo "ok: threads, plain increments (default): $lost of $total allocations lost over 3 runs"
 

@@ -202,6 +202,8 @@ static void test_allocs_from_counts(void **state)
 	assert_non_null(strstr(s, "source\tcounters\n"));
 	assert_non_null(strstr(s, "allocations\t16\n"));
 	assert_non_null(strstr(s, "increments\t12\nper_site_increments\t16\nsaved_percent\t25.0\n"));
+	/* no count.* info keys (the agent writes them at exit) */
+	assert_non_null(strstr(s, "increments_kind\t\nthreads_max\t\nexact\tunknown ("));
 	free(s);
 	s = read_file(fs, "/allocs/by-site.csv");
 	assert_non_null(strstr(s, "site,type,count,bci,descriptor\n"));
@@ -211,6 +213,71 @@ static void test_allocs_from_counts(void **state)
 	free(s);
 	hfs_close(fs);
 	unlink(path);
+}
+
+/* allocs/stats' exactness rows for a counted trace whose agent wrote the
+ * given count.* keys at exit (NULL: not written). */
+static char *stats_with(uint32_t flags, const char *inc, const char *exc, const char *threads)
+{
+	char path[] = "/tmp/heapfs-test-allocs-XXXXXX";
+	int fd = mkstemp(path);
+	close(fd);
+	struct htr_writer *w;
+	assert_int_equal(htr_writer_open(&w, path, NULL), 0);
+	assert_int_equal(htr_write_method(w, 0, "p.A", "run", "()V", ""), 0);
+	assert_int_equal(htr_write_count_site(w, 0, 0, 3, 10, "p.X"), 0);
+	uint32_t ids[1] = { 0 };
+	int64_t c[1] = { 5 };
+	gc(w, 1);
+	assert_int_equal(htr_write_alloc_counts(w, 1, flags | HTR_COUNTS_FINAL, 5, 5, 1, ids, c), 0);
+	if (inc)
+		assert_int_equal(htr_write_info(w, "count.increments", inc), 0);
+	if (exc)
+		assert_int_equal(htr_write_info(w, "count.exceptions", exc), 0);
+	if (threads)
+		assert_int_equal(htr_write_info(w, "count.threads_max", threads), 0);
+	assert_int_equal(htr_writer_close(w), 0);
+	struct hfs *fs = open_tree(path);
+	char *s = read_file(fs, "/allocs/stats");
+	hfs_close(fs);
+	unlink(path);
+	char *rows = strstr(s, "increments_kind\t");
+	assert_non_null(rows);
+	char *out = strdup(rows);
+	free(s);
+	return out;
+}
+
+/* Plain increments are exact with one thread of the program alive at a
+ * time, atomic ones always; path counters need exception corrections. */
+static void test_stats_exactness(void **state)
+{
+	(void)state;
+	static const struct {
+		uint32_t flags;
+		const char *inc, *exc, *threads, *want;
+	} cases[] = {
+		{ HTR_COUNTS_PATHS, "plain", "bytecode", "1", "increments_kind\tplain\nthreads_max\t1\nexact\tyes\n" },
+		{ HTR_COUNTS_PATHS, "atomic", "bytecode", "5", "increments_kind\tatomic\nthreads_max\t5\nexact\tyes\n" },
+		{ HTR_COUNTS_PATHS, "plain", "bytecode", "5",
+		  "increments_kind\tplain\nthreads_max\t5\nexact\tnot guaranteed: 5 threads of the program were "
+		  "alive at once and increments are plain, which racing threads can lose (atomic=on is exact)\n" },
+		{ HTR_COUNTS_PATHS, "plain", "off", "2",
+		  "increments_kind\tplain\nthreads_max\t2\nexact\tnot guaranteed: 2 threads of the program were "
+		  "alive at once and increments are plain, which racing threads can lose (atomic=on is exact); "
+		  "exceptions=off: a frame an exception leaves mid-path is not corrected\n" },
+		{ HTR_COUNTS_PATHS, "atomic", "off", "1",
+		  "increments_kind\tatomic\nthreads_max\t1\nexact\tnot guaranteed: exceptions=off: a frame an "
+		  "exception leaves mid-path is not corrected\n" },
+		/* one counter per site: nothing to correct */
+		{ 0, "plain", "sites", "1", "increments_kind\tplain\nthreads_max\t1\nexact\tyes\n" },
+		{ HTR_COUNTS_PATHS, "plain", NULL, "1", "increments_kind\tplain\nthreads_max\t1\nexact\tunknown (" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *s = stats_with(cases[i].flags, cases[i].inc, cases[i].exc, cases[i].threads);
+		assert_memory_equal(s, cases[i].want, strlen(cases[i].want));
+		free(s);
+	}
 }
 
 /* A full recording: counts come from the allocation events, by allocating
@@ -266,6 +333,7 @@ int main(void)
 		cmocka_unit_test(test_counts_footer_and_scan),
 		cmocka_unit_test(test_old_trace_has_no_counts),
 		cmocka_unit_test(test_allocs_from_counts),
+		cmocka_unit_test(test_stats_exactness),
 		cmocka_unit_test(test_allocs_from_events),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
