@@ -31,10 +31,12 @@ static uint32_t oracle_find(const uint64_t *ids, uint32_t n, uint64_t id)
 	return lo < n && ids[lo] == id ? lo : UINT32_MAX;
 }
 
-/* The ids a lookup is tried with: each id, its neighbours, and ids
- * beyond both ends. */
-static void probe_ids(const uint64_t *ids, uint32_t n, uint64_t *probes, uint32_t *nprobes)
+/* The ids a lookup is tried with (*nprobes of them; the caller frees
+ * them): each id, its neighbours, and ids beyond both ends. */
+static uint64_t *probe_ids(const uint64_t *ids, uint32_t n, uint32_t *nprobes)
 {
+	uint64_t *probes = malloc((3 * (size_t)n + 3) * sizeof *probes);
+	assert_non_null(probes);
 	uint32_t k = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		probes[k++] = ids[i];
@@ -45,6 +47,7 @@ static void probe_ids(const uint64_t *ids, uint32_t n, uint64_t *probes, uint32_
 	probes[k++] = UINT64_MAX;
 	probes[k++] = n ? ids[n - 1] + 1000000 : 7;
 	*nprobes = k;
+	return probes;
 }
 
 enum spread { SEQUENTIAL, GAPS, ALIGNED_REGIONS, RANDOM_SPARSE, NEAR_TOP };
@@ -85,10 +88,8 @@ static uint64_t *make_ids(enum spread how, uint32_t n, uint64_t seed)
 static void check_iddir(enum spread how, uint32_t n, uint64_t seed)
 {
 	uint64_t *ids = make_ids(how, n, seed);
-	uint64_t *probes = malloc((3 * (size_t)n + 3) * sizeof *probes);
-	assert_non_null(probes);
 	uint32_t np;
-	probe_ids(ids, n, probes, &np);
+	uint64_t *probes = probe_ids(ids, n, &np);
 	struct iddir d;
 	assert_int_equal(iddir_build(&d, ids, n), 0);
 	/* about one bucket per four ids: at most n/4 + 1 buckets (+1 end slot) */
@@ -131,10 +132,8 @@ static void test_iddir_spreads(void **state)
 static void check_idindex(enum spread how, uint32_t n, uint64_t seed, int *bitmap)
 {
 	uint64_t *ids = make_ids(how, n, seed);
-	uint64_t *probes = malloc((3 * (size_t)n + 3) * sizeof *probes);
-	assert_non_null(probes);
 	uint32_t np;
-	probe_ids(ids, n, probes, &np);
+	uint64_t *probes = probe_ids(ids, n, &np);
 	struct idindex x;
 	assert_int_equal(idindex_build(&x, ids, n), 0);
 	*bitmap = x.nchunks != 0;
