@@ -1068,8 +1068,13 @@ void count_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 
 void count_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
-	if (program_thread(jvmti, jni, thread) && __atomic_load_n(&C.threads_live, __ATOMIC_ACQUIRE))
-		__atomic_sub_fetch(&C.threads_live, 1, __ATOMIC_ACQ_REL);
+	if (!program_thread(jvmti, jni, thread))
+		return;
+	/* never below 0: a thread whose start came before the events were on */
+	uint64_t live = __atomic_load_n(&C.threads_live, __ATOMIC_RELAXED);
+	while (live && !__atomic_compare_exchange_n(&C.threads_live, &live, live - 1, 0, __ATOMIC_ACQ_REL,
+						    __ATOMIC_RELAXED))
+		;
 }
 
 /* At exit, what the counts' exactness depends on (trace info, read by

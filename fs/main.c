@@ -334,7 +334,7 @@ static int print_trace_summary(const struct trace *t)
 	if (rc)
 		fprintf(stderr, "heapfs: check: %s\n", strerror(-rc));
 	else if (b.len && fwrite(b.data, 1, b.len, stdout) != b.len)
-		rc = -errno;
+		rc = errno ? -errno : -EIO;
 	buf_free(&b);
 	for (const char *w = t->warnings ? t->warnings : ""; *w && !rc;) {
 		const char *nl = strchr(w, '\n');
@@ -344,7 +344,7 @@ static int print_trace_summary(const struct trace *t)
 		w += len + (nl ? 1 : 0);
 	}
 	if (fflush(stdout) != 0 && !rc)
-		rc = -errno;
+		rc = errno ? -errno : -EIO;
 	if (rc && rc != -ENOMEM)
 		fprintf(stderr, "heapfs: check: write error: %s\n", strerror(-rc));
 	return rc ? 1 : 0;
