@@ -295,7 +295,13 @@ static int emit_insn(struct rw *r, uint8_t *out, uint32_t i)
 		return 0;
 	}
 	uint32_t ob = ((in->pc + 4) & ~3u) - in->pc, nb = ((at + 4) & ~3u) - at;
-	memset(p, 0, nb);
+	/* padding: the original's bytes where the switch keeps its alignment
+	 * (JVMS 6.5 asks only that they pad; a class may have nonzero ones,
+	 * and a relayout must give the class back byte for byte), else 0 */
+	if (nb == ob)
+		memcpy(p, old, nb);
+	else
+		memset(p, 0, nb);
 	p[0] = in->op;
 	put4(p + nb, (uint32_t)((int64_t)resolve(r, i, in->targets[0]) - at));
 	if (in->op == 170) { /* tableswitch: low, high, offsets */

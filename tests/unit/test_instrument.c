@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <uthash.h>
 
@@ -556,6 +557,48 @@ static void test_relayout_jdk_identical(void **state)
 	assert_true(T.changed > 20000); /* every class with code went through */
 }
 
+/* A switch's padding bytes need not be zero (JVMS 6.5 asks only that
+ * they pad): a class whose padding is not keeps it through a relayout
+ * (fuzz_classfile found one, tests/fuzz/crashes/switch-padding.class). */
+static void test_relayout_switch_padding(void **state)
+{
+	(void)state;
+	size_t n = 0;
+	uint8_t *data = slurp("tests/fuzz/seeds/fuzz_classfile/generated-switch-exc.class", &n);
+	assert_non_null(data);
+	struct cf_class *c;
+	assert_int_equal(cf_parse(data, n, &c), 0);
+	uint32_t padded = 0;
+	for (uint32_t m = 0; m < c->nmethods; m++) {
+		const struct cf_code *k = c->methods[m].code;
+		struct cf_insn *v;
+		uint32_t ni;
+		if (!k || cf_code_decode(c, k, &v, &ni))
+			continue;
+		assert_true(k->code > data && k->code + k->len <= data + n); /* the code lies in the input */
+		for (uint32_t i = 0; i < ni; i++) {
+			uint32_t pad_end = ((v[i].pc + 4) & ~3u) - v[i].pc; /* opcode + padding */
+			for (uint32_t b = 1; v[i].kind == IK_SWITCH && b < pad_end; b++, padded++)
+				data[(size_t)(k->code - data) + v[i].pc + b] = 0x5a;
+		}
+	}
+	cf_free(c);
+	assert_true(padded > 0);
+	char dir[] = "/tmp/heapfs-test-pad-XXXXXX", path[64];
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/Padded.class", dir);
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, n, f), n);
+	assert_int_equal(fclose(f), 0);
+	run(dir, 1); /* relayout: the same bytes, padding included */
+	assert_int_equal(T.changed, 1);
+	run(dir, 0); /* and instrumented, it still parses */
+	unlink(path);
+	rmdir(dir);
+	free(data);
+}
+
 static void test_instrument_jdk(void **state)
 {
 	(void)state;
@@ -952,6 +995,7 @@ int main(void)
 		cmocka_unit_test(test_sites_requested),
 		cmocka_unit_test(test_instrument_jdk_bytecode),
 		cmocka_unit_test(test_inline_jdk),
+		cmocka_unit_test(test_relayout_switch_padding),
 		cmocka_unit_test(test_relayout_jdk_identical),
 		cmocka_unit_test(test_instrument_examples),
 		cmocka_unit_test(test_instrument_examples_atomic),
