@@ -168,8 +168,11 @@ static int parse_pool(struct cf_class *c, struct rd *r)
 		c->cp_tag[i] = tag;
 		c->cp_ptr[i] = r->p;
 		r->p += len;
-		if (tag == CP_LONG || tag == CP_DOUBLE)
-			i++; /* the next slot is unusable */
+		/* the next slot is unusable, and must exist (JVMS 4.4.5): a
+		 * long or double in the last slot would make the entries a
+		 * writer appends start one index later than cp_count says */
+		if ((tag == CP_LONG || tag == CP_DOUBLE) && ++i >= c->cp_count)
+			return -EINVAL;
 	}
 	return r->bad ? -EINVAL : 0;
 }

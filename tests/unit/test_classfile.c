@@ -149,6 +149,54 @@ static void test_tiny_round_trip_and_pool_additions(void **state)
 	}
 }
 
+/* tiny with its last pool entry (#6, "()V") replaced by a Double, and the
+ * pool's count set to count; *n is the length. */
+static uint8_t *tiny_with_double(uint16_t count, size_t *n)
+{
+	static const uint8_t dbl[] = { 6, 0x40, 0x09, 0x21, 0xfb, 0x54, 0x44, 0x2d, 0x18 }; /* pi */
+	const size_t e6 = 10 + 4 + 3 + 19 + 3 + 4, e6len = 6; /* where #6 starts, its bytes */
+	uint8_t *b = malloc(sizeof(tiny) - e6len + sizeof(dbl));
+	assert_non_null(b);
+	assert_int_equal(tiny[e6], 1); /* the Utf8 "()V" */
+	memcpy(b, tiny, e6);
+	memcpy(b + e6, dbl, sizeof(dbl));
+	memcpy(b + e6 + sizeof(dbl), tiny + e6 + e6len, sizeof(tiny) - e6 - e6len);
+	b[8] = (uint8_t)(count >> 8);
+	b[9] = (uint8_t)count;
+	*n = sizeof(tiny) - e6len + sizeof(dbl);
+	return b;
+}
+
+/* A long or double takes two slots, and the second must exist (JVMS
+ * 4.4.5).  One in the last slot was accepted, and entries added later
+ * were written one index off (fuzz_classfile: tests/fuzz/crashes/
+ * pool-double-last.class): the instrumented class did not parse. */
+static void test_pool_double_in_last_slot(void **state)
+{
+	(void)state;
+	size_t n;
+	struct cf_class *c = NULL;
+	uint8_t *bad = tiny_with_double(7, &n); /* #6 is the double, #7 would be its second slot */
+	assert_int_equal(cf_parse(bad, n, &c), -EINVAL);
+	free(bad);
+	uint8_t *good = tiny_with_double(8, &n); /* #7 exists (unusable): valid */
+	assert_int_equal(cf_parse(good, n, &c), 0);
+	assert_int_equal(c->cp_count, 8);
+	assert_int_equal(c->cp_tag[6], CP_DOUBLE);
+	uint16_t i = cf_cp_integer(c, 100000);
+	assert_int_equal(i, 8); /* after the unusable slot */
+	struct buf b;
+	buf_init(&b);
+	assert_int_equal(cf_write(c, &b), 0);
+	struct cf_class *d;
+	assert_int_equal(cf_parse(b.data, b.len, &d), 0);
+	assert_int_equal(d->cp_tag[8], CP_INTEGER);
+	cf_free(d);
+	cf_free(c);
+	buf_free(&b);
+	free(good);
+}
+
 /* ---- every class of the JDK and of the examples ------------------------- */
 
 static struct {
@@ -290,6 +338,7 @@ int main(void)
 		cmocka_unit_test(test_insn_len_fixed_and_wide),
 		cmocka_unit_test(test_insn_len_switch_padding),
 		cmocka_unit_test(test_tiny_round_trip_and_pool_additions),
+		cmocka_unit_test(test_pool_double_in_last_slot),
 		cmocka_unit_test(test_jdk_round_trip),
 		cmocka_unit_test(test_examples_round_trip),
 	};
