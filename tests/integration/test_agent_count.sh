@@ -77,13 +77,15 @@ compare() {
 	"$HEAPFS" cat "$TMP/c.htr" allocs/stats >"$TMP/stats"
 	[ "$(awk -F'\t' '$1 == "increments" { print $2 }' "$TMP/stats")" = "$(sed -n 's/^#increments\t//p' "$TMP/c.tsv")" ] ||
 		fail "$name: allocs/stats increments differ from counts="
-	# exactness as allocs/stats states it; THREADS (default 1): the most
-	# threads of the program alive at once, from the program's construction
-	local tmax exact
+	# exactness as allocs/stats states it; THREADS (default 1), MIN-MAX or
+	# N: the most threads of the program alive at once, from the program's
+	# construction (how many overlap depends on scheduling)
+	local tmax exact range=${THREADS:-1}
 	tmax=$(awk -F'\t' '$1 == "threads_max" { print $2 }' "$TMP/stats")
 	exact=$(awk -F'\t' '$1 == "exact" { print $2 }' "$TMP/stats")
-	[ "$tmax" = "${THREADS:-1}" ] || fail "$name: allocs/stats threads_max is $tmax, the program has ${THREADS:-1}"
-	case "${THREADS:-1},${COPTS-}" in
+	[ "$tmax" -ge "${range%-*}" ] && [ "$tmax" -le "${range#*-}" ] ||
+		fail "$name: allocs/stats threads_max is $tmax, the program has $range"
+	case "$tmax,${COPTS-}" in
 	1,* | *atomic=on*) [ "$exact" = yes ] || fail "$name: allocs/stats exact: $exact" ;;
 	*) case $exact in "not guaranteed: $tmax threads"*) ;; *) fail "$name: allocs/stats exact: $exact" ;; esac ;;
 	esac
@@ -212,8 +214,8 @@ want_threads() { # the program's printout as "type<TAB>count"
 	awk -F'\t' '$1 == "Item" { print "example.threads.Main$Item\t" $2 } $1 == "int[]" || $1 == "long[]" { print $1 "\t" $2 }
 		$1 == "StringBuilder" { print "java.lang.StringBuilder\t" $2 }' "$1" | sort
 }
-# (main and 4 workers: 5 threads of the program alive at once)
-THREADS=5 COPTS=atomic=on compare "threads, atomic=on" example.threads.Main.step "$CP" example.threads.Main 4 100000
+# (main, which joins them, and 4 workers: 2 to 5 threads alive at once)
+THREADS=2-5 COPTS=atomic=on compare "threads, atomic=on" example.threads.Main.step "$CP" example.threads.Main 4 100000
 grep -q "atomic increments" "$TMP/c.err" || fail "atomic=on: not reported as atomic"
 want_threads "$TMP/c.out" >"$TMP/tw.tsv"
 awk -F'\t' '{ print $2 "\t" $3 }' "$TMP/count.tsv" | sort >"$TMP/tg.tsv"
@@ -228,8 +230,9 @@ for run in 1 2 3; do
 		sort | awk -F'\t' 'NR == FNR { w[$1] = $2; next } { l += w[$1] - $2; n += w[$1] } END { print l + 0, n + 0 }' "$TMP/tw.tsv" -)
 	lost=$((lost + l)); total=$((total + n))
 	"$HEAPFS" cat "$TMP/p.htr" allocs/stats >"$TMP/pstats"
-	grep -qx 'threads_max	5' "$TMP/pstats" || fail "threads, plain: allocs/stats threads_max is not 5: $(cat "$TMP/pstats")"
-	grep -q '^exact	not guaranteed: 5 threads of the program were alive at once and increments are plain' "$TMP/pstats" ||
+	tmax=$(awk -F'\t' '$1 == "threads_max" { print $2 }' "$TMP/pstats")
+	[ "$tmax" -ge 2 ] && [ "$tmax" -le 5 ] || fail "threads, plain: allocs/stats threads_max is $tmax, not 2 to 5"
+	grep -q "^exact	not guaranteed: $tmax threads of the program were alive at once and increments are plain" "$TMP/pstats" ||
 		fail "threads, plain: allocs/stats does not say the counts may be low: $(grep '^exact' "$TMP/pstats")"
 done
 echo "ok: threads, plain increments (default): $lost of $total allocations lost over 3 runs"
