@@ -1630,6 +1630,11 @@ void count_finish(JNIEnv *jni)
 	if (C.exhausted)
 		fprintf(stderr, "heapfs-agent: mode=count: %llu methods not counted: all %u counters in use (counters=N)\n",
 			(unsigned long long)C.exhausted, A.opts.counters);
+	uint64_t threads = __atomic_load_n(&C.threads_max, __ATOMIC_ACQUIRE);
+	if (!A.opts.count_atomic && threads >= 2) /* allocs/stats says it too (exact) */
+		fprintf(stderr, "heapfs-agent: mode=count: %llu threads of the program were alive at once and "
+			"increments are plain: racing threads can lose counts (atomic=on counts exactly)\n",
+			(unsigned long long)threads);
 	if (A.opts.counts[0] && write_counts(A.opts.counts, cnt, incr, per_site))
 		fprintf(stderr, "heapfs-agent: cannot write %s\n", A.opts.counts);
 	if (A.opts.verbose)
