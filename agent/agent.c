@@ -440,8 +440,9 @@ static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread
 
 static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
+	(void)jvmti; (void)thread;
 	if (A.opts.mode == AGENT_MODE_COUNT)
-		count_thread_end(jvmti, jni, thread);
+		count_thread_end();
 	struct tstate *ts = tls_ts;
 	if (!ts)
 		return;

@@ -230,7 +230,7 @@ void count_vm_init(jvmtiEnv *jvmti, JNIEnv *jni);
 /* ThreadStart, ThreadEnd: the most threads of the program alive at once
  * (allocs/stats: plain increments are exact with one). */
 void count_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
-void count_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
+void count_thread_end(void);
 /* VMDeath: reads the counters, writes counts=FILE, statistics. */
 void count_finish(JNIEnv *jni);
 /* Agent thread: the counts since the last call into the trace, after GC

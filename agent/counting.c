@@ -1055,9 +1055,13 @@ static int program_thread(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 	return program;
 }
 
+/* ThreadStart and ThreadEnd are posted on the thread itself: whether it
+ * counted is remembered here, so that its end needs no second look. */
+static __thread int tls_program_thread;
+
 void count_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
-	if (!program_thread(jvmti, jni, thread))
+	if (!(tls_program_thread = program_thread(jvmti, jni, thread)))
 		return;
 	uint64_t live = __atomic_add_fetch(&C.threads_live, 1, __ATOMIC_ACQ_REL);
 	uint64_t max = __atomic_load_n(&C.threads_max, __ATOMIC_RELAXED);
@@ -1066,15 +1070,11 @@ void count_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 		;
 }
 
-void count_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+void count_thread_end(void)
 {
-	if (!program_thread(jvmti, jni, thread))
-		return;
-	/* never below 0: a thread whose start came before the events were on */
-	uint64_t live = __atomic_load_n(&C.threads_live, __ATOMIC_RELAXED);
-	while (live && !__atomic_compare_exchange_n(&C.threads_live, &live, live - 1, 0, __ATOMIC_ACQ_REL,
-						    __ATOMIC_RELAXED))
-		;
+	if (tls_program_thread)
+		__atomic_sub_fetch(&C.threads_live, 1, __ATOMIC_ACQ_REL);
+	tls_program_thread = 0;
 }
 
 /* At exit, what the counts' exactness depends on (trace info, read by

@@ -252,12 +252,16 @@ static uint32_t started(void)
 }
 
 /* The heap walk of GC n, or NULL when GC n+1 got in the way (the graph
- * would not be GC n's) or the walk failed. */
-static struct walk *graph_of(uint32_t n)
+ * would not be GC n's: *dropped = 1) or the walk failed (*dropped = 0). */
+static struct walk *graph_of(uint32_t n, int *dropped)
 {
 	struct walk *wk = NULL;
+	*dropped = started() != n;
+	if (*dropped)
+		return NULL; /* GC n+1 began already: no locks taken, nothing drained */
 	struct tstate *h = lock_all();
-	if (started() == n) {
+	*dropped = started() != n;
+	if (!*dropped) {
 		__atomic_fetch_add(&A.walk_seq, 1, __ATOMIC_ACQ_REL);
 		uint64_t t = agent_now_ns();
 		if (walk_collect(A.jvmti, &wk))
@@ -266,6 +270,7 @@ static struct walk *graph_of(uint32_t n)
 		if (wk && started() != n) {
 			walk_free(wk);
 			wk = NULL;
+			*dropped = 1;
 		}
 	}
 	drain_all(h, 1);
@@ -301,11 +306,9 @@ static void process_gc(JNIEnv *jni, uint32_t n, int query)
 	if (full_only)
 		gc_info_of(jni, n, query, &gi);
 	struct walk *wk = NULL;
-	int wanted = agent_opts_wants_graph(&A.opts, n, gi.full);
-	if (wanted && started() == n)
-		wk = graph_of(n);
-	/* (a walk that failed is not dropped: the trace says only no graph) */
-	int dropped = wanted && !wk && started() != n;
+	int dropped = 0; /* (a walk that failed is not dropped: the trace says only no graph) */
+	if (agent_opts_wants_graph(&A.opts, n, gi.full))
+		wk = graph_of(n, &dropped);
 	if (!full_only)
 		gc_info_of(jni, n, query, &gi);
 	uint32_t flags = (gi.full ? HTR_GC_FULL : 0) | (merged_gc == n ? HTR_GC_DEATHS_MERGED : 0);

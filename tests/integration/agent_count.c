@@ -137,9 +137,11 @@ static void print_site(const struct trace *t, const struct count *c, char *scrat
 		const struct trace_method *m = s->frames[0].method < t->nmethods ? &t->methods[s->frames[0].method] : NULL;
 		const struct trace_method *by = s->nframes > 1 && s->frames[1].method < t->nmethods
 						? &t->methods[s->frames[1].method] : NULL;
-		printf("site-caller\t%s.%s%s\t%s%s%s\t%" PRIu64 "\n", m && m->cls ? m->cls : "?",
-		       m && m->name ? m->name : "?", m && m->sig ? m->sig : "", by ? by->cls ? by->cls : "?" : "-",
-		       by ? "." : "", by ? by->name ? by->name : "?" : "", c->n);
+		char caller[1024] = "-";
+		if (by)
+			snprintf(caller, sizeof(caller), "%s.%s", by->cls ? by->cls : "?", by->name ? by->name : "?");
+		printf("site-caller\t%s.%s%s\t%s\t%" PRIu64 "\n", m && m->cls ? m->cls : "?",
+		       m && m->name ? m->name : "?", m && m->sig ? m->sig : "", caller, c->n);
 	}
 	for (uint32_t i = 0; s && i < s->nframes; i++) {
 		const struct htr_site_frame *f = &s->frames[i];
