@@ -47,6 +47,9 @@ enum xop {
 	/* functions */
 	OP_PATH, OP_LIST, OP_TOSTR, OP_LEN, OP_ANY_REFEREE, OP_ANY_REFERRER, OP_COUNT_REFEREES,
 	OP_COUNT_REFERRERS, OP_STARTS, OP_ENDS, OP_CONTAINS, OP_SPLIT, OP_PARTS, OP_LOG2,
+	/* `type in referee_types` / `type in referrer_types` (i: 0 / 1), compiled
+	 * apart: hosts with type_key answer it without building the name list */
+	OP_TYPE_IN,
 };
 
 struct func_def {
@@ -529,6 +532,22 @@ static int parse_unary(struct lexer *lx, uint32_t *out)
 	return rc;
 }
 
+static int is_prop(const struct expr *e, uint32_t n, enum xprop p)
+{
+	return e->nodes[n].op == OP_PROP && e->nodes[n].i == (int64_t)p;
+}
+
+/* 0 or 1 (referees, referrers) when `a in b` is the object's type among
+ * its neighbours' types, else -1.  Collection health asks it of every
+ * object, and comparing type keys instead of names makes it several
+ * times faster. */
+static int64_t type_in_neighbours(const struct expr *e, uint32_t a, uint32_t b)
+{
+	if (!is_prop(e, a, XP_TYPE))
+		return -1;
+	return is_prop(e, b, XP_REFEREE_TYPES) ? 0 : is_prop(e, b, XP_REFERRER_TYPES) ? 1 : -1;
+}
+
 static int binary(struct lexer *lx, enum xop op, uint32_t a, uint32_t b, uint32_t line,
 		  uint32_t col, const char *opname, uint32_t *out)
 {
@@ -571,7 +590,11 @@ static int binary(struct lexer *lx, enum xop op, uint32_t a, uint32_t b, uint32_
 		t = XT_INT;
 		break;
 	}
-	return new_node(lx, op, t, k, 2, out);
+	int64_t dir = op == OP_IN ? type_in_neighbours(lx->e, a, b) : -1;
+	int rc = new_node(lx, dir >= 0 ? OP_TYPE_IN : op, t, k, 2, out);
+	if (!rc && dir >= 0)
+		lx->e->nodes[*out].i = dir;
+	return rc;
 }
 
 static int parse_mul(struct lexer *lx, uint32_t *out)
@@ -881,6 +904,7 @@ struct ectx {
 };
 
 static int eval(struct ectx *c, uint32_t n, uint32_t o, struct xval *out);
+static int eval_cmp(struct ectx *c, const struct xnode *x, uint32_t o, struct xval *out);
 
 static int str_of(struct xarena *a, const struct xval *v, struct xstr *out)
 {
@@ -1015,6 +1039,20 @@ static int eval_neighbours(struct ectx *c, const struct xnode *x, uint32_t o, st
 	return 0;
 }
 
+/* OP_TYPE_IN by type keys; hosts without them get the names compared. */
+static int eval_type_in(struct ectx *c, const struct xnode *x, uint32_t o, struct xval *out)
+{
+	const struct expr_host *h = c->h;
+	if (!h->type_key)
+		return eval_cmp(c, x, o, out);
+	int dir = (int)x->i;
+	uint32_t key = h->type_key(h->ctx, o), deg = h->degree(h->ctx, o, dir);
+	out->i = 0;
+	for (uint32_t k = 0; k < deg && !out->i; k++)
+		out->i = h->type_key(h->ctx, h->neighbour(h->ctx, o, dir, k)) == key;
+	return 0;
+}
+
 static int eval_cmp(struct ectx *c, const struct xnode *x, uint32_t o, struct xval *out)
 {
 	struct xval a, b;
@@ -1034,7 +1072,7 @@ static int eval_cmp(struct ectx *c, const struct xnode *x, uint32_t o, struct xv
 	case OP_LE: r = a.i <= b.i; break;
 	case OP_GT: r = a.i > b.i; break;
 	case OP_GE: r = a.i >= b.i; break;
-	case OP_IN:
+	case OP_IN: case OP_TYPE_IN:
 		if (b.t == XT_STR) {
 			r = has_sub(b.s, a.s);
 		} else {
@@ -1143,6 +1181,7 @@ static int eval(struct ectx *c, uint32_t n, uint32_t o, struct xval *out)
 	case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_IN:
 	case OP_GLOB:
 		return eval_cmp(c, x, o, out);
+	case OP_TYPE_IN: return eval_type_in(c, x, o, out);
 	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MOD:
 		return eval_arith(c, x, o, out);
 	case OP_IF:

@@ -84,6 +84,10 @@ struct expr_host {
 	/* Referees (dir 0) or referrers (dir 1) of o. */
 	uint32_t (*degree)(void *ctx, uint32_t o, int dir);
 	uint32_t (*neighbour)(void *ctx, uint32_t o, int dir, uint32_t k);
+	/* Optional: a key of o's type, equal exactly when the type names are
+	 * equal.  With it, `type in referee_types` (and referrer_types) compares
+	 * keys instead of building the list of names. */
+	uint32_t (*type_key)(void *ctx, uint32_t o);
 };
 
 struct expr;

@@ -800,6 +800,16 @@ struct lkey {
 	char s[];
 };
 
+/* Keys of strings that stay put for the pass (the expression's literals,
+ * the trace's names), found by address: an expression's value is most
+ * often one of a few literals, and hashing its bytes for every object
+ * cost a tenth of collection health's time.  Direct-mapped. */
+#define PCACHE_SLOTS 64
+struct pkey {
+	const char *s;
+	uint32_t len, key;
+};
+
 /* What one evaluation pass needs. */
 struct pass {
 	struct cls_registry *r;
@@ -811,8 +821,11 @@ struct pass {
 	struct xarena arena;
 	struct cls_keys kb;
 	struct lkey *lcache[CLS_MAX];
+	struct pkey *pcache[CLS_MAX]; /* PCACHE_SLOTS each, allocated when first used */
 	uint32_t *birth_key[CLS_MAX]; /* age/birth: key per birth value + 2 */
 	uint32_t *tname_len;          /* per type with a name: strlen, UINT32_MAX unknown */
+	uint32_t *tkey;               /* per type: the first type of its name (host_type_key) */
+	int tkey_tried;               /* tkey built, or could not be (names are compared) */
 	void *ext_h[CLS_MAX];         /* CB_EXT: acquired analysis handles */
 	uint8_t ext_held[CLS_MAX];
 	struct buf scratch;
@@ -843,11 +856,13 @@ static void pass_free(struct pass *p)
 			free(e);
 		}
 		free(p->birth_key[c]);
+		free(p->pcache[c]);
 		if (p->ext_held[c] == 1)
 			p->r->defs[c]->ext_ops->release(p->r->defs[c]->ext_ctx, p->ext_h[c]);
 	}
 	free(p->arena.buf);
 	free(p->tname_len);
+	free(p->tkey);
 	free(p->kb.k);
 	free(p->kb.w);
 	buf_free(&p->scratch);
@@ -867,6 +882,24 @@ static uint32_t intern_cached(struct pass *p, struct cls_def *d, uint32_t cls, c
 	e->s[len] = '\0';
 	e->key = key;
 	HASH_ADD(hh, p->lcache[cls], s[0], len, e);
+	return key;
+}
+
+/* intern_cached for an expression's string value: strings outside the
+ * arena (which each object's evaluation reuses) keep their address for
+ * the pass, so their key is remembered by address. */
+static uint32_t intern_value(struct pass *p, struct cls_def *d, uint32_t cls, struct xstr v)
+{
+	if (v.s >= p->arena.buf && v.s < p->arena.buf + p->arena.cap)
+		return intern_cached(p, d, cls, v.s, v.len);
+	if (!p->pcache[cls] && !(p->pcache[cls] = calloc(PCACHE_SLOTS, sizeof *p->pcache[cls])))
+		return intern_cached(p, d, cls, v.s, v.len);
+	struct pkey *e = &p->pcache[cls][((uintptr_t)v.s >> 3) % PCACHE_SLOTS];
+	if (e->s == v.s && e->len == v.len)
+		return e->key;
+	uint32_t key = intern_cached(p, d, cls, v.s, v.len);
+	if (key != KS_NO_KEY)
+		*e = (struct pkey){ v.s, v.len, key };
 	return key;
 }
 
@@ -1131,10 +1164,42 @@ static uint32_t host_neighbour(void *ctx, uint32_t o, int dir, uint32_t k)
 	return dir ? s->in_src[s->in_off[o] + k] : s->out_tgt[s->out_off[o] + k];
 }
 
+/* Types of one name (one class, several loaders) share the first one's
+ * type id, the key type_key gives.  Types without a record are named after
+ * their id, so their id is their key. */
+static uint32_t host_type_key(void *ctx, uint32_t o)
+{
+	const struct pass *p = ctx;
+	uint32_t type = hs_info(p->s, o)->type;
+	return type < p->t->ntypes ? p->tkey[type] : type;
+}
+
+/* p->tkey from the by-type names (ks_find_raw: the first key of a name);
+ * NULL when that fails, and the host then goes without type_key. */
+static void build_type_keys(struct pass *p)
+{
+	struct cls_def *td = p->r->defs[CB_TYPE];
+	p->tkey_tried = 1;
+	if (cls_prepare(p->r, CB_TYPE) || !(p->tkey = malloc(((size_t)p->t->ntypes + 1) * sizeof *p->tkey)))
+		return;
+	char scratch[64];
+	for (uint32_t k = 0; k < p->t->ntypes; k++) {
+		const char *n = type_name(p, k, scratch, sizeof scratch);
+		p->tkey[k] = ks_find_raw(&td->ks, n, strlen(n));
+		if (p->tkey[k] >= p->t->ntypes) { /* not a type's key: cannot happen */
+			free(p->tkey);
+			p->tkey = NULL;
+			return;
+		}
+	}
+}
+
 /* Keys of an expression's value. */
 static int expr_keys(struct pass *p, struct cls_def *d, uint32_t cls, uint32_t o)
 {
-	struct expr_host h = { p, host_prop, host_degree, host_neighbour };
+	if (!p->tkey_tried && !p->info_mode && expr_uses_graph(d->ex))
+		build_type_keys(p);
+	struct expr_host h = { p, host_prop, host_degree, host_neighbour, p->tkey ? host_type_key : NULL };
 	struct xval v;
 	p->arena.len = 0;
 	int rc = expr_eval(d->ex, &h, o, &p->arena, &v);
@@ -1150,7 +1215,7 @@ static int expr_keys(struct pass *p, struct cls_def *d, uint32_t cls, uint32_t o
 		return k == KS_NO_KEY ? -ENOMEM : kb_add(&p->kb, k, 0);
 	}
 	case XT_STR: {
-		uint32_t k = intern_cached(p, d, cls, v.s.s, v.s.len);
+		uint32_t k = intern_value(p, d, cls, v.s);
 		return k == KS_NO_KEY ? -ENOMEM : kb_add(&p->kb, k, 0);
 	}
 	default:
@@ -1159,7 +1224,7 @@ static int expr_keys(struct pass *p, struct cls_def *d, uint32_t cls, uint32_t o
 	for (uint32_t i = 0; i < v.n && !rc; i++) {
 		if (v.t == XT_PARTS && v.w[i] <= 0)
 			continue;
-		uint32_t k = intern_cached(p, d, cls, v.items[i].s, v.items[i].len);
+		uint32_t k = intern_value(p, d, cls, v.items[i]);
 		if (k == KS_NO_KEY)
 			return -ENOMEM;
 		/* a set: one-to-many keys are distinct */

@@ -75,14 +75,26 @@ static uint32_t fake_neighbour(void *ctx, uint32_t o, int dir, uint32_t k)
 	return (o + k + 1 + (uint32_t)dir) % NOBJ;
 }
 
+/* Names are all distinct: the type key is the object's slot. */
+static uint32_t fake_type_key(void *ctx, uint32_t o)
+{
+	(void)ctx;
+	return o % NOBJ;
+}
+
+/* Each object is evaluated twice: by a host with type keys and by one
+ * without (`type in referee_types` takes a path of its own with keys). */
 static void evaluate(const struct expr *e)
 {
 	static char arena_buf[ARENA_BYTES];
-	struct expr_host h = { NULL, fake_prop, fake_degree, fake_neighbour };
+	struct expr_host hosts[2] = { { NULL, fake_prop, fake_degree, fake_neighbour, fake_type_key },
+				      { NULL, fake_prop, fake_degree, fake_neighbour, NULL } };
 	(void)expr_type(e);
 	(void)expr_per_object(e);
 	(void)expr_uses_graph(e);
-	for (uint32_t o = 0; o < NOBJ; o++) {
+	for (uint32_t i = 0; i < 2 * NOBJ; i++) {
+		const struct expr_host h = hosts[i / NOBJ];
+		uint32_t o = i % NOBJ;
 		struct xarena a = { arena_buf, 0, sizeof arena_buf };
 		struct xval v;
 		if (expr_eval(e, &h, o, &a, &v))

@@ -28,6 +28,7 @@
 #include "analyses/features.h"
 #include "fs/tree.h"
 #include "model/synth.h"
+#include "tests/xorshift.h"
 
 static char g_dir[64], g_bs[128], g_mc[128], g_feat[128];
 
@@ -286,6 +287,17 @@ static void test_user_defined(void **state)
 	/* the Object[] of 1087 slots is the only big one */
 	expect_file(fs, "/gc/010/by-bigness/big/by-type/table",
 		    "name\tcount\tshallow_size\njava.lang.Object[]\t1\t4368\n");
+	/* one value built two ways (a literal, a concatenation in the arena) is one group */
+	const char *two = "if size >= 1000 then \"x\" + \"y\" else \"xy\"";
+	assert_int_equal(hfs_write_file(fs, "/classifiers/two", two, strlen(two), msg, sizeof msg), 0);
+	char *all = read_path(fs, "/gc/010/count");
+	expect_file(fs, "/gc/010/by-two/xy/count", all);
+	free(all);
+	char *rows = read_path(fs, "/gc/010/by-two/table");
+	const char *row = strstr(rows, "\nxy\t");
+	assert_non_null(row);
+	assert_int_equal(strchr(row + 1, '\n')[1], '\0'); /* the only row */
+	free(rows);
 	/* a filter */
 	const char *filt = "type ~ \"*.TestObject\" and array_length < 0";
 	assert_int_equal(hfs_write_file(fs, "/classifiers/tests", filt, strlen(filt), msg, sizeof msg), 0);
@@ -440,7 +452,7 @@ static void test_expr_eval(void **state)
 		{ "\"util\" in split(type, \".\")", 0, 1, NULL },
 	};
 	char arena_buf[4096];
-	struct expr_host h = { NULL, host_prop, NULL, NULL };
+	struct expr_host h = { NULL, host_prop, NULL, NULL, NULL };
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		struct expr *e;
 		struct expr_error err;
@@ -456,6 +468,161 @@ static void test_expr_eval(void **state)
 		}
 		expr_free(e);
 	}
+}
+
+/* A random graph for `type in referee_types`: 12 types, the last four
+ * named like the first four (one class from two loaders), so names and
+ * type ids disagree. */
+#define RG_OBJS 400
+#define RG_TYPES 12
+static const char *const rg_names[RG_TYPES] = { "A", "B", "C[]", "D", "E", "F", "G[]", "H",
+						"A", "B", "C[]", "D" };
+struct rgraph {
+	uint32_t type[RG_OBJS];
+	uint32_t out_off[RG_OBJS + 1], out_tgt[RG_OBJS * 8];
+	uint32_t in_off[RG_OBJS + 1], in_src[RG_OBJS * 8];
+	uint64_t type_key_calls;
+};
+
+static void rgraph_build(struct rgraph *g, uint64_t seed)
+{
+	uint64_t rs = seed;
+	uint32_t n = 0, indeg[RG_OBJS] = { 0 };
+	memset(g, 0, sizeof *g);
+	for (uint32_t o = 0; o < RG_OBJS; o++) {
+		g->type[o] = xorshift_below(&rs, RG_TYPES);
+		g->out_off[o] = n;
+		/* mostly 0-3 references, now and then 8 */
+		uint32_t deg = xorshift_below(&rs, 10) == 0 ? 8 : xorshift_below(&rs, 4);
+		for (uint32_t k = 0; k < deg; k++) {
+			g->out_tgt[n] = xorshift_below(&rs, RG_OBJS);
+			indeg[g->out_tgt[n++]]++;
+		}
+	}
+	g->out_off[RG_OBJS] = n;
+	for (uint32_t o = 0; o < RG_OBJS; o++)
+		g->in_off[o + 1] = g->in_off[o] + indeg[o];
+	uint32_t fill[RG_OBJS] = { 0 };
+	for (uint32_t o = 0; o < RG_OBJS; o++)
+		for (uint32_t k = g->out_off[o]; k < g->out_off[o + 1]; k++) {
+			uint32_t t = g->out_tgt[k];
+			g->in_src[g->in_off[t] + fill[t]++] = o;
+		}
+}
+
+static int rg_prop(void *ctx, uint32_t o, enum xprop p, struct xval *out, struct xarena *a)
+{
+	struct rgraph *g = ctx;
+	const char *n = rg_names[g->type[o]];
+	switch (p) {
+	case XP_TYPE: out->s = (struct xstr){ n, (uint32_t)strlen(n) }; return 0;
+	case XP_TYPE_KIND: {
+		const char *k = n[strlen(n) - 1] == ']' ? "object-array" : "instance";
+		out->s = (struct xstr){ k, (uint32_t)strlen(k) };
+		return 0;
+	}
+	case XP_SIZE: out->i = o % 7; return 0;
+	case XP_REFEREE_TYPES: case XP_REFERRER_TYPES: {
+		const uint32_t *off = p == XP_REFEREE_TYPES ? g->out_off : g->in_off;
+		const uint32_t *nb = p == XP_REFEREE_TYPES ? g->out_tgt : g->in_src;
+		uint32_t deg = off[o + 1] - off[o];
+		if (!(out->items = xarena_alloc(a, (deg + 1) * sizeof *out->items)))
+			return -1;
+		for (uint32_t k = 0; k < deg; k++) {
+			const char *m = rg_names[g->type[nb[off[o] + k]]];
+			out->items[k] = (struct xstr){ m, (uint32_t)strlen(m) };
+		}
+		out->n = deg;
+		return 0;
+	}
+	default: return -1;
+	}
+}
+
+static uint32_t rg_degree(void *ctx, uint32_t o, int dir)
+{
+	const struct rgraph *g = ctx;
+	return dir ? g->in_off[o + 1] - g->in_off[o] : g->out_off[o + 1] - g->out_off[o];
+}
+
+static uint32_t rg_neighbour(void *ctx, uint32_t o, int dir, uint32_t k)
+{
+	const struct rgraph *g = ctx;
+	return dir ? g->in_src[g->in_off[o] + k] : g->out_tgt[g->out_off[o] + k];
+}
+
+/* The first type of the object's type name. */
+static uint32_t rg_type_key(void *ctx, uint32_t o)
+{
+	struct rgraph *g = ctx;
+	g->type_key_calls++;
+	uint32_t t = 0;
+	while (strcmp(rg_names[t], rg_names[g->type[o]]))
+		t++;
+	return t;
+}
+
+/* The oracle: does a neighbour's type have o's type's name? */
+static int rg_type_among(const struct rgraph *g, uint32_t o, int dir)
+{
+	for (uint32_t k = 0; k < rg_degree((void *)g, o, dir); k++) {
+		if (!strcmp(rg_names[g->type[rg_neighbour((void *)g, o, dir, k)]], rg_names[g->type[o]]))
+			return 1;
+	}
+	return 0;
+}
+
+/* `type in referee_types` and `type in referrer_types` compare type keys
+ * when the host has them (fs/classify.c does), and names otherwise: both
+ * must agree with comparing names, alone and inside larger expressions,
+ * collection health's among them. */
+static void test_expr_type_in_neighbours(void **state)
+{
+	(void)state;
+	static const char *const srcs[] = {
+		"type in referee_types", "type in referrer_types", "not (type in referee_types) and size > 2",
+		"if type_kind == \"object-array\" then \"array\"\n"
+		"elif type in referee_types then \"entry\"\n"
+		"elif any_referee(type_kind != \"instance\" or type in referee_types) then \"head\"\n"
+		"else \"contained\"",
+		"count_referrers(type in referrer_types)",
+	};
+	static char arena_buf[RG_OBJS * 8 * 16 + 4096];
+	static struct rgraph g;
+	uint64_t among[2] = { 0, 0 };
+	for (uint64_t seed = 1; seed <= 20; seed++) {
+		rgraph_build(&g, seed * 0x9e3779b97f4a7c15ull);
+		struct expr_host keyed = { &g, rg_prop, rg_degree, rg_neighbour, rg_type_key };
+		struct expr_host named = { &g, rg_prop, rg_degree, rg_neighbour, NULL };
+		for (size_t i = 0; i < sizeof srcs / sizeof *srcs; i++) {
+			struct expr *e;
+			struct expr_error err;
+			assert_int_equal(expr_compile(srcs[i], strlen(srcs[i]), &e, &err), 0);
+			for (uint32_t o = 0; o < RG_OBJS; o++) {
+				struct xarena a1 = { arena_buf, 0, sizeof arena_buf / 2 };
+				struct xarena a2 = { arena_buf + sizeof arena_buf / 2, 0, sizeof arena_buf / 2 };
+				struct xval v1, v2;
+				assert_int_equal(expr_eval(e, &keyed, o, &a1, &v1), 0);
+				assert_int_equal(expr_eval(e, &named, o, &a2, &v2), 0);
+				assert_int_equal(v1.t, v2.t);
+				if (v1.t == XT_STR) {
+					assert_int_equal(v1.s.len, v2.s.len);
+					assert_memory_equal(v1.s.s, v2.s.s, v1.s.len);
+				} else {
+					assert_int_equal(v1.i, v2.i);
+				}
+				if (i < 2) {
+					assert_int_equal(v1.i, rg_type_among(&g, o, (int)i));
+					among[i] += (uint64_t)v1.i;
+				}
+			}
+			expr_free(e);
+		}
+	}
+	/* the keyed host was asked, and both answers occurred */
+	assert_true(g.type_key_calls > 0);
+	assert_true(among[0] > 0 && among[0] < 20 * RG_OBJS);
+	assert_true(among[1] > 0 && among[1] < 20 * RG_OBJS);
 }
 
 static void test_glob(void **state)
@@ -482,6 +649,7 @@ int main(void)
 		cmocka_unit_test(test_expr_errors),
 		cmocka_unit_test(test_expr_types),
 		cmocka_unit_test(test_expr_eval),
+		cmocka_unit_test(test_expr_type_in_neighbours),
 		cmocka_unit_test(test_glob),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -805,20 +805,36 @@ static void test_duplicate_names(void **state)
 	alloc(w, 1, 0, HTR_NO_SITE, 1, 16, -1, T0);
 	alloc(w, 2, 1, HTR_NO_SITE, 2, 24, -1, T0);
 	alloc(w, 3, 1, HTR_NO_SITE, 2, 24, -1, T0);
-	gc(w, 7, T0 + MS, 0, UINT64_MAX, 0, 0, NULL, 1);
-	gc(w, 7, 0, T0 + 2 * MS, 0, UINT64_MAX, 0, NULL, 0);
+	gc(w, 7, T0 + MS, 0, UINT64_MAX, 0, HTR_GC_HAS_GRAPH, NULL, 1);
+	/* 1 (the first Dup) -> 2 (the second), 2 -> 3: each references a Dup */
+	struct htr_ref r1[] = { { 0, 2 } }, r2[] = { { 0, 3 } };
+	graph_obj(w, 1, 1, r1);
+	graph_obj(w, 2, 1, r2);
+	graph_obj(w, 3, 0, NULL);
+	gc(w, 7, 0, T0 + 2 * MS, 0, UINT64_MAX, HTR_GC_HAS_GRAPH, NULL, 0);
 	assert_int_equal(htr_writer_close(w), 0);
 	struct hfs *fs;
 	struct htr_err err;
 	struct hfs_opts o = { 0 };
 	assert_int_equal(hfs_open(&fs, path, &o, &err), 0);
-	expect_file(fs, "/gc/007/by-type/table", "name\tcount\tshallow_size\nDup%#2\t2\t48\nDup\t1\t16\n");
+	/* with the graph, deep sizes: 1 reaches all three (16 + 24 + 24), 2 and 3 themselves */
+	expect_file(fs, "/gc/007/by-type/table",
+		    "name\tcount\tshallow_size\tdeep_count\tdeep_size\tretained_count\tretained_size\n"
+		    "Dup\t1\t16\t3\t64\t3\t64\nDup%#2\t2\t48\t2\t48\t2\t48\n");
 	expect_file(fs, "/gc/007/by-type/Dup/objects", "1\n");
 	expect_file(fs, "/gc/007/by-type/Dup%#2/objects", "2\n3\n");
 	expect_file(fs, "/gc/007/by-thread/t%#2/count", "2\n");
+	/* type names compare as names: object 1's referee is a Dup too, though
+	 * of the other class, so 1 and 2 are entries, 3 (no referee) contained */
+	char msg[200];
+	const char *self = "type in referee_types";
+	assert_int_equal(hfs_write_file(fs, "/classifiers/self", self, strlen(self), msg, sizeof msg), 0);
+	expect_file(fs, "/gc/007/only-self/objects", "1\n2\n");
+	expect_file(fs, "/gc/007/by-collection-health/entry/objects", "1\n2\n");
+	expect_file(fs, "/gc/007/by-collection-health/contained/objects", "3\n");
 	expect_file(fs, "/timeline/gcs.csv",
 		    "gc,start_ms,end_ms,pause_ms,cause,used_before,used_after,reachable,freed,allocated\n"
-		    "7,1,2,1,,,,,,64\n");
+		    "7,1,2,1,,,,0,,64\n"); /* a graph without roots: nothing reachable */
 	hfs_close(fs);
 	unlink(path);
 }
