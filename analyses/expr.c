@@ -891,8 +891,12 @@ int expr_compile_defs(const char *src, size_t len, expr_def_fn each, void *ctx,
 void *xarena_alloc(struct xarena *a, size_t n)
 {
 	size_t at = (a->len + 7) & ~(size_t)7;
-	if (at + n > a->cap || at + n < at)
+	if (at + n > a->cap || at + n < at) {
+		size_t need = at + n < at ? SIZE_MAX : at + n;
+		if (need > a->need)
+			a->need = need;
 		return NULL;
+	}
 	a->len = at + n;
 	return a->buf + at;
 }

@@ -70,10 +70,14 @@ struct xval {
 	uint32_t n;
 };
 
-/* Bump allocator for one evaluation; reset between objects. */
+/* Bump allocator for one evaluation; reset between objects.  A refused
+ * allocation sets need (the bytes it would have taken in all; SIZE_MAX
+ * when beyond counting), so that a host can grow the arena and evaluate
+ * again. */
 struct xarena {
 	char *buf;
 	size_t len, cap;
+	size_t need;
 };
 void *xarena_alloc(struct xarena *a, size_t n);
 

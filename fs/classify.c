@@ -12,6 +12,9 @@
 #include "analyses/diff.h"
 
 #define ARENA_BYTES (64 * 1024)
+/* An evaluation may grow the arena to this: a list of the names of 67
+ * million referees.  Beyond it the object is classified <error>. */
+#define ARENA_MAX ((size_t)1 << 30)
 #define REF_BYTES 4       /* compressed oops, as the traces' layouts */
 #define INSTANCE_HEADER 12
 #define SUPER_DEPTH_MAX 64
@@ -1194,6 +1197,23 @@ static void build_type_keys(struct pass *p)
 	}
 }
 
+/* An object whose evaluation filled the arena (a big array's referee
+ * types) is evaluated again in a larger one, kept for the rest of the
+ * pass: at least 4 times larger, twice what it asked for. */
+static int grow_arena(struct xarena *a)
+{
+	if (a->need > ARENA_MAX)
+		return -ERANGE;
+	size_t cap = a->cap * 4 > a->need * 2 ? a->cap * 4 : a->need * 2;
+	char *buf = malloc(cap < ARENA_MAX ? cap : ARENA_MAX);
+	if (!buf)
+		return -ENOMEM;
+	free(a->buf);
+	a->buf = buf;
+	a->cap = cap < ARENA_MAX ? cap : ARENA_MAX;
+	return 0;
+}
+
 /* Keys of an expression's value. */
 static int expr_keys(struct pass *p, struct cls_def *d, uint32_t cls, uint32_t o)
 {
@@ -1201,8 +1221,11 @@ static int expr_keys(struct pass *p, struct cls_def *d, uint32_t cls, uint32_t o
 		build_type_keys(p);
 	struct expr_host h = { p, host_prop, host_degree, host_neighbour, p->tkey ? host_type_key : NULL };
 	struct xval v;
-	p->arena.len = 0;
-	int rc = expr_eval(d->ex, &h, o, &p->arena, &v);
+	int rc;
+	do {
+		p->arena.len = p->arena.need = 0;
+		rc = expr_eval(d->ex, &h, o, &p->arena, &v);
+	} while (rc && p->arena.need > p->arena.cap && !grow_arena(&p->arena));
 	if (rc) {
 		uint32_t k = intern_cached(p, d, cls, "<error>", 7);
 		return k == KS_NO_KEY ? -ENOMEM : kb_add(&p->kb, k, 0);

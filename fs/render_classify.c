@@ -73,7 +73,10 @@ static const char examples[] =
 	"          \"null\", null_bytes, \"primitive\", primitive_bytes)\n"
 	"\n"
 	"Errors name the line and column:\n"
-	"    bigness: line 1, column 16: expected 'then', found 'than'\n";
+	"    bigness: line 1, column 16: expected 'then', found 'than'\n"
+	"\n"
+	"An object whose value would take more than 1 GiB to compute (the names\n"
+	"of over 67 million referees, say) is grouped under <error>.\n";
 
 int render_classifiers_readme(struct hfs *fs, struct buf *out)
 {

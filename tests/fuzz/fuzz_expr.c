@@ -95,7 +95,7 @@ static void evaluate(const struct expr *e)
 	for (uint32_t i = 0; i < 2 * NOBJ; i++) {
 		const struct expr_host h = hosts[i / NOBJ];
 		uint32_t o = i % NOBJ;
-		struct xarena a = { arena_buf, 0, sizeof arena_buf };
+		struct xarena a = { arena_buf, 0, sizeof arena_buf, 0 };
 		struct xval v;
 		if (expr_eval(e, &h, o, &a, &v))
 			continue;

@@ -314,6 +314,25 @@ static void test_user_defined(void **state)
 	hfs_close(fs);
 }
 
+/* An object with more referees than the arena's first 64 KiB hold names
+ * for (buggystack -n 10000: the Object[] references every TestObject of
+ * the first round) is evaluated again in a larger arena, not <error>. */
+static void test_arena_grows(void **state)
+{
+	(void)state;
+	char path[160], msg[200];
+	snprintf(path, sizeof path, "%s/bs10k.htr", g_dir);
+	make_trace("buggystack", 10000, 4, path);
+	struct hfs *fs = open_tree(path, NULL);
+	const char *many = "if len(referee_types) >= 10000 then \"many\" else \"few\"";
+	assert_int_equal(hfs_write_file(fs, "/classifiers/many", many, strlen(many), msg, sizeof msg), 0);
+	expect_file(fs, "/gc/latest/by-many/many/by-type/java.lang.Object[]/count", "1\n");
+	assert_false(has_entry(fs, "/gc/latest/by-many", "<error>"));
+	assert_true(has_entry(fs, "/gc/latest/by-many", "few"));
+	hfs_close(fs);
+	unlink(path);
+}
+
 static void test_predefined_kinds(void **state)
 {
 	(void)state;
@@ -456,7 +475,7 @@ static void test_expr_eval(void **state)
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		struct expr *e;
 		struct expr_error err;
-		struct xarena a = { arena_buf, 0, sizeof arena_buf };
+		struct xarena a = { arena_buf, 0, sizeof arena_buf, 0 };
 		struct xval v;
 		assert_int_equal(expr_compile(cases[i].src, strlen(cases[i].src), &e, &err), 0);
 		assert_int_equal(expr_eval(e, &h, cases[i].o, &a, &v), 0);
@@ -599,8 +618,8 @@ static void test_expr_type_in_neighbours(void **state)
 			struct expr_error err;
 			assert_int_equal(expr_compile(srcs[i], strlen(srcs[i]), &e, &err), 0);
 			for (uint32_t o = 0; o < RG_OBJS; o++) {
-				struct xarena a1 = { arena_buf, 0, sizeof arena_buf / 2 };
-				struct xarena a2 = { arena_buf + sizeof arena_buf / 2, 0, sizeof arena_buf / 2 };
+				struct xarena a1 = { arena_buf, 0, sizeof arena_buf / 2, 0 };
+				struct xarena a2 = { arena_buf + sizeof arena_buf / 2, 0, sizeof arena_buf / 2, 0 };
 				struct xval v1, v2;
 				assert_int_equal(expr_eval(e, &keyed, o, &a1, &v1), 0);
 				assert_int_equal(expr_eval(e, &named, o, &a2, &v2), 0);
@@ -645,6 +664,7 @@ int main(void)
 		cmocka_unit_test(test_bad_feature_map_refused),
 		cmocka_unit_test(test_user_defined),
 		cmocka_unit_test(test_predefined_kinds),
+		cmocka_unit_test(test_arena_grows),
 		cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_expr_errors),
 		cmocka_unit_test(test_expr_types),
