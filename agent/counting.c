@@ -167,6 +167,7 @@ static struct {
 	struct ccounter *c;         /* [opts.counters] */
 	uint32_t next_counter;
 	uint64_t classes, failed;
+	uint64_t hook_ns[2];                  /* in instr_class: at load, at retransformation */
 	/* trace output (agent thread only): what was written already */
 	uint32_t sites_written;
 	int64_t *last; uint32_t cap_last;  /* per site: counts written so far */
@@ -782,7 +783,9 @@ static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass rede
 	C.hook_loader = loader;
 	C.hook_name = name;
 	uint32_t m_first = C.nm;
+	uint64_t t0 = agent_now_ns();
 	int rc = instr_class(data, (size_t)len, &sink, A.opts.count_sites ? INSTR_SITES : INSTR_PATHS, &out, &C.st);
+	C.hook_ns[redefined != NULL] += agent_now_ns() - t0;
 	C.hook_jni = NULL;
 	C.hook_loader = NULL;
 	C.hook_name = NULL;
@@ -1192,6 +1195,7 @@ void count_vm_init(jvmtiEnv *jvmti, JNIEnv *jni)
 
 static uint64_t n_retransformed;
 static uint64_t n_kept;             /* hot methods whose plan did not change */
+static uint64_t retransform_ns;     /* in RetransformClasses, the hook included */
 
 /* Retransforms the loaded classes named (internal names), then marks their
  * pending methods done (the hook ran during RetransformClasses). */
@@ -1218,7 +1222,9 @@ static void retransform(jvmtiEnv *jvmti, JNIEnv *jni, char **names, uint32_t n)
 	pthread_mutex_lock(&C.mu);
 	uint32_t nm_before = C.nm;
 	pthread_mutex_unlock(&C.mu);
+	uint64_t t0 = agent_now_ns();
 	jvmtiError e = nsel ? (*jvmti)->RetransformClasses(jvmti, nsel, sel) : JVMTI_ERROR_NONE;
+	retransform_ns += agent_now_ns() - t0;
 	if (e != JVMTI_ERROR_NONE && A.opts.verbose)
 		fprintf(stderr, "heapfs-agent: RetransformClasses failed (error %d)\n", (int)e);
 	else
@@ -1643,7 +1649,8 @@ void count_finish(JNIEnv *jni)
 			"allocations, %llu left alone), %u counters, %llu stubs, %llu classes retransformed (hot=%u; %llu hot methods kept: their plan did not change), "
 			"%llu method versions with one counter per site (measured or demoted), %llu constructors per "
 			"site and %llu correction handlers (exceptions=bytecode), %llu clones and %llu "
-			"calls of them (inline=on; %llu classes relinked); increments %llu vs %llu per-site (%.1f%% fewer); %llu exceptions, %llu frames corrected%s\n",
+			"calls of them (inline=on; %llu classes relinked); increments %llu vs %llu per-site (%.1f%% fewer); %llu exceptions, %llu frames corrected%s; "
+			"%.1f ms instrumenting at load, %.1f ms at retransformation, %.1f ms in RetransformClasses\n",
 			(unsigned long long)C.classes, (unsigned long long)C.failed,
 			(unsigned long long)C.st.instrumented, (unsigned long long)C.st.no_allocs,
 			(unsigned long long)C.st.skipped, C.next_counter, (unsigned long long)C.st.stubs,
@@ -1653,7 +1660,8 @@ void count_finish(JNIEnv *jni)
 			(unsigned long long)C.st.clones, (unsigned long long)C.st.inlined,
 			(unsigned long long)C.relinked, (unsigned long long)incr, (unsigned long long)per_site,
 			per_site ? 100.0 * (1.0 - (double)incr / (double)per_site) : 0.0, (unsigned long long)C.exceptions,
-			(unsigned long long)C.frames_corrected, A.opts.count_atomic ? "; atomic increments" : "");
+			(unsigned long long)C.frames_corrected, A.opts.count_atomic ? "; atomic increments" : "",
+			C.hook_ns[0] / 1e6, C.hook_ns[1] / 1e6, retransform_ns / 1e6);
 	free(cnt);
 	char path[128];
 	snprintf(path, sizeof(path), "%s/heapfs/Counters.class", C.dir);

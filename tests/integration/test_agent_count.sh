@@ -283,6 +283,11 @@ for seed in 3 5; do
 	grep -q VerifyError "$TMP/h1.out" "$TMP/h1.err" && fail "hot=20: VerifyError"
 	n=$(sed -n 's/.* \([0-9]*\) classes retransformed.*/\1/p' "$TMP/h1.err")
 	[ "${n:-0}" -ge 1 ] || fail "seed $seed: nothing was retransformed: $(cat "$TMP/h1.err")"
+	# verbose times the instrumenter at load and at retransformation, and
+	# RetransformClasses, which includes the latter
+	read -r t_load t_re t_rc < <(sed -n 's/.*; \([0-9.]*\) ms instrumenting at load, \([0-9.]*\) ms at retransformation, \([0-9.]*\) ms in RetransformClasses$/\1 \2 \3/p' "$TMP/h1.err")
+	awk -v a="${t_load:--1}" -v b="${t_re:--1}" -v c="${t_rc:--1}" 'BEGIN { exit !(a > 0 && b > 0 && c >= b) }' ||
+		fail "seed $seed: verbose times: load ${t_load:-?} ms, retransformation ${t_re:-?} ms, RetransformClasses ${t_rc:-?} ms"
 	count_sites "$TMP/h0.tsv" Gen >"$TMP/h0.sites"
 	count_sites "$TMP/h1.tsv" Gen >"$TMP/h1.sites"
 	cmp -s "$TMP/h0.sites" "$TMP/h1.sites" || { diff "$TMP/h0.sites" "$TMP/h1.sites" | head >&2; fail "seed $seed: hot=20 counts differ from hot=0"; }
