@@ -5,7 +5,8 @@
 #   make examples     compile the examples, record build/examples/<name>.htr
 #   make agent-test   agent unit tests + recorded-JVM integration tests
 #   make bench-agent  run time without agent / allocations only / graphs;
-#                     mode=count (path and per-site counters) vs plain and mode=full
+#                     mode=count (path and per-site counters) vs plain and mode=full;
+#                     the instrumenter alone (tests/bench/bench_instrument.c)
 
 JAVAC      ?= $(shell readlink -f $$(command -v javac) 2>/dev/null)
 JAVA_HOME_DIR := $(patsubst %/bin/javac,%,$(JAVAC))
@@ -118,5 +119,10 @@ agent-test: $(AGENT_SO) $(AGENT_COUNT) $(AGENT_UNIT) $(BUILD)/tests/test_perfdat
 	@set -e; for t in tests/integration/test_agent*.sh; do echo "== $$t"; \
 	  HEAPFS=$(abspath $(BUILD)/heapfs) BUILD=$(BUILD) bash $$t; done
 
-bench-agent: $(AGENT_SO) $(EXAMPLE_CLASSES) $(BUILD)/tests/gen_alloc_methods
+# The instrumenter alone over class directories (agent/bench.sh).
+$(BUILD)/tests/bench_instrument: tests/bench/bench_instrument.c agent/instrument.c agent/suid.c agent/paths.c agent/cfg.c agent/classfile.c model/buf.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $(filter %.c,$^)
+
+bench-agent: $(AGENT_SO) $(EXAMPLE_CLASSES) $(BUILD)/tests/gen_alloc_methods $(BUILD)/tests/bench_instrument
 	BUILD=$(BUILD) JAVA=$(JAVA) bash agent/bench.sh

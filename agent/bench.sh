@@ -280,5 +280,15 @@ if [ -r /usr/share/java/antlr3.jar ] && [ -r /usr/share/java/stringtemplate4.jar
 		"hot=20,inline=on: $ms_h20i ms, $(sed -n 's/^#increments\t//p' "$OUT/h20i.tsv") increments;" \
 		"hot=0: $ms_h0 ms, $(sed -n 's/^#increments\t//p' "$OUT/h0.tsv") increments;" \
 		"per-site $(sed -n 's/^#per_site_increments\t//p' "$OUT/h0.tsv"); no agent: $ms_plain ms)"
+	# the instrumenter alone on every class of the three jars (the part of
+	# the load-time cost that is ours, without the JVM)
+	mkdir -p "$OUT/antlr3-classes"
+	for j in ${CP//:/ }; do
+		(cd "$OUT/antlr3-classes" && "$(dirname "$JAVA")/jar" xf "$j")
+	done
+	"$BUILD/tests/bench_instrument" -r "$RUNS" "$OUT/antlr3-classes" >"$OUT/bi" &&
+		echo "  (instrumenter alone on ANTLR 3's jars: $(sed -n 's/^classes\t\([0-9]*\) (\([0-9]*\) bytes.*/\1 classes, \2 bytes/p' "$OUT/bi")," \
+			"median $(sed -n 's/^median_ms\t//p' "$OUT/bi") ms, $(sed -n 's/^us_per_class\t//p' "$OUT/bi") us per class," \
+			"$(sed -n 's/^mb_per_s\t//p' "$OUT/bi") MB/s)"
 	CP=$CP_SAVED
 fi

@@ -45,6 +45,7 @@ void cf_free(struct cf_class *c)
 	}
 	free(c->cp_tag);
 	free(c->cp_ptr);
+	free(c->cp_hash);
 	free(c);
 }
 
@@ -219,10 +220,78 @@ uint16_t cf_ref_name(const struct cf_class *c, uint16_t idx)
 	return cf_ref_parts(c, idx, &cls, &name, &desc) ? 0 : name;
 }
 
+/* ---- finding pool entries ----------------------------------------------
+ * The table holds, for every (tag, body) in the pool, the first index with
+ * it: what a scan from index 1 would find.  Entries were checked by
+ * parse_pool, so their lengths are known from the tag. */
+
+static size_t cp_body_len(uint8_t tag, const uint8_t *p)
+{
+	long n = cp_entry_len(tag, p, p + 2);
+	return n < 0 ? 0 : (size_t)n;
+}
+
+/* FNV-1a over the tag and the body. */
+static uint32_t cp_hash_of(uint8_t tag, const uint8_t *body, size_t n)
+{
+	uint32_t h = 2166136261u ^ tag;
+	h *= 16777619u;
+	for (size_t i = 0; i < n; i++) {
+		h ^= body[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+/* The slot of (tag, body): holding its index, or empty (0). */
+static uint32_t cp_hash_slot(const struct cf_class *c, uint8_t tag, const uint8_t *body, size_t n)
+{
+	uint32_t mask = c->cp_hash_cap - 1, s = cp_hash_of(tag, body, n) & mask;
+	for (;; s = (s + 1) & mask) {
+		uint16_t i = c->cp_hash[s];
+		/* a Utf8's length first: memcmp may read all n bytes */
+		if (!i || (c->cp_tag[i] == tag && cp_body_len(tag, c->cp_ptr[i]) == n && !memcmp(c->cp_ptr[i], body, n)))
+			return s;
+	}
+}
+
+/* Notes index i, unless an earlier index has the same entry. */
+static void cp_hash_put(struct cf_class *c, uint16_t i)
+{
+	size_t n = cp_body_len(c->cp_tag[i], c->cp_ptr[i]);
+	uint32_t s = cp_hash_slot(c, c->cp_tag[i], c->cp_ptr[i], n);
+	if (!c->cp_hash[s]) {
+		c->cp_hash[s] = i;
+		c->cp_hash_n++;
+	}
+}
+
+/* (Re)builds the table at least twice as large as the pool may become. */
+static int cp_hash_build(struct cf_class *c, uint32_t entries)
+{
+	uint32_t cap = 64;
+	while (cap < 2 * entries)
+		cap *= 2;
+	uint16_t *t = calloc(cap, sizeof *t);
+	if (!t)
+		return -ENOMEM;
+	free(c->cp_hash);
+	c->cp_hash = t;
+	c->cp_hash_cap = cap;
+	c->cp_hash_n = 0;
+	for (uint32_t i = 1; i < c->cp_count; i++)
+		if (c->cp_tag[i])
+			cp_hash_put(c, (uint16_t)i);
+	return 0;
+}
+
 /* Appends one entry (tag + body bytes copied into the arena). */
 static uint16_t cp_append(struct cf_class *c, uint8_t tag, const uint8_t *body, size_t n)
 {
 	if (c->cp_count >= 65535 || cp_grow(c, (uint32_t)c->cp_count + 1))
+		return 0;
+	if (c->cp_hash && 2 * (c->cp_hash_n + 1) > c->cp_hash_cap &&
+	    cp_hash_build(c, 2 * (uint32_t)c->cp_count))
 		return 0;
 	uint8_t *p = cf_alloc(c, n ? n : 1);
 	if (!p)
@@ -231,31 +300,34 @@ static uint16_t cp_append(struct cf_class *c, uint8_t tag, const uint8_t *body, 
 	uint16_t idx = c->cp_count++;
 	c->cp_tag[idx] = tag;
 	c->cp_ptr[idx] = p;
+	if (c->cp_hash)
+		cp_hash_put(c, idx);
 	return idx;
 }
 
-static uint16_t cp_find(const struct cf_class *c, uint8_t tag, const uint8_t *body, size_t n)
+/* The first index holding (tag, body[0..n)), or 0: also when the table
+ * cannot be built (out of memory), which makes the caller's append fail
+ * too. */
+static uint16_t cp_find(struct cf_class *c, uint8_t tag, const uint8_t *body, size_t n)
 {
-	for (uint32_t i = 1; i < c->cp_count; i++)
-		if (c->cp_tag[i] == tag && !memcmp(c->cp_ptr[i], body, n))
-			return (uint16_t)i;
-	return 0;
+	if (!c->cp_hash && cp_hash_build(c, c->cp_count))
+		return 0;
+	return c->cp_hash[cp_hash_slot(c, tag, body, n)];
 }
 
 uint16_t cf_cp_utf8(struct cf_class *c, const char *s, size_t len)
 {
 	if (len > 65535)
 		return 0;
-	for (uint32_t i = 1; i < c->cp_count; i++)
-		if (c->cp_tag[i] == CP_UTF8 && be16(c->cp_ptr[i]) == len && !memcmp(c->cp_ptr[i] + 2, s, len))
-			return (uint16_t)i;
 	uint8_t *b = malloc(len + 2);
 	if (!b)
 		return 0;
 	b[0] = (uint8_t)(len >> 8);
 	b[1] = (uint8_t)len;
 	memcpy(b + 2, s, len);
-	uint16_t idx = cp_append(c, CP_UTF8, b, len + 2);
+	uint16_t idx = cp_find(c, CP_UTF8, b, len + 2);
+	if (!idx)
+		idx = cp_append(c, CP_UTF8, b, len + 2);
 	free(b);
 	return idx;
 }

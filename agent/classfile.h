@@ -104,6 +104,12 @@ struct cf_class {
 	uint8_t *cp_tag;          /* [cp_count]; 0 for unusable slots (0, after long/double) */
 	const uint8_t **cp_ptr;   /* [cp_count] start of the entry after its tag */
 	uint32_t cp_cap;
+	/* Finding entries (cf_cp_*): an open-addressing table of pool
+	 * indexes (0 empty) by tag and body, built at the first lookup and
+	 * kept up to date by appends; without it, adding each counter's
+	 * Integer scanned the whole pool. */
+	uint16_t *cp_hash;
+	uint32_t cp_hash_cap, cp_hash_n;
 	uint16_t access, this_class, super_class;
 	uint16_t ninterfaces; uint16_t *interfaces;
 	uint16_t nfields, nmethods;

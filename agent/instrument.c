@@ -850,6 +850,44 @@ static void exc_insns(const struct rw *r, const struct cf_exc *e, uint32_t *firs
 	*end = e->end >= r->k->len ? r->n : r->pci[e->end];
 }
 
+/* A correction vector's hash, a multiply per element (vectors have an
+ * element per site of the method: hundreds in a generated parser). */
+static uint32_t vec_hash(const int32_t *v, uint32_t ns)
+{
+	uint64_t h = ns;
+	for (uint32_t i = 0; i < ns; i++)
+		h = (h ^ (uint32_t)v[i]) * 0x9e3779b97f4a7c15ull;
+	return (uint32_t)(h >> 32);
+}
+
+/* vid[x]: the number of run x's correction vector among the distinct ones,
+ * numbered in order of first appearance (uniq[u]: the first run with
+ * vector u; *nvec of them).  A hash table of the distinct vectors: big
+ * generated parsers have thousands of runs. */
+static int number_vectors(const struct corr_runs *cr, uint32_t ns, uint32_t *vid, uint32_t *uniq, uint32_t *nvec)
+{
+	uint32_t cap = 16;
+	while (cap < 2 * cr->n)
+		cap *= 2;
+	uint32_t *slot = calloc(cap, sizeof(*slot)); /* u + 1, 0 empty */
+	if (!slot)
+		return -ENOMEM;
+	*nvec = 0;
+	for (uint32_t x = 0; x < cr->n; x++) {
+		const int32_t *v = cr->vec + (size_t)x * ns;
+		uint32_t s = vec_hash(v, ns) & (cap - 1);
+		while (slot[s] && memcmp(cr->vec + (size_t)uniq[slot[s] - 1] * ns, v, ns * sizeof(*v)))
+			s = (s + 1) & (cap - 1);
+		if (!slot[s]) {
+			uniq[*nvec] = x;
+			slot[s] = ++*nvec;
+		}
+		vid[x] = slot[s] - 1;
+	}
+	free(slot);
+	return 0;
+}
+
 static int plan_corr_handlers(const struct rw *r, const struct method_plan *mp, struct corr_plan *cp)
 {
 	uint32_t ns = mp->g.nsites, nexc = r->k->nexc;
@@ -861,15 +899,8 @@ static int plan_corr_handlers(const struct rw *r, const struct method_plan *mp, 
 	cp->uniq = malloc(cp->cr.n * sizeof(uint32_t));
 	if (!cp->vid || !cp->uniq)
 		return -ENOMEM;
-	for (uint32_t x = 0; x < cp->cr.n; x++) {
-		const int32_t *v = cp->cr.vec + (size_t)x * ns;
-		uint32_t u = 0;
-		while (u < cp->nvec && memcmp(cp->cr.vec + (size_t)cp->uniq[u] * ns, v, ns * sizeof(*v)))
-			u++;
-		if (u == cp->nvec)
-			cp->uniq[cp->nvec++] = x;
-		cp->vid[x] = u;
-	}
+	if ((rc = number_vectors(&cp->cr, ns, cp->vid, cp->uniq, &cp->nvec)))
+		return rc;
 	cp->stub = malloc(((size_t)nexc * cp->nvec + 1) * sizeof(uint32_t));
 	cp->plain = malloc((nexc + 1) * sizeof(uint32_t));
 	uint8_t *stubbed = calloc(nexc + 1, 1); /* some stub jumps to the entry's handler */

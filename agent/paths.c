@@ -104,11 +104,17 @@ static uint8_t *reachable(const struct cfg *g)
 {
 	uint8_t *r = calloc(g->nblocks ? g->nblocks : 1, 1);
 	uint32_t *stack = malloc((g->nblocks + 1) * sizeof(*stack));
-	if (!r || !stack) {
+	uint32_t *first = calloc(g->nblocks + 1, sizeof(*first)); /* b's edges: [first[b], first[b + 1]) */
+	if (!r || !stack || !first) {
 		free(r);
-		free(stack);
-		return NULL;
+		r = NULL;
+		goto out;
 	}
+	for (uint32_t i = 0; i < g->nnormal; i++) /* edges are sorted by from */
+		first[g->e[i].from + 1] = i + 1;
+	for (uint32_t b = 0; b < g->nblocks; b++)
+		if (first[b + 1] < first[b])
+			first[b + 1] = first[b];
 	uint32_t sp = 0;
 	for (uint32_t b = 0; b < g->nblocks; b++)
 		if ((b == 0 || g->b[b].handler) && !r[b]) {
@@ -117,13 +123,15 @@ static uint8_t *reachable(const struct cfg *g)
 		}
 	while (sp) {
 		uint32_t b = stack[--sp];
-		for (uint32_t i = 0; i < g->nnormal; i++) /* edges are sorted by from */
-			if (g->e[i].from == b && !r[g->e[i].to]) {
+		for (uint32_t i = first[b]; i < first[b + 1]; i++)
+			if (!r[g->e[i].to]) {
 				r[g->e[i].to] = 1;
 				stack[sp++] = g->e[i].to;
 			}
 	}
+out:
 	free(stack);
+	free(first);
 	return r;
 }
 
@@ -343,37 +351,31 @@ static void share_counts(struct paths *ps)
 	uint32_t *nbranch = calloc(nb + 1, sizeof(uint32_t)), *njoin = calloc(nb + 1, sizeof(uint32_t));
 	if (!nbranch || !njoin)
 		goto out;
+	/* per block: edges of other paths leaving it (branches) and entering
+	 * it (joins); a block is on one path, so one pass serves all paths */
+	for (uint32_t i = 0; i < ps->nedges; i++) {
+		const struct pedge *e = &ps->e[i];
+		if (e->from != PATHS_X && ps->block_path[e->from] != e->path)
+			nbranch[e->from]++;
+		if (e->to != PATHS_X && ps->block_path[e->to] != e->path)
+			njoin[e->to]++;
+	}
+	/* edge i of a path: 1 + the branches at its blocks from edge i's
+	 * target on + the joins at the blocks before it (running sums) */
 	for (uint32_t p = 0; p < ps->npaths; p++) {
 		const uint32_t *el = ps->edge_list + ps->p[p].first;
-		uint32_t n = ps->p[p].n;
-		/* per block of the path: edges of other paths leaving / entering it */
-		for (uint32_t i = 0; i < ps->nedges; i++) {
-			const struct pedge *e = &ps->e[i];
-			if (e->path == p)
-				continue;
-			if (e->from != PATHS_X && ps->block_path[e->from] == p)
-				nbranch[e->from]++;
-			if (e->to != PATHS_X && ps->block_path[e->to] == p)
-				njoin[e->to]++;
-		}
-		for (uint32_t i = 0; i < n; i++) {
-			uint32_t s = 1;
-			for (uint32_t j = 0; j < n; j++) {
-				uint32_t b = ps->e[el[j]].to;
-				if (b == PATHS_X || ps->block_path[b] != p)
-					continue;
-				if (j >= i)
-					s += nbranch[b];
-				else
-					s += njoin[b];
-			}
-			ps->e[el[i]].share = s;
-		}
+		uint32_t n = ps->p[p].n, branches = 0, before_branch = 0, before_join = 0;
 		for (uint32_t j = 0; j < n; j++) {
 			uint32_t b = ps->e[el[j]].to;
-			if (b != PATHS_X) {
-				nbranch[b] = 0;
-				njoin[b] = 0;
+			if (b != PATHS_X && ps->block_path[b] == p)
+				branches += nbranch[b];
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			ps->e[el[i]].share = 1 + branches - before_branch + before_join;
+			uint32_t b = ps->e[el[i]].to;
+			if (b != PATHS_X && ps->block_path[b] == p) {
+				before_branch += nbranch[b];
+				before_join += njoin[b];
 			}
 		}
 	}

@@ -197,6 +197,61 @@ static void test_pool_double_in_last_slot(void **state)
 	free(good);
 }
 
+/* The first index of an entry, by scanning (the oracle of the lookups). */
+static uint16_t scan_first(const struct cf_class *c, uint8_t tag, const uint8_t *body, size_t n)
+{
+	for (uint32_t i = 1; i < c->cp_count; i++) {
+		if (c->cp_tag[i] != tag)
+			continue;
+		size_t len = tag == CP_UTF8 ? 2u + (size_t)(c->cp_ptr[i][0] << 8 | c->cp_ptr[i][1]) : n;
+		if (len == n && !memcmp(c->cp_ptr[i], body, n))
+			return (uint16_t)i;
+	}
+	return 0;
+}
+
+/* Pool lookups go through a hash table: they find the first of duplicate
+ * entries (a pool may hold them; javac's do not), tell Utf8s of different
+ * lengths apart, and find every entry again after the table has grown. */
+static void test_pool_lookups(void **state)
+{
+	(void)state;
+	/* tiny with a second Utf8 "T" as #7 */
+	const size_t pool_end = 10 + 4 + 3 + 19 + 3 + 4 + 6;
+	uint8_t b[sizeof(tiny) + 4];
+	memcpy(b, tiny, pool_end);
+	memcpy(b + pool_end, (const uint8_t[]){ 1, 0, 1, 'T' }, 4);
+	memcpy(b + pool_end + 4, tiny + pool_end, sizeof(tiny) - pool_end);
+	b[9] = 8;
+	struct cf_class *c;
+	assert_int_equal(cf_parse(b, sizeof(b), &c), 0);
+	assert_int_equal(c->cp_count, 8);
+	assert_int_equal(cf_cp_utf8(c, "T", 1), 1);
+	assert_int_equal(cf_cp_utf8(c, "()V", 3), 6);
+	uint16_t shorter = cf_cp_utf8(c, "()", 2); /* a prefix of #6: a new entry */
+	assert_int_equal(shorter, 8);
+	assert_int_equal(cf_cp_class(c, "T", 1), 2);
+	/* 5,000 Integers and Longs: the table is rebuilt several times */
+	uint16_t ints[5000], longs[50];
+	for (int32_t v = 0; v < 5000; v++)
+		assert_int_not_equal(ints[v] = cf_cp_integer(c, v * 7919), 0);
+	for (int64_t v = 0; v < 50; v++)
+		assert_int_not_equal(longs[v] = cf_cp_long(c, v << 40), 0);
+	for (int32_t v = 0; v < 5000; v++) {
+		uint32_t x = (uint32_t)(v * 7919);
+		uint8_t body[4] = { (uint8_t)(x >> 24), (uint8_t)(x >> 16), (uint8_t)(x >> 8), (uint8_t)x };
+		assert_int_equal(cf_cp_integer(c, v * 7919), ints[v]);
+		assert_int_equal(scan_first(c, CP_INTEGER, body, 4), ints[v]);
+	}
+	for (int64_t v = 0; v < 50; v++)
+		assert_int_equal(cf_cp_long(c, v << 40), longs[v]);
+	assert_int_equal(c->cp_count, 8 + 1 + 5000 + 2 * 50);
+	/* the earlier entries are still found where they were */
+	assert_int_equal(cf_cp_utf8(c, "T", 1), 1);
+	assert_int_equal(cf_cp_utf8(c, "()", 2), shorter);
+	cf_free(c);
+}
+
 /* ---- every class of the JDK and of the examples ------------------------- */
 
 static struct {
@@ -339,6 +394,7 @@ int main(void)
 		cmocka_unit_test(test_insn_len_switch_padding),
 		cmocka_unit_test(test_tiny_round_trip_and_pool_additions),
 		cmocka_unit_test(test_pool_double_in_last_slot),
+		cmocka_unit_test(test_pool_lookups),
 		cmocka_unit_test(test_jdk_round_trip),
 		cmocka_unit_test(test_examples_round_trip),
 	};
