@@ -398,8 +398,10 @@ static uint32_t ir_children(const struct hfs_ir_node *t, uint32_t nt, uint32_t x
 	return n;
 }
 
+/* The roots keeping the group alive, best first; *top gets the first one's
+ * path under by-indirect-root/ (NUL-terminated; left empty when none). */
 static int leak_roots(struct sctx *c, struct finding *f, uint32_t end, int site, uint32_t key,
-		      uint64_t total)
+		      uint64_t total, struct buf *top)
 {
 	const struct heap_state *s;
 	uint64_t *bits = NULL;
@@ -440,6 +442,8 @@ static int leak_roots(struct sctx *c, struct finding *f, uint32_t end, int site,
 				const char *p = (const char *)c->tmp.data;
 				rc = claim(f, 1, "kept alive by the root %s (reaches %" PRIu64 " of %" PRIu64
 					   " objects)", p, cur.count, total);
+				if (!rc && !leaves)
+					rc = buf_put(top, p, strlen(p) + 1);
 				if (!rc)
 					rc = evidence(c, f, end, "%s/%s/by-indirect-root/%s/", group_dir(site),
 						      group_key_name(c, site, key), p);
@@ -589,12 +593,20 @@ static int leak_holder(struct sctx *c, struct finding *f, uint32_t end, int site
 	return holder_sites(c, f, end, site, key, tkey);
 }
 
-/* One path from a root: the first block of the group's paths file. */
-static int leak_path(struct sctx *c, struct finding *f, uint32_t end, int site, uint32_t key)
+/* One path from a root: the first block of the paths file of the group's
+ * members that root reaches (root: a by-indirect-root/ path, or "" for
+ * all members).  The members of that root, not of the whole group: its
+ * first members are its oldest, and a recorded leak of HashMap$Nodes
+ * began with the JDK's system properties, not with the leaking map. */
+static int leak_path(struct sctx *c, struct finding *f, uint32_t end, int site, uint32_t key,
+		     const char *root)
 {
-	char gname[16], path[HFS_PATH_MAX];
-	snprintf(path, sizeof path, "/gc/%s/%s/%s/paths", gc_name(c, end, gname), group_dir(site),
-		 group_key_name(c, site, key));
+	char gname[16], path[HFS_PATH_MAX], sub[HFS_PATH_MAX];
+	int len = snprintf(sub, sizeof sub, "%s%s%s", *root ? "by-indirect-root/" : "", root, *root ? "/" : "");
+	if (len < 0 || (size_t)len >= sizeof sub ||
+	    (size_t)snprintf(path, sizeof path, "/gc/%s/%s/%s/%spaths", gc_name(c, end, gname), group_dir(site),
+			     group_key_name(c, site, key), sub) >= sizeof path)
+		return 0; /* a name too long for a path of the tree: no path to show */
 	struct buf pb, line;
 	buf_init(&pb);
 	buf_init(&line);
@@ -632,7 +644,8 @@ static int leak_path(struct sctx *c, struct finding *f, uint32_t end, int site, 
 	if (!rc && n) {
 		rc = buf_putc(&line, '\0');
 		if (!rc) rc = claim(f, 1, "path: %s", (const char *)line.data);
-		if (!rc) rc = evidence(c, f, end, "%s/%s/paths", group_dir(site), group_key_name(c, site, key));
+		if (!rc)
+			rc = evidence(c, f, end, "%s/%s/%spaths", group_dir(site), group_key_name(c, site, key), sub);
 	}
 out:
 	buf_free(&pb);
@@ -728,16 +741,16 @@ static int leak_group(struct sctx *c, struct finding *f, uint32_t end, int site,
 		return rc;
 	struct chain ch;
 	struct cls_row row;
+	struct buf top;
+	buf_init(&top);
 	group_chain(c, site, g->key, &ch);
-	if ((rc = hfs_group_totals(c->fs, end, &ch, &row)))
-		return rc;
-	if ((rc = leak_roots(c, f, end, site, g->key, row.c[COL_LIVE])))
-		return rc;
-	if ((rc = leak_holder(c, f, end, site, g->key)))
-		return rc;
-	if ((rc = leak_path(c, f, end, site, g->key)))
-		return rc;
-	return leak_shared(c, f, end, site, g->key);
+	if (!(rc = hfs_group_totals(c->fs, end, &ch, &row)) &&
+	    !(rc = leak_roots(c, f, end, site, g->key, row.c[COL_LIVE], &top)) &&
+	    !(rc = leak_holder(c, f, end, site, g->key)) &&
+	    !(rc = leak_path(c, f, end, site, g->key, top.len ? (const char *)top.data : "")))
+		rc = leak_shared(c, f, end, site, g->key);
+	buf_free(&top);
+	return rc;
 }
 
 static uint64_t reachable_at(struct hfs *fs, uint32_t gci)

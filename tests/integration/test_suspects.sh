@@ -80,6 +80,14 @@ has "$R" "example.multicache.Product"
 has "$R" "example.multicache.Loader.load:15"
 has "$R" "shared ownership"
 ok "recorded multicache: both cache fields, Product, its site, shared ownership"
+# each grower's path starts at one of the two caches: the path is of a member
+# its first root keeps, not of the group's oldest member (a HashMap$Node of
+# the JDK's system properties, before)
+n=$(grep -c '^ *path: ' "$R")
+[ "$n" -ge 3 ] || fail "recorded: $n path lines"
+grep '^ *path: ' "$R" | grep -vE '^ *path: static example\.multicache\.(IdCache\.byId|NameCache\.byName) ' &&
+	fail "recorded: a path does not start at a cache"
+ok "recorded multicache: the $n growers' paths start at a cache"
 
 # Thresholds through `heapfs cat -o` (and `heapfs ls -o`): the same options
 # as a mount.  multicache's two maps each retain less than 40% of the heap
