@@ -1219,7 +1219,9 @@ static int expr_keys(struct pass *p, struct cls_def *d, uint32_t cls, uint32_t o
 {
 	if (!p->tkey_tried && !p->info_mode && expr_uses_graph(d->ex))
 		build_type_keys(p);
-	struct expr_host h = { p, host_prop, host_degree, host_neighbour, p->tkey ? host_type_key : NULL };
+	/* no object in info mode: no type key either (host_prop refuses too) */
+	struct expr_host h = { p, host_prop, host_degree, host_neighbour,
+			       p->tkey && !p->info_mode ? host_type_key : NULL };
 	struct xval v;
 	int rc;
 	do {
