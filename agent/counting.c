@@ -1569,8 +1569,9 @@ static int write_counts(const char *path, const int64_t *cnt, uint64_t incr, uin
 			continue;
 		const struct cmethod *m = &C.m[C.s[i].method];
 		print_dotted(f, m->cls);
-		fprintf(f, ".%s:%u\t%s\t%lld\t%s\t%u\n", m->name, C.s[i].line, C.s[i].type, (long long)cnt[i], m->desc,
-			C.s[i].pc);
+		/* line -1: the class has no line numbers (as in traces' SITE frames) */
+		fprintf(f, ".%s:%lld\t%s\t%lld\t%s\t%u\n", m->name, C.s[i].line ? (long long)C.s[i].line : -1LL,
+			C.s[i].type, (long long)cnt[i], m->desc, C.s[i].pc);
 	}
 	fprintf(f, "#increments\t%llu\n#per_site_increments\t%llu\n", (unsigned long long)incr,
 		(unsigned long long)per_site);
