@@ -104,15 +104,21 @@ static int rows_add(struct arows *a, struct agg **h, const char *site, const cha
 	return 0;
 }
 
+/* A site and its method named as by-site/ names frames (sym_frame): no
+ * line when the class has none, <unknown method N> for a method without
+ * a METHOD event. */
 static void method_names(const struct trace *t, uint32_t m, int32_t line, char *site, size_t sl, char *meth,
 			 size_t ml)
 {
 	const struct trace_method *tm = m < t->nmethods && t->methods[m].name ? &t->methods[m] : NULL;
-	snprintf(meth, ml, "%s.%s", tm ? tm->cls : "?", tm ? tm->name : "?");
+	if (tm)
+		snprintf(meth, ml, "%s.%s", tm->cls ? tm->cls : "?", tm->name);
+	else
+		snprintf(meth, ml, "<unknown method %" PRIu32 ">", m);
 	if (line >= 0)
 		snprintf(site, sl, "%s:%d", meth, (int)line);
 	else
-		snprintf(site, sl, "%s:?", meth);
+		snprintf(site, sl, "%s", meth);
 }
 
 /* From the counters' totals (format 1.1). */

@@ -215,6 +215,34 @@ static void test_allocs_from_counts(void **state)
 	unlink(path);
 }
 
+/* Sites are named as by-site/ names frames (sym_frame): a class without
+ * line numbers (line -1) gives no line, a method without a METHOD event
+ * <unknown method N>. */
+static void test_allocs_site_names(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/heapfs-test-allocs-XXXXXX";
+	int fd = mkstemp(path);
+	close(fd);
+	struct htr_writer *w;
+	assert_int_equal(htr_writer_open(&w, path, NULL), 0);
+	assert_int_equal(htr_write_method(w, 0, "p.A", "run", "()V", ""), 0);
+	assert_int_equal(htr_write_count_site(w, 0, 0, 3, -1, "p.X"), 0);
+	assert_int_equal(htr_write_count_site(w, 1, 5, 7, 4, "int[]"), 0);
+	uint32_t ids[2] = { 0, 1 };
+	int64_t c[2] = { 6, 1 };
+	assert_int_equal(htr_write_alloc_counts(w, 0, HTR_COUNTS_PATHS | HTR_COUNTS_FINAL, 7, 7, 2, ids, c), 0);
+	assert_int_equal(htr_writer_close(w), 0);
+	struct hfs *fs = open_tree(path);
+	char *s = read_file(fs, "/allocs/by-site");
+	assert_string_equal(s, "site\ttype\tcount\tbci\tdescriptor\n"
+			       "p.A.run\tp.X\t6\t3\t()V\n"
+			       "<unknown method 5>:4\tint[]\t1\t7\t\n");
+	free(s);
+	hfs_close(fs);
+	unlink(path);
+}
+
 /* allocs/stats' exactness rows for a counted trace whose agent wrote the
  * given count.* keys at exit (NULL: not written). */
 static char *stats_with(uint32_t flags, const char *inc, const char *exc, const char *threads)
@@ -333,6 +361,7 @@ int main(void)
 		cmocka_unit_test(test_counts_footer_and_scan),
 		cmocka_unit_test(test_old_trace_has_no_counts),
 		cmocka_unit_test(test_allocs_from_counts),
+		cmocka_unit_test(test_allocs_site_names),
 		cmocka_unit_test(test_stats_exactness),
 		cmocka_unit_test(test_allocs_from_events),
 	};
