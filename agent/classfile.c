@@ -317,9 +317,11 @@ static uint16_t cp_find(struct cf_class *c, uint8_t tag, const uint8_t *body, si
 
 uint16_t cf_cp_utf8(struct cf_class *c, const char *s, size_t len)
 {
+	/* the entry's body (length, bytes) to look up: on the stack for the
+	 * names the instrumenter asks for every method ("Code", ...) */
 	if (len > 65535)
 		return 0;
-	uint8_t *b = malloc(len + 2);
+	uint8_t small[256], *b = len + 2 <= sizeof small ? small : malloc(len + 2);
 	if (!b)
 		return 0;
 	b[0] = (uint8_t)(len >> 8);
@@ -328,7 +330,8 @@ uint16_t cf_cp_utf8(struct cf_class *c, const char *s, size_t len)
 	uint16_t idx = cp_find(c, CP_UTF8, b, len + 2);
 	if (!idx)
 		idx = cp_append(c, CP_UTF8, b, len + 2);
-	free(b);
+	if (b != small)
+		free(b);
 	return idx;
 }
 

@@ -1205,12 +1205,14 @@ static int grow_arena(struct xarena *a)
 	if (a->need > ARENA_MAX)
 		return -ERANGE;
 	size_t cap = a->cap * 4 > a->need * 2 ? a->cap * 4 : a->need * 2;
-	char *buf = malloc(cap < ARENA_MAX ? cap : ARENA_MAX);
+	if (cap > ARENA_MAX)
+		cap = ARENA_MAX;
+	char *buf = malloc(cap);
 	if (!buf)
 		return -ENOMEM;
 	free(a->buf);
 	a->buf = buf;
-	a->cap = cap < ARENA_MAX ? cap : ARENA_MAX;
+	a->cap = cap;
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <uthash.h>
 
 #include "model/htr_reader.h"
+#include "classify.h"
 #include "table.h"
 #include "tree_internal.h"
 
@@ -104,21 +105,20 @@ static int rows_add(struct arows *a, struct agg **h, const char *site, const cha
 	return 0;
 }
 
-/* A site and its method named as by-site/ names frames (sym_frame): no
- * line when the class has none, <unknown method N> for a method without
- * a METHOD event. */
-static void method_names(const struct trace *t, uint32_t m, int32_t line, char *site, size_t sl, char *meth,
-			 size_t ml)
+/* A site's allocating frame f and its method, NUL-terminated, as by-site/
+ * names them (sym_frame, sym_method): no line when the class has none,
+ * <unknown method N> for a method without a METHOD event; "(unknown)" for
+ * both when the site has no frame (f NULL). */
+static int method_names(const struct trace *t, const struct htr_site_frame *f, struct buf *site, struct buf *meth)
 {
-	const struct trace_method *tm = m < t->nmethods && t->methods[m].name ? &t->methods[m] : NULL;
-	if (tm)
-		snprintf(meth, ml, "%s.%s", tm->cls ? tm->cls : "?", tm->name);
-	else
-		snprintf(meth, ml, "<unknown method %" PRIu32 ">", m);
-	if (line >= 0)
-		snprintf(site, sl, "%s:%d", meth, (int)line);
-	else
-		snprintf(site, sl, "%s", meth);
+	buf_reset(site);
+	buf_reset(meth);
+	int rc = f ? sym_frame(t, f, site) : buf_printf(site, "(unknown)");
+	if (!rc)
+		rc = f ? sym_method(t, f->method, meth) : buf_printf(meth, "(unknown)");
+	if (!rc)
+		rc = buf_putc(site, '\0');
+	return rc ? rc : buf_putc(meth, '\0');
 }
 
 /* From the counters' totals (format 1.1). */
@@ -126,18 +126,24 @@ static int rows_from_counts(const struct trace *t, struct arows *a)
 {
 	struct agg *h = NULL;
 	int rc = 0;
-	char site[1024], meth[1000];
+	struct buf site, meth;
+	buf_init(&site);
+	buf_init(&meth);
 	for (uint32_t id = 0; id < t->ncount_sites && !rc; id++) {
 		const struct trace_count_site *cs = &t->count_sites[id];
 		int64_t n = id < t->nsite_counts ? t->site_counts[id] : 0;
 		if (!cs->type || n == 0)
 			continue;
-		method_names(t, cs->method, cs->line, site, sizeof(site), meth, sizeof(meth));
+		const struct htr_site_frame f = { cs->method, cs->line };
+		if ((rc = method_names(t, &f, &site, &meth)))
+			break;
 		const char *desc = cs->method < t->nmethods && t->methods[cs->method].sig ? t->methods[cs->method].sig
 											  : "";
-		rc = rows_add(a, &h, site, meth, cs->type, desc, cs->bci, n);
+		rc = rows_add(a, &h, (const char *)site.data, (const char *)meth.data, cs->type, desc, cs->bci, n);
 	}
 	agg_free(&h);
+	buf_free(&site);
+	buf_free(&meth);
 	return rc;
 }
 
@@ -198,27 +204,27 @@ static int rows_from_events(struct hfs *fs, struct arows *a)
 	struct st_count *h = NULL, *e, *tmp;
 	struct agg *g = NULL;
 	int rc = scan_allocs(fs, &h);
-	char site[1024], meth[1000], scratch[64];
+	char scratch[64];
+	struct buf site, meth;
+	buf_init(&site);
+	buf_init(&meth);
 	HASH_ITER(hh, h, e, tmp) {
 		uint32_t s = (uint32_t)(e->key >> 32), type = (uint32_t)e->key;
 		if (!rc) {
 			const struct trace_site *ts = s < t->nsites && t->sites[s].nframes ? &t->sites[s] : NULL;
-			const char *desc = NULL;
-			if (ts) {
-				uint32_t m = ts->frames[0].method;
-				method_names(t, m, ts->frames[0].line, site, sizeof(site), meth, sizeof(meth));
-				desc = m < t->nmethods ? t->methods[m].sig : NULL;
-			} else {
-				snprintf(site, sizeof(site), "%s", "(unknown)");
-				snprintf(meth, sizeof(meth), "%s", "(unknown)");
-			}
-			rc = rows_add(a, &g, site, meth, trace_type_name(t, type, scratch, sizeof(scratch)), desc, -1,
-				      e->n);
+			const char *desc = ts && ts->frames[0].method < t->nmethods ? t->methods[ts->frames[0].method].sig
+										  : NULL;
+			rc = method_names(t, ts ? &ts->frames[0] : NULL, &site, &meth);
+			if (!rc)
+				rc = rows_add(a, &g, (const char *)site.data, (const char *)meth.data,
+					      trace_type_name(t, type, scratch, sizeof(scratch)), desc, -1, e->n);
 		}
 		HASH_DEL(h, e);
 		free(e);
 	}
 	agg_free(&g);
+	buf_free(&site);
+	buf_free(&meth);
 	return rc;
 }
 

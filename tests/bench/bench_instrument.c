@@ -29,6 +29,7 @@
 
 #include "agent/instrument.h"
 #include "model/buf.h"
+#include "tests/slurp.h"
 
 struct cls {
 	uint8_t *data;
@@ -46,31 +47,6 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static int read_file(const char *path, struct cls *c)
-{
-	FILE *f = fopen(path, "rb");
-	int rc = -errno;
-	if (!f)
-		return rc;
-	rc = -EIO;
-	if (fseek(f, 0, SEEK_END) || ftell(f) <= 0)
-		goto out;
-	c->n = (size_t)ftell(f);
-	rewind(f);
-	if (!(c->data = malloc(c->n))) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	if (fread(c->data, 1, c->n, f) != c->n) {
-		free(c->data);
-		goto out;
-	}
-	rc = 0;
-out:
-	fclose(f);
-	return rc;
-}
-
 static int add_class(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
 	(void)st;
@@ -86,10 +62,10 @@ static int add_class(const char *path, const struct stat *st, int type, struct F
 		classes = p;
 		capclasses = cap;
 	}
-	int rc = read_file(path, &classes[nclasses]);
-	if (rc) {
-		fprintf(stderr, "bench_instrument: %s: %s\n", path, strerror(-rc));
-		return rc;
+	struct cls *c = &classes[nclasses];
+	if (!(c->data = slurp(path, &c->n))) {
+		fprintf(stderr, "bench_instrument: cannot read %s\n", path);
+		return -EIO;
 	}
 	total_bytes += classes[nclasses++].n;
 	return 0;

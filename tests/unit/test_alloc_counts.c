@@ -167,16 +167,24 @@ static struct hfs *open_tree(const char *path)
 	return fs;
 }
 
+/* A writer on a new temporary file; path (a mkstemp template) gets its name. */
+static struct htr_writer *temp_writer(char *path)
+{
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	struct htr_writer *w;
+	assert_int_equal(htr_writer_open(&w, path, NULL), 0);
+	return w;
+}
+
 /* A counted trace: sites (method, bci, line, type, count) written by hand,
  * the expected files worked out by hand. */
 static void test_allocs_from_counts(void **state)
 {
 	(void)state;
 	char path[] = "/tmp/heapfs-test-allocs-XXXXXX";
-	int fd = mkstemp(path);
-	close(fd);
-	struct htr_writer *w;
-	assert_int_equal(htr_writer_open(&w, path, NULL), 0);
+	struct htr_writer *w = temp_writer(path);
 	assert_int_equal(htr_write_method(w, 0, "p.A", "run", "()V", ""), 0);
 	assert_int_equal(htr_write_method(w, 1, "p.B", "<init>", "(I)V", ""), 0);
 	assert_int_equal(htr_write_count_site(w, 0, 0, 3, 10, "p.X"), 0);
@@ -222,10 +230,7 @@ static void test_allocs_site_names(void **state)
 {
 	(void)state;
 	char path[] = "/tmp/heapfs-test-allocs-XXXXXX";
-	int fd = mkstemp(path);
-	close(fd);
-	struct htr_writer *w;
-	assert_int_equal(htr_writer_open(&w, path, NULL), 0);
+	struct htr_writer *w = temp_writer(path);
 	assert_int_equal(htr_write_method(w, 0, "p.A", "run", "()V", ""), 0);
 	assert_int_equal(htr_write_count_site(w, 0, 0, 3, -1, "p.X"), 0);
 	assert_int_equal(htr_write_count_site(w, 1, 5, 7, 4, "int[]"), 0);
@@ -248,10 +253,7 @@ static void test_allocs_site_names(void **state)
 static char *stats_with(uint32_t flags, const char *inc, const char *exc, const char *threads)
 {
 	char path[] = "/tmp/heapfs-test-allocs-XXXXXX";
-	int fd = mkstemp(path);
-	close(fd);
-	struct htr_writer *w;
-	assert_int_equal(htr_writer_open(&w, path, NULL), 0);
+	struct htr_writer *w = temp_writer(path);
 	assert_int_equal(htr_write_method(w, 0, "p.A", "run", "()V", ""), 0);
 	assert_int_equal(htr_write_count_site(w, 0, 0, 3, 10, "p.X"), 0);
 	uint32_t ids[1] = { 0 };
@@ -315,10 +317,7 @@ static void test_allocs_from_events(void **state)
 {
 	(void)state;
 	char path[] = "/tmp/heapfs-test-allocs-XXXXXX";
-	int fd = mkstemp(path);
-	close(fd);
-	struct htr_writer *w;
-	assert_int_equal(htr_writer_open(&w, path, NULL), 0);
+	struct htr_writer *w = temp_writer(path);
 	struct htr_type_def tx = { 0, "p.X", HTR_TYPE_INSTANCE, 16, 0, HTR_NO_TYPE, 0, NULL };
 	struct htr_type_def ti = { 1, "int[]", HTR_TYPE_PRIM_ARRAY, 16, 4, HTR_NO_TYPE, 0, NULL };
 	assert_int_equal(htr_write_type(w, &tx), 0);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "agent/classfile.h"
+#include "tests/slurp.h"
 
 #ifndef JDK_CLASSES_DIR
 #define JDK_CLASSES_DIR "build/jdk-classes"
@@ -24,19 +25,6 @@
 #ifndef EXAMPLE_CLASSES_DIR
 #define EXAMPLE_CLASSES_DIR "build/examples/classes"
 #endif
-
-static uint8_t *slurp(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	struct stat st;
-	fstat(fileno(f), &st);
-	uint8_t *p = malloc((size_t)st.st_size + 1);
-	*n = fread(p, 1, (size_t)st.st_size, f);
-	fclose(f);
-	return p;
-}
 
 /* ---- instruction lengths ------------------------------------------------ */
 

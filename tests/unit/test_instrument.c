@@ -33,6 +33,7 @@
 #include "agent/instrument.h"
 #include "agent/paths.h"
 #include "tests/xorshift.h"
+#include "tests/slurp.h"
 
 #ifndef JDK_CLASSES_DIR
 #define JDK_CLASSES_DIR "build/jdk-classes"
@@ -134,19 +135,6 @@ static void note(const char *path, const char *what)
 {
 	if (!T.failed++)
 		snprintf(T.first, sizeof(T.first), "%s: %s", path, what);
-}
-
-static uint8_t *slurp(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	struct stat st;
-	fstat(fileno(f), &st);
-	uint8_t *p = malloc((size_t)st.st_size + 1);
-	*n = fread(p, 1, (size_t)st.st_size, f);
-	fclose(f);
-	return p;
 }
 
 /* Structure of one rewritten method. */
