@@ -535,6 +535,16 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 		 * TLAB is used up; a GC retires every TLAB, so from here on every
 		 * allocation is sampled.  Not a GC of the trace: its events are off. */
 		(*jvmti)->ForceGarbageCollection(jvmti);
+		/* the use after it is GC 1's base (recorder.c, raise_used_before);
+		 * allocations recorded before its end are in that use */
+		A.used_base_ns = agent_now_ns();
+		if (A.have_perfdata) {
+			struct perfdata_sample s;
+			perfdata_sample(&A.perfdata, &s);
+			A.prev_used = s.used;
+			A.prev_used_gc = 0;
+			A.have_prev_used = 1;
+		}
 		if ((A.opts.deaths && enable(jvmti, JVMTI_EVENT_OBJECT_FREE)) ||
 		    enable(jvmti, JVMTI_EVENT_GARBAGE_COLLECTION_START) ||
 		    enable(jvmti, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH))

@@ -166,6 +166,24 @@ static void take_entry(struct perfdata *pd, struct space_key *keys, const struct
 	}
 }
 
+/* A collector that frees memory only in its pauses, by its counter's
+ * name (HotSpot 17: "Serial young collection pauses", "Parallel full
+ * collection pauses", ...; G1 frees in its remark and cleanup pauses, not
+ * concurrently; ZGC's "Z concurrent cycle pauses" and Shenandoah's
+ * "Shenandoah partial" free between them). */
+static int pauses_only_collector(const char *name)
+{
+	static const char *const suffix[] = { " young collection pauses", " full collection pauses" };
+	size_t n = strlen(name);
+	for (size_t i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
+		size_t k = strlen(suffix[i]);
+		if (n > k && !strcmp(name + n - k, suffix[i]) && strncmp(name, "Z ", 2) &&
+		    strncmp(name, "Shenandoah", 10))
+			return 1;
+	}
+	return !strcmp(name, "G1 concurrent cycle pauses");
+}
+
 int perfdata_parse(const void *buf, size_t len, struct perfdata *pd)
 {
 	const unsigned char *b = buf;
@@ -187,6 +205,10 @@ int perfdata_parse(const void *buf, size_t len, struct perfdata *pd)
 	for (uint32_t i = 0; i < PERFDATA_MAX_COLLECTORS; i++)
 		if (pd->invocations[i])
 			pd->ncollectors = i + 1;
+	pd->frees_in_pauses_only = pd->ncollectors > 0;
+	for (uint32_t i = 0; i < pd->ncollectors; i++)
+		if (pd->invocations[i] && !pauses_only_collector(pd->collector_name[i]))
+			pd->frees_in_pauses_only = 0;
 	int have_used = 0;
 	for (uint32_t i = 0; i < pd->nspaces; i++)
 		have_used |= pd->used[i] != NULL;

@@ -40,6 +40,12 @@ struct perfdata {
 	uint32_t nspaces;
 	const volatile char *cause;             /* NULL: no such counter */
 	uint32_t cause_len;
+	/* every collector frees memory only inside its pauses (Serial,
+	 * Parallel, G1: collectors named "... young collection pauses",
+	 * "... full collection pauses" and "G1 concurrent cycle pauses"), so
+	 * between two GCs the heap's use only grows; not ZGC or Shenandoah,
+	 * which free while the program runs */
+	int frees_in_pauses_only;
 };
 
 /* One reading of the counters. */

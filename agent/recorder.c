@@ -82,6 +82,8 @@ int recorder_write_rec(const struct arec *r)
 	}
 	if (rc < 0)
 		return rc;
+	if (!(r->flags & HTR_ALLOC_PREEXISTING) && r->time_ns >= A.used_base_ns)
+		A.epoch_bytes[r->epoch % GC_RING] += r->size;
 	struct htr_alloc a = { .id = r->id, .type = type, .site = r->site, .thread = r->thread,
 			       .size = r->size, .array_length = r->length, .time_ns = r->time_ns,
 			       .flags = r->flags };
@@ -294,6 +296,37 @@ static void gc_info_of(JNIEnv *jni, uint32_t n, int query, struct gc_info *gi)
 	}
 }
 
+/* The JVM's use before a GC can lag: G1 counts its eden's use per region
+ * handed out (1 MiB or more), and Parallel's and Serial's lag too, so a GC
+ * that follows little allocation reports the previous GC's use after
+ * (agent/README, "GCs").  Where the collector
+ * frees nothing between pauses, the use after GC n-1 plus the bytes
+ * recorded as allocated since is also a lower bound of the true use: take
+ * the larger.  Called once every record of epoch n-1 was written; not in
+ * mode=count (no records). */
+static void raise_used_before(uint32_t n, struct gc_info *gi)
+{
+	if (A.opts.mode == AGENT_MODE_COUNT || !A.have_perfdata || !A.perfdata.frees_in_pauses_only ||
+	    !A.have_prev_used || A.prev_used_gc != n - 1 || gi->used_before == UINT64_MAX)
+		return;
+	uint64_t floor = A.prev_used + A.epoch_bytes[(n - 1) % GC_RING];
+	if (floor > gi->used_before) {
+		gi->used_before = floor;
+		A.n_used_raised++;
+	}
+}
+
+/* After GC n: its use after is the next GC's base; the ring slot of epoch
+ * n+1 starts from zero (no record of that epoch is written before GC n+1
+ * is processed). */
+static void note_used_after(uint32_t n, const struct gc_info *gi)
+{
+	A.have_prev_used = gi->used_after != UINT64_MAX;
+	A.prev_used = gi->used_after;
+	A.prev_used_gc = n;
+	A.epoch_bytes[(n + 1) % GC_RING] = 0;
+}
+
 static void process_gc(JNIEnv *jni, uint32_t n, int query)
 {
 	struct gc_info gi;
@@ -325,6 +358,8 @@ static void process_gc(JNIEnv *jni, uint32_t n, int query)
 		merged_gc = n + 1;
 	uint64_t t = agent_now_ns();
 	write_records(n - 1);
+	raise_used_before(n, &gi);
+	note_used_after(n, &gi);
 	struct htr_gc_event ev = { .gc = n, .time_ns = A.gcs[n % GC_RING].start_ns,
 				   .used = gi.used_before, .capacity = gi.capacity, .flags = flags,
 				   .cause = gi.cause };
@@ -418,6 +453,12 @@ static void finish(jvmtiEnv *jvmti)
 	drain_all(threads_head(), 0);
 	write_records(UINT32_MAX);
 	write_deaths(UINT32_MAX);
+	if (A.opts.mode != AGENT_MODE_COUNT && A.have_perfdata) {
+		/* how many GCs' use before is the floor, not the JVM's figure */
+		char buf[32];
+		snprintf(buf, sizeof(buf), "%u", A.n_used_raised);
+		note_error(htr_write_info(A.w, "gc.used_before_raised", buf));
+	}
 	if (A.opts.verbose)
 		print_stats();
 	int rc = htr_writer_close(A.w);

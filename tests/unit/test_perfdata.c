@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -241,6 +242,46 @@ static void needs_collectors_and_spaces(void **state)
 	assert_string_equal(cause, "GC pause"); /* no name counter either */
 }
 
+/* Whether heap use can only grow between GCs, from the collectors' names
+ * as JDK 17 gives them (jcmd PID PerfCounter.print under each -XX:+Use*GC). */
+static void tells_collectors_that_free_only_in_pauses(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *names[3]; /* collectors 0..2; NULL: no such collector */
+		int pauses_only;
+	} cases[] = {
+		{ { "G1 young collection pauses", "G1 full collection pauses", "G1 concurrent cycle pauses" }, 1 },
+		{ { "Parallel young collection pauses", "Parallel full collection pauses", NULL }, 1 },
+		{ { "Serial young collection pauses", "Serial full collection pauses", NULL }, 1 },
+		{ { NULL, NULL, "Z concurrent cycle pauses" }, 0 },
+		{ { "Shenandoah partial", "Shenandoah full", NULL }, 0 },
+		{ { "Serial young collection pauses", "", NULL }, 0 },         /* a nameless one */
+		{ { "Z young collection pauses", NULL, NULL }, 0 },
+		{ { " young collection pauses", NULL, NULL }, 0 },             /* no collector named */
+	};
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct pbuf pb;
+		pb_init(&pb);
+		char key[64];
+		for (int i = 0; i < 3; i++) {
+			if (!cases[k].names[i])
+				continue;
+			snprintf(key, sizeof key, "sun.gc.collector.%d.name", i);
+			if (cases[k].names[i][0])
+				pb_string(&pb, key, cases[k].names[i]);
+			snprintf(key, sizeof key, "sun.gc.collector.%d.invocations", i);
+			pb_long(&pb, key, 1);
+		}
+		pb_long(&pb, "sun.gc.generation.1.space.0.used", 1);
+		struct perfdata pd;
+		assert_int_equal(perfdata_parse(pb.b, pb.len, &pd), 0);
+		if (pd.frees_in_pauses_only != cases[k].pauses_only)
+			fail_msg("case %zu (%s): %d", k, cases[k].names[0] ? cases[k].names[0] : cases[k].names[2],
+				 pd.frees_in_pauses_only);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -248,6 +289,7 @@ int main(void)
 		cmocka_unit_test(tells_what_the_gc_was),
 		cmocka_unit_test(refuses_damaged_buffers),
 		cmocka_unit_test(needs_collectors_and_spaces),
+		cmocka_unit_test(tells_collectors_that_free_only_in_pauses),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
