@@ -107,15 +107,16 @@ static int rows_add(struct arows *a, struct agg **h, const char *site, const cha
 
 /* A site's allocating frame f and its method, NUL-terminated, as by-site/
  * names them (sym_frame, sym_method): no line when the class has none,
- * <unknown method N> for a method without a METHOD event; "(unknown)" for
- * both when the site has no frame (f NULL). */
+ * <unknown method N> for a method without a METHOD event; <unknown site>
+ * and <unknown method> when the site has no frame (f NULL: a recording
+ * with depth=0), as gc/NNN/by-site/ names such objects. */
 static int method_names(const struct trace *t, const struct htr_site_frame *f, struct buf *site, struct buf *meth)
 {
 	buf_reset(site);
 	buf_reset(meth);
-	int rc = f ? sym_frame(t, f, site) : buf_printf(site, "(unknown)");
+	int rc = f ? sym_frame(t, f, site) : buf_printf(site, "<unknown site>");
 	if (!rc)
-		rc = f ? sym_method(t, f->method, meth) : buf_printf(meth, "(unknown)");
+		rc = f ? sym_method(t, f->method, meth) : buf_printf(meth, "<unknown method>");
 	if (!rc)
 		rc = buf_putc(site, '\0');
 	return rc ? rc : buf_putc(meth, '\0');

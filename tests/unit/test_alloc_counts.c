@@ -331,6 +331,7 @@ static void test_allocs_from_events(void **state)
 	uint64_t id = 100;
 	struct { uint32_t site, type, n, flags; } batch[] = {
 		{ 0, 0, 3, 0 }, { 1, 0, 2, 0 }, { 2, 1, 4, 0 }, { 2, 1, 1, HTR_ALLOC_PREEXISTING },
+		{ HTR_NO_SITE, 0, 2, 0 }, /* recorded with depth=0: no frame */
 	};
 	for (size_t b = 0; b < sizeof(batch) / sizeof(batch[0]); b++)
 		for (uint32_t k = 0; k < batch[b].n; k++) {
@@ -342,13 +343,20 @@ static void test_allocs_from_events(void **state)
 	assert_int_equal(htr_writer_close(w), 0);
 	struct hfs *fs = open_tree(path);
 	char *s = read_file(fs, "/allocs/by-site");
+	/* named as gc/001/by-site/ names objects without a frame */
 	assert_string_equal(s, "site\ttype\tcount\tbci\tdescriptor\n"
 			       "p.A.run:10\tp.X\t5\t\t()V\n"
-			       "p.A.run:11\tint[]\t4\t\t()V\n");
+			       "p.A.run:11\tint[]\t4\t\t()V\n"
+			       "<unknown site>\tp.X\t2\t\t\n");
 	free(s);
+	struct hfs_attr at;
+	assert_int_equal(hfs_getattr(fs, "/gc/001/by-site/<unknown site>", &at), 0);
 	s = read_file(fs, "/allocs/stats");
 	assert_non_null(strstr(s, "source\tallocation events\n"));
-	assert_non_null(strstr(s, "allocations\t9\n"));
+	assert_non_null(strstr(s, "allocations\t11\n"));
+	free(s);
+	s = read_file(fs, "/allocs/by-method");
+	assert_non_null(strstr(s, "\n<unknown method>\t\t2\n"));
 	free(s);
 	hfs_close(fs);
 	unlink(path);
