@@ -735,6 +735,68 @@ out:
 	return rc;
 }
 
+/* The root classifiers and how many fixed keys (not a root's name) each
+ * has, as hfs_register_analysis_classifiers defines them. */
+static const struct {
+	const char *name;
+	uint32_t nfixed;
+} root_classifiers[] = {
+	{ "root", 1 }, { "root-var", 1 }, { "indirect-root", 3 }, { "indirect-root-var", 3 }, { "first-root", 1 },
+};
+
+/* The last step of ch's last segment that names a root by a root
+ * classifier; its classifier's definition in *d.  NULL if none. */
+static const struct chain_step *root_step(struct hfs *fs, const struct chain *ch, const struct cls_def **d)
+{
+	for (uint32_t i = ch->depth; i-- > 0;) {
+		const struct chain_step *st = &ch->steps[i];
+		if (st->op != ST_CLS && st->op != ST_FILTER)
+			return NULL; /* a transformer: the objects before it are others */
+		if (st->op != ST_CLS || !st->nkeys)
+			continue;
+		for (size_t k = 0; k < sizeof root_classifiers / sizeof *root_classifiers; k++) {
+			if (st->cls != cls_find(&fs->reg, root_classifiers[k].name))
+				continue;
+			if (ch->keys[st->key0] < root_classifiers[k].nfixed)
+				return NULL; /* <many roots>, <unreachable>, ...: no name */
+			*d = cls_get(&fs->reg, st->cls);
+			return *d ? st : NULL;
+		}
+	}
+	return NULL;
+}
+
+int hfs_chain_roots(struct hfs *fs, const struct heap_state *s, const struct chain *ch, uint64_t **roots)
+{
+	const struct cls_def *d = NULL;
+	const struct chain_step *st = root_step(fs, ch, &d);
+	*roots = NULL;
+	if (!st)
+		return 0;
+	uint64_t *bits = bitset_alloc(s->nroots);
+	if (!bits)
+		return -ENOMEM;
+	struct buf b;
+	buf_init(&b);
+	uint32_t path[PATH_MAX_KEYS];
+	int rc = 0;
+	/* the names the classifier gave the roots, interned in its space
+	 * already: the keys compare as the names do */
+	for (uint32_t r = 0; r < s->nroots && !rc; r++) {
+		uint32_t n = root_path(fs->trace, &s->roots[r], (struct keyspace *)&d->ks, &b, path);
+		if (!n)
+			rc = -ENOMEM;
+		else if (n >= st->nkeys && !memcmp(path, ch->keys + st->key0, st->nkeys * sizeof *path))
+			bitset_set(bits, r);
+	}
+	buf_free(&b);
+	if (rc)
+		free(bits);
+	else
+		*roots = bits;
+	return rc;
+}
+
 #define RL_ACQUIRE(fn, variant) \
 	static int fn(void *ctx, struct keyspace *ks, uint32_t gci, void **h) \
 	{ \

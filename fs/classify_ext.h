@@ -56,6 +56,16 @@ struct hfs_ir_node {
 int hfs_indirect_root_trie(struct hfs *fs, uint32_t gci, const struct heap_state *s,
 			   const uint64_t *members, struct buf *out);
 
+/* The roots a group is named after: when the chain's last segment (after
+ * its last transformer) classifies by one of the root classifiers above
+ * down to a root's name or a prefix of one (static/C/field, local/main,
+ * static, ...), the roots of s with that name, as a bitset over
+ * s->roots in *roots (the caller frees it); *roots NULL when the chain
+ * names no root (no such step, or a fixed key such as <many roots>).
+ * The last such step counts.  0 or -ENOMEM. */
+struct chain;
+int hfs_chain_roots(struct hfs *fs, const struct heap_state *s, const struct chain *ch, uint64_t **roots);
+
 /* Registers the classifiers above in fs->reg (after cls_registry_init,
  * before user definitions, so that users cannot take their names). */
 int hfs_register_analysis_classifiers(struct hfs *fs);

@@ -11,6 +11,7 @@
 
 #include "analyses/bitset.h"
 #include "analyses/closure.h"
+#include "classify_ext.h"
 #include "model/buf.h"
 #include "names.h"
 #include "render.h"
@@ -419,15 +420,17 @@ static uint64_t *rooted_bits(const struct heap_state *s)
 	return b;
 }
 
-/* "kind detail" of every root pointing at o, "; "-separated. */
-static int put_roots_of(struct hfs *fs, const struct heap_state *s, uint32_t o, struct buf *out)
+/* "kind detail" of every root pointing at o (only: of those in the bitset
+ * over s->roots, if not NULL), "; "-separated. */
+static int put_roots_of(struct hfs *fs, const struct heap_state *s, uint32_t o, const uint64_t *only,
+			struct buf *out)
 {
 	struct buf d;
 	int rc = 0, first = 1;
 	buf_init(&d);
 	for (uint32_t r = 0; r < s->nroots && !rc; r++) {
 		const struct hs_root *root = &s->roots[r];
-		if (root->object != o)
+		if (root->object != o || (only && !bitset_get(only, r)))
 			continue;
 		const char *k = htr_root_kind_name(root->kind);
 		buf_reset(&d);
@@ -516,7 +519,7 @@ int render_group_roots(struct hfs *fs, const struct node *n, struct buf *out)
 		if (!rc) rc = buf_putc(out, '\t');
 		if (!rc) rc = put_type_of(fs, s, o, out);
 		if (!rc) rc = buf_printf(out, "\t%" PRIu64 "\t", found[k].bytes);
-		if (!rc) rc = put_roots_of(fs, s, o, out);
+		if (!rc) rc = put_roots_of(fs, s, o, NULL, out);
 		if (!rc) rc = buf_putc(out, '\n');
 	}
 out:
@@ -537,6 +540,10 @@ struct path_work {
 	const struct heap_state *s;
 	uint64_t *seen, *rooted;
 	uint32_t *queue, *next;   /* next[x]: the object x refers to on the way to the target */
+	/* a group named after roots (by-indirect-root/static/C/f/...): those
+	 * roots (bitset over s->roots) and the objects they hold, where paths
+	 * start; NULL otherwise */
+	uint64_t *named_roots, *named;
 };
 
 static int path_work_init(struct path_work *w, const struct heap_state *s)
@@ -552,15 +559,31 @@ static int path_work_init(struct path_work *w, const struct heap_state *s)
 
 static void path_work_free(struct path_work *w)
 {
+	free(w->named_roots);
+	free(w->named);
 	free(w->seen);
 	free(w->rooted);
 	free(w->queue);
 	free(w->next);
 }
 
-/* Backwards BFS from t over in-edges to the nearest rooted object: returns
- * it, or UINT32_MAX when t is unreachable from the roots. */
-static uint32_t nearest_root(struct path_work *w, uint32_t t)
+/* Paths of a group named after roots start at those roots' objects. */
+static int path_work_name_roots(struct hfs *fs, struct path_work *w, const struct chain *ch)
+{
+	const struct heap_state *s = w->s;
+	int rc = hfs_chain_roots(fs, s, ch, &w->named_roots);
+	if (rc || !w->named_roots)
+		return rc;
+	if (!(w->named = bitset_alloc(s->n)))
+		return -ENOMEM;
+	BITSET_FOREACH(w->named_roots, s->nroots, r)
+		bitset_set(w->named, s->roots[r].object);
+	return 0;
+}
+
+/* Backwards BFS from t over in-edges to the nearest object in starts:
+ * returns it, or UINT32_MAX when no path leads there. */
+static uint32_t nearest_in(struct path_work *w, uint32_t t, const uint64_t *starts)
 {
 	const struct heap_state *s = w->s;
 	size_t head = 0, tail = 0;
@@ -572,7 +595,7 @@ static uint32_t nearest_root(struct path_work *w, uint32_t t)
 	w->queue[tail++] = t;
 	while (head < tail) {
 		uint32_t o = w->queue[head++];
-		if (bitset_get(w->rooted, o))
+		if (bitset_get(starts, o))
 			return o;
 		for (uint32_t e = s->in_off[o]; e < s->in_off[o + 1]; e++) {
 			uint32_t src = s->in_src[e];
@@ -584,6 +607,21 @@ static uint32_t nearest_root(struct path_work *w, uint32_t t)
 		}
 	}
 	return UINT32_MAX;
+}
+
+/* The nearest rooted object, from the group's named roots if it has them
+ * (*named set), else from any root; UINT32_MAX when t is unreachable. */
+static uint32_t nearest_root(struct path_work *w, uint32_t t, int *named)
+{
+	*named = 0;
+	if (w->named) {
+		uint32_t o = nearest_in(w, t, w->named);
+		if (o != UINT32_MAX) {
+			*named = 1;
+			return o;
+		}
+	}
+	return nearest_in(w, t, w->rooted);
 }
 
 /* The name of the field of `from` that refers to `to` (the first one). */
@@ -607,8 +645,9 @@ static int put_field_to(struct hfs *fs, const struct heap_state *s, uint32_t fro
 }
 
 /* Lines "id type via" from the root to t: via is the root for the first
- * line, the referring field of the line before for the others. */
-static int put_path(struct hfs *fs, struct path_work *w, uint32_t root, struct buf *out)
+ * line (the group's named roots only, if it started there), the referring
+ * field of the line before for the others. */
+static int put_path(struct hfs *fs, struct path_work *w, uint32_t root, int named, struct buf *out)
 {
 	const struct heap_state *s = w->s;
 	int rc = 0;
@@ -618,7 +657,7 @@ static int put_path(struct hfs *fs, struct path_work *w, uint32_t root, struct b
 		if (!rc) rc = buf_putc(out, '\t');
 		if (!rc) rc = put_type_of(fs, s, o, out);
 		if (!rc) rc = buf_putc(out, '\t');
-		if (!rc) rc = prev == UINT32_MAX ? put_roots_of(fs, s, o, out) :
+		if (!rc) rc = prev == UINT32_MAX ? put_roots_of(fs, s, o, named ? w->named_roots : NULL, out) :
 						   put_field_to(fs, s, prev, o, out);
 		if (!rc) rc = buf_putc(out, '\n');
 	}
@@ -638,17 +677,19 @@ int render_group_paths(struct hfs *fs, const struct node *n, struct buf *out)
 		rc = -ENOENT;
 		goto out;
 	}
-	if ((rc = group_members_bits(&fs->reg, s, &n->chain, &bits)) || (rc = path_work_init(&w, s)))
+	if ((rc = group_members_bits(&fs->reg, s, &n->chain, &bits)) || (rc = path_work_init(&w, s)) ||
+	    (rc = path_work_name_roots(fs, &w, &n->chain)))
 		goto out;
 	/* a sample: the first PATH_SAMPLES members in id order */
 	uint32_t k = 0;
 	for (uint64_t i = bitset_next(bits, s->n, 0); i < s->n && k < PATH_SAMPLES && !rc;
 	     i = bitset_next(bits, s->n, i + 1), k++) {
-		uint32_t root = nearest_root(&w, (uint32_t)i);
+		int named;
+		uint32_t root = nearest_root(&w, (uint32_t)i, &named);
 		rc = buf_printf(out, "%s# object %" PRIu64 "\n", k ? "\n" : "", s->id[i]);
 		if (!rc)
 			rc = root == UINT32_MAX ? buf_printf(out, "unreachable\n") :
-						  put_path(fs, &w, root, out);
+						  put_path(fs, &w, root, named, out);
 	}
 out:
 	path_work_free(&w);
@@ -716,10 +757,11 @@ int render_object_path(struct hfs *fs, const struct node *n, struct buf *out)
 	if (rc)
 		return rc;
 	if (!(rc = path_work_init(&w, s))) {
-		uint32_t root = nearest_root(&w, i);
+		int named;
+		uint32_t root = nearest_root(&w, i, &named);
 		rc = buf_printf(out, "id\ttype\tvia\n");
 		if (!rc)
-			rc = root == UINT32_MAX ? 0 : put_path(fs, &w, root, out);
+			rc = root == UINT32_MAX ? 0 : put_path(fs, &w, root, named, out);
 	}
 	path_work_free(&w);
 	hfs_state_put(fs, s);
@@ -799,7 +841,7 @@ int render_dominators_top(struct hfs *fs, const struct node *n, struct buf *out)
 		if (!rc) rc = v.idom[o] == DOM_ROOT ? buf_printf(out, "roots\t") :
 			buf_printf(out, "%" PRIu64 "\t", s->id[v.idom[o]]);
 		/* the GC roots pointing at it: which static field (class) holds it */
-		if (!rc) rc = put_roots_of(fs, s, o, out);
+		if (!rc) rc = put_roots_of(fs, s, o, NULL, out);
 		if (!rc) rc = buf_putc(out, '\n');
 	}
 	rcache_put(fs->rc, e);

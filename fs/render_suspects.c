@@ -595,9 +595,10 @@ static int leak_holder(struct sctx *c, struct finding *f, uint32_t end, int site
 
 /* One path from a root: the first block of the paths file of the group's
  * members that root reaches (root: a by-indirect-root/ path, or "" for
- * all members).  Not the whole group's paths file: it samples the oldest
- * members, and for a recorded leak of HashMap$Nodes those were the JDK's
- * system properties, not the leaking map's entries. */
+ * all members), which starts at that root.  Not the whole group's paths
+ * file: it samples the oldest members, and for a recorded leak of
+ * HashMap$Nodes those were the JDK's system properties, not the leaking
+ * map's entries. */
 static int leak_path(struct sctx *c, struct finding *f, uint32_t end, int site, uint32_t key,
 		     const char *root)
 {

@@ -331,6 +331,44 @@ static void test_group_roots(void **st)
 	free(s);
 }
 
+/* paths under by-indirect-root/<root>/ start at that root: every Product
+ * is held by both maps at the same distance, so a search from any root
+ * would start each path at the same one of them.  The name may stop at the
+ * class (static/C) or go down to the field; the path's first line names
+ * only the roots of the group's name. */
+static void test_paths_from_named_root(void **st)
+{
+	(void)st;
+	static const struct {
+		const char *dir, *via;
+	} cases[] = {
+		{ "static/example.multicache.IdCache/byId", "static example.multicache.IdCache.byId" },
+		{ "static/example.multicache.NameCache/byName", "static example.multicache.NameCache.byName" },
+		{ "static/example.multicache.NameCache", "static example.multicache.NameCache.byName" },
+		{ "static/example.multicache.IdCache", "static example.multicache.IdCache.byId" },
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+		char path[256], f[128];
+		snprintf(path, sizeof path, "/gc/latest/by-type/example.multicache.Product/by-indirect-root/%s/paths",
+			 cases[k].dir);
+		char *s = cat(path);
+		int blocks = 0;
+		for (int l = 0; l < lines(s); l++) {
+			assert_int_equal(field(s, l, 0, f, sizeof f), 0);
+			if (strncmp(f, "# object ", 9))
+				continue;
+			blocks++;
+			assert_int_equal(field(s, l + 1, 1, f, sizeof f), 0);
+			assert_string_equal(f, "java.util.HashMap");
+			assert_int_equal(field(s, l + 1, 2, f, sizeof f), 0);
+			if (strcmp(f, cases[k].via))
+				fail_msg("%s: path %d starts at %s", cases[k].dir, blocks, f);
+		}
+		assert_int_equal(blocks, 10); /* PATH_SAMPLES of the N Products */
+		free(s);
+	}
+}
+
 /* by-type/table: deep and retained columns, retained size descending;
  * closure/transitive is the group of the deep closure's objects. */
 static void test_type_table(void **st)
@@ -399,6 +437,7 @@ int main(void)
 		cmocka_unit_test(test_adhoc_groups),
 		cmocka_unit_test(test_product_object),
 		cmocka_unit_test(test_group_roots),
+		cmocka_unit_test(test_paths_from_named_root),
 		cmocka_unit_test(test_type_table),
 		cmocka_unit_test(test_thread_stack),
 	};
