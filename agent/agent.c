@@ -316,6 +316,8 @@ static void record_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject o
 	struct tstate *ts = ts_current(jvmti, jni, thread);
 	if (!ts || ts->is_agent)
 		return;
+	if (A.alloc_gate)
+		gcwait_allocation(jvmti); /* after a GC with a graph: until its walk */
 	pthread_mutex_lock(&ts->mu);
 	uint32_t epoch = __atomic_load_n(&A.gc_started, __ATOMIC_ACQUIRE);
 	uint32_t wseq = __atomic_load_n(&A.walk_seq, __ATOMIC_ACQUIRE);
@@ -399,12 +401,40 @@ static void JNICALL on_gc_start(jvmtiEnv *jvmti)
 	__atomic_store_n(&A.gc_started, n, __ATOMIC_RELEASE);
 }
 
+void agent_gc_kind(uint32_t n, int *full, char *cause, size_t cause_len)
+{
+	const struct gc_times *g = &A.gcs[n % GC_RING];
+	/* which collector ran: its count grew since the previous GC ended,
+	 * not only between the callbacks (G1 counts its remark and cleanup
+	 * pauses before it posts their GC start) */
+	struct perfdata_sample base = g->before;
+	if (n > 1) {
+		const struct perfdata_sample *prev = &A.gcs[(n - 1) % GC_RING].after;
+		for (uint32_t i = 0; i < PERFDATA_MAX_COLLECTORS; i++)
+			if (prev->invocations[i] < base.invocations[i])
+				base.invocations[i] = prev->invocations[i];
+	}
+	perfdata_gc(&A.perfdata, &base, &g->after, full, cause, cause_len);
+}
+
+/* Whether the agent will walk GC n (as process_gc asks), from the
+ * counters just sampled: plain memory, allowed in the GC callbacks. */
+static int gc_gets_graph(uint32_t n)
+{
+	int full = 0;
+	char cause[PERFDATA_CAUSE_MAX];
+	agent_gc_kind(n, &full, cause, sizeof(cause));
+	return agent_opts_wants_graph(&A.opts, n, full);
+}
+
 static void JNICALL on_gc_finish(jvmtiEnv *jvmti)
 {
 	uint32_t n = __atomic_load_n(&A.gc_started, __ATOMIC_ACQUIRE);
 	A.gcs[n % GC_RING].end_ns = agent_now_ns();
 	if (A.have_perfdata)
 		perfdata_sample(&A.perfdata, &A.gcs[n % GC_RING].after);
+	if (A.alloc_gate && gc_gets_graph(n))
+		__atomic_store_n(&A.gate_gc, n, __ATOMIC_RELEASE);
 	__atomic_store_n(&A.gc_finished, n, __ATOMIC_RELEASE);
 	/* only raw monitors are allowed here */
 	if ((*jvmti)->RawMonitorEnter(jvmti, A.mon) == JVMTI_ERROR_NONE) {
@@ -564,8 +594,12 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 		return;
 	}
 	A.agent_started = 1;
-	if (agent_opts_gc_wait(&A.opts))
+	if (agent_opts_gc_wait(&A.opts)) {
+		/* allocations wait for walks only where the agent thread runs no
+		 * Java code before a walk (gcwait.c) */
+		A.alloc_gate = A.have_perfdata;
 		gcwait_start();
+	}
 }
 
 static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)

@@ -12,6 +12,9 @@
  *   a thread in Runtime.gc()  with gcwait (gcwait.c): waits on its raw
  *                        monitor, holding no agent lock, until the agent
  *                        thread has processed the GCs finished so far.
+ *   an allocating thread  with gcwait, after a GC that gets a graph: waits
+ *                        the same way, before taking its tstate.mu, until
+ *                        the agent thread has walked that GC's heap.
  *   agent thread         one JVMTI agent thread (recorder.c): drains the
  *                        buffers, walks the heap, resolves names, and is
  *                        the only user of the trace writer.
@@ -114,6 +117,8 @@ struct agent {
 
 	/* counters shared with callbacks (atomics) */
 	uint32_t gc_started, gc_finished;
+	uint32_t gate_gc;              /* the last GC after which allocations wait for its walk (gcwait.c) */
+	int alloc_gate;                /* gcwait on, with the perf counters: gate_gc is set */
 	uint32_t walk_seq;
 	uint64_t next_tag;
 	int recording;                 /* 1 between VMInit and VMDeath */
@@ -157,6 +162,9 @@ struct agent {
 extern struct agent A;
 
 uint64_t agent_now_ns(void);
+/* GC n's kind and cause from the perf counters sampled in its callbacks
+ * (A.have_perfdata): memory only, callable in them too. */
+void agent_gc_kind(uint32_t n, int *full, char *cause, size_t cause_len);
 /* Next object id (never a class id). */
 static inline uint64_t agent_new_tag(void)
 {
@@ -264,9 +272,19 @@ void gcwait_start(void);
 void gcwait_agent_thread(void);
 /* Agent thread: GCs 1..n are written (their walks done or dropped). */
 void gcwait_processed(jvmtiEnv *jvmti, uint32_t n);
+/* Agent thread: GC n's heap is walked, or will not be (dropped, failed,
+ * not wanted): allocations held since GC n go on. */
+void gcwait_walked(jvmtiEnv *jvmti, uint32_t n);
+/* Allocation callbacks, first thing: after a GC that gets a graph
+ * (A.gate_gc), wait until its walk is over.  Two atomic loads when there
+ * is nothing to wait for. */
+void gcwait_allocation(jvmtiEnv *jvmti);
 /* VMDeath: no thread waits any more. */
 void gcwait_stop(jvmtiEnv *jvmti);
-void gcwait_stats(uint64_t *waits, double *wait_ms, uint64_t *timeouts);
+/* Waits of GC calls and of allocations, their time, and waits that ran
+ * out (GCWAIT_MAX_MS). */
+void gcwait_stats(uint64_t *waits, double *wait_ms, uint64_t *alloc_waits, double *alloc_wait_ms,
+		  uint64_t *timeouts);
 
 /* ---- the agent thread (recorder.c) ---- */
 void JNICALL recorder_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg);

@@ -18,6 +18,18 @@
  * the call): another thread's GC would otherwise follow this one's before
  * its walk.
  *
+ * A GC that the program's allocations trigger cannot be held that way,
+ * and one that follows the last within milliseconds (G1's preventive
+ * collections, a burst of allocation) came before the walk.  So after a GC
+ * that gets a graph (A.gate_gc, set in the GC finish callback) every
+ * thread's next allocation callback waits, before it takes its buffer's
+ * mutex, until the agent thread has walked that GC (gcwait_walked): no
+ * allocation, so no allocation-triggered GC, before the walk.  The walk
+ * stops the program at a safepoint anyway; what the gate adds is the agent
+ * thread's wake-up and the drain before it.  Only with the perf counters
+ * (the management beans' Java code, which the agent thread would run
+ * otherwise, could need a lock an allocating thread holds).
+ *
  * Every wait is bounded (GCWAIT_MAX_MS): a thread that holds something the
  * agent thread needs (the management beans' Java code, without perf
  * counters), or a gate holder stuck in the JVM's function, would
@@ -38,8 +50,10 @@ static int gw_ready;            /* atomic: the agent thread runs (VMInit) */
 static uint32_t gw_processed;   /* atomic: GCs the agent thread has written */
 static int gw_stop;             /* atomic: VMDeath, nobody waits any more */
 static int gw_gate;             /* under gw_mon: a thread is inside Runtime.gc() */
+static uint32_t gw_walked;      /* atomic: the last GC whose walk is over (or will not come) */
 static __thread int tls_is_agent_thread;
 static uint64_t gw_waits, gw_wait_ns, gw_timeouts; /* atomics */
+static uint64_t gw_alloc_waits, gw_alloc_wait_ns;  /* atomics: waits of allocations */
 
 void gcwait_capabilities(jvmtiCapabilities *c)
 {
@@ -152,15 +166,49 @@ void gcwait_processed(jvmtiEnv *jvmti, uint32_t n)
 	wake(jvmti);
 }
 
+void gcwait_walked(jvmtiEnv *jvmti, uint32_t n)
+{
+	uint32_t gate = __atomic_load_n(&A.gate_gc, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&gw_walked, n, __ATOMIC_RELEASE);
+	if (gate && gate <= n)
+		wake(jvmti);
+}
+
+static int walk_done(uint32_t gate)
+{
+	return __atomic_load_n(&gw_walked, __ATOMIC_ACQUIRE) >= gate || __atomic_load_n(&gw_stop, __ATOMIC_ACQUIRE);
+}
+
+void gcwait_allocation(jvmtiEnv *jvmti)
+{
+	uint32_t gate = __atomic_load_n(&A.gate_gc, __ATOMIC_ACQUIRE);
+	if (!gate || walk_done(gate) || tls_is_agent_thread || !__atomic_load_n(&gw_ready, __ATOMIC_ACQUIRE))
+		return;
+	uint64_t t0 = agent_now_ns(), waited = 0;
+	if ((*jvmti)->RawMonitorEnter(jvmti, gw_mon) != JVMTI_ERROR_NONE)
+		return;
+	while (!walk_done(gate) && waited < GCWAIT_MAX_MS * 1000000ull) {
+		(*jvmti)->RawMonitorWait(jvmti, gw_mon, 100);
+		waited = agent_now_ns() - t0;
+	}
+	(*jvmti)->RawMonitorExit(jvmti, gw_mon);
+	__atomic_fetch_add(&gw_alloc_waits, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&gw_alloc_wait_ns, agent_now_ns() - t0, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&gw_timeouts, (uint64_t)(waited >= GCWAIT_MAX_MS * 1000000ull), __ATOMIC_RELAXED);
+}
+
 void gcwait_stop(jvmtiEnv *jvmti)
 {
 	__atomic_store_n(&gw_stop, 1, __ATOMIC_RELEASE);
 	wake(jvmti);
 }
 
-void gcwait_stats(uint64_t *waits, double *wait_ms, uint64_t *timeouts)
+void gcwait_stats(uint64_t *waits, double *wait_ms, uint64_t *alloc_waits, double *alloc_wait_ms,
+		  uint64_t *timeouts)
 {
 	*waits = __atomic_load_n(&gw_waits, __ATOMIC_RELAXED);
 	*wait_ms = (double)__atomic_load_n(&gw_wait_ns, __ATOMIC_RELAXED) / 1e6;
+	*alloc_waits = __atomic_load_n(&gw_alloc_waits, __ATOMIC_RELAXED);
+	*alloc_wait_ms = (double)__atomic_load_n(&gw_alloc_wait_ns, __ATOMIC_RELAXED) / 1e6;
 	*timeouts = __atomic_load_n(&gw_timeouts, __ATOMIC_RELAXED);
 }

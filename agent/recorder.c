@@ -287,7 +287,7 @@ static void gc_info_of(JNIEnv *jni, uint32_t n, int query, struct gc_info *gi)
 {
 	if (A.have_perfdata) {
 		const struct gc_times *g = &A.gcs[n % GC_RING];
-		perfdata_gc(&A.perfdata, &g->before, &g->after, &gi->full, gi->cause, sizeof(gi->cause));
+		agent_gc_kind(n, &gi->full, gi->cause, sizeof(gi->cause));
 		gi->used_before = g->before.used;
 		gi->used_after = g->after.used;
 		gi->capacity = g->after.capacity;
@@ -342,6 +342,8 @@ static void process_gc(JNIEnv *jni, uint32_t n, int query)
 	int dropped = 0; /* (a walk that failed is not dropped: the trace says only no graph) */
 	if (agent_opts_wants_graph(&A.opts, n, gi.full))
 		wk = graph_of(n, &dropped);
+	if (A.alloc_gate)
+		gcwait_walked(A.jvmti, n);
 	if (!full_only)
 		gc_info_of(jni, n, query, &gi);
 	uint32_t flags = (gi.full ? HTR_GC_FULL : 0) | (merged_gc == n ? HTR_GC_DEATHS_MERGED : 0);
@@ -439,12 +441,13 @@ static void print_stats(void)
 		allocs ? (double)bytes / (double)allocs : 0.0, nt, nm, ns,
 		(unsigned long long)A.n_site_miss);
 	if (agent_opts_gc_wait(&A.opts)) {
-		uint64_t waits = 0, timeouts = 0;
-		double ms = 0;
-		gcwait_stats(&waits, &ms, &timeouts);
-		fprintf(stderr, "heapfs-agent: GC calls waited for the agent %llu times, %.1f ms in all, "
-				"%llu timed out\n",
-			(unsigned long long)waits, ms, (unsigned long long)timeouts);
+		uint64_t waits = 0, alloc_waits = 0, timeouts = 0;
+		double ms = 0, alloc_ms = 0;
+		gcwait_stats(&waits, &ms, &alloc_waits, &alloc_ms, &timeouts);
+		fprintf(stderr, "heapfs-agent: GC calls waited for the agent %llu times, %.1f ms in all; "
+				"allocations waited for walks %llu times, %.1f ms in all; %llu timed out\n",
+			(unsigned long long)waits, ms, (unsigned long long)alloc_waits, alloc_ms,
+			(unsigned long long)timeouts);
 	}
 }
 

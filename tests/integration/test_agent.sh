@@ -126,7 +126,7 @@ record "$TMP/co.htr" example.company.Main 400 5 >/dev/null 2>"$TMP/co.err"
 "$COUNT" "$TMP/co.htr" >"$TMP/co.count"
 [ "$(val gcs <"$TMP/co.count")" -ge 5 ] || fail "company: fewer than 5 GCs: $(cat "$TMP/co.count")"
 expect "company: GCs with a graph" "$(val graph_gcs <"$TMP/co.count")" "$(val gcs <"$TMP/co.count")"
-grep -q "GC calls waited for the agent [1-9][0-9]* times, .* ms in all, 0 timed out" "$TMP/co.err" ||
+grep -q "GC calls waited for the agent [1-9][0-9]* times, .* ms in all; allocations waited .*; 0 timed out" "$TMP/co.err" ||
 	fail "company: no gcwait statistics: $(cat "$TMP/co.err")"
 for g in 001 002 003 004 005; do
 	expect "company: Employees in the Company's closure at GC $g" \
@@ -161,6 +161,30 @@ OPTS=",graph=every"
 [ "$(val gcs <"$TMP/gcc.count")" -ge 24 ] || fail "GcCalls: fewer GCs than the 24 calls: $(cat "$TMP/gcc.count")"
 expect "GcCalls, 4 threads x 6 calls of the three kinds: GCs with a graph" \
 	"$(val graph_gcs <"$TMP/gcc.count")" "$(val gcs <"$TMP/gcc.count")"
+
+echo "== allocation-triggered GCs milliseconds apart: each gets a graph"
+# AllocBursts: 2 threads allocate 256 KB arrays in a row; a 4 MB young
+# generation fills every 16 of them, so the allocations start GC after GC
+# within milliseconds (no call gcwait could hold).  Allocations after a GC
+# wait for its walk; under Serial (no concurrent cycle, whose pauses follow
+# one another by themselves) every GC has its graph (3 of 16 before).
+"${JAVAC:-javac}" -d "$TMP/ab" tests/integration/AllocBursts.java || fail "javac AllocBursts"
+"$JAVA" -Xmx64m -Xmn4m -XX:+UseSerialGC "-agentpath:$AGENT=out=$TMP/ab.htr,graph=every" -cp "$TMP/ab" \
+	AllocBursts 2 100 >"$TMP/ab.out"
+"$COUNT" "$TMP/ab.htr" >"$TMP/ab.count"
+[ "$(val gcs <"$TMP/ab.count")" -ge 8 ] || fail "AllocBursts: too few GCs to tell: $(cat "$TMP/ab.count")"
+expect "AllocBursts under Serial: GCs with a graph" "$(val graph_gcs <"$TMP/ab.count")" \
+	"$(val gcs <"$TMP/ab.count")"
+# under G1 the bursts start concurrent cycles, whose remark and cleanup
+# pauses have no cause of their own: named after the collector that counted
+# them (G1 counts them before it posts their GC start), never "GC pause"
+"$JAVA" -Xmx64m -Xmn4m -XX:+UseG1GC "-agentpath:$AGENT=out=$TMP/ab-g1.htr,graph=every" -cp "$TMP/ab" \
+	AllocBursts 2 100 >/dev/null
+"$HEAPFS" cat "$TMP/ab-g1.htr" timeline/gcs.csv >"$TMP/ab-g1.csv"
+if awk -F, 'NR > 1 && $5 == "GC pause"' "$TMP/ab-g1.csv" | grep -q .; then
+	fail "G1: GCs without a cause: $(cat "$TMP/ab-g1.csv")"
+fi
+echo "ok: G1: every GC has its cause or collector ($(grep -c 'concurrent cycle' "$TMP/ab-g1.csv") concurrent-cycle pauses)"
 
 echo "== Churn without graphs: every Integer of the churn phase"
 OPTS=",graph=none"
