@@ -299,11 +299,10 @@ static void gc_info_of(JNIEnv *jni, uint32_t n, int query, struct gc_info *gi)
 /* The JVM's use before a GC can lag: G1 counts its eden's use per region
  * handed out (1 MiB or more), and Parallel's and Serial's lag too, so a GC
  * that follows little allocation reports the previous GC's use after
- * (agent/README, "GCs").  Where the collector
- * frees nothing between pauses, the use after GC n-1 plus the bytes
- * recorded as allocated since is also a lower bound of the true use: take
- * the larger.  Called once every record of epoch n-1 was written; not in
- * mode=count (no records). */
+ * (agent/README, "GCs").  Where the collector frees nothing between
+ * pauses, the use after GC n-1 plus the bytes recorded as allocated since
+ * is also a lower bound of the true use: take the larger.  Called once
+ * every record of epoch n-1 was written; not in mode=count (no records). */
 static void raise_used_before(uint32_t n, struct gc_info *gi)
 {
 	if (A.opts.mode == AGENT_MODE_COUNT || !A.have_perfdata || !A.perfdata.frees_in_pauses_only ||
