@@ -568,12 +568,11 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 		/* the use after it is GC 1's base (recorder.c, raise_used_before);
 		 * allocations recorded before its end are in that use */
 		A.used_base_ns = agent_now_ns();
+		A.prev_used = UINT64_MAX;
 		if (A.have_perfdata) {
 			struct perfdata_sample s;
 			perfdata_sample(&A.perfdata, &s);
 			A.prev_used = s.used;
-			A.prev_used_gc = 0;
-			A.have_prev_used = 1;
 		}
 		if ((A.opts.deaths && enable(jvmti, JVMTI_EVENT_OBJECT_FREE)) ||
 		    enable(jvmti, JVMTI_EVENT_GARBAGE_COLLECTION_START) ||

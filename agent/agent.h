@@ -127,12 +127,11 @@ struct agent {
 	int have_perfdata;             /* else the management beans (mgmt.c) */
 	/* Use before a GC, raised to a floor (recorder.c's raise_used_before):
 	 * bytes of the allocation records of each epoch (agent thread), the
-	 * use after GC prev_used_gc (0: the forced GC at VMInit), and the end
-	 * of that forced GC (older records were in its use after). */
+	 * use after the last GC processed (first the GC forced at VMInit;
+	 * UINT64_MAX unknown), and the end of that forced GC (older records
+	 * were in its use after). */
 	uint64_t epoch_bytes[GC_RING];
 	uint64_t prev_used, used_base_ns;
-	uint32_t prev_used_gc;
-	int have_prev_used;
 	uint32_t n_used_raised;
 
 	jrawMonitorID mon;             /* GC finish / stop -> agent thread */

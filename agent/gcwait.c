@@ -84,31 +84,50 @@ static int caught_up(uint32_t target)
 	       __atomic_load_n(&gw_stop, __ATOMIC_ACQUIRE);
 }
 
+/* With gw_mon entered: waits until ready(ctx), GCWAIT_MAX_MS at most;
+ * a wait (if there was one) goes to *waits, *wait_ns and gw_timeouts. */
+static void bounded_wait(jvmtiEnv *jvmti, int (*ready)(const void *ctx), const void *ctx, uint64_t *waits,
+			 uint64_t *wait_ns)
+{
+	uint64_t t0 = agent_now_ns(), waited = 0;
+	int waited_once = 0;
+	while (!ready(ctx) && waited < GCWAIT_MAX_MS * 1000000ull) {
+		waited_once = 1;
+		(*jvmti)->RawMonitorWait(jvmti, gw_mon, 100);
+		waited = agent_now_ns() - t0;
+	}
+	if (waited_once) {
+		__atomic_fetch_add(waits, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(wait_ns, agent_now_ns() - t0, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&gw_timeouts, (uint64_t)(waited >= GCWAIT_MAX_MS * 1000000ull), __ATOMIC_RELAXED);
+	}
+}
+
+struct agent_wait {
+	uint32_t target; /* GCs finished when the wait began */
+	int take_gate;
+};
+
+/* (under gw_mon: gw_gate) */
+static int agent_ready(const void *ctx)
+{
+	const struct agent_wait *w = ctx;
+	return caught_up(w->target) && !(w->take_gate && gw_gate && !__atomic_load_n(&gw_stop, __ATOMIC_ACQUIRE));
+}
+
 /* Waits until the agent thread has processed the GCs finished by now and,
  * before the call (take_gate), until no other thread is inside one; then
  * takes or gives back the gate. */
 static void wait_for_agent(jvmtiEnv *jvmti, int take_gate)
 {
-	uint32_t target = __atomic_load_n(&A.gc_finished, __ATOMIC_ACQUIRE);
-	uint64_t t0 = agent_now_ns(), waited = 0;
-	int waits = 0;
+	struct agent_wait w = { __atomic_load_n(&A.gc_finished, __ATOMIC_ACQUIRE), take_gate };
 	if ((*jvmti)->RawMonitorEnter(jvmti, gw_mon) != JVMTI_ERROR_NONE)
 		return;
-	while ((!caught_up(target) || (take_gate && gw_gate && !__atomic_load_n(&gw_stop, __ATOMIC_ACQUIRE))) &&
-	       waited < GCWAIT_MAX_MS * 1000000ull) {
-		waits = 1;
-		(*jvmti)->RawMonitorWait(jvmti, gw_mon, 100);
-		waited = agent_now_ns() - t0;
-	}
+	bounded_wait(jvmti, agent_ready, &w, &gw_waits, &gw_wait_ns);
 	gw_gate = take_gate;
 	if (!take_gate)
 		(*jvmti)->RawMonitorNotifyAll(jvmti, gw_mon);
 	(*jvmti)->RawMonitorExit(jvmti, gw_mon);
-	if (waits) {
-		__atomic_fetch_add(&gw_waits, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&gw_wait_ns, agent_now_ns() - t0, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&gw_timeouts, (uint64_t)(waited >= GCWAIT_MAX_MS * 1000000ull), __ATOMIC_RELAXED);
-	}
 }
 
 /* Runtime.gc()'s implementation while gcwait is on. */
@@ -174,27 +193,22 @@ void gcwait_walked(jvmtiEnv *jvmti, uint32_t n)
 		wake(jvmti);
 }
 
-static int walk_done(uint32_t gate)
+/* ctx: the GC whose walk the allocation waits for */
+static int walk_done(const void *ctx)
 {
-	return __atomic_load_n(&gw_walked, __ATOMIC_ACQUIRE) >= gate || __atomic_load_n(&gw_stop, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&gw_walked, __ATOMIC_ACQUIRE) >= *(const uint32_t *)ctx ||
+	       __atomic_load_n(&gw_stop, __ATOMIC_ACQUIRE);
 }
 
 void gcwait_allocation(jvmtiEnv *jvmti)
 {
 	uint32_t gate = __atomic_load_n(&A.gate_gc, __ATOMIC_ACQUIRE);
-	if (!gate || walk_done(gate) || tls_is_agent_thread || !__atomic_load_n(&gw_ready, __ATOMIC_ACQUIRE))
+	if (!gate || walk_done(&gate) || tls_is_agent_thread || !__atomic_load_n(&gw_ready, __ATOMIC_ACQUIRE))
 		return;
-	uint64_t t0 = agent_now_ns(), waited = 0;
 	if ((*jvmti)->RawMonitorEnter(jvmti, gw_mon) != JVMTI_ERROR_NONE)
 		return;
-	while (!walk_done(gate) && waited < GCWAIT_MAX_MS * 1000000ull) {
-		(*jvmti)->RawMonitorWait(jvmti, gw_mon, 100);
-		waited = agent_now_ns() - t0;
-	}
+	bounded_wait(jvmti, walk_done, &gate, &gw_alloc_waits, &gw_alloc_wait_ns);
 	(*jvmti)->RawMonitorExit(jvmti, gw_mon);
-	__atomic_fetch_add(&gw_alloc_waits, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&gw_alloc_wait_ns, agent_now_ns() - t0, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&gw_timeouts, (uint64_t)(waited >= GCWAIT_MAX_MS * 1000000ull), __ATOMIC_RELAXED);
 }
 
 void gcwait_stop(jvmtiEnv *jvmti)

@@ -306,7 +306,7 @@ static void gc_info_of(JNIEnv *jni, uint32_t n, int query, struct gc_info *gi)
 static void raise_used_before(uint32_t n, struct gc_info *gi)
 {
 	if (A.opts.mode == AGENT_MODE_COUNT || !A.have_perfdata || !A.perfdata.frees_in_pauses_only ||
-	    !A.have_prev_used || A.prev_used_gc != n - 1 || gi->used_before == UINT64_MAX)
+	    A.prev_used == UINT64_MAX || gi->used_before == UINT64_MAX)
 		return;
 	uint64_t floor = A.prev_used + A.epoch_bytes[(n - 1) % GC_RING];
 	if (floor > gi->used_before) {
@@ -315,14 +315,12 @@ static void raise_used_before(uint32_t n, struct gc_info *gi)
 	}
 }
 
-/* After GC n: its use after is the next GC's base; the ring slot of epoch
- * n+1 starts from zero (no record of that epoch is written before GC n+1
- * is processed). */
+/* After GC n: its use after is the next GC's base (process_gc takes the
+ * GCs in order); the ring slot of epoch n+1 starts from zero (no record of
+ * that epoch is written before GC n+1 is processed). */
 static void note_used_after(uint32_t n, const struct gc_info *gi)
 {
-	A.have_prev_used = gi->used_after != UINT64_MAX;
 	A.prev_used = gi->used_after;
-	A.prev_used_gc = n;
 	A.epoch_bytes[(n + 1) % GC_RING] = 0;
 }
 

@@ -735,33 +735,49 @@ out:
 	return rc;
 }
 
-/* The root classifiers and how many fixed keys (not a root's name) each
- * has, as hfs_register_analysis_classifiers defines them. */
-static const struct {
-	const char *name;
-	uint32_t nfixed;
-} root_classifiers[] = {
-	{ "root", 1 }, { "root-var", 1 }, { "indirect-root", 3 }, { "indirect-root-var", 3 }, { "first-root", 1 },
+#define RL_ACQUIRE(fn, variant) \
+	static int fn(void *ctx, struct keyspace *ks, uint32_t gci, void **h) \
+	{ \
+		return rl_acquire(ctx, ks, gci, variant, h); \
+	}
+RL_ACQUIRE(acq_direct, V_DIRECT)
+RL_ACQUIRE(acq_direct_var, V_DIRECT_VAR)
+RL_ACQUIRE(acq_indirect, V_INDIRECT)
+RL_ACQUIRE(acq_indirect_var, V_INDIRECT_VAR)
+RL_ACQUIRE(acq_first, V_FIRST)
+
+static const struct cls_ext_ops rl_ops[V_COUNT_] = {
+	[V_DIRECT] = { acq_direct, rl_keys, rl_release },
+	[V_DIRECT_VAR] = { acq_direct_var, rl_keys, rl_release },
+	[V_INDIRECT] = { acq_indirect, rl_keys, rl_release },
+	[V_INDIRECT_VAR] = { acq_indirect_var, rl_keys, rl_release },
+	[V_FIRST] = { acq_first, rl_keys, rl_release },
 };
 
+static int is_root_classifier(const struct cls_def *d)
+{
+	for (int v = 0; v < V_COUNT_; v++)
+		if (d->ext_ops == &rl_ops[v])
+			return 1;
+	return 0;
+}
+
 /* The last step of ch's last segment that names a root by a root
- * classifier; its classifier's definition in *d.  NULL if none. */
+ * classifier (one of rl_ops'); its classifier's definition in *d.  NULL
+ * if none, or if the step's key is a fixed one (<many roots>, ...). */
 static const struct chain_step *root_step(struct hfs *fs, const struct chain *ch, const struct cls_def **d)
 {
 	for (uint32_t i = ch->depth; i-- > 0;) {
 		const struct chain_step *st = &ch->steps[i];
 		if (st->op != ST_CLS && st->op != ST_FILTER)
 			return NULL; /* a transformer: the objects before it are others */
-		if (st->op != ST_CLS || !st->nkeys)
+		const struct cls_def *def = st->op == ST_CLS && st->nkeys ? cls_get(&fs->reg, st->cls) : NULL;
+		if (!def || !is_root_classifier(def))
 			continue;
-		for (size_t k = 0; k < sizeof root_classifiers / sizeof *root_classifiers; k++) {
-			if (st->cls != cls_find(&fs->reg, root_classifiers[k].name))
-				continue;
-			if (ch->keys[st->key0] < root_classifiers[k].nfixed)
-				return NULL; /* <many roots>, <unreachable>, ...: no name */
-			*d = cls_get(&fs->reg, st->cls);
-			return *d ? st : NULL;
-		}
+		if (ch->keys[st->key0] < def->ext_nfixed)
+			return NULL;
+		*d = def;
+		return st;
 	}
 	return NULL;
 }
@@ -796,25 +812,6 @@ int hfs_chain_roots(struct hfs *fs, const struct heap_state *s, const struct cha
 		*roots = bits;
 	return rc;
 }
-
-#define RL_ACQUIRE(fn, variant) \
-	static int fn(void *ctx, struct keyspace *ks, uint32_t gci, void **h) \
-	{ \
-		return rl_acquire(ctx, ks, gci, variant, h); \
-	}
-RL_ACQUIRE(acq_direct, V_DIRECT)
-RL_ACQUIRE(acq_direct_var, V_DIRECT_VAR)
-RL_ACQUIRE(acq_indirect, V_INDIRECT)
-RL_ACQUIRE(acq_indirect_var, V_INDIRECT_VAR)
-RL_ACQUIRE(acq_first, V_FIRST)
-
-static const struct cls_ext_ops rl_ops[V_COUNT_] = {
-	[V_DIRECT] = { acq_direct, rl_keys, rl_release },
-	[V_DIRECT_VAR] = { acq_direct_var, rl_keys, rl_release },
-	[V_INDIRECT] = { acq_indirect, rl_keys, rl_release },
-	[V_INDIRECT_VAR] = { acq_indirect_var, rl_keys, rl_release },
-	[V_FIRST] = { acq_first, rl_keys, rl_release },
-};
 
 int hfs_register_analysis_classifiers(struct hfs *fs)
 {
