@@ -90,6 +90,9 @@ build-fuzz/fuzz_classfile: $(FUZZ_CLASSFILE_SRC)
 FUZZ_AGENT_INPUT_SRC := agent/agent_opts.c agent/perfdata.c
 build-fuzz/fuzz_agent_input: FUZZ_LIB_SRC += $(FUZZ_AGENT_INPUT_SRC)
 build-fuzz/fuzz_agent_input: $(FUZZ_AGENT_INPUT_SRC)
+# fuzz_agent_profile reads mode=count's profile files.
+build-fuzz/fuzz_agent_profile: FUZZ_LIB_SRC += agent/profile.c
+build-fuzz/fuzz_agent_profile: agent/profile.c
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC)
 	@mkdir -p build-fuzz
 	clang -std=gnu11 -g -O1 -D_GNU_SOURCE -I. $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \

@@ -88,6 +88,11 @@ $(BUILD)/tests/test_perfdata: tests/unit/test_perfdata.c agent/perfdata.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka
 
+# The profile files of mode=count (agent/profile.h).
+$(BUILD)/tests/test_profile: tests/unit/test_profile.c agent/profile.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ -lcmocka
+
 # Class-file, CFG and path unit tests (agent code is not in libheapfs.a).
 # Every class of the installed JDK is extracted once, for the round trip.
 JDK_CLASSES := build/jdk-classes

@@ -38,6 +38,11 @@ static const char help_text[] =
 	"                  with paths from its measured edge frequencies, unless\n"
 	"                  they plan the counters it has (default 0: never; e.g.\n"
 	"                  20, or 10000 for long runs)\n"
+	"  profile=FILE    mode=count: plan each method's paths from the edge\n"
+	"                  frequencies FILE has for its code (measured by an earlier\n"
+	"                  run: no retransformation), and write the frequencies this\n"
+	"                  run measured for the others to FILE at exit (created when\n"
+	"                  missing)\n"
 	"  counting=paths|sites  mode=count: path counters (default) or one counter\n"
 	"                  per allocation site (more increments; exact under\n"
 	"                  exceptions without the corrections below)\n"
@@ -183,6 +188,11 @@ static int parse_item(struct agent_opts *o, char *item, char *err, size_t errlen
 			rc = -EINVAL;
 		else
 			snprintf(o->counts, sizeof(o->counts), "%s", val);
+	} else if (!strcmp(key, "profile") && val) {
+		if (!*val || strlen(val) >= sizeof(o->profile) - 4) /* room for ".tmp" */
+			rc = -EINVAL;
+		else
+			snprintf(o->profile, sizeof(o->profile), "%s", val);
 	} else if (!strcmp(key, "stacks") && val) {
 		if (!strcmp(val, "fast"))
 			o->stacks_asgct = 1;
@@ -222,8 +232,10 @@ int agent_opts_parse(struct agent_opts *o, const char *s, char *err, size_t errl
 		o->graph = AGENT_GRAPH_NONE;
 		o->deaths = 0;
 	}
-	if (!rc && o->count_sites)
-		o->hot = 0; /* per-site counters have no paths to improve */
+	if (!rc && o->count_sites) { /* per-site counters have no paths to improve */
+		o->hot = 0;
+		o->profile[0] = 0;
+	}
 	return rc;
 }
 

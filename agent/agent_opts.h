@@ -62,6 +62,8 @@ struct agent_opts {
 	uint32_t hot;              /* mode=count, paths: re-instrument a method with measured edge
 	                            * frequencies after this many calls; 0 never */
 	char counts[AGENT_OUT_MAX]; /* mode=count: also write per-site counts as TSV here ("" none) */
+	char profile[AGENT_OUT_MAX]; /* mode=count, paths: plans read from and measured frequencies
+	                            * written to this file (agent/profile.h; "" none) */
 };
 
 /* Parses "key=val,key=val".  NULL or "" gives the defaults.  Returns 0, or

@@ -272,12 +272,29 @@ if [ -r /usr/share/java/antlr3.jar ] && [ -r /usr/share/java/stringtemplate4.jar
 	# hot=20: re-planned from measured frequencies, demoted to per-site
 	# counters where paths lose; what the retransformations cost
 	tool="|-cp|$CP|org.antlr.Tool|-fo|$OUT/antlr3|tests/integration/MiniLang.g"
+	# profile=FILE: the plans hot=N would make, measured by two earlier
+	# runs (the second adds one counter per site where the first run's
+	# static counters lost and could not be measured), used at load
+	rm -f "$OUT/p.prof" "$OUT/pi.prof"
+	for i in 1 2; do
+		"$JAVA" "-agentpath:$AGENT=out=$OUT/t.htr,mode=count,profile=$OUT/p.prof" -cp "$CP" org.antlr.Tool \
+			-fo "$OUT/antlr3" tests/integration/MiniLang.g >/dev/null 2>&1
+		"$JAVA" "-agentpath:$AGENT=out=$OUT/t.htr,mode=count,inline=on,profile=$OUT/pi.prof" -cp "$CP" org.antlr.Tool \
+			-fo "$OUT/antlr3" tests/integration/MiniLang.g >/dev/null 2>&1
+	done
+	cp "$OUT/pi.prof" "$OUT/ph.prof" # hot=20 adds to its own copy
 	interleaved_ms "plain=$tool" \
 		"h0=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,counts=$OUT/h0.tsv$tool" \
 		"h20=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,hot=20,counts=$OUT/h20.tsv$tool" \
-		"h20i=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,hot=20,inline=on,counts=$OUT/h20i.tsv$tool"
+		"h20i=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,hot=20,inline=on,counts=$OUT/h20i.tsv$tool" \
+		"pf=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,profile=$OUT/p.prof,counts=$OUT/pf.tsv$tool" \
+		"pfi=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,inline=on,profile=$OUT/pi.prof,counts=$OUT/pfi.tsv$tool" \
+		"pfh=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,inline=on,hot=20,profile=$OUT/ph.prof,counts=$OUT/pfh.tsv$tool"
 	echo "  (antlr3 hot=20: $ms_h20 ms, $(sed -n 's/^#increments\t//p' "$OUT/h20.tsv") increments;" \
 		"hot=20,inline=on: $ms_h20i ms, $(sed -n 's/^#increments\t//p' "$OUT/h20i.tsv") increments;" \
+		"profile: $ms_pf ms, $(sed -n 's/^#increments\t//p' "$OUT/pf.tsv") increments;" \
+		"profile,inline=on: $ms_pfi ms, $(sed -n 's/^#increments\t//p' "$OUT/pfi.tsv") increments;" \
+		"profile,inline=on,hot=20: $ms_pfh ms, $(sed -n 's/^#increments\t//p' "$OUT/pfh.tsv") increments;" \
 		"hot=0: $ms_h0 ms, $(sed -n 's/^#increments\t//p' "$OUT/h0.tsv") increments;" \
 		"per-site $(sed -n 's/^#per_site_increments\t//p' "$OUT/h0.tsv"); no agent: $ms_plain ms)"
 	# the instrumenter alone on every class of the three jars (the part of

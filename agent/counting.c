@@ -46,6 +46,7 @@
  */
 #include "agent/agent.h"
 #include "agent/instrument.h"
+#include "agent/profile.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -80,6 +81,8 @@ struct cmethod {
 	uint32_t pseudo_first, npseudo;
 	uint32_t sym_id;            /* METHOD id (symbols.c), NO_ID before ClassPrepare */
 	jmethodID mid;              /* set at ClassPrepare */
+	uint64_t code_hash;         /* instr_code_hash (profile=FILE) */
+	int profiled;               /* planned from the profile's frequencies (or per site) */
 };
 enum { HOT_NO = 0, HOT_PENDING, HOT_DONE };
 struct csite {
@@ -202,6 +205,12 @@ static struct {
 	int helper_failed;
 	uint64_t exhausted;                   /* methods left uncounted: counters=N too small */
 	uint64_t threads_live, threads_max;   /* of the program, alive now and at most (atomic) */
+	/* profile=FILE (profile.h): the plans read at start; the plan
+	 * sink_freq gave the method whose sink_method comes next */
+	struct profile prof;
+	int prof_on;
+	struct { char *key; size_t keylen; uint64_t hash; uint32_t nblocks, nnormal; int profiled, sites; } plan;
+	uint64_t prof_planned, prof_sites;    /* method versions planned from it: paths, per site */
 } C = { .mu = PTHREAD_MUTEX_INITIALIZER, .arr_mu = PTHREAD_MUTEX_INITIALIZER };
 
 /* Counters.c's first length: small, so that a short run does not pay for
@@ -413,19 +422,34 @@ static uint32_t sink_method(void *ctx, const char *cls, size_t cl, const char *n
 	}
 	m->nsites = nsites;
 	m->sym_id = NO_ID;
+	/* the plan sink_freq just gave this method (key: still the new
+	 * entry's when v was NULL) */
+	int profiled = 0, profiled_sites = 0;
+	if (C.plan.key && C.plan.keylen == keylen && !memcmp(C.plan.key, v ? v->key : key, keylen)) {
+		m->code_hash = C.plan.hash;
+		m->nblocks = C.plan.nblocks; /* for the profile (sink_graph sets them too) */
+		m->nnormal = C.plan.nnormal;
+		m->profiled = profiled = C.plan.profiled;
+		profiled_sites = C.plan.profiled && C.plan.sites;
+		C.prof_planned += profiled && !profiled_sites;
+		C.prof_sites += profiled_sites;
+	}
+	free(C.plan.key);
+	C.plan.key = NULL;
 	/* a new version of a method (retransformed) keeps its sites: the
 	 * counts of every version add up on them; exception walks use the
 	 * new version's corrections for frames running the new code (frames
 	 * running the old code: obsolete_version).  A version
 	 * planned from measured frequencies is final (HOT_DONE); one planned
-	 * without is measured (HOT_NO), afresh in its own counters. */
+	 * without is measured (HOT_NO), afresh in its own counters.  So is
+	 * one planned from the profile: final, never measured. */
 	uint32_t first = NO_ID;
-	int measured = 0, sites = 0;
+	int measured = profiled, sites = profiled_sites;
 	for (uint32_t i = v ? v->first : NO_ID; i != C.nm && i != NO_ID; i = C.m[i].next_version) {
 		const struct cmethod *o = &C.m[i];
 		if (o->nsites == nsites) {
 			first = first == NO_ID ? i : first;
-			measured |= o->freq != NULL;
+			measured |= o->freq != NULL || o->profiled;
 			sites |= o->per_site || o->demote;
 		}
 	}
@@ -446,6 +470,9 @@ static uint32_t sink_method(void *ctx, const char *cls, size_t cl, const char *n
 			e->m = C.nm;
 		return C.nm++;
 	}
+	m->state = profiled ? HOT_DONE : HOT_NO;
+	m->final = profiled;
+	m->per_site = profiled_sites;
 	m->site_first = C.ns;
 	memset(C.s + C.ns, 0, nsites * sizeof(*C.s)); /* sink_site tells new from described */
 	C.ns += nsites;
@@ -484,8 +511,8 @@ static int sink_graph(void *ctx, uint32_t method, const struct cfg *g, uint32_t 
 {
 	(void)ctx;
 	struct cmethod *m = &C.m[method];
-	if (!A.opts.hot || m->state == HOT_DONE)
-		return 0;
+	if ((!A.opts.hot && !C.prof_on) || m->state == HOT_DONE)
+		return 0; /* not to be measured */
 	m->e = malloc((nedges + 1) * sizeof(*m->e));
 	m->cnt = malloc((nedges + 1) * sizeof(*m->cnt));
 	/* the CFG, to tell whether measured frequencies change the plan
@@ -509,23 +536,38 @@ static int sink_graph(void *ctx, uint32_t method, const struct cfg *g, uint32_t 
 
 /* The measured frequencies of a method being retransformed, if a version
  * of it became hot (this time or at an earlier retransformation of its
- * class). */
+ * class); else the profile's for its code (profile=FILE).  The plan is
+ * kept in C.plan for the sink_method call that follows. */
 static const double *sink_freq(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
-			       size_t dl, uint32_t nblocks, uint32_t nnormal, int *sites)
+			       size_t dl, uint64_t code_hash, uint32_t nblocks, uint32_t nnormal, int *sites)
 {
 	(void)ctx;
 	const double *freq = NULL;
 	char *key;
 	size_t keylen;
 	const struct cversions *v = versions_find(cls, cl, name, nl, desc, dl, &key, &keylen);
-	free(key);
+	int measured = 0;
 	for (uint32_t i = v ? v->first : NO_ID; i != NO_ID; i = C.m[i].next_version) {
 		const struct cmethod *m = &C.m[i];
 		if (m->freq || m->per_site || m->demote) {
+			measured = 1;
 			*sites |= m->per_site || m->demote;
 			if (m->freq && m->nnormal == nnormal && m->nblocks == nblocks)
 				freq = m->freq;
 		}
+	}
+	free(C.plan.key);
+	C.plan.key = key;
+	C.plan.keylen = keylen;
+	C.plan.hash = code_hash;
+	C.plan.nblocks = nblocks;
+	C.plan.nnormal = nnormal;
+	C.plan.profiled = 0;
+	C.plan.sites = 0;
+	if (!measured && key && C.prof_on) {
+		freq = profile_plan(&C.prof, key, keylen, code_hash, nblocks, nnormal, &C.plan.sites);
+		C.plan.profiled = freq || C.plan.sites;
+		*sites |= C.plan.sites;
 	}
 	return freq;
 }
@@ -1131,6 +1173,16 @@ int count_onload(jvmtiEnv *jvmti)
 		fprintf(stderr, "heapfs-agent: inline=on is ignored with %s\n",
 			A.opts.count_sites ? "counting=sites" : "exceptions=events");
 	}
+	if (A.opts.profile[0]) {
+		char err[256];
+		int rc = profile_load(&C.prof, A.opts.profile, err, sizeof(err));
+		if (rc && rc != -ENOENT) { /* none yet: this run writes it */
+			fprintf(stderr, "heapfs-agent: profile %s: %s (remove it to measure afresh)\n", A.opts.profile,
+				err);
+			return rc;
+		}
+		C.prof_on = 1;
+	}
 	if (corrects_exceptions()) {
 		jvmtiCapabilities cap;
 		memset(&cap, 0, sizeof(cap));
@@ -1582,6 +1634,70 @@ static int write_counts(const char *path, const int64_t *cnt, uint64_t incr, uin
  * instrumented method version: name+descriptor, sites, counters,
  * increments executed, allocations counted, and what the version is
  * (static, measured, hot-planned, per-site, superseded). */
+/* profile=FILE at exit: every method measured in this run (by hot=N, or
+ * now from its counters) gets its frequencies in the profile (the next
+ * run's plan compares paths and one counter per site at them); a version
+ * that cannot be measured (planned from frequencies already) and whose
+ * path counters executed more increments than they counted, or one that
+ * hot=N demoted, gets one counter per site; the others keep what the
+ * profile had.  A later version of a method (retransformed) has the last
+ * word. */
+static void save_profile(JNIEnv *jni)
+{
+	jlong *v = NULL;
+	uint64_t *inc = NULL;
+	int64_t *counted = NULL;
+	uint64_t put = 0, failed = 0;
+	pthread_mutex_lock(&C.mu);
+	uint32_t nc = C.next_counter;
+	pthread_mutex_unlock(&C.mu);
+	if (read_counters(jni, nc, &v))
+		v = NULL; /* nothing ran: nothing measured */
+	pthread_mutex_lock(&C.mu);
+	inc = calloc(C.nm + 1, sizeof(*inc));
+	counted = calloc(C.nm + 1, sizeof(*counted));
+	if (!inc || !counted) {
+		failed = 1;
+		goto out;
+	}
+	if (v)
+		method_sums(v, nc, inc, counted, NULL);
+	for (uint32_t i = 0; i < C.nm && v; i++) {
+		struct cmethod *m = &C.m[i];
+		if (!m->demote && !m->freq && m->state == HOT_NO && m->e)
+			measure(m, v, nc, 1);
+		const double *freq = m->demote ? NULL : m->freq;
+		if (!freq && !m->demote && (m->per_site || !inc[i] || (int64_t)inc[i] <= counted[i]))
+			continue; /* not measured, and did not lose against one counter per site */
+		size_t keylen;
+		char *key = method_key(m->cls, strlen(m->cls), m->name, strlen(m->name), m->desc, strlen(m->desc),
+				       &keylen);
+		int rc = key ? profile_put(&C.prof, key, keylen, m->code_hash, m->nblocks, m->nnormal, freq) : -ENOMEM;
+		free(key);
+		put += !rc;
+		failed += rc == -ENOMEM;
+	}
+	if (!failed && C.prof.changed) {
+		int rc = profile_save(&C.prof, A.opts.profile);
+		if (rc) {
+			fprintf(stderr, "heapfs-agent: cannot write the profile %s: %s\n", A.opts.profile, strerror(-rc));
+			goto out;
+		}
+	}
+	if (A.opts.verbose)
+		fprintf(stderr, "heapfs-agent: profile %s: %llu method versions planned from it (%llu per site), "
+			"%llu plans written (%u methods in it)\n", A.opts.profile,
+			(unsigned long long)(C.prof_planned + C.prof_sites), (unsigned long long)C.prof_sites,
+			(unsigned long long)put, C.prof.n);
+out:
+	if (failed)
+		fprintf(stderr, "heapfs-agent: profile %s not written: out of memory\n", A.opts.profile);
+	pthread_mutex_unlock(&C.mu);
+	free(v);
+	free(inc);
+	free(counted);
+}
+
 static void write_method_stats(JNIEnv *jni)
 {
 	const char *path = getenv("HEAPFS_AGENT_METHODS");
@@ -1602,6 +1718,7 @@ static void write_method_stats(JNIEnv *jni)
 		const struct cmethod *m = &C.m[i];
 		const char *what = m->per_site ? "per-site"
 			       : m->demote ? "demoted"
+			       : m->profiled ? "profile"
 			       : m->final ? "hot-paths"
 			       : m->freq ? "measured"
 			       : m->state == HOT_NO && A.opts.hot ? "measuring"
@@ -1634,6 +1751,8 @@ void count_finish(JNIEnv *jni)
 	for (uint32_t i = 0; i < C.ns; i++)
 		per_site += (uint64_t)(cnt[i] > 0 ? cnt[i] : 0);
 	write_method_stats(jni);
+	if (C.prof_on)
+		save_profile(jni);
 	if (C.exhausted)
 		fprintf(stderr, "heapfs-agent: mode=count: %llu methods not counted: all %u counters in use (counters=N)\n",
 			(unsigned long long)C.exhausted, A.opts.counters);

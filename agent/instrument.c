@@ -1325,6 +1325,25 @@ out:
 	return rc;
 }
 
+static uint64_t fnv1a(uint64_t h, const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+uint64_t instr_code_hash(const struct cf_code *k)
+{
+	uint64_t h = fnv1a(0xcbf29ce484222325ull, k->code, k->len);
+	for (uint32_t i = 0; i < k->nexc; i++) {
+		const struct cf_exc *x = &k->exc[i];
+		uint8_t b[8] = { x->start >> 8, x->start & 0xff, x->end >> 8, x->end & 0xff,
+				 x->handler >> 8, x->handler & 0xff, x->catch_type >> 8, x->catch_type & 0xff };
+		h = fnv1a(h, b, sizeof(b));
+	}
+	return h;
+}
+
 /* Plans the method's path counters (mp->ps) from the measured
  * frequencies sink->freq has for it, or from the static heuristics; or
  * sets *mode to INSTR_SITES when the measured frequencies say that one
@@ -1342,7 +1361,8 @@ static int plan_paths(const struct rw *r, const struct instr_sink *sink, struct 
 		const char *cn = cf_utf8(c, cf_class_name(c, c->this_class), &cl);
 		const char *mn = cf_utf8(c, m->name, &nl), *md = cf_utf8(c, m->desc, &dl);
 		if (cn && mn && md)
-			freq = sink->freq(sink->ctx, cn, cl, mn, nl, md, dl, mp->g.nblocks, mp->g.nnormal, &sites);
+			freq = sink->freq(sink->ctx, cn, cl, mn, nl, md, dl, instr_code_hash(r->k), mp->g.nblocks,
+					  mp->g.nnormal, &sites);
 	}
 	if (sites) {
 		st->per_site++;

@@ -68,9 +68,12 @@ struct instr_sink {
 	 * With them, a method whose path counters would execute more
 	 * increments than one counter per site gets one counter per site;
 	 * *sites = 1 asks for one counter per site outright (a version with
-	 * path counters executed more increments than it counted). */
+	 * path counters executed more increments than it counted).
+	 * code_hash: instr_code_hash of the method (a profile's frequencies,
+	 * profile.h, apply to the code they were measured on only).  Called
+	 * right before method() for a method planned with path counters. */
 	const double *(*freq)(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
-			      size_t dl, uint32_t nblocks, uint32_t nnormal, int *sites);
+			      size_t dl, uint64_t code_hash, uint32_t nblocks, uint32_t nnormal, int *sites);
 	/* Optional.  The method's CFG (its calls of clones among the sites),
 	 * init (a constructor planned with bytecode corrections: its super()
 	 * or this() call's instruction index, else UINT32_MAX), its
@@ -131,6 +134,9 @@ struct instr_sink {
 				    * its counters go after the call, or one per
 				    * site (instrument.c, plan_ctor_paths). */
 };
+
+/* FNV-1a (64 bits) of a method's code and exception table. */
+uint64_t instr_code_hash(const struct cf_code *k);
 
 /* Edge frequencies from counter values: flow[i] for every edge of the
  * graph (paths.h), from the counted edges (value[i] for i with counted[i])

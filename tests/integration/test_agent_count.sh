@@ -294,6 +294,59 @@ for seed in 3 5; do
 	echo "ok: generated seed $seed x300: $n class(es) retransformed, counts equal; increments $(sed -n 's/^#increments\t//p' "$TMP/h1.tsv") (hot=20) vs $(sed -n 's/^#increments\t//p' "$TMP/h0.tsv") (static) vs $(sed -n 's/^#per_site_increments\t//p' "$TMP/h0.tsv") per-site"
 done
 
+echo "== profile=FILE: plans measured by one run, used by the next"
+# The first run finds no profile and writes what its counters measured;
+# the second plans from it at load (no retransformation) and counts what
+# the static run (h0) counted.  The program is deterministic, so the
+# second run's frequencies are the first's: every method it plans from
+# them executes at most one increment per allocation (instrument.c
+# compares paths with one counter per site at those frequencies), and a
+# method the first run could not measure but whose static counters lost
+# gets one counter per site: no more increments than per-site counting,
+# and nothing new to write (the file stays as it was).
+for seed in 3 5; do
+	g=$TMP/hot$seed prof=$TMP/gen$seed.prof
+	"$JAVA" -Xverify:all "-agentpath:$AGENT=out=$TMP/h0.htr,mode=count,counts=$TMP/h0.tsv" -cp "$g" Gen 300 >/dev/null 2>&1 ||
+		fail "seed $seed: static run"
+	count_sites "$TMP/h0.tsv" Gen >"$TMP/h0.sites"
+	for run in 1 2; do
+		"$JAVA" -Xverify:all "-agentpath:$AGENT=out=$TMP/pr.htr,mode=count,counts=$TMP/pr$run.tsv,profile=$prof,verbose" \
+			-cp "$g" Gen 300 >"$TMP/pr.out" 2>"$TMP/pr$run.err" || { cat "$TMP/pr$run.err"; fail "seed $seed: profile run $run"; }
+		grep -q VerifyError "$TMP/pr.out" "$TMP/pr$run.err" && fail "seed $seed: profile run $run: VerifyError"
+		count_sites "$TMP/pr$run.tsv" Gen >"$TMP/pr.sites"
+		cmp -s "$TMP/h0.sites" "$TMP/pr.sites" || { diff "$TMP/h0.sites" "$TMP/pr.sites" | head >&2; fail "seed $seed: profile run $run counts differ from the static run"; }
+		[ "$run" = 1 ] && cp "$prof" "$TMP/prof1"
+	done
+	head -n 1 "$prof" | grep -qx '# heapfs-agent profile 1' || fail "seed $seed: profile header: $(head -n 1 "$prof")"
+	plans=$(grep -c -P '^Gen\t[^\t]+\t[^\t]+\t[0-9a-f]{16}\t[0-9]+\t[0-9]+\tpaths\t[0-9,]+$' "$prof")
+	[ "$plans" -ge 10 ] || fail "seed $seed: $plans path plans in the profile: $(cat "$prof")"
+	planned=$(sed -n 's/.*profile .*: \([0-9]*\) method versions planned from it.*/\1/p' "$TMP/pr2.err")
+	[ "${planned:-0}" -ge "$plans" ] || fail "seed $seed: run 2 planned ${planned:-0} methods from the profile, it has $plans plans"
+	grep -q 'classes retransformed' "$TMP/pr2.err" && ! grep -q ' 0 classes retransformed' "$TMP/pr2.err" &&
+		fail "seed $seed: run 2 retransformed classes"
+	cmp -s "$TMP/prof1" "$prof" || { diff "$TMP/prof1" "$prof" | head -n 4 >&2; fail "seed $seed: run 2 rewrote the profile"; }
+	i1=$(sed -n 's/^#increments\t//p' "$TMP/pr1.tsv") i2=$(sed -n 's/^#increments\t//p' "$TMP/pr2.tsv")
+	ps=$(sed -n 's/^#per_site_increments\t//p' "$TMP/pr2.tsv")
+	[ "$i2" -le "$ps" ] || fail "seed $seed: with the profile $i2 increments, more than per-site counting's $ps"
+	echo "ok: generated seed $seed x300: $plans plans; increments $i1 (static) -> $i2 (from the profile) vs $ps per-site; counts equal"
+done
+# a profile whose code hashes do not match plans nothing, and counts the same
+sed -E 's/\t[0-9a-f]{16}\t/\t0000000000000000\t/' "$TMP/gen5.prof" >"$TMP/stale.prof"
+"$JAVA" -Xverify:all "-agentpath:$AGENT=out=$TMP/pr.htr,mode=count,counts=$TMP/pr3.tsv,profile=$TMP/stale.prof,verbose" \
+	-cp "$TMP/hot5" Gen 300 >/dev/null 2>"$TMP/pr3.err" || { cat "$TMP/pr3.err"; fail "stale profile run"; }
+grep -q 'profile .*: 0 method versions planned from it' "$TMP/pr3.err" || fail "stale profile: $(grep profile "$TMP/pr3.err")"
+count_sites "$TMP/pr3.tsv" Gen >"$TMP/pr.sites"
+count_sites "$TMP/pr1.tsv" Gen >"$TMP/pr1.sites"
+cmp -s "$TMP/pr1.sites" "$TMP/pr.sites" || fail "stale profile: counts differ"
+# a file that is not a profile stops the JVM with a message naming it
+echo "not a profile" >"$TMP/bad.prof"
+if "$JAVA" "-agentpath:$AGENT=out=$TMP/pr.htr,mode=count,profile=$TMP/bad.prof" -cp "$TMP/hot5" Gen 1 >"$TMP/bad.out" 2>&1; then
+	fail "a bad profile was accepted"
+fi
+grep -q "heapfs-agent: profile $TMP/bad.prof: line 1: not a heapfs-agent profile" "$TMP/bad.out" ||
+	fail "bad profile: $(cat "$TMP/bad.out")"
+echo "ok: a stale profile plans nothing; a bad one is refused"
+
 # Demotion: PhaseShift's first calls all allocate, then almost none do.  The
 # version planned from the first calls' frequencies executes more
 # increments than it counts and is replaced by one counter per site

@@ -142,6 +142,20 @@ static void test_count_mode(void **state)
 	assert_int_equal(o.count_sites, 1);
 	assert_int_equal(o.hot, 0); /* sites: nothing to re-plan */
 	assert_int_equal(agent_opts_parse(&o, "counting=edges", err, sizeof(err)), -EINVAL);
+	/* a profile: off unless asked for, a path, not with per-site counters */
+	assert_int_equal(agent_opts_parse(&o, "mode=count", err, sizeof(err)), 0);
+	assert_string_equal(o.profile, "");
+	assert_int_equal(agent_opts_parse(&o, "mode=count,profile=/tmp/p.prof", err, sizeof(err)), 0);
+	assert_string_equal(o.profile, "/tmp/p.prof");
+	assert_int_equal(agent_opts_parse(&o, "mode=count,counting=sites,profile=/tmp/p.prof", err, sizeof(err)), 0);
+	assert_string_equal(o.profile, "");
+	assert_int_equal(agent_opts_parse(&o, "mode=count,profile=", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "profile"));
+	char longp[AGENT_OUT_MAX + 16] = "profile=";
+	memset(longp + 8, 'p', AGENT_OUT_MAX - 5); /* the longest path with room for ".tmp" */
+	assert_int_equal(agent_opts_parse(&o, longp, err, sizeof(err)), 0);
+	longp[8 + AGENT_OUT_MAX - 5] = 'p'; /* one more: none */
+	assert_int_equal(agent_opts_parse(&o, longp, err, sizeof(err)), -EINVAL);
 	/* atomic increments off, exception corrections in the bytecode unless asked */
 	assert_int_equal(agent_opts_parse(&o, "mode=count", err, sizeof(err)), 0);
 	assert_int_equal(o.count_atomic, 0);

@@ -699,12 +699,37 @@ static void test_inline_jdk(void **state)
 	}
 }
 
+/* The code hash a profile's plans are keyed by (profile.h): FNV-1a 64,
+ * whose value for "a" is published (0xaf63dc4c8601ec8c); any byte of the
+ * code or of an exception entry changes it. */
+static void test_code_hash(void **state)
+{
+	(void)state;
+	uint8_t code[] = { 'a' };
+	struct cf_code k = { .len = 1, .code = code };
+	assert_true(instr_code_hash(&k) == 0xaf63dc4c8601ec8cull);
+	uint8_t code2[] = { 0x2a, 0xb7, 0x00, 0x01, 0xb1 }; /* aload_0; invokespecial #1; return */
+	struct cf_exc x = { 0, 4, 4, 0 };
+	struct cf_code a = { .len = 5, .code = code2 }, b = a;
+	uint64_t h = instr_code_hash(&a);
+	assert_true(h == instr_code_hash(&b));
+	b.exc = &x;
+	b.nexc = 1;
+	uint64_t hx = instr_code_hash(&b);
+	assert_true(hx != h);
+	x.catch_type = 3;
+	assert_true(instr_code_hash(&b) != hx);
+	code2[3] = 2;
+	assert_true(instr_code_hash(&a) != h);
+}
+
 /* A freq callback asking for one counter per site in every method (what
  * counting.c does for a demoted method). */
 static const double *s_freq_sites(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
-				  size_t dl, uint32_t nblocks, uint32_t nnormal, int *sites)
+				  size_t dl, uint64_t code_hash, uint32_t nblocks, uint32_t nnormal, int *sites)
 {
-	(void)ctx; (void)cls; (void)cl; (void)name; (void)nl; (void)desc; (void)dl; (void)nblocks; (void)nnormal;
+	(void)ctx; (void)cls; (void)cl; (void)name; (void)nl; (void)desc; (void)dl; (void)code_hash; (void)nblocks;
+	(void)nnormal;
 	*sites = 1;
 	return NULL;
 }
@@ -980,6 +1005,7 @@ int main(void)
 		cmocka_unit_test(test_counters_class_atomic),
 		cmocka_unit_test(test_solve_flow),
 		cmocka_unit_test(test_solve_flow_components),
+		cmocka_unit_test(test_code_hash),
 		cmocka_unit_test(test_sites_requested),
 		cmocka_unit_test(test_instrument_jdk_bytecode),
 		cmocka_unit_test(test_inline_jdk),

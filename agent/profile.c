@@ -1,0 +1,393 @@
+/* profile.c - reads and writes mode=count's profile files (profile.h). */
+#include "agent/profile.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void entry_free(struct profile_entry *e)
+{
+	free(e->key);
+	free(e->freq);
+	free(e);
+}
+
+void profile_free(struct profile *p)
+{
+	struct profile_entry *e, *tmp;
+	HASH_ITER(hh, p->by_key, e, tmp) {
+		HASH_DEL(p->by_key, e);
+		entry_free(e);
+	}
+	p->n = 0;
+	p->changed = 0;
+}
+
+/* Whether a name can be a field of a line: not empty, no TAB, no line
+ * break, no NUL. */
+static int field_ok(const char *s, size_t n)
+{
+	if (!n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == '\t' || s[i] == '\n' || s[i] == '\r' || s[i] == 0)
+			return 0;
+	return 1;
+}
+
+/* Splits key "class \0 method \0 descriptor" into its three parts; 0 if
+ * it has not exactly three, each a valid field. */
+static int key_parts(const char *key, size_t keylen, size_t len[3])
+{
+	size_t part = 0, start = 0;
+	for (size_t i = 0; i <= keylen; i++) {
+		if (i < keylen && key[i])
+			continue;
+		if (part == 3 || !field_ok(key + start, i - start))
+			return 0;
+		len[part++] = i - start;
+		start = i + 1;
+	}
+	return part == 3;
+}
+
+static int put_entry(struct profile *p, char *key, size_t keylen, uint64_t hash, uint32_t nblocks,
+		     uint32_t nnormal, double *freq)
+{
+	struct profile_entry *e = calloc(1, sizeof(*e)), *old = NULL;
+	if (!e)
+		return -ENOMEM;
+	e->key = key;
+	e->keylen = keylen;
+	e->hash = hash;
+	e->nblocks = nblocks;
+	e->nnormal = nnormal;
+	e->sites = freq == NULL;
+	e->freq = freq;
+	HASH_FIND(hh, p->by_key, key, keylen, old);
+	if (old) {
+		HASH_DEL(p->by_key, old);
+		entry_free(old);
+		p->n--;
+	}
+	HASH_ADD_KEYPTR(hh, p->by_key, e->key, e->keylen, e);
+	p->n++;
+	return 0;
+}
+
+int profile_put(struct profile *p, const char *key, size_t keylen, uint64_t hash, uint32_t nblocks,
+		uint32_t nnormal, const double *freq)
+{
+	size_t len[3];
+	if (!key_parts(key, keylen, len) || !nblocks || nblocks > PROFILE_MAX_BLOCKS || nnormal > PROFILE_MAX_EDGES)
+		return -EINVAL;
+	size_t nf = nnormal + 2 * (size_t)nblocks;
+	char *k = malloc(keylen + 1);
+	double *f = freq ? malloc((nf + 1) * sizeof(*f)) : NULL;
+	if (!k || (freq && !f)) {
+		free(k);
+		free(f);
+		return -ENOMEM;
+	}
+	memcpy(k, key, keylen);
+	k[keylen] = 0;
+	if (freq)
+		memcpy(f, freq, nf * sizeof(*f));
+	int rc = put_entry(p, k, keylen, hash, nblocks, nnormal, f);
+	if (rc) {
+		free(k);
+		free(f);
+		return rc;
+	}
+	p->changed++;
+	return 0;
+}
+
+const double *profile_plan(const struct profile *p, const char *key, size_t keylen, uint64_t hash,
+			   uint32_t nblocks, uint32_t nnormal, int *sites)
+{
+	struct profile_entry *e = NULL;
+	HASH_FIND(hh, p->by_key, key, keylen, e);
+	if (!e || e->hash != hash || e->nblocks != nblocks || e->nnormal != nnormal)
+		return NULL;
+	if (e->sites)
+		*sites = 1;
+	return e->freq;
+}
+
+/* ---- parsing ------------------------------------------------------------ */
+
+struct line {
+	const char *s;
+	size_t n;
+	unsigned long no;
+};
+
+/* The next TAB-separated field of l (advanced past it); 0 at the end. */
+static int next_field(struct line *l, const char **f, size_t *n)
+{
+	if (!l->s)
+		return 0;
+	const char *tab = memchr(l->s, '\t', l->n);
+	*f = l->s;
+	*n = tab ? (size_t)(tab - l->s) : l->n;
+	if (tab) {
+		l->n -= *n + 1;
+		l->s = tab + 1;
+	} else {
+		l->s = NULL;
+	}
+	return 1;
+}
+
+/* An unsigned decimal of at most max, the whole field. */
+static int parse_u64(const char *f, size_t n, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0;
+	if (!n || n > 20)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (f[i] < '0' || f[i] > '9')
+			return 0;
+		unsigned d = (unsigned)(f[i] - '0');
+		if (v > (max - d) / 10)
+			return 0;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return 1;
+}
+
+static int parse_hash(const char *f, size_t n, uint64_t *out)
+{
+	uint64_t v = 0;
+	if (n != 16)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = f[i];
+		unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
+			   : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10) : 16;
+		if (d == 16)
+			return 0;
+		v = v << 4 | d;
+	}
+	*out = v;
+	return 1;
+}
+
+/* FREQS: exactly nf comma-separated counts (below 2^53: exact doubles). */
+static int parse_freqs(const char *f, size_t n, size_t nf, double *out)
+{
+	size_t k = 0, start = 0;
+	for (size_t i = 0; i <= n; i++) {
+		if (i < n && f[i] != ',')
+			continue;
+		uint64_t v;
+		if (k == nf || !parse_u64(f + start, i - start, (1ull << 53), &v))
+			return 0;
+		out[k++] = (double)v;
+		start = i + 1;
+	}
+	return k == nf;
+}
+
+#define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); rc = -EINVAL; goto out; } while (0)
+
+static int parse_line(struct profile *p, struct line l, char *err, size_t errlen)
+{
+	const char *f[8];
+	size_t n[8];
+	int nfields = 0, rc = 0;
+	char *key = NULL;
+	double *freq = NULL;
+	while (nfields < 8 && next_field(&l, &f[nfields], &n[nfields]))
+		nfields++;
+	if (nfields < 8 || l.s)
+		FAIL("line %lu: %d fields, not 8 separated by TABs", l.no, nfields + (l.s != NULL));
+	for (int i = 0; i < 3; i++)
+		if (!field_ok(f[i], n[i]))
+			FAIL("line %lu: an empty class, method or descriptor", l.no);
+	uint64_t hash, nb, ne;
+	if (!parse_hash(f[3], n[3], &hash))
+		FAIL("line %lu: the code hash is not 16 lower-case hex digits", l.no);
+	if (!parse_u64(f[4], n[4], PROFILE_MAX_BLOCKS, &nb) || !nb)
+		FAIL("line %lu: blocks not a number in 1..%u", l.no, PROFILE_MAX_BLOCKS);
+	if (!parse_u64(f[5], n[5], PROFILE_MAX_EDGES, &ne))
+		FAIL("line %lu: edges not a number in 0..%u", l.no, PROFILE_MAX_EDGES);
+	int sites = n[6] == 5 && !memcmp(f[6], "sites", 5);
+	if (!sites && !(n[6] == 5 && !memcmp(f[6], "paths", 5)))
+		FAIL("line %lu: the plan is neither 'paths' nor 'sites'", l.no);
+	size_t keylen = n[0] + n[1] + n[2] + 2, nf = ne + 2 * nb;
+	if (!(key = malloc(keylen + 1)) || (!sites && !(freq = malloc((nf + 1) * sizeof(*freq))))) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if (sites ? n[7] != 1 || f[7][0] != '-' : !parse_freqs(f[7], n[7], nf, freq))
+		FAIL("line %lu: %s", l.no, sites ? "a 'sites' plan has '-' for frequencies"
+					      : "frequencies are not blocks x 2 + edges counts separated by commas");
+	memcpy(key, f[0], n[0]);
+	key[n[0]] = 0;
+	memcpy(key + n[0] + 1, f[1], n[1]);
+	key[n[0] + 1 + n[1]] = 0;
+	memcpy(key + n[0] + n[1] + 2, f[2], n[2]);
+	key[keylen] = 0;
+	struct profile_entry *dup = NULL;
+	HASH_FIND(hh, p->by_key, key, keylen, dup);
+	if (dup)
+		FAIL("line %lu: the method is listed twice", l.no);
+	if ((rc = put_entry(p, key, keylen, hash, (uint32_t)nb, (uint32_t)ne, freq)))
+		goto out;
+	return 0;
+out:
+	free(key);
+	free(freq);
+	return rc;
+}
+
+int profile_parse(struct profile *p, const char *text, size_t len, char *err, size_t errlen)
+{
+	struct line l = { 0 };
+	size_t at = 0;
+	int rc = 0;
+	if (err && errlen)
+		err[0] = 0;
+	while (at < len && !rc) {
+		const char *nl = memchr(text + at, '\n', len - at);
+		size_t n = nl ? (size_t)(nl - (text + at)) : len - at;
+		l = (struct line){ text + at, n, l.no + 1 };
+		at += n + 1;
+		if (n && l.s[n - 1] == '\r')
+			l.n--;
+		if (l.no == 1 && (l.n != strlen(PROFILE_HEADER) || memcmp(l.s, PROFILE_HEADER, l.n))) {
+			snprintf(err, errlen, "line 1: not a heapfs-agent profile (its first line is '%s')",
+				 PROFILE_HEADER);
+			return -EINVAL;
+		}
+		if (memchr(l.s, 0, l.n)) {
+			snprintf(err, errlen, "line %lu: a NUL byte", l.no);
+			return -EINVAL;
+		}
+		if (l.n && l.s[0] != '#')
+			rc = parse_line(p, l, err, errlen);
+	}
+	if (!rc && !len) {
+		snprintf(err, errlen, "line 1: empty file, not a heapfs-agent profile");
+		rc = -EINVAL;
+	}
+	if (rc == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	return rc;
+}
+
+int profile_load(struct profile *p, const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		int e = errno;
+		snprintf(err, errlen, "%s", strerror(e));
+		return -e;
+	}
+	char *text = NULL;
+	size_t len = 0, cap = 0;
+	int rc = 0;
+	for (;;) {
+		if (len == cap) {
+			char *t = realloc(text, cap = cap ? 2 * cap : 65536);
+			if (!t) {
+				rc = -ENOMEM;
+				snprintf(err, errlen, "out of memory");
+				goto out;
+			}
+			text = t;
+		}
+		errno = 0;
+		size_t got = fread(text + len, 1, cap - len, f);
+		len += got;
+		if (got == 0)
+			break;
+	}
+	if (ferror(f)) { /* a directory, an I/O error */
+		rc = errno ? -errno : -EIO;
+		snprintf(err, errlen, "%s", strerror(-rc));
+		goto out;
+	}
+	rc = profile_parse(p, text, len, err, errlen);
+	p->changed = 0;
+out:
+	free(text);
+	fclose(f);
+	return rc;
+}
+
+/* ---- writing ------------------------------------------------------------ */
+
+static int by_key(const void *a, const void *b)
+{
+	const struct profile_entry *x = *(const struct profile_entry *const *)a;
+	const struct profile_entry *y = *(const struct profile_entry *const *)b;
+	size_t n = x->keylen < y->keylen ? x->keylen : y->keylen;
+	int c = memcmp(x->key, y->key, n);
+	return c ? c : (x->keylen > y->keylen) - (x->keylen < y->keylen);
+}
+
+static void write_entry(FILE *f, const struct profile_entry *e)
+{
+	for (size_t i = 0; i < e->keylen; i++)
+		fputc(e->key[i] ? e->key[i] : '\t', f);
+	fprintf(f, "\t%016llx\t%u\t%u\t%s\t", (unsigned long long)e->hash, e->nblocks, e->nnormal,
+		e->sites ? "sites" : "paths");
+	if (e->sites)
+		fputc('-', f);
+	size_t nf = e->sites ? 0 : e->nnormal + 2 * (size_t)e->nblocks;
+	for (size_t i = 0; i < nf; i++) {
+		double v = e->freq[i];
+		/* solved flows are sums and differences of counts: integers,
+		 * unless racing threads lost increments */
+		v = v < 0 || v != v ? 0 : v > 9007199254740992.0 ? 9007199254740992.0 : v + 0.5;
+		fprintf(f, "%s%llu", i ? "," : "", (unsigned long long)v);
+	}
+	fputc('\n', f);
+}
+
+int profile_save(const struct profile *p, const char *path)
+{
+	struct profile_entry **v = malloc(((size_t)p->n + 1) * sizeof(*v)), *e, *tmp;
+	size_t plen = strlen(path);
+	char *tmpath = malloc(plen + 5);
+	FILE *f = NULL;
+	int rc = 0;
+	if (!v || !tmpath) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	size_t n = 0;
+	HASH_ITER(hh, p->by_key, e, tmp)
+		v[n++] = e;
+	qsort(v, n, sizeof(*v), by_key);
+	memcpy(tmpath, path, plen);
+	memcpy(tmpath + plen, ".tmp", 5);
+	if (!(f = fopen(tmpath, "w"))) {
+		rc = -errno;
+		goto out;
+	}
+	fprintf(f, "%s\n# class\tmethod\tdescriptor\tcode hash\tblocks\tedges\tplan\tfrequencies"
+		   " (agent/profile.h)\n", PROFILE_HEADER);
+	for (size_t i = 0; i < n; i++)
+		write_entry(f, v[i]);
+	errno = 0;
+	if (fflush(f) || ferror(f) || fsync(fileno(f)))
+		rc = errno ? -errno : -EIO;
+	if (fclose(f) && !rc)
+		rc = -errno;
+	f = NULL;
+	if (!rc && rename(tmpath, path))
+		rc = -errno;
+	if (rc)
+		unlink(tmpath);
+out:
+	free(v);
+	free(tmpath);
+	return rc;
+}

@@ -1,0 +1,44 @@
+/* fuzz_agent_profile.c - libFuzzer target for mode=count's profile files
+ * (agent/profile.h), which the agent reads at start from a path the user
+ * gives: a file left by another version, cut short or edited by hand.
+ * Parsing may refuse it (with a NUL-terminated message naming the line)
+ * but never crash or read outside it; every plan it accepts has its
+ * frequencies, and the lookups find each entry again.
+ *
+ * Built by `make fuzz-short` / `make fuzz` (clang -fsanitize=fuzzer,...).
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/profile.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct profile p = { 0 };
+	char err[256];
+	memset(err, 0x55, sizeof err);
+	int rc = profile_parse(&p, (const char *)data, size, err, sizeof err);
+	if (rc && !memchr(err, 0, sizeof err))
+		abort(); /* a refusal without a terminated message */
+	if (rc && rc != -EINVAL && rc != -ENOMEM)
+		abort();
+	struct profile_entry *e, *tmp;
+	HASH_ITER(hh, p.by_key, e, tmp) {
+		int sites = 0;
+		const double *f = profile_plan(&p, e->key, e->keylen, e->hash, e->nblocks, e->nnormal, &sites);
+		if (f != e->freq || sites != e->sites || (!f && !sites))
+			abort();
+		double sum = 0;
+		for (size_t i = 0; f && i < e->nnormal + 2 * (size_t)e->nblocks; i++)
+			sum += f[i]; /* every value is there (ASan) */
+		if (sum < 0)
+			abort();
+	}
+	profile_free(&p);
+	return 0;
+}
