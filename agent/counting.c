@@ -1630,14 +1630,11 @@ static int write_counts(const char *path, const int64_t *cnt, uint64_t incr, uin
 	return fclose(f) ? -EIO : 0;
 }
 
-/* HEAPFS_AGENT_METHODS=FILE (diagnostics, agent/README.md): one line per
- * instrumented method version: name+descriptor, sites, counters,
- * increments executed, allocations counted, and what the version is
- * (static, measured, hot-planned, per-site, superseded). */
 /* profile=FILE at exit: every method measured in this run (by hot=N, or
  * now from its counters) gets its frequencies in the profile (the next
  * run's plan compares paths and one counter per site at them); a version
- * that cannot be measured (planned from frequencies already) and whose
+ * that cannot be measured (planned from frequencies already, or whose
+ * counters do not determine its entry count) and whose
  * path counters executed more increments than they counted, or one that
  * hot=N demoted, gets one counter per site; the others keep what the
  * profile had.  A later version of a method (retransformed) has the last
@@ -1698,6 +1695,10 @@ out:
 	free(counted);
 }
 
+/* HEAPFS_AGENT_METHODS=FILE (diagnostics, agent/README.md): one line per
+ * instrumented method version: name+descriptor, sites, counters,
+ * increments executed, allocations counted, and what the version is
+ * (static, measured, hot-planned, per-site, superseded). */
 static void write_method_stats(JNIEnv *jni)
 {
 	const char *path = getenv("HEAPFS_AGENT_METHODS");
