@@ -89,7 +89,7 @@ $(BUILD)/tests/test_perfdata: tests/unit/test_perfdata.c agent/perfdata.c
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka
 
 # The profile files of mode=count (agent/profile.h).
-$(BUILD)/tests/test_profile: tests/unit/test_profile.c agent/profile.c
+$(BUILD)/tests/test_profile: tests/unit/test_profile.c agent/profile.c model/buf.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka
 

@@ -205,11 +205,9 @@ static struct {
 	int helper_failed;
 	uint64_t exhausted;                   /* methods left uncounted: counters=N too small */
 	uint64_t threads_live, threads_max;   /* of the program, alive now and at most (atomic) */
-	/* profile=FILE (profile.h): the plans read at start; the plan
-	 * sink_freq gave the method whose sink_method comes next */
+	/* profile=FILE (profile.h): the plans read at start */
 	struct profile prof;
 	int prof_on;
-	struct { char *key; size_t keylen; uint64_t hash; uint32_t nblocks, nnormal; int profiled, sites; } plan;
 	uint64_t prof_planned, prof_sites;    /* method versions planned from it: paths, per site */
 } C = { .mu = PTHREAD_MUTEX_INITIALIZER, .arr_mu = PTHREAD_MUTEX_INITIALIZER };
 
@@ -393,8 +391,25 @@ static int versions_add(struct cversions *v, char *key, size_t keylen, uint32_t 
 	return 0;
 }
 
+/* The profile's plan for a method of which no version was measured in
+ * this run (v: its versions, NULL none; key: versions_find's): its
+ * frequencies, or NULL with *sites = 1; NULL with *sites untouched when
+ * there is none (no profile=FILE, or not for this code).  sink_freq plans
+ * the method with it; sink_method tells from it that the version is
+ * final. */
+static const double *profile_plan_of(const struct cversions *v, const char *key, size_t keylen, uint64_t hash,
+				     uint32_t nblocks, uint32_t nnormal, int *sites)
+{
+	if (!C.prof_on || !key)
+		return NULL;
+	for (uint32_t i = v ? v->first : NO_ID; i != NO_ID; i = C.m[i].next_version)
+		if (C.m[i].freq || C.m[i].per_site || C.m[i].demote)
+			return NULL; /* measured: sink_freq's own plan */
+	return profile_plan(&C.prof, key, keylen, hash, nblocks, nnormal, sites);
+}
+
 static uint32_t sink_method(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
-			    size_t dl, uint32_t nsites)
+			    size_t dl, uint32_t nsites, uint64_t code_hash, uint32_t nblocks, uint32_t nnormal)
 {
 	(void)ctx;
 	if (grow((void **)&C.m, &C.cap_m, C.nm + 1, sizeof(*C.m)) ||
@@ -414,6 +429,9 @@ static uint32_t sink_method(void *ctx, const char *cls, size_t cl, const char *n
 	char *key;
 	size_t keylen;
 	struct cversions *v = versions_find(cls, cl, name, nl, desc, dl, &key, &keylen);
+	/* planned from the profile (as sink_freq just did) */
+	int profiled_sites = 0;
+	int profiled = profile_plan_of(v, key, keylen, code_hash, nblocks, nnormal, &profiled_sites) || profiled_sites;
 	if (!key || versions_add(v, key, keylen, C.nm)) {
 		free(m->cls);
 		free(m->name);
@@ -422,20 +440,12 @@ static uint32_t sink_method(void *ctx, const char *cls, size_t cl, const char *n
 	}
 	m->nsites = nsites;
 	m->sym_id = NO_ID;
-	/* the plan sink_freq just gave this method (key: still the new
-	 * entry's when v was NULL) */
-	int profiled = 0, profiled_sites = 0;
-	if (C.plan.key && C.plan.keylen == keylen && !memcmp(C.plan.key, v ? v->key : key, keylen)) {
-		m->code_hash = C.plan.hash;
-		m->nblocks = C.plan.nblocks; /* for the profile (sink_graph sets them too) */
-		m->nnormal = C.plan.nnormal;
-		m->profiled = profiled = C.plan.profiled;
-		profiled_sites = C.plan.profiled && C.plan.sites;
-		C.prof_planned += profiled && !profiled_sites;
-		C.prof_sites += profiled_sites;
-	}
-	free(C.plan.key);
-	C.plan.key = NULL;
+	m->code_hash = code_hash; /* for the profile (sink_graph sets the sizes too) */
+	m->nblocks = nblocks;
+	m->nnormal = nnormal;
+	m->profiled = profiled;
+	C.prof_planned += profiled && !profiled_sites;
+	C.prof_sites += profiled_sites;
 	/* a new version of a method (retransformed) keeps its sites: the
 	 * counts of every version add up on them; exception walks use the
 	 * new version's corrections for frames running the new code (frames
@@ -536,8 +546,7 @@ static int sink_graph(void *ctx, uint32_t method, const struct cfg *g, uint32_t 
 
 /* The measured frequencies of a method being retransformed, if a version
  * of it became hot (this time or at an earlier retransformation of its
- * class); else the profile's for its code (profile=FILE).  The plan is
- * kept in C.plan for the sink_method call that follows. */
+ * class); else the profile's for its code (profile=FILE). */
 static const double *sink_freq(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
 			       size_t dl, uint64_t code_hash, uint32_t nblocks, uint32_t nnormal, int *sites)
 {
@@ -546,29 +555,17 @@ static const double *sink_freq(void *ctx, const char *cls, size_t cl, const char
 	char *key;
 	size_t keylen;
 	const struct cversions *v = versions_find(cls, cl, name, nl, desc, dl, &key, &keylen);
-	int measured = 0;
 	for (uint32_t i = v ? v->first : NO_ID; i != NO_ID; i = C.m[i].next_version) {
 		const struct cmethod *m = &C.m[i];
 		if (m->freq || m->per_site || m->demote) {
-			measured = 1;
 			*sites |= m->per_site || m->demote;
 			if (m->freq && m->nnormal == nnormal && m->nblocks == nblocks)
 				freq = m->freq;
 		}
 	}
-	free(C.plan.key);
-	C.plan.key = key;
-	C.plan.keylen = keylen;
-	C.plan.hash = code_hash;
-	C.plan.nblocks = nblocks;
-	C.plan.nnormal = nnormal;
-	C.plan.profiled = 0;
-	C.plan.sites = 0;
-	if (!measured && key && C.prof_on) {
-		freq = profile_plan(&C.prof, key, keylen, code_hash, nblocks, nnormal, &C.plan.sites);
-		C.plan.profiled = freq || C.plan.sites;
-		*sites |= C.plan.sites;
-	}
+	if (!freq && !*sites)
+		freq = profile_plan_of(v, key, keylen, code_hash, nblocks, nnormal, sites);
+	free(key);
 	return freq;
 }
 
@@ -1638,18 +1635,12 @@ static int write_counts(const char *path, const int64_t *cnt, uint64_t incr, uin
  * path counters executed more increments than they counted, or one that
  * hot=N demoted, gets one counter per site; the others keep what the
  * profile had.  A later version of a method (retransformed) has the last
- * word. */
-static void save_profile(JNIEnv *jni)
+ * word.  v[0..nc): the counter values (NULL: none ran, nothing measured). */
+static void save_profile(const jlong *v, uint32_t nc)
 {
-	jlong *v = NULL;
 	uint64_t *inc = NULL;
 	int64_t *counted = NULL;
 	uint64_t put = 0, failed = 0;
-	pthread_mutex_lock(&C.mu);
-	uint32_t nc = C.next_counter;
-	pthread_mutex_unlock(&C.mu);
-	if (read_counters(jni, nc, &v))
-		v = NULL; /* nothing ran: nothing measured */
 	pthread_mutex_lock(&C.mu);
 	inc = calloc(C.nm + 1, sizeof(*inc));
 	counted = calloc(C.nm + 1, sizeof(*counted));
@@ -1690,7 +1681,6 @@ out:
 	if (failed)
 		fprintf(stderr, "heapfs-agent: profile %s not written: out of memory\n", A.opts.profile);
 	pthread_mutex_unlock(&C.mu);
-	free(v);
 	free(inc);
 	free(counted);
 }
@@ -1698,22 +1688,19 @@ out:
 /* HEAPFS_AGENT_METHODS=FILE (diagnostics, agent/README.md): one line per
  * instrumented method version: name+descriptor, sites, counters,
  * increments executed, allocations counted, and what the version is
- * (static, measured, hot-planned, per-site, superseded). */
-static void write_method_stats(JNIEnv *jni)
+ * (static, measured, hot-planned, per-site, superseded).  v[0..nv): the
+ * counter values (NULL: none ran, nothing written). */
+static void write_method_stats(const char *path, const jlong *v, uint32_t nv)
 {
-	const char *path = getenv("HEAPFS_AGENT_METHODS");
-	if (!path || !*path)
-		return;
-	jlong *v = NULL;
 	uint64_t *inc = calloc(C.nm + 1, sizeof(*inc));
 	int64_t *counted = calloc(C.nm + 1, sizeof(*counted));
 	uint32_t *nc = calloc(C.nm + 1, sizeof(*nc));
 	FILE *f = NULL;
-	if (!inc || !counted || !nc || read_counters(jni, C.next_counter, &v) || !(f = fopen(path, "w"))) {
+	if (!inc || !counted || !nc || !v || !(f = fopen(path, "w"))) {
 		fprintf(stderr, "heapfs-agent: cannot write %s\n", path);
 		goto out;
 	}
-	method_sums(v, C.next_counter, inc, counted, nc);
+	method_sums(v, nv, inc, counted, nc);
 	fprintf(f, "#method\tsites\tcounters\tincrements\tallocations\tversion\n");
 	for (uint32_t i = 0; i < C.nm; i++) {
 		const struct cmethod *m = &C.m[i];
@@ -1731,7 +1718,6 @@ static void write_method_stats(JNIEnv *jni)
 	if (fclose(f))
 		fprintf(stderr, "heapfs-agent: cannot write %s\n", path);
 out:
-	free(v);
 	free(inc);
 	free(counted);
 	free(nc);
@@ -1751,9 +1737,21 @@ void count_finish(JNIEnv *jni)
 	}
 	for (uint32_t i = 0; i < C.ns; i++)
 		per_site += (uint64_t)(cnt[i] > 0 ? cnt[i] : 0);
-	write_method_stats(jni);
-	if (C.prof_on)
-		save_profile(jni);
+	/* the counters once more, for the diagnostics and the profile */
+	const char *stats = getenv("HEAPFS_AGENT_METHODS");
+	if ((stats && *stats) || C.prof_on) {
+		pthread_mutex_lock(&C.mu);
+		uint32_t nc = C.next_counter;
+		pthread_mutex_unlock(&C.mu);
+		jlong *v = NULL;
+		if (read_counters(jni, nc, &v))
+			v = NULL; /* nothing ran */
+		if (stats && *stats)
+			write_method_stats(stats, v, nc);
+		if (C.prof_on)
+			save_profile(v, nc);
+		free(v);
+	}
 	if (C.exhausted)
 		fprintf(stderr, "heapfs-agent: mode=count: %llu methods not counted: all %u counters in use (counters=N)\n",
 			(unsigned long long)C.exhausted, A.opts.counters);

@@ -568,6 +568,7 @@ struct method_plan {
 	uint32_t *callee;   /* [nsites - nalloc] the clone each call site stands for */
 	uint32_t *line;     /* [nalloc] source line of each site, from the original table */
 	char *type;         /* [nalloc][256] allocated type of each site */
+	uint64_t code_hash; /* instr_code_hash: for the sink's freq and method */
 };
 
 /* Whether instruction i is a site: an allocation, or a call of a clone
@@ -667,7 +668,8 @@ static int announce(struct cf_class *c, struct cf_member *m, const struct method
 	const char *mn = cf_utf8(c, m->name, &nl), *md = cf_utf8(c, m->desc, &dl);
 	if (!cn || !mn || !md)
 		return -EINVAL;
-	uint32_t id = sink->method(sink->ctx, cn, cl, mn, nl, md, dl, mp->g.nalloc);
+	uint32_t id = sink->method(sink->ctx, cn, cl, mn, nl, md, dl, mp->g.nalloc, mp->code_hash, mp->g.nblocks,
+				   mp->g.nnormal);
 	if (id == UINT32_MAX)
 		return -ENOMEM;
 	*idp = id;
@@ -1361,8 +1363,8 @@ static int plan_paths(const struct rw *r, const struct instr_sink *sink, struct 
 		const char *cn = cf_utf8(c, cf_class_name(c, c->this_class), &cl);
 		const char *mn = cf_utf8(c, m->name, &nl), *md = cf_utf8(c, m->desc, &dl);
 		if (cn && mn && md)
-			freq = sink->freq(sink->ctx, cn, cl, mn, nl, md, dl, instr_code_hash(r->k), mp->g.nblocks,
-					  mp->g.nnormal, &sites);
+			freq = sink->freq(sink->ctx, cn, cl, mn, nl, md, dl, mp->code_hash, mp->g.nblocks, mp->g.nnormal,
+					  &sites);
 	}
 	if (sites) {
 		st->per_site++;
@@ -1533,6 +1535,7 @@ static int do_method(struct cf_class *c, struct cf_member *m, const struct instr
 		goto out;
 	}
 	rc = cfg_build(r.v, r.n, m->code, &mp.g);
+	mp.code_hash = instr_code_hash(m->code);
 	if (rc == -ENOMEM)
 		goto out;
 	if (rc) {

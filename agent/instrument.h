@@ -51,9 +51,10 @@ struct instr_sink {
 	void *ctx;
 	/* Reserves n consecutive counter indexes; UINT32_MAX if exhausted. */
 	uint32_t (*reserve)(void *ctx, uint32_t n);
-	/* A method about to be instrumented; returns its id or UINT32_MAX. */
+	/* A method about to be instrumented; returns its id or UINT32_MAX.
+	 * code_hash, nblocks, nnormal: as freq() gets them. */
 	uint32_t (*method)(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
-			   size_t dl, uint32_t nsites);
+			   size_t dl, uint32_t nsites, uint64_t code_hash, uint32_t nblocks, uint32_t nnormal);
 	/* Site k (0..nsites-1) of the method: bytecode offset, line and the
 	 * type it allocates, named as in traces ("java.lang.String",
 	 * "int[]", "java.lang.Object[][]"; NUL-terminated). */
@@ -70,8 +71,7 @@ struct instr_sink {
 	 * *sites = 1 asks for one counter per site outright (a version with
 	 * path counters executed more increments than it counted).
 	 * code_hash: instr_code_hash of the method (a profile's frequencies,
-	 * profile.h, apply to the code they were measured on only).  Called
-	 * right before method() for a method planned with path counters. */
+	 * profile.h, apply to the code they were measured on only). */
 	const double *(*freq)(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
 			      size_t dl, uint64_t code_hash, uint32_t nblocks, uint32_t nnormal, int *sites);
 	/* Optional.  The method's CFG (its calls of clones among the sites),

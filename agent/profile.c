@@ -1,5 +1,6 @@
 /* profile.c - reads and writes mode=count's profile files (profile.h). */
 #include "agent/profile.h"
+#include "model/buf.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -37,17 +38,15 @@ static int field_ok(const char *s, size_t n)
 	return 1;
 }
 
-/* Splits key "class \0 method \0 descriptor" into its three parts; 0 if
- * it has not exactly three, each a valid field. */
-static int key_parts(const char *key, size_t keylen, size_t len[3])
+/* Whether key is "class \0 method \0 descriptor", each a valid field. */
+static int key_ok(const char *key, size_t keylen)
 {
 	size_t part = 0, start = 0;
 	for (size_t i = 0; i <= keylen; i++) {
 		if (i < keylen && key[i])
 			continue;
-		if (part == 3 || !field_ok(key + start, i - start))
+		if (part++ == 3 || !field_ok(key + start, i - start))
 			return 0;
-		len[part++] = i - start;
 		start = i + 1;
 	}
 	return part == 3;
@@ -80,8 +79,7 @@ static int put_entry(struct profile *p, char *key, size_t keylen, uint64_t hash,
 int profile_put(struct profile *p, const char *key, size_t keylen, uint64_t hash, uint32_t nblocks,
 		uint32_t nnormal, const double *freq)
 {
-	size_t len[3];
-	if (!key_parts(key, keylen, len) || !nblocks || nblocks > PROFILE_MAX_BLOCKS || nnormal > PROFILE_MAX_EDGES)
+	if (!key_ok(key, keylen) || !nblocks || nblocks > PROFILE_MAX_BLOCKS || nnormal > PROFILE_MAX_EDGES)
 		return -EINVAL;
 	size_t nf = nnormal + 2 * (size_t)nblocks;
 	char *k = malloc(keylen + 1);
@@ -289,22 +287,17 @@ int profile_load(struct profile *p, const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s", strerror(e));
 		return -e;
 	}
-	char *text = NULL;
-	size_t len = 0, cap = 0;
+	struct buf text;
+	buf_init(&text);
 	int rc = 0;
 	for (;;) {
-		if (len == cap) {
-			char *t = realloc(text, cap = cap ? 2 * cap : 65536);
-			if (!t) {
-				rc = -ENOMEM;
-				snprintf(err, errlen, "out of memory");
-				goto out;
-			}
-			text = t;
+		if ((rc = buf_reserve(&text, 65536))) {
+			snprintf(err, errlen, "out of memory");
+			goto out;
 		}
 		errno = 0;
-		size_t got = fread(text + len, 1, cap - len, f);
-		len += got;
+		size_t got = fread(text.data + text.len, 1, text.cap - text.len, f);
+		text.len += got;
 		if (got == 0)
 			break;
 	}
@@ -313,10 +306,10 @@ int profile_load(struct profile *p, const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s", strerror(-rc));
 		goto out;
 	}
-	rc = profile_parse(p, text, len, err, errlen);
+	rc = profile_parse(p, (const char *)text.data, text.len, err, errlen);
 	p->changed = 0;
 out:
-	free(text);
+	buf_free(&text);
 	fclose(f);
 	return rc;
 }

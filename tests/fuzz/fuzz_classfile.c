@@ -45,9 +45,10 @@ static uint32_t f_reserve(void *ctx, uint32_t n)
 }
 
 static uint32_t f_method(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
-			 size_t dl, uint32_t nsites)
+			 size_t dl, uint32_t nsites, uint64_t code_hash, uint32_t nblocks, uint32_t nnormal)
 {
-	(void)ctx; (void)cls; (void)cl; (void)name; (void)nl; (void)desc; (void)dl; (void)nsites;
+	(void)ctx; (void)cls; (void)cl; (void)name; (void)nl; (void)desc; (void)dl; (void)nsites; (void)code_hash;
+	(void)nblocks; (void)nnormal;
 	return 0;
 }
 

@@ -121,8 +121,9 @@ static int s_correction(void *ctx, uint32_t method, uint32_t start, uint32_t end
 
 static uint32_t next_method_id;
 static uint32_t s_method_id(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
-			    size_t dl, uint32_t nsites)
+			    size_t dl, uint32_t nsites, uint64_t code_hash, uint32_t nblocks, uint32_t nnormal)
 {
+	(void)code_hash; (void)nblocks; (void)nnormal;
 	s_method(ctx, cls, cl, name, nl, desc, dl, nsites);
 	T.corr_end = 0;
 	return next_method_id++;
@@ -246,12 +247,12 @@ static struct {
 } I;
 
 static uint32_t s_method_inl(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
-			     size_t dl, uint32_t nsites)
+			     size_t dl, uint32_t nsites, uint64_t code_hash, uint32_t nblocks, uint32_t nnormal)
 {
 	snprintf(I.cls, sizeof(I.cls), "%.*s", (int)cl, cls);
 	snprintf(I.name, sizeof(I.name), "%.*s", (int)nl, name);
 	snprintf(I.desc, sizeof(I.desc), "%.*s", (int)dl, desc);
-	return I.last_id = s_method_id(ctx, cls, cl, name, nl, desc, dl, nsites);
+	return I.last_id = s_method_id(ctx, cls, cl, name, nl, desc, dl, nsites, code_hash, nblocks, nnormal);
 }
 
 static int s_clone(void *ctx, uint32_t method, const uint32_t *k, const int32_t *coef, uint32_t n)

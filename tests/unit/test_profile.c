@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "agent/profile.h"
+#include "tests/slurp.h"
 
 #define KEY(c, m, d) c "\0" m "\0" d, sizeof(c "\0" m "\0" d) - 1
 
@@ -108,17 +109,6 @@ static void test_refusals(void **state)
 	profile_free(&p);
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	assert_non_null(f);
-	static char buf[4096];
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = 0;
-	fclose(f);
-	return buf;
-}
-
 /* put, save, load: the same plans; lines sorted by method; replaced plans
  * replaced; names the format cannot hold refused. */
 static void test_round_trip(void **state)
@@ -152,7 +142,12 @@ static void test_round_trip(void **state)
 			   "a/A\tm\t(I)I\tabcdef0123456789\t1\t1\tpaths\t0,42,2\n"
 			   "a/A\tn\t()V\t0000000000000007\t4\t0\tsites\t-\n"
 			   "z/Z\t<init>\t()V\t0000000000001234\t3\t2\tpaths\t1,2,3,4,5,6,7,8\n";
-	assert_string_equal(slurp(path), want);
+	size_t n = 0;
+	uint8_t *text = slurp(path, &n);
+	assert_non_null(text);
+	assert_int_equal(n, strlen(want));
+	assert_memory_equal(text, want, n);
+	free(text);
 	assert_int_equal(profile_load(&q, path, err, sizeof(err)), 0);
 	assert_int_equal(q.n, 3);
 	assert_int_equal(q.changed, 0);
