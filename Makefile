@@ -83,7 +83,7 @@ FUZZ_EXPR_SRC := analyses/expr.c analyses/features.c
 build-fuzz/fuzz_expr: FUZZ_LIB_SRC += $(FUZZ_EXPR_SRC)
 build-fuzz/fuzz_expr: $(FUZZ_EXPR_SRC)
 # fuzz_classfile reads class files: the agent's reader and instrumenter.
-FUZZ_CLASSFILE_SRC := agent/classfile.c agent/cfg.c agent/paths.c agent/instrument.c agent/suid.c
+FUZZ_CLASSFILE_SRC := agent/classfile.c agent/cfg.c agent/paths.c agent/instrument.c agent/loops.c agent/suid.c
 build-fuzz/fuzz_classfile: FUZZ_LIB_SRC += $(FUZZ_CLASSFILE_SRC)
 build-fuzz/fuzz_classfile: $(FUZZ_CLASSFILE_SRC)
 # fuzz_agent_input reads the agent's option string and hsperfdata buffers.

@@ -104,13 +104,17 @@ CF_TEST_DEFS := -DJDK_CLASSES_DIR='"$(JDK_CLASSES)"' -DEXAMPLE_CLASSES_DIR='"$(B
 $(BUILD)/tests/test_classfile: tests/unit/test_classfile.c agent/classfile.c model/buf.c | $(JDK_CLASSES)/.stamp $(EXAMPLE_CLASSES)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CF_TEST_DEFS) -o $@ $(filter %.c,$^) -lcmocka
-$(BUILD)/tests/test_instrument: tests/unit/test_instrument.c agent/instrument.c agent/suid.c agent/paths.c agent/cfg.c agent/classfile.c model/buf.c | $(JDK_CLASSES)/.stamp $(EXAMPLE_CLASSES)
+$(BUILD)/tests/test_instrument: tests/unit/test_instrument.c agent/instrument.c agent/loops.c agent/suid.c agent/paths.c agent/cfg.c agent/classfile.c model/buf.c | $(JDK_CLASSES)/.stamp $(EXAMPLE_CLASSES)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CF_TEST_DEFS) -o $@ $(filter %.c,$^) -lcmocka
 $(BUILD)/tests/test_suid: tests/unit/test_suid.c agent/suid.c agent/classfile.c model/buf.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $(filter %.c,$^) -lcmocka
-$(BUILD)/tests/test_paths: tests/unit/test_paths.c agent/instrument.c agent/suid.c agent/paths.c agent/cfg.c agent/classfile.c model/buf.c
+$(BUILD)/tests/test_paths: tests/unit/test_paths.c agent/instrument.c agent/loops.c agent/suid.c agent/paths.c agent/cfg.c agent/classfile.c model/buf.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $(filter %.c,$^) -lcmocka
+
+$(BUILD)/tests/test_loops: tests/unit/test_loops.c agent/loops.c agent/instrument.c agent/suid.c agent/paths.c agent/cfg.c agent/classfile.c model/buf.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $(filter %.c,$^) -lcmocka
 
@@ -125,7 +129,7 @@ agent-test: $(AGENT_SO) $(AGENT_COUNT) $(AGENT_UNIT) $(BUILD)/tests/test_perfdat
 	  HEAPFS=$(abspath $(BUILD)/heapfs) BUILD=$(BUILD) bash $$t; done
 
 # The instrumenter alone over class directories (agent/bench.sh).
-$(BUILD)/tests/bench_instrument: tests/bench/bench_instrument.c agent/instrument.c agent/suid.c agent/paths.c agent/cfg.c agent/classfile.c model/buf.c
+$(BUILD)/tests/bench_instrument: tests/bench/bench_instrument.c agent/instrument.c agent/loops.c agent/suid.c agent/paths.c agent/cfg.c agent/classfile.c model/buf.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $(filter %.c,$^)
 

@@ -57,6 +57,10 @@ static const char help_text[] =
 	"                  final method that makes the same allocations on every\n"
 	"                  call is counted by its callers (counter inlining through\n"
 	"                  synthetic clones; default off: reflection sees them)\n"
+	"  loops=on|off    mode=count, paths: a counted loop (an int from 0, one\n"
+	"                  increment per turn) adds its count once at its exits\n"
+	"                  instead of counting every turn (default off; not with\n"
+	"                  exceptions=events or atomic=on)\n"
 	"  verbose         print recording statistics on stderr at exit\n"
 	"  help            print this text and stop the JVM\n"
 	"\n"
@@ -172,6 +176,8 @@ static int parse_item(struct agent_opts *o, char *item, char *err, size_t errlen
 			rc = -EINVAL;
 	} else if (!strcmp(key, "inline") && val) {
 		rc = parse_onoff(val, &o->count_inline);
+	} else if (!strcmp(key, "loops") && val) {
+		rc = parse_onoff(val, &o->count_loops);
 	} else if (!strcmp(key, "atomic") && val) {
 		rc = parse_onoff(val, &o->count_atomic);
 	} else if (!strcmp(key, "exceptions") && val) {

@@ -59,6 +59,8 @@ struct agent_opts {
 	int count_inline;          /* mode=count, paths: counters of constructors and static,
 	                            * private, final methods inlined into their callers
 	                            * (instrument.h, sink->clone) */
+	int count_loops;           /* mode=count, paths: counted loops counted at their exits
+	                            * (agent/loops.h, instrument.h sink->trip) */
 	uint32_t hot;              /* mode=count, paths: re-instrument a method with measured edge
 	                            * frequencies after this many calls; 0 never */
 	char counts[AGENT_OUT_MAX]; /* mode=count: also write per-site counts as TSV here ("" none) */

@@ -238,6 +238,12 @@ if [ -x "$BUILD/tests/gen_alloc_methods" ] && command -v javac >/dev/null; then
 		"events=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,exceptions=events,verbose|-cp|$CP|Gen|20"
 	echo "  (gen-throws: exceptions=bytecode $ms_bytecode ms, exceptions=events $ms_events ms, exceptions=off $ms_off ms;" \
 		"$(sed -n 's/.*increments[^;]*; \([0-9]* exceptions, [0-9]* frames corrected\).*/\1/p' "$OUT/err"))"
+	# counted loops (loops=on, "mode=count" 10): the generated for loops
+	CP=$OUT/gen
+	interleaved_ms "lo=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,counts=$OUT/lo.tsv|-cp|$CP|Gen|50" \
+		"ln=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,loops=on,counts=$OUT/ln.tsv|-cp|$CP|Gen|50"
+	echo "  (generated, loops=on: $ms_ln ms, $(sed -n 's/^#increments\t//p' "$OUT/ln.tsv") increments;" \
+		"loops=off: $ms_lo ms, $(sed -n 's/^#increments\t//p' "$OUT/lo.tsv"))"
 	CP=$CP_SAVED
 fi
 # app_row NAME DIR OPTS_VAR COMMAND: the row of an application that a

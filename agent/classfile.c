@@ -1053,6 +1053,14 @@ int cf_initial_frame(struct cf_class *c, const struct cf_member *m, struct cf_vt
 	return n;
 }
 
+const struct cf_frame *cf_frame_at(const struct cf_frame *f, uint32_t n, uint32_t bci)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (f[i].bci == bci)
+			return &f[i];
+	return NULL;
+}
+
 int cf_frames_expand(struct cf_class *c, const struct cf_member *m, const struct cf_frame *in, uint32_t n,
 		     struct cf_frame **out)
 {

@@ -198,6 +198,9 @@ int cf_initial_frame(struct cf_class *c, const struct cf_member *m, struct cf_vt
 int cf_frames_expand(struct cf_class *c, const struct cf_member *m, const struct cf_frame *in, uint32_t n,
 		     struct cf_frame **out);
 
+/* The frame at bytecode offset bci among f[0..n), or NULL. */
+const struct cf_frame *cf_frame_at(const struct cf_frame *f, uint32_t n, uint32_t bci);
+
 /* Line of bytecode offset pc from the Code's LineNumberTable, 0 if none. */
 uint32_t cf_line_of(const struct cf_code *code, uint32_t pc);
 

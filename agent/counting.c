@@ -15,7 +15,10 @@
  * globals, and the tables below grow).
  *
  * Per site, count = sum over counters of value(counter) * coefficient,
- * plus the exception corrections.  Plain increments by default: threads
+ * plus the exception corrections.  A counted loop's counter (loops=on,
+ * sink_trip) packs the adds made at the loop's exits above its turns: its
+ * value is the turns (counter_count), its increments the adds
+ * (counter_incr).  Plain increments by default: threads
  * racing on a counter may lose increments; atomic=on makes them atomic
  * (VarHandle getAndAdd in heapfs.Counters.inc).
  *
@@ -157,6 +160,9 @@ struct cclone {
 struct ccounter {
 	uint32_t sem_first, nsem;
 	uint32_t method;            /* C.m index */
+	int trip;                   /* a counted loop's (sink_trip): its value packs
+				     * the adds at the loop's exits (high 32 bits)
+				     * over the iterations (low 32 bits) */
 };
 
 static struct {
@@ -208,6 +214,7 @@ static struct {
 	/* profile=FILE (profile.h): the plans read at start */
 	struct profile prof;
 	int prof_on;
+	int trip_half;                        /* a counted loop's turns reached 2^31 */
 	uint64_t prof_planned, prof_sites;    /* method versions planned from it: paths, per site */
 } C = { .mu = PTHREAD_MUTEX_INITIALIZER, .arr_mu = PTHREAD_MUTEX_INITIALIZER };
 
@@ -611,8 +618,31 @@ static int sink_counter(void *ctx, uint32_t method, uint32_t counter, const uint
 	uint32_t first;
 	if (push_sems(method, k, coef, n, &first))
 		return -ENOMEM;
-	C.c[counter] = (struct ccounter){ first, C.nsem - first, method };
+	C.c[counter] = (struct ccounter){ first, C.nsem - first, method, 0 };
 	return 0;
+}
+
+static int sink_trip(void *ctx, uint32_t method, uint32_t counter)
+{
+	(void)ctx;
+	if (counter >= A.opts.counters || C.c[counter].method != method)
+		return -EINVAL;
+	C.c[counter].trip = 1;
+	return 0;
+}
+
+/* What counter i counts (its semantics' multiplier) and the increments it
+ * executed, from its value: equal, but for a counted loop's (sink_trip),
+ * where the value packs the adds made at the loop's exits over the
+ * iterations.  Under C.mu. */
+static int64_t counter_count(uint32_t i, jlong value)
+{
+	return C.c[i].trip ? (int64_t)((uint64_t)value & 0xffffffffu) : (int64_t)value;
+}
+
+static uint64_t counter_incr(uint32_t i, jlong value)
+{
+	return C.c[i].trip ? (uint64_t)value >> 32 : (uint64_t)value;
 }
 
 /* Clones (counter inlining): the clone of cls.name desc that the current
@@ -1189,6 +1219,20 @@ int count_onload(jvmtiEnv *jvmti)
 			A.opts.count_exceptions = COUNT_EXC_OFF;
 		}
 	}
+	/* counted loops: an exception that leaves one must add its count so
+	 * far, which needs the loop variable: the handlers of
+	 * exceptions=bytecode read it, the Exception events' corrections
+	 * (constants per bytecode range) cannot.  Their add is a plain one. */
+	if (A.opts.count_loops && !A.opts.count_sites && !A.opts.count_atomic &&
+	    A.opts.count_exceptions != COUNT_EXC_EVENTS) {
+		sink.loops = 1;
+		sink.trip = sink_trip;
+	} else if (A.opts.count_loops) {
+		fprintf(stderr, "heapfs-agent: loops=on is ignored with %s\n",
+			A.opts.count_sites    ? "counting=sites"
+			: A.opts.count_atomic ? "atomic=on"
+					      : "exceptions=events");
+	}
 	snprintf(C.dir, sizeof(C.dir), "/tmp/heapfs-agent-XXXXXX");
 	if (!mkdtemp(C.dir))
 		return -errno;
@@ -1316,10 +1360,12 @@ static int site_counts(JNIEnv *jni, int64_t **out, uint64_t *incr)
 	rc = -ENOMEM;
 	if (v && cnt) {
 		for (uint32_t i = 0; i < n; i++) {
-			*incr += (uint64_t)v[i];
+			*incr += counter_incr(i, v[i]);
+			if (C.c[i].trip && ((uint64_t)v[i] & 0x80000000u))
+				C.trip_half = 1;
 			for (uint32_t j = 0; j < C.c[i].nsem; j++) {
 				const struct csem *s = &C.sem[C.c[i].sem_first + j];
-				cnt[s->site] += (int64_t)v[i] * s->coef;
+				cnt[s->site] += counter_count(i, v[i]) * s->coef;
 			}
 		}
 		for (uint32_t i = 0; i < C.ns && i < C.cap_corr; i++)
@@ -1427,7 +1473,7 @@ static int measure(struct cmethod *m, const jlong *v, uint32_t nc, double min_en
 	uint64_t sum = 0;
 	for (uint32_t j = 0; j < m->nedges; j++)
 		if (m->cnt[j] != UINT32_MAX && m->cnt[j] < nc)
-			sum += (uint64_t)v[m->cnt[j]];
+			sum += (uint64_t)counter_count(m->cnt[j], v[m->cnt[j]]);
 	if (sum == m->measured_sum && min_entry >= (double)A.opts.hot)
 		return 0;
 	m->measured_sum = sum;
@@ -1438,7 +1484,7 @@ static int measure(struct cmethod *m, const jlong *v, uint32_t nc, double min_en
 		for (uint32_t j = 0; j < m->nedges; j++)
 			if (m->cnt[j] != UINT32_MAX && m->cnt[j] < nc) {
 				counted[j] = 1;
-				val[j] = (double)v[m->cnt[j]];
+				val[j] = (double)counter_count(m->cnt[j], v[m->cnt[j]]);
 			}
 		double entry = instr_solve_flow(m->nblocks, m->nedges, m->e, counted, val, flow);
 		hot = entry >= min_entry && entry > 0 &&
@@ -1470,9 +1516,9 @@ static void method_sums(const jlong *v, uint32_t nc, uint64_t *inc, int64_t *cou
 			ncount[c->method]++;
 		if (!v[i])
 			continue; /* most counters, polled every few ms */
-		inc[c->method] += (uint64_t)v[i];
+		inc[c->method] += counter_incr(i, v[i]);
 		for (uint32_t j = 0; j < c->nsem; j++)
-			counted[c->method] += v[i] * C.sem[c->sem_first + j].coef;
+			counted[c->method] += counter_count(i, v[i]) * C.sem[c->sem_first + j].coef;
 	}
 }
 
@@ -1752,6 +1798,9 @@ void count_finish(JNIEnv *jni)
 			save_profile(v, nc);
 		free(v);
 	}
+	if (C.trip_half) /* allocs/stats cannot tell: the packed value hides it */
+		fprintf(stderr, "heapfs-agent: mode=count: a counted loop turned over 2^31 times: loops=on counts up "
+				"to 2^32 turns a loop, then its counts are wrong (run without loops=on)\n");
 	if (C.exhausted)
 		fprintf(stderr, "heapfs-agent: mode=count: %llu methods not counted: all %u counters in use (counters=N)\n",
 			(unsigned long long)C.exhausted, A.opts.counters);
@@ -1768,7 +1817,7 @@ void count_finish(JNIEnv *jni)
 			"allocations, %llu left alone), %u counters, %llu stubs, %llu classes retransformed (hot=%u; %llu hot methods kept: their plan did not change), "
 			"%llu method versions with one counter per site (measured or demoted), %llu constructors per "
 			"site and %llu correction handlers (exceptions=bytecode), %llu clones and %llu "
-			"calls of them (inline=on; %llu classes relinked); increments %llu vs %llu per-site (%.1f%% fewer); %llu exceptions, %llu frames corrected%s; "
+			"calls of them (inline=on; %llu classes relinked), %llu counted loops (loops=on); increments %llu vs %llu per-site (%.1f%% fewer); %llu exceptions, %llu frames corrected%s; "
 			"%.1f ms instrumenting at load, %.1f ms at retransformation, %.1f ms in RetransformClasses\n",
 			(unsigned long long)C.classes, (unsigned long long)C.failed,
 			(unsigned long long)C.st.instrumented, (unsigned long long)C.st.no_allocs,
@@ -1777,7 +1826,7 @@ void count_finish(JNIEnv *jni)
 			(unsigned long long)C.st.per_site,
 			(unsigned long long)C.st.ctor_sites, (unsigned long long)C.st.corr_handlers,
 			(unsigned long long)C.st.clones, (unsigned long long)C.st.inlined,
-			(unsigned long long)C.relinked, (unsigned long long)incr, (unsigned long long)per_site,
+			(unsigned long long)C.relinked, (unsigned long long)C.st.trip_loops, (unsigned long long)incr, (unsigned long long)per_site,
 			per_site ? 100.0 * (1.0 - (double)incr / (double)per_site) : 0.0, (unsigned long long)C.exceptions,
 			(unsigned long long)C.frames_corrected, A.opts.count_atomic ? "; atomic increments" : "",
 			C.hook_ns[0] / 1e6, C.hook_ns[1] / 1e6, retransform_ns / 1e6);

@@ -8,6 +8,7 @@
 
 #include "agent/cfg.h"
 #include "agent/classfile.h"
+#include "agent/loops.h"
 #include "agent/paths.h"
 #include "agent/suid.h"
 
@@ -16,11 +17,16 @@
 #define EXTRA_STACK 6u           /* arrayref index arrayref index long */
 #define NOT_SET UINT32_MAX
 
-enum { SN_FT = 0, SN_LABEL = 1, SN_STUB = 2 };
+/* Snippets: FT placed before an instruction, passed by falling through
+ * only; LABEL placed before it, where branches to it land; STUB after the
+ * code; TRIP a counted loop's add at an exit target (sink->trip), after
+ * the labels, where it is the last thing before the instruction. */
+enum { SN_FT = 0, SN_LABEL = 1, SN_STUB = 2, SN_TRIP = 3 };
 
 /* One counter snippet. */
 struct snip {
 	uint8_t kind;
+	uint32_t var;        /* TRIP: the loop variable */
 	uint32_t insn;       /* FT/LABEL: placed before it; STUB: jumps to it */
 	uint32_t counter;    /* global counter index */
 	uint32_t frame_insn; /* a branch lands on it: copy this insn's frame; NOT_SET none */
@@ -77,7 +83,7 @@ static int add_snip(struct rw *r, uint8_t kind, uint32_t insn, uint32_t counter,
 	if (!s)
 		return -ENOMEM;
 	r->s = s;
-	s[r->ns] = (struct snip){ kind, insn, counter, frame_insn, 0, r->ns };
+	s[r->ns] = (struct snip){ kind, 0, insn, counter, frame_insn, 0, r->ns };
 	r->ns++;
 	return 0;
 }
@@ -162,6 +168,20 @@ static uint32_t insn_len(const struct rw *r, uint32_t i, uint32_t pos)
 	return new_insn_len(&r->v[i], pos) + (r->inl_ref && r->inl_ref[i] ? 1u : 0u);
 }
 
+/* A counted loop's add (sink->trip):
+ *     iload v; ifeq END; getstatic c; sipush|ldc_w INDEX; dup2; laload;
+ *     iload v; i2l; ladd; ldc2_w 1L<<32; ladd; lastore; END:
+ * (iload is wide for v > 255). */
+static uint32_t trip_len(uint32_t var)
+{
+	return var < 256 ? 22u : 26u;
+}
+
+static uint32_t snip_len(const struct rw *r, const struct snip *s)
+{
+	return s->kind == SN_TRIP ? trip_len(s->var) : r->snip_len;
+}
+
 /* Offsets of everything; repeats until the switch paddings settle. */
 static int layout(struct rw *r)
 {
@@ -173,10 +193,10 @@ static int layout(struct rw *r)
 			r->fpos[i] = pos;
 			while (si < r->ns && r->s[r->ord[si]].kind != SN_STUB && r->s[r->ord[si]].insn == i) {
 				struct snip *s = &r->s[r->ord[si++]];
-				if (s->kind == SN_LABEL && jt == NOT_SET)
+				if ((s->kind == SN_LABEL || s->kind == SN_TRIP) && jt == NOT_SET)
 					jt = pos;
 				s->pos = pos;
-				pos += r->snip_len;
+				pos += snip_len(r, s);
 			}
 			changed |= r->ipos[i] != pos;
 			r->ipos[i] = pos;
@@ -265,6 +285,48 @@ static int emit_snip(struct rw *r, uint8_t *p, uint32_t counter)
 	return 0;
 }
 
+/* iload var at p (2 bytes, or wide: 4); returns its length. */
+static uint32_t emit_iload(uint8_t *p, uint32_t var)
+{
+	if (var < 256) {
+		p[0] = 0x15; /* iload */
+		p[1] = (uint8_t)var;
+		return 2;
+	}
+	p[0] = 0xc4; /* wide */
+	p[1] = 0x15;
+	put2(p + 2, var);
+	return 4;
+}
+
+/* A counted loop's add at p (trip_len bytes; see there). */
+static int emit_trip(struct rw *r, uint8_t *p, const struct snip *s)
+{
+	uint16_t k32 = cf_cp_long(r->c, (int64_t)1 << 32);
+	if (!k32)
+		return -E2BIG;
+	uint32_t len = trip_len(s->var), at = emit_iload(p, s->var);
+	p[at] = 0x99; /* ifeq END */
+	put2(p + at + 1, len - at);
+	at += 3;
+	p[at] = 0xb2; /* getstatic */
+	put2(p + at + 1, r->fieldref);
+	if (emit_index(r, p + at + 3, s->counter))
+		return -E2BIG;
+	at += 6;
+	p[at++] = 0x5c; /* dup2 */
+	p[at++] = 0x2f; /* laload */
+	at += emit_iload(p + at, s->var);
+	p[at++] = 0x85; /* i2l */
+	p[at++] = 0x61; /* ladd */
+	p[at] = 0x14; /* ldc2_w */
+	put2(p + at + 1, k32);
+	at += 3;
+	p[at++] = 0x61; /* ladd */
+	p[at++] = 0x50; /* lastore */
+	return at == len ? 0 : -EINVAL;
+}
+
 static int emit_insn(struct rw *r, uint8_t *out, uint32_t i)
 {
 	const struct cf_insn *in = &r->v[i];
@@ -327,6 +389,10 @@ static int emit_code(struct rw *r, uint8_t **code_out)
 	int rc = 0;
 	for (uint32_t j = 0; j < r->ns && !rc; j++) {
 		const struct snip *s = &r->s[j];
+		if (s->kind == SN_TRIP) {
+			rc = emit_trip(r, out + s->pos, s);
+			continue;
+		}
 		rc = emit_snip(r, out + s->pos, s->counter);
 		if (!rc && s->kind == SN_STUB) {
 			uint32_t at = s->pos + r->snip_len;
@@ -415,14 +481,6 @@ static void relocate_tables(struct rw *r)
 	}
 }
 
-static const struct cf_frame *frame_at(const struct cf_frame *f, uint32_t n, uint32_t bci)
-{
-	for (uint32_t i = 0; i < n; i++)
-		if (f[i].bci == bci)
-			return &f[i];
-	return NULL;
-}
-
 static int frame_cmp(const void *a, const void *b)
 {
 	const struct cf_frame *x = a, *y = b;
@@ -436,6 +494,83 @@ static void relocate_uninit(const struct rw *r, struct cf_vtype *t, uint32_t n)
 			t[i].val = (uint16_t)r->ipos[r->pci[t[i].val]];
 }
 
+/* f with local `var` an int (a counted loop's exit target, where the
+ * loop's add reads it): new locals array in the arena.  The slot is past
+ * the frame's locals (tops fill the gap), or a top or an int in it (the
+ * verifier accepted var as an int on every edge into f: loops.c). */
+static int frame_with_int(struct rw *r, struct cf_frame *f, uint32_t var)
+{
+	int e = trip_frame_entry(f, var);
+	if (e == -2)
+		return -EINVAL;
+	uint32_t slots = 0;
+	for (uint32_t i = 0; i < f->nlocals; i++)
+		slots += f->locals[i].tag == VT_LONG || f->locals[i].tag == VT_DOUBLE ? 2 : 1;
+	uint32_t n = e >= 0 ? f->nlocals + 1u : f->nlocals + (var - slots) + 1u;
+	struct cf_vtype *l = cf_alloc(r->c, n * sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	memcpy(l, f->locals, f->nlocals * sizeof(*l));
+	if (e >= 0) {
+		uint8_t was = l[e].tag;
+		l[e] = (struct cf_vtype){ .tag = VT_INTEGER };
+		if (was == VT_LONG || was == VT_DOUBLE) { /* its second slot becomes a top */
+			memmove(l + e + 2, l + e + 1, (f->nlocals - (uint32_t)e - 1) * sizeof(*l));
+			l[e + 1] = (struct cf_vtype){ .tag = VT_TOP };
+		} else {
+			n--;
+		}
+	} else {
+		for (uint32_t i = f->nlocals; i + 1 < n; i++)
+			l[i] = (struct cf_vtype){ .tag = VT_TOP };
+		l[n - 1] = (struct cf_vtype){ .tag = VT_INTEGER };
+	}
+	f->locals = l;
+	f->nlocals = (uint16_t)n;
+	return 0;
+}
+
+/* The variable of the counted loop whose add is placed before insn, or
+ * NOT_SET. */
+static uint32_t trip_var_at(const struct rw *r, uint32_t insn)
+{
+	for (uint32_t j = 0; j < r->ns; j++)
+		if (r->s[j].kind == SN_TRIP && r->s[j].insn == insn)
+			return r->s[j].var;
+	return NOT_SET;
+}
+
+/* The frames of a counted loop's exit target: where branches land (the
+ * first label or the add) the target's frame with the loop variable an
+ * int; after the add, where its ifeq lands, the target's own. */
+static int trip_frames(struct rw *r, struct cf_frame *f, uint32_t *k)
+{
+	for (uint32_t j = 0; j < r->ns; j++) {
+		const struct snip *s = &r->s[j];
+		if (s->kind != SN_TRIP)
+			continue;
+		struct cf_frame *w = NULL;
+		for (uint32_t i = 0; i < *k && !w; i++)
+			if (f[i].bci == r->jt[s->insn])
+				w = &f[i];
+		if (!w)
+			return -EINVAL;
+		struct cf_frame *own = &f[(*k)++];
+		*own = *w;
+		own->bci = r->ipos[s->insn];
+		own->locals = cf_alloc(r->c, (w->nlocals + 1u) * sizeof(struct cf_vtype));
+		own->stack = cf_alloc(r->c, (w->nstack + 1u) * sizeof(struct cf_vtype));
+		if (!own->locals || !own->stack)
+			return -ENOMEM;
+		memcpy(own->locals, w->locals, w->nlocals * sizeof(struct cf_vtype));
+		memcpy(own->stack, w->stack, w->nstack * sizeof(struct cf_vtype));
+		int rc = frame_with_int(r, w, s->var);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 /* New frames: the old ones at their new offsets, plus copies for the
  * snippets a branch lands on. */
 static int relocate_frames(struct rw *r)
@@ -446,7 +581,7 @@ static int relocate_frames(struct rw *r)
 			smt = &r->k->attrs[a];
 	uint32_t need = 0;
 	for (uint32_t j = 0; j < r->ns; j++)
-		need += r->s[j].frame_insn != NOT_SET;
+		need += r->s[j].frame_insn != NOT_SET || r->s[j].kind == SN_TRIP;
 	if (!smt)
 		return need && r->c->major >= 50 ? -EINVAL : 0;
 	struct cf_frame *old;
@@ -467,7 +602,7 @@ static int relocate_frames(struct rw *r)
 	for (uint32_t j = 0; j < r->ns; j++) {
 		if (r->s[j].frame_insn == NOT_SET)
 			continue;
-		const struct cf_frame *src = frame_at(old, smt->u.smt.n, r->v[r->s[j].frame_insn].pc);
+		const struct cf_frame *src = cf_frame_at(old, smt->u.smt.n, r->v[r->s[j].frame_insn].pc);
 		if (!src)
 			return -EINVAL;
 		f[k] = *src;
@@ -477,8 +612,16 @@ static int relocate_frames(struct rw *r)
 			return -ENOMEM;
 		memcpy(f[k].locals, src->locals, src->nlocals * sizeof(struct cf_vtype));
 		memcpy(f[k].stack, src->stack, src->nstack * sizeof(struct cf_vtype));
-		f[k++].bci = r->s[j].pos;
+		f[k].bci = r->s[j].pos;
+		/* a stub or snippet on the way to a counted loop's add: it comes
+		 * from the loop too, and the add reads the variable */
+		uint32_t var = trip_var_at(r, r->s[j].frame_insn);
+		if (var != NOT_SET && (rc = frame_with_int(r, &f[k], var)))
+			return rc;
+		k++;
 	}
+	if ((rc = trip_frames(r, f, &k)))
+		return rc;
 	/* Uninitialized(offset) names the `new` instruction's offset; each
 	 * frame has its own arrays (cf_frames_expand and the copies above) */
 	for (uint32_t i = 0; i < n; i++) {
@@ -569,6 +712,9 @@ struct method_plan {
 	uint32_t *line;     /* [nalloc] source line of each site, from the original table */
 	char *type;         /* [nalloc][256] allocated type of each site */
 	uint64_t code_hash; /* instr_code_hash: for the sink's freq and method */
+	struct trip_loops tl; /* counted loops (sink->loops, loops.h) */
+	uint32_t *trip_counter; /* [tl.n] the counter (ps index) on each loop's back
+				 * edge, NOT_SET: the loop is counted as any */
 };
 
 /* Whether instruction i is a site: an allocation, or a call of a clone
@@ -703,19 +849,31 @@ static int announce(struct cf_class *c, struct cf_member *m, const struct method
 	return rc;
 }
 
+/* The counted loop (loops.h) block b is in, if counted at its exits
+ * (sink->trip), else NOT_SET. */
+static uint32_t trip_loop_of_block(const struct method_plan *mp, uint32_t b)
+{
+	uint32_t l = mp->tl.loop_of ? mp->tl.loop_of[b] : TRIP_NONE;
+	return l != TRIP_NONE && mp->trip_counter && mp->trip_counter[l] != NOT_SET ? l : NOT_SET;
+}
+
 /* Exception corrections (paths.h, phi): for every run of instructions of a
  * block up to and including its next allocation, phi(b) minus the
  * block's allocations not yet made.  An exit block's last instruction
  * comes after its exit counter, which settled the account: it needs
  * nothing.  Runs whose correction is zero are left out; the others come
- * in code order, each with its vector in vec[run * nsites]. */
+ * in code order, each with its vector in vec[run * w]: a correction
+ * per site, then (w = nsites + 1) the counted loop (loops.h) the run is
+ * in, plus 1, or 0: an exception there must also add the loop's count so
+ * far (the add at its exits, sink->trip), so that such runs are kept even
+ * with no correction per site. */
 struct corr_run {
 	uint32_t first, last;      /* instruction indexes, inclusive */
 };
 struct corr_runs {
-	uint32_t n;
+	uint32_t n, w;
 	struct corr_run *run;      /* [n] */
-	int32_t *vec;              /* [n * nsites] */
+	int32_t *vec;              /* [n * w] */
 	uint64_t cap_run, cap_vec;
 };
 
@@ -726,13 +884,14 @@ static void corr_runs_free(struct corr_runs *cr)
 	memset(cr, 0, sizeof(*cr));
 }
 
-static int corr_runs_push(struct corr_runs *cr, uint32_t ns, uint32_t first, uint32_t last, const int32_t *corr)
+static int corr_runs_push(struct corr_runs *cr, uint32_t first, uint32_t last, const int32_t *corr)
 {
+	uint32_t w = cr->w;
 	if (array_reserve((void **)&cr->run, &cr->cap_run, cr->n + 1ull, sizeof(*cr->run)) ||
-	    array_reserve((void **)&cr->vec, &cr->cap_vec, (cr->n + 1ull) * ns, sizeof(*cr->vec)))
+	    array_reserve((void **)&cr->vec, &cr->cap_vec, (cr->n + 1ull) * w, sizeof(*cr->vec)))
 		return -ENOMEM;
 	cr->run[cr->n] = (struct corr_run){ first, last };
-	memcpy(cr->vec + (size_t)cr->n * ns, corr, ns * sizeof(*corr));
+	memcpy(cr->vec + (size_t)cr->n * w, corr, w * sizeof(*corr));
 	cr->n++;
 	return 0;
 }
@@ -743,9 +902,10 @@ static int correction_runs(const struct rw *r, const struct method_plan *mp, str
 	const struct paths *ps = &mp->ps;
 	uint32_t ns = g->nsites;
 	memset(cr, 0, sizeof(*cr));
+	cr->w = ns + 1;
 	if (!ps->phi || !ns)
 		return 0;
-	int32_t *corr = malloc(ns * sizeof(int32_t));
+	int32_t *corr = malloc(cr->w * sizeof(int32_t));
 	uint8_t *exit_counted = calloc(g->nblocks + 1, 1);
 	int rc = corr && exit_counted ? 0 : -ENOMEM;
 	for (uint32_t i = 0; i < ps->nedges && !rc; i++)
@@ -758,6 +918,7 @@ static int correction_runs(const struct rw *r, const struct method_plan *mp, str
 		/* corr = phi(b) - allocations of b from the run's start on */
 		for (uint32_t s = 0; s < ns; s++)
 			corr[s] = ps->phi[(size_t)b * ns + s] - (g->site_block[s] == b);
+		corr[ns] = (int32_t)(trip_loop_of_block(mp, b) + 1); /* NOT_SET + 1 = 0 */
 		uint32_t last = bl->end - (exit_counted[b] ? 1 : 0);
 		uint32_t i = bl->first;
 		while (i < last && !rc) {
@@ -765,10 +926,10 @@ static int correction_runs(const struct rw *r, const struct method_plan *mp, str
 			while (j + 1 < last && !site_insn(r, j))
 				j++;
 			int any = 0;
-			for (uint32_t s = 0; s < ns; s++)
+			for (uint32_t s = 0; s < cr->w; s++)
 				any |= corr[s] != 0;
 			if (any)
-				rc = corr_runs_push(cr, ns, i, j, corr);
+				rc = corr_runs_push(cr, i, j, corr);
 			if (site_insn(r, j)) /* made from here on */
 				for (uint32_t s = 0; s < ns; s++)
 					if (g->site_pc[s] == r->v[j].pc)
@@ -796,7 +957,9 @@ static int report_corrections(const struct rw *r, const struct method_plan *mp, 
 	if (!rc && (!k || !co))
 		rc = -ENOMEM;
 	for (uint32_t x = 0; x < cr.n && !rc; x++) {
-		uint32_t n = sparse_sites(cr.vec + (size_t)x * ns, ns, k, co);
+		uint32_t n = sparse_sites(cr.vec + (size_t)x * cr.w, ns, k, co);
+		if (!n)
+			continue; /* a counted loop's only (not with these corrections: uses_loops) */
 		rc = sink->correction(sink->ctx, id, r->ipos[cr.run[x].first], r->ipos[cr.run[x].last] + 1, k, co, n);
 	}
 	if (!rc && sink->handlers && r->k->nexc) {
@@ -833,6 +996,9 @@ struct corr_plan {
 	uint32_t *plain;        /* [nexc]: plain stub number, NOT_SET none */
 	uint32_t nplain;
 	uint32_t cbase;         /* the vectors' counters: cbase + v */
+	uint32_t *hoff;         /* [nvec + 1] H_v's offset after the code, then the end */
+	const struct method_plan *mp;
+	uint32_t tbase;         /* the method's first counter (counted loops' adds) */
 };
 
 static void corr_plan_free(struct corr_plan *cp)
@@ -842,6 +1008,7 @@ static void corr_plan_free(struct corr_plan *cp)
 	free(cp->uniq);
 	free(cp->stub);
 	free(cp->plain);
+	free(cp->hoff);
 	memset(cp, 0, sizeof(*cp));
 }
 
@@ -890,9 +1057,33 @@ static int number_vectors(const struct corr_runs *cr, uint32_t ns, uint32_t *vid
 	return 0;
 }
 
+/* Vector v's counted loop (corr_runs), or NOT_SET. */
+static uint32_t vec_loop(const struct corr_plan *cp, uint32_t v)
+{
+	return (uint32_t)cp->cr.vec[(size_t)cp->uniq[v] * cp->cr.w + cp->cr.w - 1] - 1;
+}
+
+/* Whether vector v corrects any site (else only its loop's add). */
+static int vec_corrects(const struct corr_plan *cp, uint32_t v)
+{
+	const int32_t *vec = cp->cr.vec + (size_t)cp->uniq[v] * cp->cr.w;
+	for (uint32_t s = 0; s + 1 < cp->cr.w; s++)
+		if (vec[s])
+			return 1;
+	return 0;
+}
+
+/* H_v's length: its counted loop's add, the snippet of its counter,
+ * athrow. */
+static uint32_t handler_len(const struct rw *r, const struct corr_plan *cp, uint32_t v)
+{
+	uint32_t l = vec_loop(cp, v);
+	return (l != NOT_SET ? trip_len(cp->mp->tl.l[l].var) : 0) + (vec_corrects(cp, v) ? r->snip_len : 0) + 1;
+}
+
 static int plan_corr_handlers(const struct rw *r, const struct method_plan *mp, struct corr_plan *cp)
 {
-	uint32_t ns = mp->g.nsites, nexc = r->k->nexc;
+	uint32_t nexc = r->k->nexc;
 	memset(cp, 0, sizeof(*cp));
 	int rc = correction_runs(r, mp, &cp->cr);
 	if (rc || !cp->cr.n)
@@ -901,7 +1092,7 @@ static int plan_corr_handlers(const struct rw *r, const struct method_plan *mp, 
 	cp->uniq = malloc(cp->cr.n * sizeof(uint32_t));
 	if (!cp->vid || !cp->uniq)
 		return -ENOMEM;
-	if ((rc = number_vectors(&cp->cr, ns, cp->vid, cp->uniq, &cp->nvec)))
+	if ((rc = number_vectors(&cp->cr, cp->cr.w, cp->vid, cp->uniq, &cp->nvec)))
 		return rc;
 	cp->stub = malloc(((size_t)nexc * cp->nvec + 1) * sizeof(uint32_t));
 	cp->plain = malloc((nexc + 1) * sizeof(uint32_t));
@@ -931,6 +1122,20 @@ static int plan_corr_handlers(const struct rw *r, const struct method_plan *mp, 
 		cp->plain[e] = redirect ? cp->nplain++ : NOT_SET;
 	}
 	free(stubbed);
+	/* a counted loop has no handler of the method covering it
+	 * (loops.c): its runs need no stub */
+	for (uint32_t e = 0; e < nexc && !rc; e++)
+		for (uint32_t v = 0; v < cp->nvec && !rc; v++)
+			if (cp->stub[(size_t)e * cp->nvec + v] != NOT_SET && vec_loop(cp, v) != NOT_SET)
+				rc = -EINVAL;
+	cp->mp = mp;
+	if (!rc && !(cp->hoff = malloc((cp->nvec + 1) * sizeof(uint32_t))))
+		rc = -ENOMEM;
+	for (uint32_t v = 0, at = 0; v <= cp->nvec && !rc; v++) {
+		cp->hoff[v] = at;
+		if (v < cp->nvec)
+			at += handler_len(r, cp, v);
+	}
 	return rc;
 }
 
@@ -944,7 +1149,7 @@ static void run_span(const struct rw *r, const struct corr_runs *cr, uint32_t x,
 
 static uint32_t corr_tail_len(const struct rw *r, const struct corr_plan *cp)
 {
-	return cp->nvec * (r->snip_len + 1) + cp->nstub * (r->snip_len + 5) + cp->nplain * 5;
+	return cp->hoff[cp->nvec] + cp->nstub * (r->snip_len + 5) + cp->nplain * 5;
 }
 
 /* A full frame at bci: no locals, the stack one java/lang/Throwable. */
@@ -960,6 +1165,26 @@ static int throwable_frame(struct rw *r, uint32_t bci, uint16_t throwable, struc
 		return -ENOMEM;
 	f->stack[0] = (struct cf_vtype){ .tag = VT_OBJECT, .val = throwable };
 	return 0;
+}
+
+/* H_v at p: the add of its counted loop (as at the loop's exits), the
+ * increment of its counter unless it corrects no site, athrow. */
+static int emit_handler(struct rw *r, const struct corr_plan *cp, uint32_t v, uint8_t *p)
+{
+	uint32_t l = vec_loop(cp, v), at = 0;
+	int rc = 0;
+	if (l != NOT_SET) {
+		struct snip t = { .kind = SN_TRIP, .var = cp->mp->tl.l[l].var,
+				  .counter = cp->tbase + cp->mp->trip_counter[l] };
+		rc = emit_trip(r, p, &t);
+		at += trip_len(t.var);
+	}
+	if (!rc && vec_corrects(cp, v)) {
+		rc = emit_snip(r, p + at, cp->cbase + v);
+		at += r->snip_len;
+	}
+	p[at] = 0xbf; /* athrow */
+	return rc;
 }
 
 /* After rw_apply: appends the handlers, rewrites the exception table and
@@ -984,12 +1209,9 @@ static int emit_corr_handlers(struct rw *r, const struct corr_plan *cp)
 		return -ENOMEM;
 	memcpy(code, k->code, base);
 	int rc = 0;
-	for (uint32_t v = 0; v < nvec && !rc; v++) {
-		uint32_t at = base + v * (sl + 1);
-		rc = emit_snip(r, code + at, cp->cbase + v);
-		code[at + sl] = 0xbf; /* athrow */
-	}
-	uint32_t sbase = base + nvec * (sl + 1);
+	for (uint32_t v = 0; v < nvec && !rc; v++)
+		rc = emit_handler(r, cp, v, code + base + cp->hoff[v]);
+	uint32_t sbase = base + cp->hoff[nvec];
 	for (uint32_t e = 0; e < k->nexc && !rc; e++)
 		for (uint32_t v = 0; v < nvec && !rc; v++) {
 			uint32_t st = cp->stub[(size_t)e * nvec + v];
@@ -1036,7 +1258,7 @@ static int emit_corr_handlers(struct rw *r, const struct corr_plan *cp)
 	for (uint32_t x = 0; x < cp->cr.n; x++) {
 		uint32_t rs, re;
 		run_span(r, &cp->cr, x, &rs, &re);
-		uint16_t h = (uint16_t)(base + cp->vid[x] * (sl + 1));
+		uint16_t h = (uint16_t)(base + cp->hoff[cp->vid[x]]);
 		if (n && exc[n - 1].catch_type == 0 && exc[n - 1].handler == h && exc[n - 1].end == rs)
 			exc[n - 1].end = (uint16_t)re; /* adjacent runs of one vector: one entry */
 		else
@@ -1065,20 +1287,32 @@ static int emit_corr_handlers(struct rw *r, const struct corr_plan *cp)
 	uint32_t nf = 0;
 	if (smt) {
 		uint32_t old = smt->u.smt.n;
-		f = cf_alloc(r->c, (old + nvec + cp->nstub + cp->nplain + 1) * sizeof(*f));
+		f = cf_alloc(r->c, (old + 2 * nvec + cp->nstub + cp->nplain + 1) * sizeof(*f));
 		if (!f)
 			return -ENOMEM;
 		if (old) /* a new StackMapTable has none (and no array) */
 			memcpy(f, smt->u.smt.f, old * sizeof(*f));
 		nf = old;
-		for (uint32_t v = 0; v < nvec && !rc; v++)
-			rc = throwable_frame(r, base + v * (sl + 1), throwable, &f[nf++]);
+		for (uint32_t v = 0; v < nvec && !rc; v++) {
+			uint32_t l = vec_loop(cp, v), at = base + cp->hoff[v];
+			if (l == NOT_SET) {
+				rc = throwable_frame(r, at, throwable, &f[nf++]);
+				continue;
+			}
+			/* the loop's add reads its variable; its ifeq lands after it */
+			uint32_t var = cp->mp->tl.l[l].var;
+			if (!(rc = throwable_frame(r, at, throwable, &f[nf])) && !(rc = frame_with_int(r, &f[nf], var)))
+				rc = throwable_frame(r, at + trip_len(var), throwable, &f[nf + 1]);
+			if (!rc)
+				rc = frame_with_int(r, &f[nf + 1], var);
+			nf += 2;
+		}
 		for (uint32_t e = 0; e < k->nexc && !rc; e++)
 			for (uint32_t v = 0; v < nvec && !rc; v++) {
 				uint32_t st = cp->stub[(size_t)e * nvec + v];
 				if (st == NOT_SET)
 					continue;
-				const struct cf_frame *src = frame_at(smt->u.smt.f, old, k->exc[e].handler);
+				const struct cf_frame *src = cf_frame_at(smt->u.smt.f, old, k->exc[e].handler);
 				if (!src)
 					return -EINVAL;
 				f[nf] = *src; /* read only from here on: the arrays can be shared */
@@ -1087,7 +1321,7 @@ static int emit_corr_handlers(struct rw *r, const struct corr_plan *cp)
 		for (uint32_t e = 0; e < k->nexc && !rc; e++) {
 			if (cp->plain[e] == NOT_SET)
 				continue;
-			const struct cf_frame *src = frame_at(smt->u.smt.f, old, k->exc[e].handler);
+			const struct cf_frame *src = cf_frame_at(smt->u.smt.f, old, k->exc[e].handler);
 			if (!src)
 				return -EINVAL;
 			f[nf] = *src;
@@ -1124,7 +1358,7 @@ static int announce_corr_counters(const struct corr_plan *cp, const struct metho
 	int32_t *co = malloc((ns + 1) * sizeof(int32_t));
 	int rc = ks && co ? 0 : -ENOMEM;
 	for (uint32_t v = 0; v < cp->nvec && !rc; v++) {
-		uint32_t nz = sparse_sites(cp->cr.vec + (size_t)cp->uniq[v] * ns, ns, ks, co);
+		uint32_t nz = sparse_sites(cp->cr.vec + (size_t)cp->uniq[v] * cp->cr.w, ns, ks, co);
 		rc = sink->counter(sink->ctx, id, cp->cbase + v, ks, co, nz);
 	}
 	free(ks);
@@ -1346,6 +1580,84 @@ uint64_t instr_code_hash(const struct cf_code *k)
 	return h;
 }
 
+/* The method's complete frames (NULL, 0 without a StackMapTable). */
+static int expanded_frames(const struct rw *r, struct cf_frame **f, uint32_t *n)
+{
+	*f = NULL;
+	*n = 0;
+	for (uint32_t a = 0; a < r->k->nattrs; a++)
+		if (r->k->attrs[a].kind == CA_SMT) {
+			*n = r->k->attrs[a].u.smt.n;
+			return *n ? cf_frames_expand(r->c, r->m, r->k->attrs[a].u.smt.f, *n, f) : 0;
+		}
+	return 0;
+}
+
+/* Whether m's counted loops are counted at their exits: loops=on, but not
+ * in a constructor planned with bytecode corrections (plan_ctor_paths).
+ * Bytecode corrections add a loop's count so far when an exception leaves
+ * it (emit_handler); reported ones (sink->correction) do not: the sink
+ * must not ask for loops with those applied. */
+static int uses_loops(const struct instr_sink *sink, const struct cf_class *c, const struct cf_member *m)
+{
+	return sink->loops && sink->trip && !(sink->bytecode && cf_utf8_eq(c, m->name, "<init>"));
+}
+
+/* The method's counted loops (loops.h) into mp->tl. */
+static int find_loops(const struct rw *r, struct method_plan *mp)
+{
+	struct cf_frame *frames;
+	uint32_t nframes;
+	int rc = expanded_frames(r, &frames, &nframes);
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc)
+		return 0; /* frames that do not expand: no loops */
+	return trip_loops_find(&mp->g, r->v, r->k, frames, nframes, r->c->major >= 50, &mp->tl);
+}
+
+/* paths_plan, but with each counted loop's (loops.h) path counter forced
+ * onto the loop's back edge, where it counts the iterations: the loop's
+ * variable holds them at its exits, where sink->trip's adds go.  A loop
+ * whose back edge carries no counter in the end (empty semantics) is
+ * counted as any. */
+static int plan_loop_paths(const double *freq, struct method_plan *mp)
+{
+	struct paths *ps = &mp->ps;
+	uint32_t *forced = NULL;
+	int rc;
+	if ((rc = paths_build(&mp->g, freq, ps)))
+		goto out;
+	forced = malloc((ps->npaths + 1) * sizeof(uint32_t));
+	mp->trip_counter = malloc((mp->tl.n + 1) * sizeof(uint32_t));
+	if (!forced || !mp->trip_counter) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t p = 0; p < ps->npaths; p++)
+		forced[p] = PATHS_NONE;
+	for (uint32_t l = 0; l < mp->tl.n; l++) {
+		uint32_t pe = paths_find_edge(ps, mp->tl.l[l].latch, mp->tl.l[l].head);
+		mp->trip_counter[l] = NOT_SET;
+		if (pe != PATHS_NONE && forced[ps->e[pe].path] == PATHS_NONE)
+			forced[ps->e[pe].path] = mp->trip_counter[l] = pe;
+	}
+	if ((rc = paths_place(ps, &mp->g, forced)) || (rc = paths_semantics(ps, &mp->g)))
+		goto out;
+	for (uint32_t l = 0; l < mp->tl.n; l++) {
+		uint32_t pe = mp->trip_counter[l];
+		mp->trip_counter[l] = NOT_SET;
+		for (uint32_t j = 0; j < ps->ncounters && pe != NOT_SET; j++)
+			if (ps->counter_edge[j] == pe)
+				mp->trip_counter[l] = j;
+	}
+out:
+	free(forced);
+	if (rc)
+		paths_free(ps);
+	return rc;
+}
+
 /* Plans the method's path counters (mp->ps) from the measured
  * frequencies sink->freq has for it, or from the static heuristics; or
  * sets *mode to INSTR_SITES when the measured frequencies say that one
@@ -1387,6 +1699,8 @@ static int plan_paths(const struct rw *r, const struct instr_sink *sink, struct 
 			return 1;
 		}
 		rc = 0;
+	} else if (mp->tl.n) {
+		rc = plan_loop_paths(freq, mp);
 	} else {
 		rc = paths_plan(&mp->g, freq, &mp->ps);
 	}
@@ -1402,6 +1716,29 @@ static int plan_paths(const struct rw *r, const struct instr_sink *sink, struct 
 		*mode = INSTR_SITES;
 	}
 	return 1;
+}
+
+/* The counted loop whose back edge carries counter j, or NOT_SET. */
+static uint32_t trip_loop_of(const struct method_plan *mp, uint32_t j)
+{
+	for (uint32_t l = 0; mp->trip_counter && l < mp->tl.n; l++)
+		if (mp->trip_counter[l] == j)
+			return l;
+	return NOT_SET;
+}
+
+/* A counted loop's counter: its add at the start of every exit target
+ * (instead of an increment on the back edge). */
+static int place_trip(struct rw *r, const struct method_plan *mp, uint32_t l, uint32_t counter)
+{
+	const struct trip_loop *tl = &mp->tl.l[l];
+	int rc = 0;
+	for (uint32_t x = 0; x < tl->nexits && !rc; x++) {
+		rc = add_snip(r, SN_TRIP, mp->g.b[mp->tl.exit[tl->exit_first + x]].first, counter, NOT_SET);
+		if (!rc)
+			r->s[r->ns - 1].var = tl->var;
+	}
+	return rc;
 }
 
 /* Per-site counting (INSTR_SITES): counter s right after site s, meaning
@@ -1458,6 +1795,13 @@ static int block_allocates(const struct method_plan *mp, uint32_t b)
 	return 0;
 }
 
+/* Whether block b is in a counted loop (loops.h): a call there counts at
+ * the loop's exits, once per run of the loop, like its allocations. */
+static int in_counted_loop(const struct method_plan *mp, uint32_t b)
+{
+	return mp->tl.loop_of && mp->tl.loop_of[b] != TRIP_NONE;
+}
+
 /* Counter inlining, the caller's side: every invokespecial, invokestatic
  * or invokevirtual of a class's method (a Methodref) whose clone the sink
  * knows is redirected to it (r->inl_ref) and becomes a site of its own
@@ -1482,7 +1826,8 @@ static int find_inlined(struct rw *r, struct method_plan *mp, const struct instr
 		char owner[1024], name[1024], desc[1100];
 		uint32_t b = block_of(&mp->g, i);
 		if (!cn || !mn || !d || cl >= sizeof(owner) || nl >= sizeof(name) || clone_desc(d, dl, desc, sizeof(desc)) ||
-		    (in->op != 183 && cf_utf8_eq(r->c, ni, "<init>")) || !block_allocates(mp, b))
+		    (in->op != 183 && cf_utf8_eq(r->c, ni, "<init>")) ||
+		    (!block_allocates(mp, b) && !in_counted_loop(mp, b)))
 			continue;
 		uint32_t h = sink->callee(sink->ctx, cn, cl, mn, nl, d, dl);
 		if (h == UINT32_MAX)
@@ -1543,6 +1888,8 @@ static int do_method(struct cf_class *c, struct cf_member *m, const struct instr
 		rc = 0;
 		goto out;
 	}
+	if (mode == INSTR_PATHS && uses_loops(sink, c, m) && (rc = find_loops(&r, &mp)))
+		goto out;
 	if (mode == INSTR_PATHS && sink->callee && (rc = find_inlined(&r, &mp, sink)))
 		goto out;
 	if (!mp.g.nsites) {
@@ -1583,8 +1930,11 @@ static int do_method(struct cf_class *c, struct cf_member *m, const struct instr
 		if (mp.ps.e[i].to != PATHS_X)
 			indeg[mp.ps.e[i].to]++;
 	}
-	for (uint32_t j = 0; j < mp.ps.ncounters && !rc; j++)
-		rc = place(&r, &mp.g, &mp.ps, indeg, outdeg, mp.ps.counter_edge[j], base + j, &stubs);
+	for (uint32_t j = 0; j < mp.ps.ncounters && !rc; j++) {
+		uint32_t l = trip_loop_of(&mp, j);
+		rc = l != NOT_SET ? place_trip(&r, &mp, l, base + j)
+				  : place(&r, &mp.g, &mp.ps, indeg, outdeg, mp.ps.counter_edge[j], base + j, &stubs);
+	}
 	free(indeg);
 	free(outdeg);
 	if (rc)
@@ -1593,6 +1943,7 @@ apply:;
 	if (mode == INSTR_PATHS && sink->bytecode) {
 		if ((rc = plan_corr_handlers(&r, &mp, &cp)))
 			goto out;
+		cp.tbase = base;
 		if (cp.nvec && (cp.cbase = sink->reserve(sink->ctx, cp.nvec)) == UINT32_MAX) {
 			st->skipped++;
 			goto out;
@@ -1623,6 +1974,13 @@ apply:;
 		goto out;
 	if (cp.nvec && (rc = announce_corr_counters(&cp, &mp, sink, id)))
 		goto out;
+	for (uint32_t l = 0; mode == INSTR_PATHS && mp.trip_counter && l < mp.tl.n; l++) {
+		if (mp.trip_counter[l] == NOT_SET)
+			continue;
+		if ((rc = sink->trip(sink->ctx, id, base + mp.trip_counter[l])))
+			goto out;
+		st->trip_loops++;
+	}
 	st->corr_handlers += cp.nvec;
 	st->corr_stubs += cp.nstub;
 	st->instrumented++;
@@ -1637,6 +1995,8 @@ out:
 	free(mp.callee);
 	free(mp.line);
 	free(mp.type);
+	free(mp.trip_counter);
+	trip_loops_free(&mp.tl);
 	paths_free(&mp.ps);
 	cfg_free(&mp.g);
 	return rc;

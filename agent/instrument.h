@@ -121,6 +121,22 @@ struct instr_sink {
 	uint32_t (*callee)(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
 			   size_t dl);
 	int (*inlined)(void *ctx, uint32_t method, uint32_t k, uint32_t handle);
+	/* Optional (path counters; used with loops): counter `counter` of
+	 * the method stands for a counted loop's back edge (agent/loops.h)
+	 * and is not incremented per iteration.  Instead, at the start of
+	 * each of the loop's exit targets, when the loop variable v is not 0,
+	 *     c[counter] += (1L << 32) + v
+	 * so that the high 32 bits count these adds (the increments
+	 * executed) and the low 32 bits the iterations, which are what the
+	 * counter means per unit, as any counter's value.  Called after
+	 * method(). */
+	int (*trip)(void *ctx, uint32_t method, uint32_t counter);
+	int loops;                 /* 1: counted loops (agent/loops.h) counted at their
+				    * exits (trip must be set).  With bytecode
+				    * corrections the handlers covering such a loop
+				    * make its add before their correction; the
+				    * ranges reported to correction() do not include
+				    * it: no loops where those are applied. */
 	int atomic;                /* 1: atomic increments (see above) */
 	int bytecode;              /* 1: exception corrections in the bytecode, not
 				    * reported (correction and handlers unused):
@@ -138,7 +154,8 @@ struct instr_sink {
 /* FNV-1a (64 bits) of a method's code and exception table. */
 uint64_t instr_code_hash(const struct cf_code *k);
 
-/* Edge frequencies from counter values: flow[i] for every edge of the
+/* Edge frequencies from counter values (a counted loop's: its turns, the
+ * low 32 bits, see trip above): flow[i] for every edge of the
  * graph (paths.h), from the counted edges (value[i] for i with counted[i])
  * by flow conservation at every block and at X; edges the conservation
  * cannot determine get 0.  Returns the flow of the entry edge X -> 0. */
@@ -174,6 +191,7 @@ struct instr_stats {
 				    * second snippet of a correction counter */
 	uint64_t clones;           /* clones registered (sink->clone) */
 	uint64_t inlined;          /* calls redirected to a clone */
+	uint64_t trip_loops;       /* counted loops counted at their exits (loops) */
 };
 
 enum instr_mode {

@@ -78,6 +78,14 @@ static int f_correction(void *ctx, uint32_t method, uint32_t start, uint32_t end
 
 static uint32_t clones;
 
+static int f_trip(void *ctx, uint32_t method, uint32_t counter)
+{
+	(void)ctx; (void)method;
+	if (counter >= next_counter)
+		abort(); /* a counted loop's counter that was never reserved */
+	return 0;
+}
+
 static int f_clone(void *ctx, uint32_t method, const uint32_t *k, const int32_t *coef, uint32_t n)
 {
 	(void)ctx; (void)method; (void)k; (void)coef;
@@ -111,11 +119,12 @@ static void check_parses(const uint8_t *data, size_t n)
 	cf_free(c);
 }
 
-static void instrument(const uint8_t *data, size_t size, enum instr_mode mode, int bytecode, int atomic, int inl)
+static void instrument(const uint8_t *data, size_t size, enum instr_mode mode, int bytecode, int atomic, int inl,
+		       int loops)
 {
 	struct instr_sink sink = { .reserve = f_reserve, .method = f_method, .site = f_site,
 				   .counter = f_counter, .correction = bytecode ? NULL : f_correction,
-				   .atomic = atomic, .bytecode = bytecode };
+				   .trip = loops ? f_trip : NULL, .loops = loops, .atomic = atomic, .bytecode = bytecode };
 	if (inl) {
 		sink.clone = f_clone;
 		sink.callee = f_callee;
@@ -155,10 +164,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		cf_free(c);
 	}
-	instrument(data, size, INSTR_PATHS, 1, 0, 0);
-	instrument(data, size, INSTR_PATHS, 0, 1, 0);
-	instrument(data, size, INSTR_PATHS, 1, 0, 1);
-	instrument(data, size, INSTR_SITES, 0, 0, 0);
-	instrument(data, size, INSTR_RELAYOUT, 0, 0, 0);
+	instrument(data, size, INSTR_PATHS, 1, 0, 0, 0);
+	instrument(data, size, INSTR_PATHS, 0, 1, 0, 0);
+	instrument(data, size, INSTR_PATHS, 1, 0, 1, 1);
+	instrument(data, size, INSTR_PATHS, 0, 0, 0, 1);
+	instrument(data, size, INSTR_SITES, 0, 0, 0, 0);
+	instrument(data, size, INSTR_RELAYOUT, 0, 0, 0, 0);
 	return 0;
 }

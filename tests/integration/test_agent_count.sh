@@ -211,6 +211,40 @@ n=$(sed -n 's/.* \([0-9]*\) calls of them.*/\1/p' "$TMP/c.err")
 [ "${n:-0}" -gt 0 ] || fail "generated seed 1, throwing: no call redirected: $(cat "$TMP/c.err")"
 COPTS=inline=on,atomic=on compare "company, inline=on, atomic=on" example. "$CP" example.company.Main 200 2
 
+echo "== counted loops (loops=on): a loop's count added once at its exits"
+# LoopExits (see its comment): by construction 3 loops counted at their
+# exits, 5 with inline=on; exceptions leave two of them mid-way (from a
+# callee, and the JVM's ArrayIndexOutOfBoundsException), whose handlers
+# (exceptions=bytecode) add the turns made so far.  Counts equal
+# mode=full's; fewer increments than loops=off.
+mkdir -p "$TMP/loops"
+"$JAVAC" -d "$TMP/loops" tests/integration/LoopExits.java || fail "javac LoopExits"
+compare "LoopExits, loops=off" LoopExits "$TMP/loops" LoopExits 300
+loops_off=$(sed -n 's/^#increments\t//p' "$TMP/c.tsv")
+COPTS=loops=on compare "LoopExits, loops=on" LoopExits "$TMP/loops" LoopExits 300
+loops_on=$(sed -n 's/^#increments\t//p' "$TMP/c.tsv")
+n=$(sed -n 's/.* \([0-9]*\) counted loops.*/\1/p' "$TMP/c.err")
+[ "$n" = 3 ] || fail "LoopExits: $n counted loops, want 3"
+[ "$loops_on" -lt "$loops_off" ] || fail "LoopExits: loops=on executed $loops_on increments, loops=off $loops_off"
+COPTS=loops=on,inline=on compare "LoopExits, loops=on, inline=on" LoopExits "$TMP/loops" LoopExits 300
+n=$(sed -n 's/.* \([0-9]*\) counted loops.*/\1/p' "$TMP/c.err")
+[ "$n" = 5 ] || fail "LoopExits, inline=on: $n counted loops, want 5"
+echo "ok: LoopExits: increments $loops_on (loops=on) vs $loops_off"
+COPTS=loops=on,hot=20 compare "LoopExits, loops=on, hot=20" LoopExits "$TMP/loops" LoopExits 300
+# the generated methods' for loops (with break and continue; the throwing
+# programs throw out of callees in them)
+for seed in 1 2 3; do
+	COPTS=loops=on compare "generated seed $seed, loops=on" Gen "$TMP/gen$seed" Gen
+	n=$(sed -n 's/.* \([0-9]*\) counted loops.*/\1/p' "$TMP/c.err")
+	[ "${n:-0}" -gt 0 ] || fail "generated seed $seed: no counted loop"
+	COPTS=loops=on,inline=on compare "generated seed $seed, throwing, loops=on, inline=on" Gen "$TMP/exc$seed" Gen 20
+done
+THREADS=2 COPTS=loops=on,inline=on compare "ExcMix, loops=on, inline=on" ExcMix "$TMP/mix" ExcMix
+# exceptions=events cannot correct them: the option is ignored, said so
+COPTS=loops=on,exceptions=events compare "LoopExits, loops=on, exceptions=events" LoopExits "$TMP/loops" LoopExits 300
+grep -q "loops=on is ignored with exceptions=events" "$TMP/c.err" || fail "loops=on with exceptions=events: no notice"
+grep -q " 0 counted loops" "$TMP/c.err" || fail "loops=on with exceptions=events: loops counted"
+
 echo "== threads racing on counters"
 # example.threads: 4 threads calling one allocating method; it prints its
 # per-site counts from its own loop counts.  atomic=on must be exact
@@ -432,7 +466,9 @@ if command -v ant >/dev/null; then
 	deviation "ant, counting=sites" "$TMP/as.tsv" 99
 	ant_run "-Xverify:all -agentpath:$AGENT=out=$TMP/ai.htr,mode=count,inline=on,counts=$TMP/ai.tsv"
 	deviation "ant, path counters, inline=on" "$TMP/ai.tsv" 99
-	echo "ok: ant increments: paths $(sed -n 's/^#increments\t//p' "$TMP/ac.tsv"), inline=on $(sed -n 's/^#increments\t//p' "$TMP/ai.tsv"), sites $(sed -n 's/^#increments\t//p' "$TMP/as.tsv")"
+	ant_run "-Xverify:all -agentpath:$AGENT=out=$TMP/al.htr,mode=count,loops=on,inline=on,counts=$TMP/al.tsv"
+	deviation "ant, path counters, loops=on, inline=on" "$TMP/al.tsv" 99
+	echo "ok: ant increments: paths $(sed -n 's/^#increments\t//p' "$TMP/ac.tsv"), inline=on $(sed -n 's/^#increments\t//p' "$TMP/ai.tsv"), loops=on and inline=on $(sed -n 's/^#increments\t//p' "$TMP/al.tsv"), sites $(sed -n 's/^#increments\t//p' "$TMP/as.tsv")"
 else
 	echo "(ant not installed: the Debian application part is skipped)"
 fi
@@ -482,6 +518,10 @@ if [ -r /usr/share/java/antlr3.jar ] && [ -r /usr/share/java/stringtemplate4.jar
 	deviation "antlr3, path counters, inline=on, hot=20" "$TMP/gih.tsv" 99 "$TMP/antlr3-full.tsv" org.
 	relinked=$(sed -n 's/.* \([0-9]*\) classes relinked.*/\1/p' "$TMP/antlr3.err")
 	[ "${relinked:-0}" -gt 0 ] || fail "antlr3, inline=on, hot=20: no caller relinked: $(cat "$TMP/antlr3.err")"
+	antlr3_run "$TMP/g-loops" -Xverify:all "-agentpath:$AGENT=out=$TMP/gl.htr,mode=count,loops=on,inline=on,hot=20,verbose,counts=$TMP/gl.tsv"
+	deviation "antlr3, path counters, loops=on, inline=on, hot=20" "$TMP/gl.tsv" 99 "$TMP/antlr3-full.tsv" org.
+	loops=$(sed -n 's/.* \([0-9]*\) counted loops.*/\1/p' "$TMP/antlr3.err")
+	[ "${loops:-0}" -gt 0 ] || fail "antlr3, loops=on: no counted loop: $(cat "$TMP/antlr3.err")"
 	# the generated code does not depend on the agent
 	diff -r "$TMP/g-full" "$TMP/g-count" >"$TMP/antlr3.diff" || true
 	awk '/^[<>]/ && !/^[<>] \/\/ \$ANTLR 3/ { bad = 1 } END { exit !bad }' "$TMP/antlr3.diff" &&

@@ -176,6 +176,13 @@ static void test_count_mode(void **state)
 	assert_int_equal(o.count_inline, 0);
 	assert_int_equal(agent_opts_parse(&o, "inline=maybe", err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "inline"));
+	assert_int_equal(o.count_loops, 0); /* counted loops only when asked for */
+	assert_int_equal(agent_opts_parse(&o, "mode=count,loops=on", err, sizeof(err)), 0);
+	assert_int_equal(o.count_loops, 1);
+	assert_int_equal(agent_opts_parse(&o, "mode=count,loops=off", err, sizeof(err)), 0);
+	assert_int_equal(o.count_loops, 0);
+	assert_int_equal(agent_opts_parse(&o, "loops=2", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "loops"));
 	assert_int_equal(agent_opts_parse(&o, "atomic=maybe", err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "atomic"));
 	assert_int_equal(agent_opts_parse(&o, "exceptions=on", err, sizeof(err)), -EINVAL);
