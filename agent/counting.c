@@ -70,6 +70,7 @@ struct cmethod {
 	uint32_t *cnt;              /* owned, [nedges], UINT32_MAX none */
 	struct cfg *g;              /* owned, NULL none: its CFG (instr_plan_unchanged) */
 	uint32_t init;              /* a constructor's super() call (graph()), UINT32_MAX */
+	uint32_t *latch, nlatch;    /* owned, graph()'s counted loops (latch, head pairs) */
 	double *freq;               /* owned, [nnormal]: measured, for the next version */
 	int state;                  /* HOT_* */
 	int final;                  /* planned from measured frequencies, or per site */
@@ -514,8 +515,11 @@ static void free_graph(struct cmethod *m)
 {
 	free(m->e);
 	free(m->cnt);
+	free(m->latch);
 	m->e = NULL;
 	m->cnt = NULL;
+	m->latch = NULL;
+	m->nlatch = 0;
 	if (m->g) {
 		cfg_free(m->g);
 		free(m->g);
@@ -524,7 +528,7 @@ static void free_graph(struct cmethod *m)
 }
 
 static int sink_graph(void *ctx, uint32_t method, const struct cfg *g, uint32_t init, uint32_t nedges,
-		      const struct pedge *e, const uint32_t *counter)
+		      const struct pedge *e, const uint32_t *counter, const uint32_t *latch, uint32_t nlatch)
 {
 	(void)ctx;
 	struct cmethod *m = &C.m[method];
@@ -539,7 +543,10 @@ static int sink_graph(void *ctx, uint32_t method, const struct cfg *g, uint32_t 
 		m->g = NULL;
 	}
 	m->init = init;
-	if (!m->e || !m->cnt) {
+	if ((m->latch = malloc((2 * (size_t)nlatch + 1) * sizeof(*m->latch))) && nlatch)
+		memcpy(m->latch, latch, 2 * (size_t)nlatch * sizeof(*latch));
+	m->nlatch = nlatch;
+	if (!m->e || !m->cnt || !m->latch) {
 		free_graph(m);
 		return 0; /* no hot path for this one */
 	}
@@ -1594,7 +1601,7 @@ int count_poll(jvmtiEnv *jvmti, JNIEnv *jni)
 		struct cmethod *m = &C.m[i];
 		if (m->state != HOT_NO || !m->e || !measure(m, v, nc, (double)A.opts.hot))
 			continue;
-		if (m->g && instr_plan_unchanged(m->g, m->init, m->freq, m->nedges, m->e, m->cnt) == 1) {
+		if (m->g && instr_plan_unchanged(m->g, m->init, m->freq, m->nedges, m->e, m->cnt, m->latch, m->nlatch) == 1) {
 			/* the measured frequencies plan the counters this version
 			 * has: it is final as it is, no retransformation */
 			m->state = HOT_DONE;

@@ -805,6 +805,19 @@ static uint32_t sparse_sites(const int32_t *vec, uint32_t ns, uint32_t *k, int32
 	return n;
 }
 
+/* The (latch, head) block pairs of the method's counted loops, in order
+ * (plan_forced, sink->graph); malloc'd, the caller frees; NULL: out of
+ * memory. */
+static uint32_t *loop_latches(const struct method_plan *mp)
+{
+	uint32_t *latch = malloc((2 * (size_t)mp->tl.n + 1) * sizeof(uint32_t));
+	for (uint32_t l = 0; latch && l < mp->tl.n; l++) {
+		latch[2 * l] = mp->tl.l[l].latch;
+		latch[2 * l + 1] = mp->tl.l[l].head;
+	}
+	return latch;
+}
+
 /* Registers the method, its sites and counters with the sink; *idp its id. */
 static int announce(struct cf_class *c, struct cf_member *m, const struct method_plan *mp,
 		    const struct instr_sink *sink, uint32_t base, uint32_t *idp)
@@ -843,7 +856,11 @@ static int announce(struct cf_class *c, struct cf_member *m, const struct method
 			cnt[i] = UINT32_MAX;
 		for (uint32_t j = 0; j < mp->ps.ncounters; j++)
 			cnt[mp->ps.counter_edge[j]] = base + j;
-		rc = sink->graph(sink->ctx, id, &mp->g, mp->init, mp->ps.nedges, mp->ps.e, cnt);
+		uint32_t *latch = loop_latches(mp);
+		rc = latch ? sink->graph(sink->ctx, id, &mp->g, mp->init, mp->ps.nedges, mp->ps.e, cnt, latch,
+					 mp->trip_counter ? mp->tl.n : 0)
+			   : -ENOMEM;
+		free(latch);
 		free(cnt);
 	}
 	return rc;
@@ -1510,6 +1527,49 @@ struct edge_key {
 	uint32_t from, to, cfg_edge;
 };
 
+/* paths_plan, but with the path counter of each counted loop (loops.h;
+ * latch[2l], latch[2l + 1]: its latch and head blocks) forced onto the
+ * loop's back edge, where it counts the turns: the loop's variable holds
+ * them at its exits, where sink->trip's adds go.  trip_counter[l] (NULL:
+ * not wanted): the counter (ps index) on loop l's back edge, NOT_SET if
+ * none is in the end (empty semantics: the loop is counted as any).  On
+ * failure ps is freed. */
+static int plan_forced(const struct cfg *g, const double *freq, const uint32_t *latch, uint32_t nlatch,
+		       struct paths *ps, uint32_t *trip_counter)
+{
+	uint32_t *forced = NULL, *pe = malloc((nlatch + 1) * sizeof(uint32_t));
+	int rc = pe ? paths_build(g, freq, ps) : -ENOMEM;
+	if (rc)
+		goto out;
+	if (!(forced = malloc((ps->npaths + 1) * sizeof(uint32_t)))) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t p = 0; p < ps->npaths; p++)
+		forced[p] = PATHS_NONE;
+	for (uint32_t l = 0; l < nlatch; l++) {
+		pe[l] = paths_find_edge(ps, latch[2 * l], latch[2 * l + 1]);
+		if (pe[l] != PATHS_NONE && forced[ps->e[pe[l]].path] == PATHS_NONE)
+			forced[ps->e[pe[l]].path] = pe[l];
+		else
+			pe[l] = PATHS_NONE; /* two loops' back edges on one path: the first */
+	}
+	if ((rc = paths_place(ps, g, forced)) || (rc = paths_semantics(ps, g)))
+		goto out;
+	for (uint32_t l = 0; trip_counter && l < nlatch; l++) {
+		trip_counter[l] = NOT_SET;
+		for (uint32_t j = 0; j < ps->ncounters && pe[l] != PATHS_NONE; j++)
+			if (ps->counter_edge[j] == pe[l])
+				trip_counter[l] = j;
+	}
+out:
+	free(forced);
+	free(pe);
+	if (rc)
+		paths_free(ps);
+	return rc;
+}
+
 static int edge_key_cmp(const void *a, const void *b)
 {
 	const struct edge_key *x = a, *y = b;
@@ -1521,7 +1581,7 @@ static int edge_key_cmp(const void *a, const void *b)
 }
 
 int instr_plan_unchanged(const struct cfg *g, uint32_t init, const double *freq, uint32_t nedges,
-			 const struct pedge *e, const uint32_t *counter)
+			 const struct pedge *e, const uint32_t *counter, const uint32_t *latch, uint32_t nlatch)
 {
 	struct paths ps;
 	memset(&ps, 0, sizeof(ps));
@@ -1530,7 +1590,7 @@ int instr_plan_unchanged(const struct cfg *g, uint32_t init, const double *freq,
 	 * increments) */
 	int rc;
 	if (init == UINT32_MAX)
-		rc = paths_plan(g, freq, &ps);
+		rc = nlatch ? plan_forced(g, freq, latch, nlatch, &ps, NULL) : paths_plan(g, freq, &ps);
 	else if ((rc = ctor_counters(g, freq, init, &ps)) >= 0)
 		rc = rc ? 0 : -EINVAL; /* a counter would lie before the call: per site */
 	if (rc) {
@@ -1616,45 +1676,18 @@ static int find_loops(const struct rw *r, struct method_plan *mp)
 	return trip_loops_find(&mp->g, r->v, r->k, frames, nframes, r->c->major >= 50, &mp->tl);
 }
 
-/* paths_plan, but with each counted loop's (loops.h) path counter forced
- * onto the loop's back edge, where it counts the iterations: the loop's
- * variable holds them at its exits, where sink->trip's adds go.  A loop
- * whose back edge carries no counter in the end (empty semantics) is
- * counted as any. */
+/* plan_forced for the method's counted loops (mp->tl), into
+ * mp->trip_counter. */
 static int plan_loop_paths(const double *freq, struct method_plan *mp)
 {
-	struct paths *ps = &mp->ps;
-	uint32_t *forced = NULL;
-	int rc;
-	if ((rc = paths_build(&mp->g, freq, ps)))
-		goto out;
-	forced = malloc((ps->npaths + 1) * sizeof(uint32_t));
+	uint32_t *latch = loop_latches(mp);
 	mp->trip_counter = malloc((mp->tl.n + 1) * sizeof(uint32_t));
-	if (!forced || !mp->trip_counter) {
-		rc = -ENOMEM;
-		goto out;
+	if (!latch || !mp->trip_counter) {
+		free(latch);
+		return -ENOMEM;
 	}
-	for (uint32_t p = 0; p < ps->npaths; p++)
-		forced[p] = PATHS_NONE;
-	for (uint32_t l = 0; l < mp->tl.n; l++) {
-		uint32_t pe = paths_find_edge(ps, mp->tl.l[l].latch, mp->tl.l[l].head);
-		mp->trip_counter[l] = NOT_SET;
-		if (pe != PATHS_NONE && forced[ps->e[pe].path] == PATHS_NONE)
-			forced[ps->e[pe].path] = mp->trip_counter[l] = pe;
-	}
-	if ((rc = paths_place(ps, &mp->g, forced)) || (rc = paths_semantics(ps, &mp->g)))
-		goto out;
-	for (uint32_t l = 0; l < mp->tl.n; l++) {
-		uint32_t pe = mp->trip_counter[l];
-		mp->trip_counter[l] = NOT_SET;
-		for (uint32_t j = 0; j < ps->ncounters && pe != NOT_SET; j++)
-			if (ps->counter_edge[j] == pe)
-				mp->trip_counter[l] = j;
-	}
-out:
-	free(forced);
-	if (rc)
-		paths_free(ps);
+	int rc = plan_forced(&mp->g, freq, latch, mp->tl.n, &mp->ps, mp->trip_counter);
+	free(latch);
 	return rc;
 }
 

@@ -80,9 +80,11 @@ struct instr_sink {
 	 * path graph (paths.h) and the counter of each edge (UINT32_MAX: none),
 	 * so that edge frequencies can be solved from the counters later (flow
 	 * conservation over the spanning tree) and the plan they would give
-	 * compared with this one (instr_plan_unchanged). */
+	 * compared with this one (instr_plan_unchanged).  latch[0 .. 2 *
+	 * nlatch): the (latch, head) blocks of the counted loops whose back
+	 * edges the plan forced counters onto (loops), in order. */
 	int (*graph)(void *ctx, uint32_t method, const struct cfg *g, uint32_t init, uint32_t nedges,
-		     const struct pedge *e, const uint32_t *counter);
+		     const struct pedge *e, const uint32_t *counter, const uint32_t *latch, uint32_t nlatch);
 	/* Optional (path counters only).  Exception corrections: when an
 	 * exception leaves a frame of the method at a bytecode offset in
 	 * [start, end) of the rewritten code (the throwing instruction, or the
@@ -169,9 +171,10 @@ double instr_solve_flow(uint32_t nblocks, uint32_t nedges, const struct pedge *e
  * execute fewer increments.  Then retransforming the method would change
  * nothing it executes.  init: for a constructor planned with bytecode
  * corrections, its super() or this() call's instruction (graph()'s),
- * else UINT32_MAX.  1 unchanged, 0 changed, -ENOMEM. */
+ * else UINT32_MAX; latch, nlatch: graph()'s (the new plan forces the
+ * same back edges).  1 unchanged, 0 changed, -ENOMEM. */
 int instr_plan_unchanged(const struct cfg *g, uint32_t init, const double *freq, uint32_t nedges,
-			 const struct pedge *e, const uint32_t *counter);
+			 const struct pedge *e, const uint32_t *counter, const uint32_t *latch, uint32_t nlatch);
 
 struct instr_stats {
 	uint64_t methods;          /* methods with code */
