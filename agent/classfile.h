@@ -42,6 +42,12 @@ struct cf_vtype {
 	uint16_t val;       /* VT_OBJECT: class index; VT_UNINIT: bytecode offset of its `new` */
 };
 
+/* The local slots a verification type takes: 2 for a long or double. */
+static inline uint32_t cf_vtype_slots(const struct cf_vtype *t)
+{
+	return t->tag == VT_LONG || t->tag == VT_DOUBLE ? 2 : 1;
+}
+
 /* One StackMapTable frame as encoded: type is the frame_type byte, bci the
  * absolute offset; locals/stack hold the entries the encoding lists (full:
  * all; append: the new locals; same_locals_1_stack_item: the stack item).

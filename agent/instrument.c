@@ -60,6 +60,9 @@ struct rw {
 	uint16_t methodref;     /* heapfs/Counters.inc, atomic increments; 0 plain */
 	uint32_t snip_len;      /* SNIP_LEN or SNIP_LEN_ATOMIC */
 	uint32_t tail_len;      /* bytes to be appended after the code (handlers) */
+	uint32_t ntrip;         /* TRIP snippets among s */
+	struct cf_frame *old_frames; /* the method's frames, complete (rw_old_frames) */
+	int old_frames_ready;
 	uint16_t *inl_ref;      /* [n] or NULL: an invoke emitted as aconst_null +
 				 * the same invoke of this Methodref (a clone,
 				 * counter inlining); 0 none */
@@ -85,6 +88,7 @@ static int add_snip(struct rw *r, uint8_t kind, uint32_t insn, uint32_t counter,
 	r->s = s;
 	s[r->ns] = (struct snip){ kind, 0, insn, counter, frame_insn, 0, r->ns };
 	r->ns++;
+	r->ntrip += kind == SN_TRIP;
 	return 0;
 }
 
@@ -505,16 +509,16 @@ static int frame_with_int(struct rw *r, struct cf_frame *f, uint32_t var)
 		return -EINVAL;
 	uint32_t slots = 0;
 	for (uint32_t i = 0; i < f->nlocals; i++)
-		slots += f->locals[i].tag == VT_LONG || f->locals[i].tag == VT_DOUBLE ? 2 : 1;
+		slots += cf_vtype_slots(&f->locals[i]);
 	uint32_t n = e >= 0 ? f->nlocals + 1u : f->nlocals + (var - slots) + 1u;
 	struct cf_vtype *l = cf_alloc(r->c, n * sizeof(*l));
 	if (!l)
 		return -ENOMEM;
 	memcpy(l, f->locals, f->nlocals * sizeof(*l));
 	if (e >= 0) {
-		uint8_t was = l[e].tag;
+		uint32_t was = cf_vtype_slots(&l[e]);
 		l[e] = (struct cf_vtype){ .tag = VT_INTEGER };
-		if (was == VT_LONG || was == VT_DOUBLE) { /* its second slot becomes a top */
+		if (was == 2) { /* a long or double: its second slot becomes a top */
 			memmove(l + e + 2, l + e + 1, (f->nlocals - (uint32_t)e - 1) * sizeof(*l));
 			l[e + 1] = (struct cf_vtype){ .tag = VT_TOP };
 		} else {
@@ -534,7 +538,7 @@ static int frame_with_int(struct rw *r, struct cf_frame *f, uint32_t var)
  * NOT_SET. */
 static uint32_t trip_var_at(const struct rw *r, uint32_t insn)
 {
-	for (uint32_t j = 0; j < r->ns; j++)
+	for (uint32_t j = 0; r->ntrip && j < r->ns; j++)
 		if (r->s[j].kind == SN_TRIP && r->s[j].insn == insn)
 			return r->s[j].var;
 	return NOT_SET;
@@ -545,7 +549,7 @@ static uint32_t trip_var_at(const struct rw *r, uint32_t insn)
  * int; after the add, where its ifeq lands, the target's own. */
 static int trip_frames(struct rw *r, struct cf_frame *f, uint32_t *k)
 {
-	for (uint32_t j = 0; j < r->ns; j++) {
+	for (uint32_t j = 0; r->ntrip && j < r->ns; j++) {
 		const struct snip *s = &r->s[j];
 		if (s->kind != SN_TRIP)
 			continue;
@@ -571,21 +575,41 @@ static int trip_frames(struct rw *r, struct cf_frame *f, uint32_t *k)
 	return 0;
 }
 
+/* The Code's StackMapTable, or NULL. */
+static struct cf_code_attr *code_smt(const struct cf_code *k)
+{
+	for (uint32_t a = 0; a < k->nattrs; a++)
+		if (k->attrs[a].kind == CA_SMT)
+			return &k->attrs[a];
+	return NULL;
+}
+
+/* The method's frames as complete states (cf_frames_expand), expanded
+ * once (find_loops, relocate_frames): *f NULL without a StackMapTable.
+ * The arrays are the arena's; relocate_frames takes them over. */
+static int rw_old_frames(struct rw *r, struct cf_frame **f)
+{
+	const struct cf_code_attr *smt = code_smt(r->k);
+	int rc = 0;
+	if (!r->old_frames_ready && smt)
+		rc = cf_frames_expand(r->c, r->m, smt->u.smt.f, smt->u.smt.n, &r->old_frames);
+	r->old_frames_ready = !rc;
+	*f = r->old_frames;
+	return rc;
+}
+
 /* New frames: the old ones at their new offsets, plus copies for the
  * snippets a branch lands on. */
 static int relocate_frames(struct rw *r)
 {
-	struct cf_code_attr *smt = NULL;
-	for (uint32_t a = 0; a < r->k->nattrs; a++)
-		if (r->k->attrs[a].kind == CA_SMT)
-			smt = &r->k->attrs[a];
+	struct cf_code_attr *smt = code_smt(r->k);
 	uint32_t need = 0;
 	for (uint32_t j = 0; j < r->ns; j++)
 		need += r->s[j].frame_insn != NOT_SET || r->s[j].kind == SN_TRIP;
 	if (!smt)
 		return need && r->c->major >= 50 ? -EINVAL : 0;
 	struct cf_frame *old;
-	int rc = cf_frames_expand(r->c, r->m, smt->u.smt.f, smt->u.smt.n, &old);
+	int rc = rw_old_frames(r, &old);
 	if (rc)
 		return rc;
 	uint32_t n = smt->u.smt.n + need;
@@ -1282,10 +1306,7 @@ static int emit_corr_handlers(struct rw *r, const struct corr_plan *cp)
 			exc[n++] = (struct cf_exc){ (uint16_t)rs, (uint16_t)re, h, 0 };
 	}
 	/* frames (class files of version 50 on) */
-	struct cf_code_attr *smt = NULL;
-	for (uint32_t a = 0; a < k->nattrs; a++)
-		if (k->attrs[a].kind == CA_SMT)
-			smt = &k->attrs[a];
+	struct cf_code_attr *smt = code_smt(k);
 	struct cf_code_attr *attrs = k->attrs;
 	uint32_t nattrs = k->nattrs;
 	if (!smt && r->c->major >= 50) {
@@ -1640,19 +1661,6 @@ uint64_t instr_code_hash(const struct cf_code *k)
 	return h;
 }
 
-/* The method's complete frames (NULL, 0 without a StackMapTable). */
-static int expanded_frames(const struct rw *r, struct cf_frame **f, uint32_t *n)
-{
-	*f = NULL;
-	*n = 0;
-	for (uint32_t a = 0; a < r->k->nattrs; a++)
-		if (r->k->attrs[a].kind == CA_SMT) {
-			*n = r->k->attrs[a].u.smt.n;
-			return *n ? cf_frames_expand(r->c, r->m, r->k->attrs[a].u.smt.f, *n, f) : 0;
-		}
-	return 0;
-}
-
 /* Whether m's counted loops are counted at their exits: loops=on, but not
  * in a constructor planned with bytecode corrections (plan_ctor_paths).
  * Bytecode corrections add a loop's count so far when an exception leaves
@@ -1664,16 +1672,16 @@ static int uses_loops(const struct instr_sink *sink, const struct cf_class *c, c
 }
 
 /* The method's counted loops (loops.h) into mp->tl. */
-static int find_loops(const struct rw *r, struct method_plan *mp)
+static int find_loops(struct rw *r, struct method_plan *mp)
 {
 	struct cf_frame *frames;
-	uint32_t nframes;
-	int rc = expanded_frames(r, &frames, &nframes);
+	const struct cf_code_attr *smt = code_smt(r->k);
+	int rc = rw_old_frames(r, &frames);
 	if (rc == -ENOMEM)
 		return rc;
 	if (rc)
 		return 0; /* frames that do not expand: no loops */
-	return trip_loops_find(&mp->g, r->v, r->k, frames, nframes, r->c->major >= 50, &mp->tl);
+	return trip_loops_find(&mp->g, r->v, r->k, frames, smt ? smt->u.smt.n : 0, r->c->major >= 50, &mp->tl);
 }
 
 /* plan_forced for the method's counted loops (mp->tl), into

@@ -62,7 +62,7 @@ int trip_frame_entry(const struct cf_frame *f, uint32_t slot)
 {
 	uint32_t s = 0;
 	for (uint32_t i = 0; i < f->nlocals; i++) {
-		uint32_t w = f->locals[i].tag == VT_LONG || f->locals[i].tag == VT_DOUBLE ? 2 : 1;
+		uint32_t w = cf_vtype_slots(&f->locals[i]);
 		if (slot == s)
 			return (int)i;
 		if (slot < s + w)
