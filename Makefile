@@ -68,8 +68,10 @@ integration: $(BUILD)/heapfs
 	@set -e; for t in tests/integration/*.sh; do [ -e "$$t" ] || continue; echo "== $$t"; HEAPFS=$(abspath $(BUILD)/heapfs) bash $$t; done
 
 # The sanitizer build: same sources, separate tree, whole unit suite.
+# test_instrument walks every 4th JDK class there (the plain pass walks all
+# 26,588): the whole walk took 4 of make test's 22 minutes under ASan.
 asan:
-	$(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" unit
+	HEAPFS_TEST_JDK_EVERY=4 $(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" unit
 
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
