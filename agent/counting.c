@@ -1824,7 +1824,7 @@ void count_finish(JNIEnv *jni)
 			"allocations, %llu left alone), %u counters, %llu stubs, %llu classes retransformed (hot=%u; %llu hot methods kept: their plan did not change), "
 			"%llu method versions with one counter per site (measured or demoted), %llu constructors per "
 			"site and %llu correction handlers (exceptions=bytecode), %llu clones and %llu "
-			"calls of them (inline=on; %llu classes relinked), %llu counted loops (loops=on); increments %llu vs %llu per-site (%.1f%% fewer); %llu exceptions, %llu frames corrected%s; "
+			"calls of them (inline=on; %llu clones counting their loops' calls; %llu classes relinked), %llu counted loops (loops=on); increments %llu vs %llu per-site (%.1f%% fewer); %llu exceptions, %llu frames corrected%s; "
 			"%.1f ms instrumenting at load, %.1f ms at retransformation, %.1f ms in RetransformClasses\n",
 			(unsigned long long)C.classes, (unsigned long long)C.failed,
 			(unsigned long long)C.st.instrumented, (unsigned long long)C.st.no_allocs,
@@ -1832,7 +1832,7 @@ void count_finish(JNIEnv *jni)
 			(unsigned long long)n_retransformed, A.opts.hot, (unsigned long long)n_kept,
 			(unsigned long long)C.st.per_site,
 			(unsigned long long)C.st.ctor_sites, (unsigned long long)C.st.corr_handlers,
-			(unsigned long long)C.st.clones, (unsigned long long)C.st.inlined,
+			(unsigned long long)C.st.clones, (unsigned long long)C.st.inlined, (unsigned long long)C.st.counting_clones,
 			(unsigned long long)C.relinked, (unsigned long long)C.st.trip_loops, (unsigned long long)incr, (unsigned long long)per_site,
 			per_site ? 100.0 * (1.0 - (double)incr / (double)per_site) : 0.0, (unsigned long long)C.exceptions,
 			(unsigned long long)C.frames_corrected, A.opts.count_atomic ? "; atomic increments" : "",

@@ -30,6 +30,9 @@ struct snip {
 	uint32_t insn;       /* FT/LABEL: placed before it; STUB: jumps to it */
 	uint32_t counter;    /* global counter index */
 	uint32_t frame_insn; /* a branch lands on it: copy this insn's frame; NOT_SET none */
+	uint8_t zero;        /* FT/LABEL: `iconst_0; istore var` instead of an
+			      * increment (a counted loop's exit target entered
+			      * from outside the loop, loops.h) */
 	uint32_t pos;        /* new offset */
 	uint32_t seq;        /* creation order (stable sort) */
 };
@@ -86,7 +89,7 @@ static int add_snip(struct rw *r, uint8_t kind, uint32_t insn, uint32_t counter,
 	if (!s)
 		return -ENOMEM;
 	r->s = s;
-	s[r->ns] = (struct snip){ kind, 0, insn, counter, frame_insn, 0, r->ns };
+	s[r->ns] = (struct snip){ .kind = kind, .insn = insn, .counter = counter, .frame_insn = frame_insn, .seq = r->ns };
 	r->ns++;
 	r->ntrip += kind == SN_TRIP;
 	return 0;
@@ -181,9 +184,15 @@ static uint32_t trip_len(uint32_t var)
 	return var < 256 ? 22u : 26u;
 }
 
+/* `iconst_0; istore var` (istore_<n>, istore, or wide istore). */
+static uint32_t zero_len(uint32_t var)
+{
+	return var < 4 ? 2u : var < 256 ? 3u : 5u;
+}
+
 static uint32_t snip_len(const struct rw *r, const struct snip *s)
 {
-	return s->kind == SN_TRIP ? trip_len(s->var) : r->snip_len;
+	return s->kind == SN_TRIP ? trip_len(s->var) : s->zero ? zero_len(s->var) : r->snip_len;
 }
 
 /* Offsets of everything; repeats until the switch paddings settle. */
@@ -331,6 +340,21 @@ static int emit_trip(struct rw *r, uint8_t *p, const struct snip *s)
 	return at == len ? 0 : -EINVAL;
 }
 
+static void emit_zero(uint8_t *p, uint32_t var)
+{
+	p[0] = 0x03; /* iconst_0 */
+	if (var < 4) {
+		p[1] = (uint8_t)(0x3b + var); /* istore_<n> */
+	} else if (var < 256) {
+		p[1] = 0x36; /* istore */
+		p[2] = (uint8_t)var;
+	} else {
+		p[1] = 0xc4; /* wide */
+		p[2] = 0x36;
+		put2(p + 3, var);
+	}
+}
+
 static int emit_insn(struct rw *r, uint8_t *out, uint32_t i)
 {
 	const struct cf_insn *in = &r->v[i];
@@ -395,6 +419,10 @@ static int emit_code(struct rw *r, uint8_t **code_out)
 		const struct snip *s = &r->s[j];
 		if (s->kind == SN_TRIP) {
 			rc = emit_trip(r, out + s->pos, s);
+			continue;
+		}
+		if (s->zero) {
+			emit_zero(out + s->pos, s->var);
 			continue;
 		}
 		rc = emit_snip(r, out + s->pos, s->counter);
@@ -546,7 +574,8 @@ static uint32_t trip_var_at(const struct rw *r, uint32_t insn)
 
 /* The frames of a counted loop's exit target: where branches land (the
  * first label or the add) the target's frame with the loop variable an
- * int; after the add, where its ifeq lands, the target's own. */
+ * int; after the add, where its ifeq lands, the target's own (with the
+ * variables set to 0 before the add as ints). */
 static int trip_frames(struct rw *r, struct cf_frame *f, uint32_t *k)
 {
 	for (uint32_t j = 0; r->ntrip && j < r->ns; j++) {
@@ -569,6 +598,12 @@ static int trip_frames(struct rw *r, struct cf_frame *f, uint32_t *k)
 		memcpy(own->locals, w->locals, w->nlocals * sizeof(struct cf_vtype));
 		memcpy(own->stack, w->stack, w->nstack * sizeof(struct cf_vtype));
 		int rc = frame_with_int(r, w, s->var);
+		/* a block leaving for another loop's exit target set that
+		 * loop's variable before this add (place_trip): its goto, after
+		 * the add, must see it as an int */
+		for (uint32_t z = 0; z < r->ns && !rc; z++)
+			if (r->s[z].zero && r->s[z].insn == s->insn)
+				rc = frame_with_int(r, own, r->s[z].var);
 		if (rc)
 			return rc;
 	}
@@ -1779,6 +1814,18 @@ static int place_trip(struct rw *r, const struct method_plan *mp, uint32_t l, ui
 		if (!rc)
 			r->s[r->ns - 1].var = tl->var;
 	}
+	/* blocks outside entering an exit target: var = 0 as they leave,
+	 * before their goto, or where only their fall-through passes */
+	for (uint32_t z = 0; z < tl->nzero && !rc; z++) {
+		const struct cfg_block *b = &mp->g.b[mp->tl.zero[tl->zero_first + z]];
+		uint32_t last = b->end - 1;
+		rc = r->v[last].kind == IK_GOTO ? add_snip(r, SN_LABEL, last, NOT_SET, NOT_SET)
+						: add_snip(r, SN_FT, last + 1, NOT_SET, NOT_SET);
+		if (!rc) {
+			r->s[r->ns - 1].var = tl->var;
+			r->s[r->ns - 1].zero = 1;
+		}
+	}
 	return rc;
 }
 
@@ -1854,7 +1901,7 @@ static int in_counted_loop(const struct method_plan *mp, uint32_t b)
  * gone.  A call elsewhere could make such counters (a side path skipping
  * the call gets a correction), each costing what the clone saves.
  * 0 or -ENOMEM. */
-static int find_inlined(struct rw *r, struct method_plan *mp, const struct instr_sink *sink)
+static int find_inlined(struct rw *r, struct method_plan *mp, const struct instr_sink *sink, int loops_only)
 {
 	uint32_t cap = 0;
 	for (uint32_t i = 0; i < r->n; i++) {
@@ -1868,7 +1915,7 @@ static int find_inlined(struct rw *r, struct method_plan *mp, const struct instr
 		uint32_t b = block_of(&mp->g, i);
 		if (!cn || !mn || !d || cl >= sizeof(owner) || nl >= sizeof(name) || clone_desc(d, dl, desc, sizeof(desc)) ||
 		    (in->op != 183 && cf_utf8_eq(r->c, ni, "<init>")) ||
-		    (!block_allocates(mp, b) && !in_counted_loop(mp, b)))
+		    (!in_counted_loop(mp, b) && (loops_only || !block_allocates(mp, b))))
 			continue;
 		uint32_t h = sink->callee(sink->ctx, cn, cl, mn, nl, d, dl);
 		if (h == UINT32_MAX)
@@ -1898,10 +1945,20 @@ static int find_inlined(struct rw *r, struct method_plan *mp, const struct instr
 	return 0;
 }
 
+/* The clones a method's calls were redirected to (mp->callee), in site
+ * order: what its own clone must redirect too (do_counted_clone). */
+struct inl_calls {
+	uint32_t n;
+	uint32_t *callee;   /* [n], owned */
+	uint32_t *pc;       /* [n], owned: the calls' bytecode offsets */
+};
+
 /* 1 instrumented, 0 left alone (a reason counted), <0 fatal.  *idp: the
- * method's id with the sink, UINT32_MAX if it was left alone. */
+ * method's id with the sink, UINT32_MAX if it was left alone.  calls (may
+ * be NULL): filled for an instrumented method (the caller frees callee). */
 static int do_method(struct cf_class *c, struct cf_member *m, const struct instr_sink *sink, enum instr_mode mode,
-		     struct instr_stats *st, uint16_t fieldref, uint16_t methodref, uint32_t *idp)
+		     struct instr_stats *st, uint16_t fieldref, uint16_t methodref, uint32_t *idp,
+		     struct inl_calls *calls)
 {
 	*idp = UINT32_MAX;
 	struct method_plan mp = { .init = NOT_SET };
@@ -1931,7 +1988,7 @@ static int do_method(struct cf_class *c, struct cf_member *m, const struct instr
 	}
 	if (mode == INSTR_PATHS && uses_loops(sink, c, m) && (rc = find_loops(&r, &mp)))
 		goto out;
-	if (mode == INSTR_PATHS && sink->callee && (rc = find_inlined(&r, &mp, sink)))
+	if (mode == INSTR_PATHS && sink->callee && (rc = find_inlined(&r, &mp, sink, 0)))
 		goto out;
 	if (!mp.g.nsites) {
 		st->no_allocs++;
@@ -2029,6 +2086,16 @@ apply:;
 	st->sites += mp.g.nalloc;
 	st->stubs += stubs;
 	st->inlined += mp.g.nsites - mp.g.nalloc;
+	if (calls && mp.g.nsites > mp.g.nalloc) {
+		calls->n = mp.g.nsites - mp.g.nalloc;
+		calls->callee = mp.callee; /* handed over */
+		mp.callee = NULL;
+		if (!(calls->pc = malloc(calls->n * sizeof(uint32_t)))) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		memcpy(calls->pc, mp.g.site_pc + mp.g.nalloc, calls->n * sizeof(uint32_t));
+	}
 	rc = 1;
 out:
 	rw_free(&r);
@@ -2338,13 +2405,211 @@ static int plan_clones(struct cf_class *c, struct clone_plan **plans, uint32_t *
 	return visible ? add_suid_field(c, suid) : 0;
 }
 
-/* Instruments a clone (its original's id with the sink): no counters;
- * with bytecode corrections, handlers that count what it made when an
- * exception leaves it (phi, per run), as counters of the original.  Then
- * registers it.  1 registered, 0 not (it stays a plain copy that nobody
- * calls), <0 fatal. */
+/* g with only its calls of clones as sites (numbered from 0): what a
+ * counting clone's counters count (its own allocations are E, its
+ * callers').  0 or -ENOMEM. */
+static int calls_only(const struct cfg *g, struct cfg *out)
+{
+	int rc = cfg_copy(g, out);
+	if (rc)
+		return rc;
+	uint32_t ncall = g->nsites - g->nalloc;
+	memmove(out->site_pc, out->site_pc + g->nalloc, ncall * sizeof(uint32_t));
+	memmove(out->site_block, out->site_block + g->nalloc, ncall * sizeof(uint32_t));
+	out->nsites = ncall;
+	out->nalloc = 0;
+	return 0;
+}
+
+/* phi over the whole method (its own allocations, then its calls of
+ * clones, as mp->g numbers them) for a counting clone: its own
+ * allocations are counted by nobody inside it, so their phi is what was
+ * made by then (p->phi); its calls' is that of its counters (calls, the
+ * plan over calls_only).  [(nblocks + 1) * nsites], malloc'd, or NULL. */
+static int32_t *clone_phi(const struct clone_plan *p, const struct paths *calls, uint32_t nalloc, uint32_t ncall)
+{
+	uint32_t nb = p->g.nblocks, ns = nalloc + ncall;
+	int32_t *phi = malloc((size_t)(nb + 1) * ns * sizeof(int32_t));
+	for (uint32_t b = 0; phi && b <= nb; b++) {
+		memcpy(phi + (size_t)b * ns, p->phi + (size_t)b * nalloc, nalloc * sizeof(int32_t));
+		memcpy(phi + (size_t)b * ns + nalloc, calls->phi + (size_t)b * ncall, ncall * sizeof(int32_t));
+	}
+	return phi;
+}
+
+/* Registers a counting clone's counters as the original's (id), its
+ * sites numbered as the original's (kmap: the whole clone's site s is
+ * the original's kmap[s]): those of its plan (mp, over its calls only:
+ * call s is the whole clone's nalloc + s), its counted loops' and its
+ * correction handlers' (cp, over the whole clone). */
+static int announce_clone_counters(const struct method_plan *mp, const struct corr_plan *cp,
+				   const struct instr_sink *sink, uint32_t id, uint32_t base, uint32_t nalloc,
+				   const uint32_t *kmap, struct instr_stats *st)
+{
+	uint32_t ns = nalloc + mp->ps.nsites;
+	uint32_t *ks = malloc((ns + 1) * sizeof(uint32_t));
+	int32_t *co = malloc((ns + 1) * sizeof(int32_t));
+	int rc = ks && co ? 0 : -ENOMEM;
+	for (uint32_t j = 0; j < mp->ps.ncounters && !rc; j++) {
+		uint32_t nz = sparse_sites(mp->ps.sem + (size_t)j * mp->ps.nsites, mp->ps.nsites, ks, co);
+		for (uint32_t i = 0; i < nz; i++)
+			ks[i] = kmap[nalloc + ks[i]];
+		rc = sink->counter(sink->ctx, id, base + j, ks, co, nz);
+	}
+	for (uint32_t v = 0; v < cp->nvec && !rc; v++) {
+		uint32_t nz = sparse_sites(cp->cr.vec + (size_t)cp->uniq[v] * cp->cr.w, ns, ks, co);
+		for (uint32_t i = 0; i < nz; i++)
+			ks[i] = kmap[ks[i]];
+		rc = sink->counter(sink->ctx, id, cp->cbase + v, ks, co, nz);
+	}
+	for (uint32_t l = 0; !rc && mp->trip_counter && l < mp->tl.n; l++) {
+		if (mp->trip_counter[l] == NOT_SET)
+			continue;
+		if (!(rc = sink->trip(sink->ctx, id, base + mp->trip_counter[l])))
+			st->trip_loops++;
+	}
+	free(ks);
+	free(co);
+	return rc;
+}
+
+/* kmap for a counting clone (g: the whole clone's CFG, callee its calls'
+ * clones): its own allocations are the original's, each call the
+ * original's call at the same offset to the same clone.  NULL if one is
+ * not among the original's calls, or out of memory (*rc). */
+static uint32_t *clone_site_map(const struct cfg *g, const uint32_t *callee, const struct inl_calls *calls, int *rc)
+{
+	uint32_t *kmap = malloc((g->nsites + 1) * sizeof(uint32_t));
+	*rc = kmap ? 0 : -ENOMEM;
+	for (uint32_t s = 0; kmap && s < g->nsites; s++) {
+		kmap[s] = s < g->nalloc ? s : NOT_SET;
+		for (uint32_t j = 0; s >= g->nalloc && j < calls->n && kmap[s] == NOT_SET; j++)
+			if (calls->pc[j] == g->site_pc[s] && calls->callee[j] == callee[s - g->nalloc])
+				kmap[s] = g->nalloc + j;
+		if (kmap[s] == NOT_SET) {
+			free(kmap);
+			return NULL;
+		}
+	}
+	return kmap;
+}
+
+/* A clone whose counted loops (loops=on) call clones counts those calls
+ * itself: they are redirected to the clones (as in its original), and the
+ * clone gets path counters over them alone (static heuristics; its loops
+ * counted at their exits), as counters of the original.  Its callers
+ * still count its own allocations, E.  So a recursion through a counted
+ * loop stays in clones once its class was relinked (hot=N): a leaf, whose
+ * loop does not turn, costs no increment, an inner node one add.  Calls
+ * elsewhere in the clone still go to their originals: counted there by
+ * the original's entry path, one increment, as a counter in the clone
+ * would be.  Its correction handlers add what it made (phi of its own
+ * allocations) and what its counters have not counted of its calls.
+ * Needs bytecode corrections; not for constructors (no counters before
+ * super()).  1 instrumented (r is the rewritten clone), 0 not (then
+ * do_clone makes a plain clone), -EINVAL failed after its code was
+ * rewritten (left unregistered), -ENOMEM. */
+static int do_counted_clone(struct rw *r, const struct clone_plan *p, const struct instr_sink *sink, uint32_t id,
+			    struct instr_stats *st, const struct inl_calls *calls)
+{
+	struct cf_class *c = r->c;
+	struct cf_member *m = r->m;
+	struct method_plan mp = { .init = NOT_SET }, whole = { .init = NOT_SET };
+	struct corr_plan cp = { 0 };
+	struct cfg g = { 0 };
+	uint64_t stubs = 0;
+	uint32_t base, *indeg = NULL, *outdeg = NULL, *kmap = NULL;
+	int applied = 0; /* the clone's code was rewritten */
+	if (!calls->n || !sink->bytecode || !uses_loops(sink, c, m) || cf_utf8_eq(c, m->name, "<init>"))
+		return 0;
+	int rc = cfg_build(r->v, r->n, m->code, &mp.g);
+	if (rc || (rc = find_loops(r, &mp)) || !mp.tl.n || (rc = find_inlined(r, &mp, sink, 1)))
+		goto out;
+	g = mp.g; /* the whole clone's, owned by g from here on */
+	memset(&mp.g, 0, sizeof(mp.g));
+	uint32_t nalloc = g.nalloc, ncall = g.nsites - g.nalloc;
+	if (!ncall || nalloc != p->g.nsites || !(kmap = clone_site_map(&g, mp.callee, calls, &rc)))
+		goto out;
+	if ((rc = calls_only(&g, &mp.g)) || (rc = plan_loop_paths(NULL, &mp)) || !mp.ps.ncounters)
+		goto out;
+	if ((base = sink->reserve(sink->ctx, mp.ps.ncounters)) == UINT32_MAX)
+		goto out;
+	indeg = calloc(mp.g.nblocks + 1, sizeof(uint32_t));
+	outdeg = calloc(mp.g.nblocks + 1, sizeof(uint32_t));
+	rc = indeg && outdeg ? 0 : -ENOMEM;
+	for (uint32_t i = 0; i < mp.ps.nedges && !rc; i++) {
+		if (mp.ps.e[i].from != PATHS_X)
+			outdeg[mp.ps.e[i].from]++;
+		if (mp.ps.e[i].to != PATHS_X)
+			indeg[mp.ps.e[i].to]++;
+	}
+	for (uint32_t j = 0; j < mp.ps.ncounters && !rc; j++) {
+		uint32_t l = trip_loop_of(&mp, j);
+		rc = l != NOT_SET ? place_trip(r, &mp, l, base + j)
+				  : place(r, &mp.g, &mp.ps, indeg, outdeg, mp.ps.counter_edge[j], base + j, &stubs);
+	}
+	if (rc)
+		goto out;
+	/* the corrections see the whole clone: its allocations and calls */
+	whole.g = g;
+	whole.tl = mp.tl;
+	whole.trip_counter = mp.trip_counter;
+	whole.ps = mp.ps;
+	whole.ps.nsites = g.nsites;
+	whole.ps.sem = NULL;
+	if (!(whole.ps.phi = clone_phi(p, &mp.ps, nalloc, ncall))) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if ((rc = plan_corr_handlers(r, &whole, &cp)))
+		goto out;
+	cp.tbase = base;
+	if (cp.nvec && (cp.cbase = sink->reserve(sink->ctx, cp.nvec)) == UINT32_MAX)
+		goto out;
+	r->tail_len = corr_tail_len(r, &cp);
+	struct cf_code saved = *m->code;
+	if ((rc = rw_apply(r, 1))) {
+		*m->code = saved;
+		goto out;
+	}
+	m->code->max_stack = (uint16_t)(m->code->max_stack + EXTRA_STACK > 65535 ? 65535
+										   : m->code->max_stack + EXTRA_STACK);
+	applied = 1;
+	if ((cp.nvec && (rc = emit_corr_handlers(r, &cp))) ||
+	    (rc = announce_clone_counters(&mp, &cp, sink, id, base, nalloc, kmap, st)))
+		goto out;
+	st->corr_handlers += cp.nvec;
+	st->corr_stubs += cp.nstub;
+	st->counters += mp.ps.ncounters;
+	st->stubs += stubs;
+	st->inlined += ncall;
+	st->counting_clones++;
+	rc = 1;
+out:
+	free(indeg);
+	free(outdeg);
+	free(kmap);
+	free(whole.ps.phi);
+	corr_plan_free(&cp);
+	cfg_free(&mp.g);
+	cfg_free(&g);
+	paths_free(&mp.ps);
+	free(mp.callee);
+	free(mp.trip_counter);
+	trip_loops_free(&mp.tl);
+	if (rc < 0 && rc != -ENOMEM)
+		rc = applied ? -EINVAL : 0;
+	return rc;
+}
+
+/* Instruments a clone (its original's id with the sink): a counting one
+ * (do_counted_clone) where it can be, else one without counters that,
+ * with bytecode corrections, has handlers that count what it made when
+ * an exception leaves it (phi, per run), as counters of the original.
+ * Then registers it.  1 registered, 0 not (it stays a plain copy that
+ * nobody calls), <0 fatal. */
 static int do_clone(struct cf_class *c, const struct clone_plan *p, const struct instr_sink *sink, uint32_t id,
-		    struct instr_stats *st, uint16_t fieldref, uint16_t methodref)
+		    struct instr_stats *st, uint16_t fieldref, uint16_t methodref, const struct inl_calls *calls)
 {
 	struct cf_member *m = &c->methods[p->clone];
 	struct method_plan mp = { .init = NOT_SET };
@@ -2352,6 +2617,15 @@ static int do_clone(struct cf_class *c, const struct clone_plan *p, const struct
 	struct rw r;
 	int rc = rw_open(&r, c, m, fieldref, methodref);
 	if (rc)
+		goto out;
+	if ((rc = do_counted_clone(&r, p, sink, id, st, calls)) < 0)
+		goto out;
+	if (rc) {
+		rc = 0;
+		goto registered;
+	}
+	rw_free(&r); /* a plain clone: afresh, without redirected calls */
+	if ((rc = rw_open(&r, c, m, fieldref, methodref)))
 		goto out;
 	mp.g = p->g; /* borrowed (the same code, decoded the same): not freed here */
 	mp.ps.nblocks = p->g.nblocks;
@@ -2376,6 +2650,7 @@ static int do_clone(struct cf_class *c, const struct clone_plan *p, const struct
 		st->corr_handlers += cp.nvec;
 		st->corr_stubs += cp.nstub;
 	}
+registered:;
 	uint32_t ns = p->g.nsites, *k = malloc((ns + 1) * sizeof(uint32_t));
 	int32_t *co = malloc((ns + 1) * sizeof(int32_t));
 	rc = k && co ? sink->clone(sink->ctx, id, k, co, sparse_sites(p->e, ns, k, co)) : -ENOMEM;
@@ -2424,16 +2699,19 @@ int instr_class(const uint8_t *data, size_t n, const struct instr_sink *sink, en
 	for (uint32_t j = 0; j < nplans && rc >= 0; j++) {
 		st->methods++;
 		done[plans[j].orig] = 1;
-		rc = do_method(c, &c->methods[plans[j].orig], sink, mode, st, fieldref, methodref, &id);
+		struct inl_calls calls = { 0 };
+		rc = do_method(c, &c->methods[plans[j].orig], sink, mode, st, fieldref, methodref, &id, &calls);
 		if (rc >= 0 && id != UINT32_MAX)
-			rc = do_clone(c, &plans[j], sink, id, st, fieldref, methodref);
+			rc = do_clone(c, &plans[j], sink, id, st, fieldref, methodref, &calls);
+		free(calls.callee);
+		free(calls.pc);
 	}
 	for (uint32_t i = 0; i < nm && rc >= 0; i++) {
 		struct cf_member *m = &c->methods[i];
 		if (!m->code || done[i])
 			continue;
 		st->methods++;
-		rc = do_method(c, m, sink, mode, st, fieldref, methodref, &id);
+		rc = do_method(c, m, sink, mode, st, fieldref, methodref, &id, NULL);
 		changed |= rc > 0;
 	}
 	for (uint32_t j = 0; j < nplans; j++)

@@ -108,6 +108,11 @@ struct instr_sink {
 	 * parameter, Lheapfs/Inl; (callers pass null), that counts nothing
 	 * when it returns (its caller counts E) and, with bytecode
 	 * corrections, counts what it made when an exception leaves it.
+	 * With loops, a clone whose counted loops call clones (a recursion
+	 * through such a loop, once the class was relinked) counts those
+	 * calls itself: they are redirected as in its original (the same
+	 * sites), and its path counters over them, counted loops' adds and
+	 * correction handlers are counters of the original.
 	 * clone() registers E (per site k of the original, whose method id is
 	 * given) once the clone is ready.  A caller's invokespecial,
 	 * invokestatic or invokevirtual of a Methodref C.m(...) for which
@@ -193,6 +198,8 @@ struct instr_stats {
 	uint64_t corr_stubs;       /* stubs before the method's own handlers: a
 				    * second snippet of a correction counter */
 	uint64_t clones;           /* clones registered (sink->clone) */
+	uint64_t counting_clones;  /* of them, clones counting the calls of their
+				    * counted loops (loops) */
 	uint64_t inlined;          /* calls redirected to a clone */
 	uint64_t trip_loops;       /* counted loops counted at their exits (loops) */
 };

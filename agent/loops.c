@@ -259,12 +259,29 @@ static int loop_ok(const struct cfg *g, const struct cf_insn *v, const struct cf
 	return 1;
 }
 
+/* Whether block p, outside the loop, may enter exit target t with var
+ * set to 0 first (loops.h): p's one successor is t, reached by a goto or
+ * by falling through, and t's frame f has no value in var (its
+ * verifier-checked code reads none before writing one). */
+static int zero_pred_ok(const struct cfg *g, const struct preds *pr, const struct cf_insn *v, uint32_t p,
+			const struct cf_frame *f, uint32_t var)
+{
+	int at = f ? trip_frame_entry(f, var) : -2;
+	if (at == -2 || (at >= 0 && f->locals[at].tag != VT_TOP) || pr->succ[p + 1] - pr->succ[p] != 1)
+		return 0;
+	const struct cf_insn *last = &v[g->b[p].end - 1];
+	return last->kind == IK_PLAIN || last->kind == IK_GOTO;
+}
+
 /* Collects the loop's exit targets into ex (returns how many, or -1 if
- * one disqualifies the loop). */
-static int32_t loop_exits(const struct cfg *g, const struct preds *pr, const struct cand *c,
-			  const struct cf_frame *frames, uint32_t nframes, int need_frames, uint32_t var, uint32_t *ex)
+ * one disqualifies the loop), and the blocks outside the loop that enter
+ * one into zp (*nz of them; room for nblocks). */
+static int32_t loop_exits(const struct cfg *g, const struct preds *pr, const struct cand *c, const struct cf_insn *v,
+			  const struct cf_frame *frames, uint32_t nframes, int need_frames, uint32_t var, uint32_t *ex,
+			  uint32_t *zp, uint32_t *nz)
 {
 	int32_t n = 0;
+	*nz = 0;
 	for (uint32_t i = 0; i < g->nedges; i++) {
 		const struct cfg_edge *e = &g->e[i];
 		if (!c->in[e->from] || c->in[e->to])
@@ -278,13 +295,16 @@ static int32_t loop_exits(const struct cfg *g, const struct preds *pr, const str
 			continue;
 		if (g->b[e->to].handler)
 			return -1;
-		for (uint32_t j = pr->first[e->to]; j < pr->first[e->to + 1]; j++)
-			if (!c->in[pr->pred[j]])
-				return -1; /* reached from elsewhere too */
-		if (need_frames) {
-			const struct cf_frame *f = cf_frame_at(frames, nframes, g->b[e->to].start_pc);
-			if (!f || trip_frame_entry(f, var) == -2)
-				return -1;
+		const struct cf_frame *f = need_frames ? cf_frame_at(frames, nframes, g->b[e->to].start_pc) : NULL;
+		if (need_frames && (!f || trip_frame_entry(f, var) == -2))
+			return -1;
+		for (uint32_t j = pr->first[e->to]; j < pr->first[e->to + 1]; j++) {
+			uint32_t p = pr->pred[j];
+			if (c->in[p])
+				continue;
+			if (!zero_pred_ok(g, pr, v, p, f, var))
+				return -1; /* reached from elsewhere with var live */
+			zp[(*nz)++] = p;
 		}
 		ex[n++] = e->to;
 	}
@@ -294,8 +314,27 @@ static int32_t loop_exits(const struct cfg *g, const struct preds *pr, const str
 struct found {
 	uint32_t head, latch, var, size;
 	uint32_t exit_first, nexits;
+	uint32_t zero_first, nzero;
 	uint8_t *in;
 };
+
+/* Whether candidate f can be kept beside the kept loops (out): no shared
+ * block, and no block that sets one's variable to 0 inside another
+ * (whose add at an exit target it shares would then see 0). */
+static int clashes(const struct found *f, const uint32_t *zp, const struct trip_loops *out, uint32_t nb)
+{
+	for (uint32_t b = 0; b < nb; b++)
+		if (f->in[b] && out->loop_of[b] != TRIP_NONE)
+			return 1;
+	for (uint32_t z = 0; z < f->nzero; z++)
+		if (out->loop_of[zp[f->zero_first + z]] != TRIP_NONE)
+			return 1;
+	for (uint32_t l = 0; l < out->n; l++)
+		for (uint32_t z = 0; z < out->l[l].nzero; z++)
+			if (f->in[out->zero[out->l[l].zero_first + z]])
+				return 1;
+	return 0;
+}
 
 static int found_cmp(const void *a, const void *b)
 {
@@ -313,7 +352,7 @@ int trip_loops_find(const struct cfg *g, const struct cf_insn *v, const struct c
 	struct preds pr = { 0 };
 	struct cand c = { 0 };
 	struct found *fd = NULL;
-	uint32_t nfd = 0, nex = 0, *ex = NULL;
+	uint32_t nfd = 0, nex = 0, *ex = NULL, nzp = 0, *zp = NULL;
 	int rc = preds_build(g, &pr);
 	c.in = malloc(nb + 1);
 	c.stack = malloc((nb + 1) * sizeof(uint32_t));
@@ -331,43 +370,49 @@ int trip_loops_find(const struct cfg *g, const struct cf_insn *v, const struct c
 		if (!loop_ok(g, v, k, &pr, &c, head, b, var, frames, nframes, need_frames))
 			continue;
 		uint32_t *grown = realloc(ex, (nex + nb + 1) * sizeof(uint32_t));
-		struct found *f2 = realloc(fd, (nfd + 1) * sizeof(*fd));
 		if (grown)
 			ex = grown;
+		uint32_t *zgrown = realloc(zp, (nzp + g->nnormal + 1) * sizeof(uint32_t));
+		if (zgrown)
+			zp = zgrown;
+		struct found *f2 = realloc(fd, (nfd + 1) * sizeof(*fd));
 		if (f2)
 			fd = f2;
-		if (!grown || !f2)
+		if (!grown || !zgrown || !f2)
 			goto nomem;
-		int32_t ne = loop_exits(g, &pr, &c, frames, nframes, need_frames, var, ex + nex);
+		uint32_t nz;
+		int32_t ne = loop_exits(g, &pr, &c, v, frames, nframes, need_frames, var, ex + nex, zp + nzp, &nz);
 		if (ne < 0)
 			continue;
 		uint8_t *in = malloc(nb + 1);
 		if (!in)
 			goto nomem;
 		memcpy(in, c.in, nb);
-		fd[nfd++] = (struct found){ head, b, var, size, nex, (uint32_t)ne, in };
+		fd[nfd++] = (struct found){ head, b, var, size, nex, (uint32_t)ne, nzp, nz, in };
 		nex += (uint32_t)ne;
+		nzp += nz;
 	}
 	/* inner loops first; a loop sharing a block with a kept one is dropped */
 	if (nfd)
 		qsort(fd, nfd, sizeof(*fd), found_cmp);
 	out->l = malloc((nfd + 1) * sizeof(*out->l));
 	out->exit = malloc((nex + 1) * sizeof(uint32_t));
-	if (!out->l || !out->exit)
+	out->zero = malloc((nzp + 1) * sizeof(uint32_t));
+	if (!out->l || !out->exit || !out->zero)
 		goto nomem;
-	uint32_t kept_ex = 0;
+	uint32_t kept_ex = 0, kept_z = 0;
 	for (uint32_t i = 0; i < nfd; i++) {
-		int clash = 0;
-		for (uint32_t b = 0; b < nb && !clash; b++)
-			clash = fd[i].in[b] && out->loop_of[b] != TRIP_NONE;
-		if (clash)
+		if (clashes(&fd[i], zp, out, nb))
 			continue;
 		for (uint32_t b = 0; b < nb; b++)
 			if (fd[i].in[b])
 				out->loop_of[b] = out->n;
 		memcpy(out->exit + kept_ex, ex + fd[i].exit_first, fd[i].nexits * sizeof(uint32_t));
-		out->l[out->n++] = (struct trip_loop){ fd[i].head, fd[i].latch, fd[i].var, kept_ex, fd[i].nexits };
+		memcpy(out->zero + kept_z, zp + fd[i].zero_first, fd[i].nzero * sizeof(uint32_t));
+		out->l[out->n++] = (struct trip_loop){ fd[i].head, fd[i].latch, fd[i].var, kept_ex, fd[i].nexits,
+						       kept_z, fd[i].nzero };
 		kept_ex += fd[i].nexits;
+		kept_z += fd[i].nzero;
 	}
 	goto done;
 nomem:
@@ -378,6 +423,7 @@ done:
 		free(fd[i].in);
 	free(fd);
 	free(ex);
+	free(zp);
 	free(c.in);
 	free(c.stack);
 	free(pr.first);
@@ -390,6 +436,7 @@ void trip_loops_free(struct trip_loops *t)
 {
 	free(t->l);
 	free(t->exit);
+	free(t->zero);
 	free(t->loop_of);
 	memset(t, 0, sizeof(*t));
 }

@@ -21,11 +21,18 @@
  *   - it has no return or athrow, no exception handler and no instruction
  *     a handler of the method covers: every exception leaves the method;
  *   - every exit target (a block outside the loop that a loop block
- *     reaches) is reached from the loop only, and has a stack-map frame
- *     when the class needs them (version 50 on): the add goes at its start;
+ *     reaches) has a stack-map frame when the class needs them (version
+ *     50 on): the add goes at its start.  It is reached from the loop
+ *     only, or else (frames needed) var has no value in its frame and
+ *     every block outside the loop that enters it has it as its one
+ *     successor, by a goto or by falling through: such a block sets var to
+ *     0 last (`iconst_0; istore var`, where the program can no longer read
+ *     var), so that the add there adds nothing.  javac's `if (c) { for
+ *     ... } else { for ... }` leaves both loops at the same block;
  *   - with frames, every frame inside the loop has var as an int.
  * Of two nested candidates only the inner one is kept (blocks belong to
- * one loop at most).
+ * one loop at most); nor is a loop kept whose zeroing block lies in
+ * another kept loop (or another's in it).
  *
  * Ownership: struct trip_loops owns its arrays; trip_loops_free releases them.
  */
@@ -43,12 +50,15 @@ struct trip_loop {
 	uint32_t head, latch;      /* blocks */
 	uint32_t var;              /* the int local counting its iterations */
 	uint32_t exit_first, nexits; /* its exit targets: exit[exit_first ..) */
+	uint32_t zero_first, nzero; /* blocks outside entering them: zero[zero_first ..) */
 };
 
 struct trip_loops {
 	uint32_t n;
 	struct trip_loop *l;       /* [n] */
 	uint32_t *exit;            /* exit target blocks, loop by loop */
+	uint32_t *zero;            /* blocks that set a loop's variable to 0 last,
+				    * loop by loop */
 	uint32_t *loop_of;         /* [nblocks] the loop a block belongs to, TRIP_NONE */
 };
 

@@ -231,6 +231,20 @@ n=$(sed -n 's/.* \([0-9]*\) counted loops.*/\1/p' "$TMP/c.err")
 [ "$n" = 5 ] || fail "LoopExits, inline=on: $n counted loops, want 5"
 echo "ok: LoopExits: increments $loops_on (loops=on) vs $loops_off"
 COPTS=loops=on,hot=20 compare "LoopExits, loops=on, hot=20" LoopExits "$TMP/loops" LoopExits 300
+# counting clones: a clone whose counted loop calls clones counts those
+# calls (CloneChain's comment: Work.fill's at once, by construction; the
+# recursions' once hot=N relinked Work), with exceptions thrown deep in a
+# recursion of clones
+mkdir -p "$TMP/chain"
+"$JAVAC" -d "$TMP/chain" tests/integration/CloneChain.java || fail "javac CloneChain"
+COPTS=loops=on,inline=on compare "CloneChain, loops=on, inline=on" CloneChain "$TMP/chain" CloneChain 3000
+n=$(sed -n "s/.* \([0-9]*\) clones counting their loops' calls.*/\1/p" "$TMP/c.err")
+[ "$n" = 1 ] || fail "CloneChain: $n clones counting their loops' calls, want 1"
+static_incr=$(sed -n 's/^#increments\t//p' "$TMP/c.tsv")
+COPTS=loops=on,inline=on,hot=20 compare "CloneChain, loops=on, inline=on, hot=20" CloneChain "$TMP/chain" CloneChain 3000
+n=$(sed -n "s/.* \([0-9]*\) clones counting their loops' calls.*/\1/p" "$TMP/c.err")
+[ "${n:-0}" -gt 1 ] || fail "CloneChain, hot=20: $n clones counting their loops' calls (no relinked recursion)"
+echo "ok: CloneChain: increments $(sed -n 's/^#increments\t//p' "$TMP/c.tsv") with hot=20 ($n counting clone versions), $static_incr without"
 # the generated methods' for loops (with break and continue; the throwing
 # programs throw out of callees in them)
 for seed in 1 2 3; do

@@ -143,6 +143,59 @@ static void test_shared_exit(void **state)
 	done(&m);
 }
 
+/* javac's `if (c) { ... } else { for ... }`: the loop's exit target is
+ * also entered by the other branch's goto.  With frames, where the target's
+ * frame has no i, that block sets i to 0 as it leaves (the add at the
+ * target then adds nothing) and the loop counts; where the target's frame
+ * has i, or without frames, or entered by a conditional branch, it does
+ * not.
+ *   0 iload_0; 1 ifle 21; 4 iconst_0; 5 istore_1; 6 iload_1 (head);
+ *   7 iload_0; 8 if_icmpge 28; 11 iconst_1; 12 newarray int; 14 pop;
+ *   15 iinc 1 1; 18 goto 6; 21 iconst_2; 22 newarray int; 24 pop;
+ *   25 goto 28 (or nop nop nop: falls through); 28 return */
+static void test_shared_exit_zeroed(void **state)
+{
+	(void)state;
+	uint8_t code[] = { 0x1a, 0x9e, 0x00, 0x14, 0x03, 0x3c, 0x1b, 0x1a, 0xa2, 0x00, 0x14, 0x04, 0xbc, 0x0a, 0x57,
+			   0x84, 0x01, 0x01, 0xa7, 0xff, 0xf4, 0x05, 0xbc, 0x0a, 0x57, 0xa7, 0x00, 0x03, 0xb1 };
+	struct cf_vtype two_ints[] = { { VT_INTEGER, 0 }, { VT_INTEGER, 0 } };
+	struct cf_vtype int_top[] = { { VT_INTEGER, 0 }, { VT_TOP, 0 } };
+	struct cf_frame frames[] = { { 255, 6, 2, 0, two_ints, NULL },
+				     { 255, 21, 1, 0, two_ints, NULL },
+				     { 255, 28, 1, 0, two_ints, NULL } };
+	struct method m;
+	find(&m, code, sizeof(code), NULL, 0, frames, 3, 1);
+	assert_int_equal(m.tl.n, 1);
+	assert_int_equal(m.tl.l[0].nexits, 1);
+	assert_int_equal(m.tl.exit[m.tl.l[0].exit_first], block_at(&m.g, 28));
+	assert_int_equal(m.tl.l[0].nzero, 1);
+	assert_int_equal(m.tl.zero[m.tl.l[0].zero_first], block_at(&m.g, 21));
+	done(&m);
+	frames[2].nlocals = 2;
+	frames[2].locals = int_top; /* i listed, without a value: the same */
+	find(&m, code, sizeof(code), NULL, 0, frames, 3, 1);
+	assert_int_equal(m.tl.n, 1);
+	done(&m);
+	frames[2].locals = two_ints; /* i live at the target */
+	find(&m, code, sizeof(code), NULL, 0, frames, 3, 1);
+	assert_int_equal(m.tl.n, 0);
+	done(&m);
+	frames[2].nlocals = 1;
+	find(&m, code, sizeof(code), NULL, 0, NULL, 0, 0); /* no frames: liveness unknown */
+	assert_int_equal(m.tl.n, 0);
+	done(&m);
+	code[25] = code[26] = code[27] = 0x00; /* the else block falls through */
+	find(&m, code, sizeof(code), NULL, 0, frames, 3, 1);
+	assert_int_equal(m.tl.n, 1);
+	assert_int_equal(m.tl.zero[m.tl.l[0].zero_first], block_at(&m.g, 21));
+	done(&m);
+	code[25] = 0x99; /* ifeq 28: entered by a conditional branch */
+	code[27] = 0x03;
+	find(&m, code, sizeof(code), NULL, 0, frames, 3, 1);
+	assert_int_equal(m.tl.n, 0);
+	done(&m);
+}
+
 /* A break: its block (a goto to the code after the loop) is entered from
  * the loop only and joins the loop, so that the exit target is entered
  * from the loop only.
@@ -223,6 +276,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_basic_loop),   cmocka_unit_test(test_disqualified),
 		cmocka_unit_test(test_handler_covers), cmocka_unit_test(test_shared_exit),
+		cmocka_unit_test(test_shared_exit_zeroed),
 		cmocka_unit_test(test_break),
 		cmocka_unit_test(test_nested),       cmocka_unit_test(test_frames),
 		cmocka_unit_test(test_frame_entry),
