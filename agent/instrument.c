@@ -1829,6 +1829,29 @@ static int place_trip(struct rw *r, const struct method_plan *mp, uint32_t l, ui
 	return rc;
 }
 
+/* Places the plan's counters base + j (mp->ps): a counted loop's adds at
+ * its exits, the others on their edges.  0 or <0. */
+static int place_counters(struct rw *r, const struct method_plan *mp, uint32_t base, uint64_t *stubs)
+{
+	const struct paths *ps = &mp->ps;
+	uint32_t *indeg = calloc(mp->g.nblocks + 1, sizeof(uint32_t)), *outdeg = calloc(mp->g.nblocks + 1, sizeof(uint32_t));
+	int rc = indeg && outdeg ? 0 : -ENOMEM;
+	for (uint32_t i = 0; i < ps->nedges && !rc; i++) {
+		if (ps->e[i].from != PATHS_X)
+			outdeg[ps->e[i].from]++;
+		if (ps->e[i].to != PATHS_X)
+			indeg[ps->e[i].to]++;
+	}
+	for (uint32_t j = 0; j < ps->ncounters && !rc; j++) {
+		uint32_t l = trip_loop_of(mp, j);
+		rc = l != NOT_SET ? place_trip(r, mp, l, base + j)
+				  : place(r, &mp->g, ps, indeg, outdeg, ps->counter_edge[j], base + j, stubs);
+	}
+	free(indeg);
+	free(outdeg);
+	return rc;
+}
+
 /* Per-site counting (INSTR_SITES): counter s right after site s, meaning
  * that site once.  Fills mp->ps's counters and places the snippets. */
 static int plan_sites(struct rw *r, struct method_plan *mp, uint32_t base)
@@ -2020,22 +2043,7 @@ static int do_method(struct cf_class *c, struct cf_member *m, const struct instr
 		st->skipped++;
 		goto out;
 	}
-	uint32_t *indeg = calloc(mp.g.nblocks + 1, sizeof(uint32_t)), *outdeg = calloc(mp.g.nblocks + 1, sizeof(uint32_t));
-	rc = indeg && outdeg ? 0 : -ENOMEM;
-	for (uint32_t i = 0; i < mp.ps.nedges && !rc; i++) {
-		if (mp.ps.e[i].from != PATHS_X)
-			outdeg[mp.ps.e[i].from]++;
-		if (mp.ps.e[i].to != PATHS_X)
-			indeg[mp.ps.e[i].to]++;
-	}
-	for (uint32_t j = 0; j < mp.ps.ncounters && !rc; j++) {
-		uint32_t l = trip_loop_of(&mp, j);
-		rc = l != NOT_SET ? place_trip(&r, &mp, l, base + j)
-				  : place(&r, &mp.g, &mp.ps, indeg, outdeg, mp.ps.counter_edge[j], base + j, &stubs);
-	}
-	free(indeg);
-	free(outdeg);
-	if (rc)
+	if ((rc = place_counters(&r, &mp, base, &stubs)))
 		goto out;
 apply:;
 	if (mode == INSTR_PATHS && sink->bytecode) {
@@ -2518,7 +2526,7 @@ static int do_counted_clone(struct rw *r, const struct clone_plan *p, const stru
 	struct corr_plan cp = { 0 };
 	struct cfg g = { 0 };
 	uint64_t stubs = 0;
-	uint32_t base, *indeg = NULL, *outdeg = NULL, *kmap = NULL;
+	uint32_t base, *kmap = NULL;
 	int applied = 0; /* the clone's code was rewritten */
 	if (!calls->n || !sink->bytecode || !uses_loops(sink, c, m) || cf_utf8_eq(c, m->name, "<init>"))
 		return 0;
@@ -2534,21 +2542,7 @@ static int do_counted_clone(struct rw *r, const struct clone_plan *p, const stru
 		goto out;
 	if ((base = sink->reserve(sink->ctx, mp.ps.ncounters)) == UINT32_MAX)
 		goto out;
-	indeg = calloc(mp.g.nblocks + 1, sizeof(uint32_t));
-	outdeg = calloc(mp.g.nblocks + 1, sizeof(uint32_t));
-	rc = indeg && outdeg ? 0 : -ENOMEM;
-	for (uint32_t i = 0; i < mp.ps.nedges && !rc; i++) {
-		if (mp.ps.e[i].from != PATHS_X)
-			outdeg[mp.ps.e[i].from]++;
-		if (mp.ps.e[i].to != PATHS_X)
-			indeg[mp.ps.e[i].to]++;
-	}
-	for (uint32_t j = 0; j < mp.ps.ncounters && !rc; j++) {
-		uint32_t l = trip_loop_of(&mp, j);
-		rc = l != NOT_SET ? place_trip(r, &mp, l, base + j)
-				  : place(r, &mp.g, &mp.ps, indeg, outdeg, mp.ps.counter_edge[j], base + j, &stubs);
-	}
-	if (rc)
+	if ((rc = place_counters(r, &mp, base, &stubs)))
 		goto out;
 	/* the corrections see the whole clone: its allocations and calls */
 	whole.g = g;
@@ -2586,8 +2580,6 @@ static int do_counted_clone(struct rw *r, const struct clone_plan *p, const stru
 	st->counting_clones++;
 	rc = 1;
 out:
-	free(indeg);
-	free(outdeg);
 	free(kmap);
 	free(whole.ps.phi);
 	corr_plan_free(&cp);
