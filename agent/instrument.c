@@ -877,6 +877,27 @@ static uint32_t *loop_latches(const struct method_plan *mp)
 	return latch;
 }
 
+/* Registers the plan's counters (base + j, mp->ps) with the sink; kmap
+ * (NULL: none) maps the plan's site numbers to the method's (a counting
+ * clone's plan is over its calls only). */
+static int announce_plan_counters(const struct method_plan *mp, const struct instr_sink *sink, uint32_t id,
+				  uint32_t base, const uint32_t *kmap)
+{
+	uint32_t ns = mp->ps.nsites;
+	uint32_t *ks = malloc((ns + 1) * sizeof(uint32_t));
+	int32_t *co = malloc((ns + 1) * sizeof(int32_t));
+	int rc = ks && co ? 0 : -ENOMEM;
+	for (uint32_t j = 0; j < mp->ps.ncounters && !rc; j++) {
+		uint32_t nz = sparse_sites(mp->ps.sem + (size_t)j * ns, ns, ks, co);
+		for (uint32_t i = 0; kmap && i < nz; i++)
+			ks[i] = kmap[ks[i]];
+		rc = sink->counter(sink->ctx, id, base + j, ks, co, nz);
+	}
+	free(ks);
+	free(co);
+	return rc;
+}
+
 /* Registers the method, its sites and counters with the sink; *idp its id. */
 static int announce(struct cf_class *c, struct cf_member *m, const struct method_plan *mp,
 		    const struct instr_sink *sink, uint32_t base, uint32_t *idp)
@@ -897,16 +918,7 @@ static int announce(struct cf_class *c, struct cf_member *m, const struct method
 	for (uint32_t s = mp->g.nalloc; s < mp->g.nsites; s++)
 		if (sink->inlined(sink->ctx, id, s, mp->callee[s - mp->g.nalloc]))
 			return -ENOMEM;
-	uint32_t ns = mp->g.nsites;
-	uint32_t *ks = malloc((ns + 1) * sizeof(uint32_t));
-	int32_t *co = malloc((ns + 1) * sizeof(int32_t));
-	int rc = ks && co ? 0 : -ENOMEM;
-	for (uint32_t j = 0; j < mp->ps.ncounters && !rc; j++) {
-		uint32_t nz = sparse_sites(mp->ps.sem + (size_t)j * ns, ns, ks, co);
-		rc = sink->counter(sink->ctx, id, base + j, ks, co, nz);
-	}
-	free(ks);
-	free(co);
+	int rc = announce_plan_counters(mp, sink, id, base, NULL);
 	if (!rc && sink->graph && mp->ps.e) {
 		uint32_t *cnt = malloc((mp->ps.nedges + 1) * sizeof(uint32_t));
 		if (!cnt)
@@ -1422,9 +1434,29 @@ static int emit_corr_handlers(struct rw *r, const struct corr_plan *cp)
 	return 0;
 }
 
-/* Registers the vectors' counters with the sink. */
+/* Tells the sink which of the plan's counters (base + j) stand for
+ * counted loops' back edges (sink->trip). */
+static int announce_trips(const struct method_plan *mp, const struct instr_sink *sink, uint32_t id, uint32_t base,
+			  struct instr_stats *st)
+{
+	int rc = 0;
+	for (uint32_t l = 0; !rc && mp->trip_counter && l < mp->tl.n; l++)
+		if (mp->trip_counter[l] != NOT_SET && !(rc = sink->trip(sink->ctx, id, base + mp->trip_counter[l])))
+			st->trip_loops++;
+	return rc;
+}
+
+/* Room for the snippets' operands (EXTRA_STACK) on a rewritten method's
+ * stack. */
+static void raise_max_stack(struct cf_code *k)
+{
+	k->max_stack = (uint16_t)(k->max_stack + EXTRA_STACK > 65535 ? 65535 : k->max_stack + EXTRA_STACK);
+}
+
+/* Registers the vectors' counters with the sink; kmap (NULL: none) maps
+ * mp's site numbers to the method's (a counting clone's). */
 static int announce_corr_counters(const struct corr_plan *cp, const struct method_plan *mp,
-				  const struct instr_sink *sink, uint32_t id)
+				  const struct instr_sink *sink, uint32_t id, const uint32_t *kmap)
 {
 	uint32_t ns = mp->g.nsites;
 	uint32_t *ks = malloc((ns + 1) * sizeof(uint32_t));
@@ -1432,6 +1464,8 @@ static int announce_corr_counters(const struct corr_plan *cp, const struct metho
 	int rc = ks && co ? 0 : -ENOMEM;
 	for (uint32_t v = 0; v < cp->nvec && !rc; v++) {
 		uint32_t nz = sparse_sites(cp->cr.vec + (size_t)cp->uniq[v] * cp->cr.w, ns, ks, co);
+		for (uint32_t i = 0; kmap && i < nz; i++)
+			ks[i] = kmap[ks[i]];
 		rc = sink->counter(sink->ctx, id, cp->cbase + v, ks, co, nz);
 	}
 	free(ks);
@@ -2067,8 +2101,7 @@ apply:;
 		rc = 0; /* its counters stay reserved, never incremented */
 		goto out;
 	}
-	m->code->max_stack = (uint16_t)(m->code->max_stack + EXTRA_STACK > 65535 ? 65535
-										   : m->code->max_stack + EXTRA_STACK);
+	raise_max_stack(m->code);
 	/* past here a failure fails the class (out untouched) */
 	if (cp.nvec && (rc = emit_corr_handlers(&r, &cp)) != 0)
 		goto out;
@@ -2078,15 +2111,10 @@ apply:;
 	*idp = id;
 	if (mode == INSTR_PATHS && !sink->bytecode && (rc = report_corrections(&r, &mp, sink, id)))
 		goto out;
-	if (cp.nvec && (rc = announce_corr_counters(&cp, &mp, sink, id)))
+	if (cp.nvec && (rc = announce_corr_counters(&cp, &mp, sink, id, NULL)))
 		goto out;
-	for (uint32_t l = 0; mode == INSTR_PATHS && mp.trip_counter && l < mp.tl.n; l++) {
-		if (mp.trip_counter[l] == NOT_SET)
-			continue;
-		if ((rc = sink->trip(sink->ctx, id, base + mp.trip_counter[l])))
-			goto out;
-		st->trip_loops++;
-	}
+	if (mode == INSTR_PATHS && (rc = announce_trips(&mp, sink, id, base, st)))
+		goto out;
 	st->corr_handlers += cp.nvec;
 	st->corr_stubs += cp.nstub;
 	st->instrumented++;
@@ -2445,42 +2473,6 @@ static int32_t *clone_phi(const struct clone_plan *p, const struct paths *calls,
 	return phi;
 }
 
-/* Registers a counting clone's counters as the original's (id), its
- * sites numbered as the original's (kmap: the whole clone's site s is
- * the original's kmap[s]): those of its plan (mp, over its calls only:
- * call s is the whole clone's nalloc + s), its counted loops' and its
- * correction handlers' (cp, over the whole clone). */
-static int announce_clone_counters(const struct method_plan *mp, const struct corr_plan *cp,
-				   const struct instr_sink *sink, uint32_t id, uint32_t base, uint32_t nalloc,
-				   const uint32_t *kmap, struct instr_stats *st)
-{
-	uint32_t ns = nalloc + mp->ps.nsites;
-	uint32_t *ks = malloc((ns + 1) * sizeof(uint32_t));
-	int32_t *co = malloc((ns + 1) * sizeof(int32_t));
-	int rc = ks && co ? 0 : -ENOMEM;
-	for (uint32_t j = 0; j < mp->ps.ncounters && !rc; j++) {
-		uint32_t nz = sparse_sites(mp->ps.sem + (size_t)j * mp->ps.nsites, mp->ps.nsites, ks, co);
-		for (uint32_t i = 0; i < nz; i++)
-			ks[i] = kmap[nalloc + ks[i]];
-		rc = sink->counter(sink->ctx, id, base + j, ks, co, nz);
-	}
-	for (uint32_t v = 0; v < cp->nvec && !rc; v++) {
-		uint32_t nz = sparse_sites(cp->cr.vec + (size_t)cp->uniq[v] * cp->cr.w, ns, ks, co);
-		for (uint32_t i = 0; i < nz; i++)
-			ks[i] = kmap[ks[i]];
-		rc = sink->counter(sink->ctx, id, cp->cbase + v, ks, co, nz);
-	}
-	for (uint32_t l = 0; !rc && mp->trip_counter && l < mp->tl.n; l++) {
-		if (mp->trip_counter[l] == NOT_SET)
-			continue;
-		if (!(rc = sink->trip(sink->ctx, id, base + mp->trip_counter[l])))
-			st->trip_loops++;
-	}
-	free(ks);
-	free(co);
-	return rc;
-}
-
 /* kmap for a counting clone (g: the whole clone's CFG, callee its calls'
  * clones): its own allocations are the original's, each call the
  * original's call at the same offset to the same clone.  NULL if one is
@@ -2566,11 +2558,12 @@ static int do_counted_clone(struct rw *r, const struct clone_plan *p, const stru
 		*m->code = saved;
 		goto out;
 	}
-	m->code->max_stack = (uint16_t)(m->code->max_stack + EXTRA_STACK > 65535 ? 65535
-										   : m->code->max_stack + EXTRA_STACK);
+	raise_max_stack(m->code);
 	applied = 1;
 	if ((cp.nvec && (rc = emit_corr_handlers(r, &cp))) ||
-	    (rc = announce_clone_counters(&mp, &cp, sink, id, base, nalloc, kmap, st)))
+	    (rc = announce_plan_counters(&mp, sink, id, base, kmap + nalloc)) ||
+	    (cp.nvec && (rc = announce_corr_counters(&cp, &whole, sink, id, kmap))) ||
+	    (rc = announce_trips(&mp, sink, id, base, st)))
 		goto out;
 	st->corr_handlers += cp.nvec;
 	st->corr_stubs += cp.nstub;
@@ -2637,7 +2630,7 @@ static int do_clone(struct cf_class *c, const struct clone_plan *p, const struct
 			*m->code = saved;
 			goto out;
 		}
-		if ((rc = emit_corr_handlers(&r, &cp)) || (rc = announce_corr_counters(&cp, &mp, sink, id)))
+		if ((rc = emit_corr_handlers(&r, &cp)) || (rc = announce_corr_counters(&cp, &mp, sink, id, NULL)))
 			goto out;
 		st->corr_handlers += cp.nvec;
 		st->corr_stubs += cp.nstub;

@@ -275,7 +275,7 @@ static int zero_pred_ok(const struct cfg *g, const struct preds *pr, const struc
 
 /* Collects the loop's exit targets into ex (returns how many, or -1 if
  * one disqualifies the loop), and the blocks outside the loop that enter
- * one into zp (*nz of them; room for nblocks). */
+ * one into zp (*nz of them; room for one per normal edge). */
 static int32_t loop_exits(const struct cfg *g, const struct preds *pr, const struct cand *c, const struct cf_insn *v,
 			  const struct cf_frame *frames, uint32_t nframes, int need_frames, uint32_t var, uint32_t *ex,
 			  uint32_t *zp, uint32_t *nz)
