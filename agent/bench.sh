@@ -280,9 +280,13 @@ if [ -r /usr/share/java/antlr3.jar ] && [ -r /usr/share/java/stringtemplate4.jar
 	tool="|-cp|$CP|org.antlr.Tool|-fo|$OUT/antlr3|tests/integration/MiniLang.g"
 	# profile=FILE: the plans hot=N would make, measured by two earlier
 	# runs (the second adds one counter per site where the first run's
-	# static counters lost and could not be measured), used at load
-	rm -f "$OUT/p.prof" "$OUT/pi.prof" "$OUT/pl.prof"
+	# static counters lost and could not be measured), used at load; with
+	# inline=on, its clone links (the second run links callers to clones
+	# the first found too late)
+	rm -f "$OUT/p.prof" "$OUT/pi.prof" "$OUT/pl.prof" "$OUT/pn.prof"
 	for i in 1 2; do
+		"$JAVA" "-agentpath:$AGENT=out=$OUT/t.htr,mode=count,inline=on,loops=on,profile=$OUT/pn.prof" -cp "$CP" \
+			org.antlr.Tool -fo "$OUT/antlr3" tests/integration/MiniLang.g >/dev/null 2>&1
 		"$JAVA" "-agentpath:$AGENT=out=$OUT/t.htr,mode=count,inline=on,loops=on,hot=20,profile=$OUT/pl.prof" -cp "$CP" \
 			org.antlr.Tool -fo "$OUT/antlr3" tests/integration/MiniLang.g >/dev/null 2>&1
 		"$JAVA" "-agentpath:$AGENT=out=$OUT/t.htr,mode=count,profile=$OUT/p.prof" -cp "$CP" org.antlr.Tool \
@@ -298,13 +302,15 @@ if [ -r /usr/share/java/antlr3.jar ] && [ -r /usr/share/java/stringtemplate4.jar
 		"pf=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,profile=$OUT/p.prof,counts=$OUT/pf.tsv$tool" \
 		"pfi=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,inline=on,profile=$OUT/pi.prof,counts=$OUT/pfi.tsv$tool" \
 		"pfh=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,inline=on,hot=20,profile=$OUT/ph.prof,counts=$OUT/pfh.tsv$tool" \
-		"pfl=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,inline=on,loops=on,hot=20,profile=$OUT/pl.prof,counts=$OUT/pfl.tsv$tool"
+		"pfl=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,inline=on,loops=on,hot=20,profile=$OUT/pl.prof,counts=$OUT/pfl.tsv$tool" \
+		"pfn=-agentpath:$AGENT=out=$OUT/t.htr,mode=count,inline=on,loops=on,profile=$OUT/pn.prof,counts=$OUT/pfn.tsv$tool"
 	echo "  (antlr3 hot=20: $ms_h20 ms, $(sed -n 's/^#increments\t//p' "$OUT/h20.tsv") increments;" \
 		"hot=20,inline=on: $ms_h20i ms, $(sed -n 's/^#increments\t//p' "$OUT/h20i.tsv") increments;" \
 		"profile: $ms_pf ms, $(sed -n 's/^#increments\t//p' "$OUT/pf.tsv") increments;" \
 		"profile,inline=on: $ms_pfi ms, $(sed -n 's/^#increments\t//p' "$OUT/pfi.tsv") increments;" \
 		"profile,inline=on,hot=20: $ms_pfh ms, $(sed -n 's/^#increments\t//p' "$OUT/pfh.tsv") increments;" \
 		"the same with loops=on (counting clones): $ms_pfl ms, $(sed -n 's/^#increments\t//p' "$OUT/pfl.tsv") increments;" \
+		"profile,inline=on,loops=on without hot=N (clone links, no retransformation): $ms_pfn ms, $(sed -n 's/^#increments\t//p' "$OUT/pfn.tsv") increments;" \
 		"hot=0: $ms_h0 ms, $(sed -n 's/^#increments\t//p' "$OUT/h0.tsv") increments;" \
 		"per-site $(sed -n 's/^#per_site_increments\t//p' "$OUT/h0.tsv"); no agent: $ms_plain ms)"
 	# the instrumenter alone on every class of the three jars (the part of

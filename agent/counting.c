@@ -156,7 +156,23 @@ struct cclone {
 	uint32_t id;                /* its index in C.clone: the handle callers get */
 	uint32_t method;            /* the original's C.m index (first version) */
 	uint32_t next;              /* the same key, another loader: C.clone index, NO_ID */
+	/* profile=FILE: callers of a linked method (profile.h) call its clone
+	 * before its class was seen: pending until the class registers it
+	 * (sink_clone, sink_clone_none), its E empty until then; orphan: its
+	 * key's clone was registered under another loader, which the callers'
+	 * loader may resolve the class to (resolve_orphans) */
+	int pending, orphan;
+	int empty;                  /* a trampoline (sink_clone_none): counts nothing for callers */
 	UT_hash_handle hh;          /* the first of a key is in C.clones */
+};
+/* A counter or correction range whose semantics name a pending clone:
+ * pushed again once the clone's E is known (repush_refs). */
+struct cref {
+	uint32_t index;             /* C.c index, or C.r index (range) */
+	int range;
+	uint32_t method, n;
+	uint32_t *k;                /* owned, [n] */
+	int32_t *coef;              /* owned, [n] */
 };
 struct ccounter {
 	uint32_t sem_first, nsem;
@@ -200,6 +216,8 @@ static struct {
 	uint32_t *pseudo; uint32_t npseudo, cap_pseudo;
 	struct cwait *waits;                  /* by key */
 	uint64_t relinked;                    /* callers retransformed to call clones */
+	struct cref *refs; uint32_t nrefs, cap_refs;
+	uint64_t linked_ahead, orphans;       /* pending clones made, of them orphans */
 	uint64_t exceptions, frames_corrected;
 	/* the counter arrays: Counters.c now (the last) and the ones it
 	 * replaced, which code that read the field before may still
@@ -618,6 +636,78 @@ static int push_sems(uint32_t method, const uint32_t *k, const int32_t *coef, ui
 	return 0;
 }
 
+/* The clone a site of a method calls (counter inlining), or NULL. */
+static struct cclone *site_clone(uint32_t method, uint32_t k)
+{
+	const struct cmethod *m = &C.m[method];
+	return k < m->nsites ? NULL : C.clone[C.pseudo[m->pseudo_first + k - m->nsites]];
+}
+
+/* Whether semantics (k, n) name a pending clone (clone NO_ID), or that
+ * clone. */
+static int names_clone(uint32_t method, const uint32_t *k, uint32_t n, uint32_t clone)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		const struct cclone *cl = site_clone(method, k[i]);
+		if (cl && (clone == NO_ID ? cl->pending : cl->id == clone))
+			return 1;
+	}
+	return 0;
+}
+
+/* Keeps semantics that name a pending clone, to push them again. */
+static int add_ref(uint32_t index, int range, uint32_t method, const uint32_t *k, const int32_t *coef,
+		   uint32_t n)
+{
+	if (!names_clone(method, k, n, NO_ID))
+		return 0;
+	if (grow((void **)&C.refs, &C.cap_refs, C.nrefs + 1, sizeof(*C.refs)))
+		return -ENOMEM;
+	struct cref *r = &C.refs[C.nrefs];
+	*r = (struct cref){ index, range, method, n, malloc((n + 1) * sizeof(uint32_t)),
+			    malloc((n + 1) * sizeof(int32_t)) };
+	if (!r->k || !r->coef) {
+		free(r->k);
+		free(r->coef);
+		return -ENOMEM;
+	}
+	memcpy(r->k, k, n * sizeof(uint32_t));
+	memcpy(r->coef, coef, n * sizeof(int32_t));
+	C.nrefs++;
+	return 0;
+}
+
+/* Clone `clone` got its E: the semantics naming it are pushed again
+ * (appended to C.sem; the old copies stay, unused).  0 or -ENOMEM. */
+static int repush_refs(uint32_t clone)
+{
+	for (uint32_t i = 0; i < C.nrefs;) {
+		struct cref *r = &C.refs[i];
+		uint32_t first;
+		if (!names_clone(r->method, r->k, r->n, clone)) {
+			i++;
+			continue;
+		}
+		if (push_sems(r->method, r->k, r->coef, r->n, &first))
+			return -ENOMEM;
+		if (r->range) {
+			C.r[r->index].sem_first = first;
+			C.r[r->index].nsem = C.nsem - first;
+		} else {
+			C.c[r->index].sem_first = first;
+			C.c[r->index].nsem = C.nsem - first;
+		}
+		if (names_clone(r->method, r->k, r->n, NO_ID)) {
+			i++;
+			continue;
+		}
+		free(r->k);
+		free(r->coef);
+		C.refs[i] = C.refs[--C.nrefs];
+	}
+	return 0;
+}
+
 static int sink_counter(void *ctx, uint32_t method, uint32_t counter, const uint32_t *k, const int32_t *coef,
 			uint32_t n)
 {
@@ -626,7 +716,7 @@ static int sink_counter(void *ctx, uint32_t method, uint32_t counter, const uint
 	if (push_sems(method, k, coef, n, &first))
 		return -ENOMEM;
 	C.c[counter] = (struct ccounter){ first, C.nsem - first, method, 0 };
-	return 0;
+	return add_ref(counter, 0, method, k, coef, n);
 }
 
 static int sink_trip(void *ctx, uint32_t method, uint32_t counter)
@@ -708,6 +798,37 @@ static void add_waiter(char *key, size_t keylen)
 	w->w[w->n++] = (struct cwaiter){ loader, cls };
 }
 
+/* A new clone of key (taken over) for the current hook's loader, after
+ * head (the key's first, NULL none).  NULL: out of memory (key freed). */
+static struct cclone *new_clone(char *key, size_t keylen, struct cclone *head)
+{
+	struct cclone *cl = calloc(1, sizeof(*cl));
+	jweak loader = (*C.hook_jni)->NewWeakGlobalRef(C.hook_jni, C.hook_loader);
+	if (!cl || !loader || grow((void **)&C.clone, &C.cap_clone, C.nclone + 1, sizeof(*C.clone))) {
+		free(cl);
+		free(key);
+		if (loader)
+			(*C.hook_jni)->DeleteWeakGlobalRef(C.hook_jni, loader);
+		return NULL;
+	}
+	cl->key = key;
+	cl->keylen = keylen;
+	cl->loader = loader;
+	cl->id = C.nclone;
+	cl->method = NO_ID;
+	cl->next = NO_ID;
+	C.clone[C.nclone] = cl;
+	if (!head) {
+		HASH_ADD_KEYPTR(hh, C.clones, cl->key, cl->keylen, cl);
+	} else {
+		while (head->next != NO_ID)
+			head = C.clone[head->next];
+		head->next = C.nclone;
+	}
+	C.nclone++;
+	return cl;
+}
+
 static uint32_t sink_callee(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
 			    size_t dl)
 {
@@ -715,12 +836,52 @@ static uint32_t sink_callee(void *ctx, const char *cls, size_t cl, const char *n
 	char *key;
 	size_t keylen;
 	struct cclone *head, *k = clone_find(cls, cl, name, nl, desc, dl, &key, &keylen, &head);
-	if (k || !key || !A.opts.hot || !C.hook_name || skipped_prefix(cls, cl)) {
+	if (k || !key) {
 		free(key);
-		return k ? k->id : UINT32_MAX;
+		return k && !k->empty ? k->id : UINT32_MAX;
 	}
-	add_waiter(key, keylen);
+	/* linked by the profile: the class will have the clone (instrument.h,
+	 * linked), whose E is pushed into these semantics once known */
+	if (C.prof_on && profile_linked(&C.prof, key, keylen) && C.hook_name && !skipped_prefix(cls, cl)) {
+		if (!(k = new_clone(key, keylen, head)))
+			return UINT32_MAX;
+		k->pending = 1;
+		C.linked_ahead++;
+		return k->id;
+	}
+	if ((!A.opts.hot && !C.prof_on) || !C.hook_name || skipped_prefix(cls, cl)) {
+		free(key);
+		return UINT32_MAX;
+	}
+	add_waiter(key, keylen); /* hot=N relinks it, the profile links the next run's */
 	return UINT32_MAX;
+}
+
+/* The key's pending clones of other loaders (head on) may stand for the
+ * one registered now: resolve_orphans tells. */
+static void mark_orphans(struct cclone *head)
+{
+	for (struct cclone *k = head; k; k = k->next == NO_ID ? NULL : C.clone[k->next])
+		if (k->pending && !k->orphan &&
+		    !(*C.hook_jni)->IsSameObject(C.hook_jni, k->loader, C.hook_loader)) {
+			k->orphan = 1;
+			C.orphans++;
+		}
+}
+
+/* A pending clone's E is known: e (C.sem[first .. first + n)), method. */
+static int bind_clone(struct cclone *cl, uint32_t method, uint32_t first, uint32_t n, int empty)
+{
+	cl->sem_first = first;
+	cl->nsem = n;
+	cl->method = method;
+	cl->empty = empty;
+	cl->pending = 0;
+	if (cl->orphan) {
+		cl->orphan = 0;
+		C.orphans--;
+	}
+	return repush_refs(cl->id);
 }
 
 /* A clone is registered once per loader; a retransformation of its class
@@ -731,44 +892,66 @@ static int sink_clone(void *ctx, uint32_t method, const uint32_t *k, const int32
 	const struct cmethod *m = &C.m[method];
 	char *key;
 	size_t keylen;
+	uint32_t first;
 	struct cclone *head, *found =
 		clone_find(m->cls, strlen(m->cls), m->name, strlen(m->name), m->desc, strlen(m->desc), &key, &keylen, &head);
-	if (found || !key) {
+	if (!key)
+		return -ENOMEM;
+	mark_orphans(head);
+	if (found) {
 		free(key);
-		return key ? 0 : -ENOMEM;
+		if (!found->pending)
+			return 0;
+		return push_sems(method, k, coef, n, &first) ? -ENOMEM
+							     : bind_clone(found, method, first, C.nsem - first, 0);
 	}
-	struct cclone *cl = calloc(1, sizeof(*cl));
-	jweak loader = (*C.hook_jni)->NewWeakGlobalRef(C.hook_jni, C.hook_loader);
-	if (!cl || !loader || grow((void **)&C.clone, &C.cap_clone, C.nclone + 1, sizeof(*C.clone))) {
-		free(cl);
+	if (push_sems(method, k, coef, n, &first)) {
 		free(key);
-		if (loader)
-			(*C.hook_jni)->DeleteWeakGlobalRef(C.hook_jni, loader);
 		return -ENOMEM;
 	}
-	cl->key = key;
-	cl->keylen = keylen;
-	cl->loader = loader;
-	cl->id = C.nclone;
+	struct cclone *cl = new_clone(key, keylen, head);
+	if (!cl) {
+		C.nsem = first;
+		return -ENOMEM;
+	}
 	cl->method = method;
-	cl->next = NO_ID;
-	if (push_sems(method, k, coef, n, &cl->sem_first)) {
-		(*C.hook_jni)->DeleteWeakGlobalRef(C.hook_jni, loader);
-		free(key);
-		free(cl);
-		return -ENOMEM;
-	}
-	cl->nsem = C.nsem - cl->sem_first;
-	C.clone[C.nclone] = cl;
-	if (!head) {
-		HASH_ADD_KEYPTR(hh, C.clones, cl->key, cl->keylen, cl);
-	} else {
-		while (head->next != NO_ID)
-			head = C.clone[head->next];
-		head->next = C.nclone;
-	}
-	C.nclone++;
+	cl->sem_first = first;
+	cl->nsem = C.nsem - first;
 	return 0;
+}
+
+/* A linked method's clone is a trampoline (instrument.h): callers count
+ * nothing for it; callers still to come call the original. */
+static int sink_clone_none(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
+			   size_t dl)
+{
+	(void)ctx;
+	char *key;
+	size_t keylen;
+	struct cclone *head, *found = clone_find(cls, cl, name, nl, desc, dl, &key, &keylen, &head);
+	if (!key)
+		return -ENOMEM;
+	mark_orphans(head);
+	if (found) {
+		free(key);
+		return found->pending ? bind_clone(found, NO_ID, C.nsem, 0, 1) : 0;
+	}
+	struct cclone *k = new_clone(key, keylen, head);
+	if (!k)
+		return -ENOMEM;
+	k->empty = 1;
+	return 0;
+}
+
+static int sink_linked(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
+		       size_t dl)
+{
+	(void)ctx;
+	size_t keylen;
+	char *key = C.prof_on ? method_key(cls, cl, name, nl, desc, dl, &keylen) : NULL;
+	int linked = key && profile_linked(&C.prof, key, keylen);
+	free(key);
+	return linked;
 }
 
 static int sink_inlined(void *ctx, uint32_t method, uint32_t k, uint32_t handle)
@@ -798,7 +981,10 @@ static int sink_correction(void *ctx, uint32_t method, uint32_t start, uint32_t 
 	uint32_t first;
 	if (push_sems(method, k, coef, n, &first))
 		return -ENOMEM;
-	C.r[C.nr++] = (struct crange){ start, end, first, C.nsem - first };
+	C.r[C.nr] = (struct crange){ start, end, first, C.nsem - first };
+	if (add_ref(C.nr, 1, method, k, coef, n))
+		return -ENOMEM;
+	C.nr++;
 	m->nr++;
 	return 0;
 }
@@ -1203,6 +1389,8 @@ int count_onload(jvmtiEnv *jvmti)
 		sink.clone = sink_clone;
 		sink.callee = sink_callee;
 		sink.inlined = sink_inlined;
+		sink.linked = sink_linked;
+		sink.clone_none = sink_clone_none;
 	} else if (A.opts.count_inline) {
 		fprintf(stderr, "heapfs-agent: inline=on is ignored with %s\n",
 			A.opts.count_sites ? "counting=sites" : "exceptions=events");
@@ -1348,13 +1536,99 @@ static void retransform(jvmtiEnv *jvmti, JNIEnv *jni, char **names, uint32_t n)
 	free(sel);
 }
 
+/* Whether a clone of key (any loader) counts for its callers. */
+static int key_has_clone(const char *key, size_t keylen)
+{
+	struct cclone *k = NULL;
+	HASH_FIND(hh, C.clones, key, keylen, k);
+	for (; k; k = k->next == NO_ID ? NULL : C.clone[k->next])
+		if (!k->pending && !k->empty)
+			return 1;
+	return 0;
+}
+
+/* The profile's clone links: a method whose clone callers waited for
+ * (loaded before its class, or its class's own methods, instrumented
+ * before its clone was registered) is linked, so that the next run's
+ * callers call its clone at once; a link whose clone became a trampoline
+ * is dropped.  Links of classes this run did not load stay.  Under C.mu.
+ * 0 or -ENOMEM. */
+static int save_links(void)
+{
+	struct cwait *w, *tmp;
+	HASH_ITER(hh, C.waits, w, tmp)
+		if (key_has_clone(w->key, w->keylen) && profile_link(&C.prof, w->key, w->keylen, 0) == -ENOMEM)
+			return -ENOMEM;
+	for (uint32_t i = 0; i < C.nclone; i++)
+		if (C.clone[i]->empty && !key_has_clone(C.clone[i]->key, C.clone[i]->keylen) &&
+		    profile_link(&C.prof, C.clone[i]->key, C.clone[i]->keylen, 1) == -ENOMEM)
+			return -ENOMEM;
+	return 0;
+}
+
 /* ---- results ---------------------------------------------------------------- */
+
+/* Whether class k's signature is "L" cls ";" (cls: the key's first part). */
+static int class_is(jclass k, const char *cls)
+{
+	char *sig = NULL;
+	if ((*A.jvmti)->GetClassSignature(A.jvmti, k, &sig, NULL) != JVMTI_ERROR_NONE || !sig)
+		return 0;
+	size_t n = strlen(cls);
+	int is = sig[0] == 'L' && !strncmp(sig + 1, cls, n) && sig[n + 1] == ';' && !sig[n + 2];
+	(*A.jvmti)->Deallocate(A.jvmti, (unsigned char *)sig);
+	return is;
+}
+
+/* Pending clones whose key's clone a loader other than their callers'
+ * registered (mark_orphans): the callers' loader may resolve the class to
+ * that one (delegation), so the class it initiated (JVMTI
+ * GetClassLoaderClasses) names the clone whose E the callers count.
+ * Until then, or if the class never resolves, they count nothing for it
+ * (nor do they call it).  Before the counts are read (site_counts). */
+static void resolve_orphans(JNIEnv *jni)
+{
+	pthread_mutex_lock(&C.mu);
+	for (uint32_t i = 0; i < C.nclone && C.orphans; i++) {
+		struct cclone *p = C.clone[i];
+		jobject loader = p->pending && p->orphan ? (*jni)->NewLocalRef(jni, p->loader) : NULL;
+		jint n = 0;
+		jclass *cls = NULL;
+		if (!loader || (*A.jvmti)->GetClassLoaderClasses(A.jvmti, loader, &n, &cls) != JVMTI_ERROR_NONE)
+			n = 0;
+		for (jint j = 0; j < n && p->pending; j++) {
+			jobject def = NULL;
+			if (class_is(cls[j], p->key) &&
+			    (*A.jvmti)->GetClassLoader(A.jvmti, cls[j], &def) == JVMTI_ERROR_NONE) {
+				struct cclone *k = NULL;
+				HASH_FIND(hh, C.clones, p->key, p->keylen, k);
+				for (; k; k = k->next == NO_ID ? NULL : C.clone[k->next])
+					if (!k->pending && def && (*jni)->IsSameObject(jni, k->loader, def))
+						break;
+				if (k && bind_clone(p, k->method, k->sem_first, k->nsem, k->empty))
+					fprintf(stderr, "heapfs-agent: out of memory: counts of calls of %s's clone are "
+							"missing\n", p->key);
+			}
+			if (def)
+				(*jni)->DeleteLocalRef(jni, def);
+		}
+		for (jint j = 0; j < n; j++)
+			(*jni)->DeleteLocalRef(jni, cls[j]);
+		if (cls)
+			(*A.jvmti)->Deallocate(A.jvmti, (unsigned char *)cls);
+		if (loader)
+			(*jni)->DeleteLocalRef(jni, loader);
+	}
+	pthread_mutex_unlock(&C.mu);
+}
 
 /* Per-site counts from the current counter values: *out [C.ns] (caller
  * frees), *incr the increments the path counters executed. */
 static int site_counts(JNIEnv *jni, int64_t **out, uint64_t *incr)
 {
 	*incr = 0;
+	if (__atomic_load_n(&C.orphans, __ATOMIC_RELAXED))
+		resolve_orphans(jni);
 	pthread_mutex_lock(&C.mu);
 	uint32_t n = C.next_counter;
 	pthread_mutex_unlock(&C.mu);
@@ -1718,6 +1992,7 @@ static void save_profile(const jlong *v, uint32_t nc)
 		put += !rc;
 		failed += rc == -ENOMEM;
 	}
+	failed += save_links() == -ENOMEM;
 	if (!failed && C.prof.changed) {
 		int rc = profile_save(&C.prof, A.opts.profile);
 		if (rc) {
@@ -1824,7 +2099,7 @@ void count_finish(JNIEnv *jni)
 			"allocations, %llu left alone), %u counters, %llu stubs, %llu classes retransformed (hot=%u; %llu hot methods kept: their plan did not change), "
 			"%llu method versions with one counter per site (measured or demoted), %llu constructors per "
 			"site and %llu correction handlers (exceptions=bytecode), %llu clones and %llu "
-			"calls of them (inline=on; %llu clones counting their loops' calls; %llu classes relinked), %llu counted loops (loops=on); increments %llu vs %llu per-site (%.1f%% fewer); %llu exceptions, %llu frames corrected%s; "
+			"calls of them (inline=on; %llu clones counting their loops' calls; %llu classes relinked; %llu clones linked ahead from the profile, %llu trampolines), %llu counted loops (loops=on); increments %llu vs %llu per-site (%.1f%% fewer); %llu exceptions, %llu frames corrected%s; "
 			"%.1f ms instrumenting at load, %.1f ms at retransformation, %.1f ms in RetransformClasses\n",
 			(unsigned long long)C.classes, (unsigned long long)C.failed,
 			(unsigned long long)C.st.instrumented, (unsigned long long)C.st.no_allocs,
@@ -1833,7 +2108,8 @@ void count_finish(JNIEnv *jni)
 			(unsigned long long)C.st.per_site,
 			(unsigned long long)C.st.ctor_sites, (unsigned long long)C.st.corr_handlers,
 			(unsigned long long)C.st.clones, (unsigned long long)C.st.inlined, (unsigned long long)C.st.counting_clones,
-			(unsigned long long)C.relinked, (unsigned long long)C.st.trip_loops, (unsigned long long)incr, (unsigned long long)per_site,
+			(unsigned long long)C.relinked, (unsigned long long)C.linked_ahead,
+			(unsigned long long)C.st.trampolines, (unsigned long long)C.st.trip_loops, (unsigned long long)incr, (unsigned long long)per_site,
 			per_site ? 100.0 * (1.0 - (double)incr / (double)per_site) : 0.0, (unsigned long long)C.exceptions,
 			(unsigned long long)C.frames_corrected, A.opts.count_atomic ? "; atomic increments" : "",
 			C.hook_ns[0] / 1e6, C.hook_ns[1] / 1e6, retransform_ns / 1e6);

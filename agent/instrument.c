@@ -832,8 +832,17 @@ static void site_type(const struct cf_class *c, const struct cf_code *k, uint32_
 	const char *name = cf_utf8(c, cf_class_name(c, ci), &len);
 	if (!name)
 		return;
-	if (op == 187 || op == 197) { /* new: a class name; multianewarray: an array descriptor */
-		desc_to_name(name, len, out, cap); /* a bare class name has no L...; to strip */
+	if (op == 197) { /* multianewarray: an array descriptor */
+		desc_to_name(name, len, out, cap);
+		return;
+	}
+	if (op == 187) { /* new: a bare class name, which may begin with L
+			  * (LinkAhead) or be one letter (a class B): not a
+			  * descriptor */
+		size_t o = 0;
+		for (; o < len && o + 1 < cap; o++)
+			out[o] = name[o] == '/' ? '.' : name[o];
+		out[o] = 0;
 		return;
 	}
 	/* anewarray: an array of the named class or array type */
@@ -2159,6 +2168,8 @@ struct clone_plan {
 	int32_t *phi;              /* [(g.nblocks + 1) * g.nsites], X's row zero */
 	uint32_t *block_path;      /* [g.nblocks] 0 reached, PATHS_NONE not */
 	int32_t *e;                /* [g.nsites] */
+	int linked;                /* sink->linked: callers may call the clone already */
+	int trampoline;            /* the clone calls the original (no g, phi, e) */
 };
 
 static void clone_plan_free(struct clone_plan *p)
@@ -2168,6 +2179,26 @@ static void clone_plan_free(struct clone_plan *p)
 	free(p->block_path);
 	free(p->e);
 	memset(p, 0, sizeof(*p));
+}
+
+/* The class, name and descriptor of method m for the sink, NUL-free
+ * slices of the pool: 0, or -1 if one is missing. */
+static int member_names(const struct cf_class *c, const struct cf_member *m, const char **cn, uint16_t *cl,
+			const char **mn, uint16_t *nl, const char **md, uint16_t *dl)
+{
+	*cn = cf_utf8(c, cf_class_name(c, c->this_class), cl);
+	*mn = cf_utf8(c, m->name, nl);
+	*md = cf_utf8(c, m->desc, dl);
+	return *cn && *mn && *md ? 0 : -1;
+}
+
+/* Whether the profile linked callers to method m's clone (sink->linked). */
+static int method_linked(const struct cf_class *c, const struct cf_member *m, const struct instr_sink *sink)
+{
+	const char *cn, *mn, *md;
+	uint16_t cl, nl, dl;
+	return sink->linked && !member_names(c, m, &cn, &cl, &mn, &nl, &md, &dl) &&
+	       sink->linked(sink->ctx, cn, cl, mn, nl, md, dl) == 1;
 }
 
 /* Adds block b's allocations to vec. */
@@ -2391,7 +2422,7 @@ static int add_suid_field(struct cf_class *c, int64_t v)
  * declared; one whose value cannot be computed gets no clone.  The value is
  * computed over the class's own methods, only for a class with clones.
  * 0 or <0. */
-static int plan_clones(struct cf_class *c, struct clone_plan **plans, uint32_t *n)
+static int plan_clones(struct cf_class *c, const struct instr_sink *sink, struct clone_plan **plans, uint32_t *n)
 {
 	uint32_t coded = 0;
 	*plans = NULL;
@@ -2410,16 +2441,24 @@ static int plan_clones(struct cf_class *c, struct clone_plan **plans, uint32_t *
 	uint32_t nm = c->nmethods;
 	int visible = 0; /* a clone serialization sees */
 	for (uint32_t i = 0; i < nm; i++) {
+		struct cf_member *m = &c->methods[i];
+		if (!m->code)
+			continue; /* (*n < coded: p is in the array) */
 		struct clone_plan *p = &(*plans)[*n];
-		rc = clone_eligible(c, &c->methods[i], p);
-		if (rc > 0 && (rc = add_clone(c, i, &p->clone)) <= 0)
+		int linked = !(c->access & 0x0200) && !cf_utf8_eq(c, m->name, "<clinit>") && method_linked(c, m, sink);
+		rc = clone_eligible(c, m, p);
+		if (rc < 0)
+			return rc;
+		p->trampoline = !rc && linked;
+		if ((rc || linked) && (rc = add_clone(c, i, &p->clone)) <= 0)
 			clone_plan_free(p);
 		if (rc < 0)
 			return rc;
 		if (rc) {
 			p->orig = i;
+			p->linked = linked;
 			(*n)++;
-			visible |= !(c->methods[i].access & 0x0002);
+			visible |= !(m->access & 0x0002);
 		}
 	}
 	if (!*n || declared)
@@ -2431,11 +2470,21 @@ static int plan_clones(struct cf_class *c, struct clone_plan **plans, uint32_t *
 	c->nmethods = all;
 	if (rc == -ENOMEM)
 		return rc;
-	if (rc) { /* no clone then: the first nm methods are the class's own */
-		for (uint32_t j = 0; j < *n; j++)
-			clone_plan_free(&(*plans)[j]);
-		*n = 0;
-		c->nmethods = (uint16_t)nm;
+	if (rc) { /* no clone then, but for those callers link to already */
+		uint32_t kept = 0;
+		for (uint32_t j = 0; j < *n; j++) {
+			struct clone_plan *p = &(*plans)[j];
+			if (!p->linked) {
+				clone_plan_free(p);
+				continue;
+			}
+			struct clone_plan q = *p;
+			c->methods[nm + kept] = c->methods[q.clone];
+			q.clone = nm + kept;
+			(*plans)[kept++] = q;
+		}
+		*n = kept;
+		c->nmethods = (uint16_t)(nm + kept);
 		return 0;
 	}
 	return visible ? add_suid_field(c, suid) : 0;
@@ -2593,6 +2642,107 @@ out:
  * an exception leaves it (phi, per run), as counters of the original.
  * Then registers it.  1 registered, 0 not (it stays a plain copy that
  * nobody calls), <0 fatal. */
+/* The load (iload, lload, fload, dload, aload) and return opcodes of a
+ * descriptor's type letter. */
+static uint8_t load_op(char t)
+{
+	return t == 'J' ? 22 : t == 'F' ? 23 : t == 'D' ? 24 : t == 'L' || t == '[' ? 25 : 21;
+}
+
+static uint8_t return_op(char t)
+{
+	return t == 'V' ? 177 : t == 'J' ? 173 : t == 'F' ? 174 : t == 'D' ? 175 : t == 'L' || t == '[' ? 176 : 172;
+}
+
+/* Replaces clone p->clone's code with a call of its original: `aload_0`
+ * (an instance method or constructor), each parameter loaded, invoke the
+ * original (invokestatic; invokespecial for a constructor, which may call
+ * another of its class's, or a private method; invokevirtual for a final
+ * one), return.  The marker parameter is left unread.  Straight-line code
+ * needs no stack-map frames; the original counts what it allocates, and
+ * an exception passes through (the clone has nothing to correct).  0, or
+ * -E2BIG (the pool is full), -EINVAL, -ENOMEM. */
+static int make_trampoline(struct cf_class *c, const struct clone_plan *p)
+{
+	const struct cf_member *m = &c->methods[p->orig];
+	const char *cn, *mn, *md;
+	uint16_t cl, nl, dl;
+	if (member_names(c, m, &cn, &cl, &mn, &nl, &md, &dl) || dl < 3 || md[0] != '(')
+		return -EINVAL;
+	char owner[1024], name[1024], desc[1024];
+	if (cl >= sizeof(owner) || nl >= sizeof(name) || dl >= sizeof(desc))
+		return -EINVAL;
+	memcpy(owner, cn, cl);
+	owner[cl] = 0;
+	memcpy(name, mn, nl);
+	name[nl] = 0;
+	memcpy(desc, md, dl);
+	desc[dl] = 0;
+	int is_static = (m->access & 0x0008) != 0, ctor = !strcmp(name, "<init>");
+	uint16_t ref = cf_cp_methodref(c, owner, name, desc);
+	if (!ref)
+		return -E2BIG;
+	/* at most 255 slots (add_clone): a load is 2 bytes each */
+	uint8_t *code = cf_alloc(c, 2 * 256 + 8);
+	struct cf_code *k = cf_alloc(c, sizeof(*k));
+	if (!code || !k)
+		return -ENOMEM;
+	uint32_t n = 0, slot = 0;
+	if (!is_static) {
+		code[n++] = 42; /* aload_0 */
+		slot = 1;
+	}
+	const char *t = desc + 1;
+	while (*t && *t != ')') {
+		char first = *t;
+		while (*t == '[')
+			t++;
+		if (*t == 'L')
+			t = strchr(t, ';');
+		if (!t || !*t)
+			return -EINVAL;
+		t++;
+		if (slot > 255)
+			return -EINVAL;
+		code[n++] = load_op(first);
+		code[n++] = (uint8_t)slot;
+		slot += first == 'J' || first == 'D' ? 2 : 1;
+	}
+	if (*t != ')')
+		return -EINVAL;
+	code[n++] = is_static ? 184 : ctor || (m->access & 0x0002) ? 183 : 182;
+	put2(code + n, ref);
+	n += 2;
+	code[n++] = return_op(t[1]);
+	uint32_t ret = t[1] == 'V' ? 0 : t[1] == 'J' || t[1] == 'D' ? 2 : 1; /* what the invoke leaves */
+	memset(k, 0, sizeof(*k));
+	k->code = code;
+	k->len = n;
+	k->max_stack = (uint16_t)(slot > ret ? slot : ret);
+	k->max_locals = (uint16_t)(slot + 1); /* the marker */
+	c->methods[p->clone].code = k;
+	return 0;
+}
+
+/* A linked method's clone that counts nothing for its callers: a
+ * trampoline, announced as such (sink->clone_none).  1, or <0 (the class
+ * fails: a caller linked to the clone would not find it). */
+static int link_trampoline(struct cf_class *c, const struct clone_plan *p, const struct instr_sink *sink,
+			   struct instr_stats *st)
+{
+	const char *cn, *mn, *md;
+	uint16_t cl, nl, dl;
+	int rc = make_trampoline(c, p);
+	if (!rc && (rc = member_names(c, &c->methods[p->orig], &cn, &cl, &mn, &nl, &md, &dl)))
+		rc = -EINVAL;
+	if (!rc && sink->clone_none && (rc = sink->clone_none(sink->ctx, cn, cl, mn, nl, md, dl)))
+		return rc;
+	if (rc)
+		return rc;
+	st->trampolines++;
+	return 1;
+}
+
 static int do_clone(struct cf_class *c, const struct clone_plan *p, const struct instr_sink *sink, uint32_t id,
 		    struct instr_stats *st, uint16_t fieldref, uint16_t methodref, const struct inl_calls *calls)
 {
@@ -2679,15 +2829,20 @@ int instr_class(const uint8_t *data, size_t n, const struct instr_sink *sink, en
 	uint8_t *done = calloc(nm + 1, 1);
 	rc = done ? 0 : -ENOMEM;
 	if (!rc && mode == INSTR_PATHS && sink->clone && sink->callee && sink->inlined)
-		rc = plan_clones(c, &plans, &nplans);
+		rc = plan_clones(c, sink, &plans, &nplans);
 	int changed = nplans > 0;
 	for (uint32_t j = 0; j < nplans && rc >= 0; j++) {
 		st->methods++;
 		done[plans[j].orig] = 1;
 		struct inl_calls calls = { 0 };
+		int cloned = 0;
 		rc = do_method(c, &c->methods[plans[j].orig], sink, mode, st, fieldref, methodref, &id, &calls);
-		if (rc >= 0 && id != UINT32_MAX)
-			rc = do_clone(c, &plans[j], sink, id, st, fieldref, methodref, &calls);
+		if (rc >= 0 && id != UINT32_MAX && !plans[j].trampoline)
+			rc = cloned = do_clone(c, &plans[j], sink, id, st, fieldref, methodref, &calls);
+		/* a clone callers link to already must not copy the original's
+		 * allocations uncounted */
+		if (rc >= 0 && !cloned && plans[j].linked)
+			rc = link_trampoline(c, &plans[j], sink, st);
 		free(calls.callee);
 		free(calls.pc);
 	}

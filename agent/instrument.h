@@ -128,6 +128,18 @@ struct instr_sink {
 	uint32_t (*callee)(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
 			   size_t dl);
 	int (*inlined)(void *ctx, uint32_t method, uint32_t k, uint32_t handle);
+	/* Optional (with the three above; profile=FILE, profile.h).
+	 * linked(): 1 if callers may call the method's clone already, before
+	 * its class was seen (a link the profile kept): the class must get
+	 * the clone however its bytes changed.  A method so linked that gets
+	 * no counting clone (not eligible, or instrumenting it failed) gets a
+	 * trampoline clone, which calls the original (that counts what it
+	 * makes itself), and clone_none() says so: its callers count nothing
+	 * for a call of it. */
+	int (*linked)(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
+		      size_t dl);
+	int (*clone_none)(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
+			  size_t dl);
 	/* Optional (path counters; used with loops): counter `counter` of
 	 * the method stands for a counted loop's back edge (agent/loops.h)
 	 * and is not incremented per iteration.  Instead, at the start of
@@ -201,6 +213,7 @@ struct instr_stats {
 	uint64_t counting_clones;  /* of them, clones counting the calls of their
 				    * counted loops (loops) */
 	uint64_t inlined;          /* calls redirected to a clone */
+	uint64_t trampolines;      /* clones that call their original (sink->linked) */
 	uint64_t trip_loops;       /* counted loops counted at their exits (loops) */
 };
 

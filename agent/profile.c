@@ -22,7 +22,14 @@ void profile_free(struct profile *p)
 		HASH_DEL(p->by_key, e);
 		entry_free(e);
 	}
+	struct profile_link *l, *ltmp;
+	HASH_ITER(hh, p->links, l, ltmp) {
+		HASH_DEL(p->links, l);
+		free(l->key);
+		free(l);
+	}
 	p->n = 0;
+	p->nlinks = 0;
 	p->changed = 0;
 }
 
@@ -115,6 +122,60 @@ const double *profile_plan(const struct profile *p, const char *key, size_t keyl
 	return e->freq;
 }
 
+int profile_linked(const struct profile *p, const char *key, size_t keylen)
+{
+	struct profile_link *l = NULL;
+	HASH_FIND(hh, p->links, key, keylen, l);
+	return l != NULL;
+}
+
+/* Adds key (taken over: freed when it was there already).  1, 0, or
+ * -ENOMEM (key freed). */
+static int add_link(struct profile *p, char *key, size_t keylen)
+{
+	struct profile_link *l = NULL;
+	HASH_FIND(hh, p->links, key, keylen, l);
+	if (l) {
+		free(key);
+		return 0;
+	}
+	if (!(l = calloc(1, sizeof(*l)))) {
+		free(key);
+		return -ENOMEM;
+	}
+	l->key = key;
+	l->keylen = keylen;
+	HASH_ADD_KEYPTR(hh, p->links, l->key, l->keylen, l);
+	p->nlinks++;
+	return 1;
+}
+
+int profile_link(struct profile *p, const char *key, size_t keylen, int drop)
+{
+	if (!key_ok(key, keylen))
+		return -EINVAL;
+	if (drop) {
+		struct profile_link *l = NULL;
+		HASH_FIND(hh, p->links, key, keylen, l);
+		if (!l)
+			return 0;
+		HASH_DEL(p->links, l);
+		free(l->key);
+		free(l);
+		p->nlinks--;
+		p->changed++;
+		return 1;
+	}
+	char *k = malloc(keylen + 1);
+	if (!k)
+		return -ENOMEM;
+	memcpy(k, key, keylen);
+	k[keylen] = 0;
+	int rc = add_link(p, k, keylen);
+	p->changed += rc > 0;
+	return rc;
+}
+
 /* ---- parsing ------------------------------------------------------------ */
 
 struct line {
@@ -193,7 +254,46 @@ static int parse_freqs(const char *f, size_t n, size_t nf, double *out)
 
 #define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); rc = -EINVAL; goto out; } while (0)
 
-static int parse_line(struct profile *p, struct line l, char *err, size_t errlen)
+/* The lookup key of fields CLASS, METHOD, DESCRIPTOR: the three joined by
+ * NULs, NUL-terminated; *keylen leaves out the last NUL. The caller owns it. */
+static char *make_key(const char *const *f, const size_t *n, size_t *keylen)
+{
+	*keylen = n[0] + n[1] + n[2] + 2;
+	char *key = malloc(*keylen + 1);
+	if (!key)
+		return NULL;
+	memcpy(key, f[0], n[0]);
+	key[n[0]] = 0;
+	memcpy(key + n[0] + 1, f[1], n[1]);
+	key[n[0] + 1 + n[1]] = 0;
+	memcpy(key + n[0] + n[1] + 2, f[2], n[2]);
+	key[*keylen] = 0;
+	return key;
+}
+
+/* A clone link line: CLASS METHOD DESCRIPTOR clone. */
+static int parse_link(struct profile *p, const char **f, const size_t *n, unsigned long no, char *err,
+		      size_t errlen)
+{
+	int rc = 0;
+	for (int i = 0; i < 3; i++)
+		if (!field_ok(f[i], n[i]))
+			FAIL("line %lu: an empty class, method or descriptor", no);
+	if (n[3] != 5 || memcmp(f[3], "clone", 5))
+		FAIL("line %lu: 4 fields, but the last is not 'clone'", no);
+	size_t keylen;
+	char *key = make_key(f, n, &keylen);
+	if (!key)
+		return -ENOMEM;
+	rc = add_link(p, key, keylen);
+	if (rc == 0)
+		FAIL("line %lu: the clone link is listed twice", no);
+	return rc < 0 ? rc : 0;
+out:
+	return rc;
+}
+
+static int parse_line(struct profile *p, struct line l, int version, char *err, size_t errlen)
 {
 	const char *f[8];
 	size_t n[8];
@@ -202,6 +302,8 @@ static int parse_line(struct profile *p, struct line l, char *err, size_t errlen
 	double *freq = NULL;
 	while (nfields < 8 && next_field(&l, &f[nfields], &n[nfields]))
 		nfields++;
+	if (nfields == 4 && !l.s && version >= 2)
+		return parse_link(p, f, n, l.no, err, errlen);
 	if (nfields < 8 || l.s)
 		FAIL("line %lu: %d fields, not 8 separated by TABs", l.no, nfields + (l.s != NULL));
 	for (int i = 0; i < 3; i++)
@@ -217,20 +319,14 @@ static int parse_line(struct profile *p, struct line l, char *err, size_t errlen
 	int sites = n[6] == 5 && !memcmp(f[6], "sites", 5);
 	if (!sites && !(n[6] == 5 && !memcmp(f[6], "paths", 5)))
 		FAIL("line %lu: the plan is neither 'paths' nor 'sites'", l.no);
-	size_t keylen = n[0] + n[1] + n[2] + 2, nf = ne + 2 * nb;
-	if (!(key = malloc(keylen + 1)) || (!sites && !(freq = malloc((nf + 1) * sizeof(*freq))))) {
+	size_t keylen, nf = ne + 2 * nb;
+	if (!(key = make_key(f, n, &keylen)) || (!sites && !(freq = malloc((nf + 1) * sizeof(*freq))))) {
 		rc = -ENOMEM;
 		goto out;
 	}
 	if (sites ? n[7] != 1 || f[7][0] != '-' : !parse_freqs(f[7], n[7], nf, freq))
 		FAIL("line %lu: %s", l.no, sites ? "a 'sites' plan has '-' for frequencies"
 					      : "frequencies are not blocks x 2 + edges counts separated by commas");
-	memcpy(key, f[0], n[0]);
-	key[n[0]] = 0;
-	memcpy(key + n[0] + 1, f[1], n[1]);
-	key[n[0] + 1 + n[1]] = 0;
-	memcpy(key + n[0] + n[1] + 2, f[2], n[2]);
-	key[keylen] = 0;
 	struct profile_entry *dup = NULL;
 	HASH_FIND(hh, p->by_key, key, keylen, dup);
 	if (dup)
@@ -248,7 +344,7 @@ int profile_parse(struct profile *p, const char *text, size_t len, char *err, si
 {
 	struct line l = { 0 };
 	size_t at = 0;
-	int rc = 0;
+	int rc = 0, version = 0;
 	if (err && errlen)
 		err[0] = 0;
 	while (at < len && !rc) {
@@ -258,17 +354,23 @@ int profile_parse(struct profile *p, const char *text, size_t len, char *err, si
 		at += n + 1;
 		if (n && l.s[n - 1] == '\r')
 			l.n--;
-		if (l.no == 1 && (l.n != strlen(PROFILE_HEADER) || memcmp(l.s, PROFILE_HEADER, l.n))) {
-			snprintf(err, errlen, "line 1: not a heapfs-agent profile (its first line is '%s')",
-				 PROFILE_HEADER);
-			return -EINVAL;
+		if (l.no == 1) {
+			version = l.n == strlen(PROFILE_HEADER) && !memcmp(l.s, PROFILE_HEADER, l.n)	      ? 2
+				: l.n == strlen(PROFILE_HEADER_V1) && !memcmp(l.s, PROFILE_HEADER_V1, l.n) ? 1
+													  : 0;
+			if (!version) {
+				snprintf(err, errlen,
+					 "line 1: not a heapfs-agent profile (its first line is '%s', or '%s')",
+					 PROFILE_HEADER, PROFILE_HEADER_V1);
+				return -EINVAL;
+			}
 		}
 		if (memchr(l.s, 0, l.n)) {
 			snprintf(err, errlen, "line %lu: a NUL byte", l.no);
 			return -EINVAL;
 		}
 		if (l.n && l.s[0] != '#')
-			rc = parse_line(p, l, err, errlen);
+			rc = parse_line(p, l, version, err, errlen);
 	}
 	if (!rc && !len) {
 		snprintf(err, errlen, "line 1: empty file, not a heapfs-agent profile");
@@ -316,19 +418,36 @@ out:
 
 /* ---- writing ------------------------------------------------------------ */
 
+/* Keys in byte order, a prefix first, so that a saved profile is stable. */
+static int compare_keys(const char *x, size_t xlen, const char *y, size_t ylen)
+{
+	int c = memcmp(x, y, xlen < ylen ? xlen : ylen);
+	return c ? c : (xlen > ylen) - (xlen < ylen);
+}
+
 static int by_key(const void *a, const void *b)
 {
 	const struct profile_entry *x = *(const struct profile_entry *const *)a;
 	const struct profile_entry *y = *(const struct profile_entry *const *)b;
-	size_t n = x->keylen < y->keylen ? x->keylen : y->keylen;
-	int c = memcmp(x->key, y->key, n);
-	return c ? c : (x->keylen > y->keylen) - (x->keylen < y->keylen);
+	return compare_keys(x->key, x->keylen, y->key, y->keylen);
+}
+
+static int link_by_key(const void *a, const void *b)
+{
+	const struct profile_link *x = *(const struct profile_link *const *)a;
+	const struct profile_link *y = *(const struct profile_link *const *)b;
+	return compare_keys(x->key, x->keylen, y->key, y->keylen);
+}
+
+static void write_key(FILE *f, const char *key, size_t keylen)
+{
+	for (size_t i = 0; i < keylen; i++)
+		fputc(key[i] ? key[i] : '\t', f);
 }
 
 static void write_entry(FILE *f, const struct profile_entry *e)
 {
-	for (size_t i = 0; i < e->keylen; i++)
-		fputc(e->key[i] ? e->key[i] : '\t', f);
+	write_key(f, e->key, e->keylen);
 	fprintf(f, "\t%016llx\t%u\t%u\t%s\t", (unsigned long long)e->hash, e->nblocks, e->nnormal,
 		e->sites ? "sites" : "paths");
 	if (e->sites)
@@ -347,18 +466,22 @@ static void write_entry(FILE *f, const struct profile_entry *e)
 int profile_save(const struct profile *p, const char *path)
 {
 	struct profile_entry **v = malloc(((size_t)p->n + 1) * sizeof(*v)), *e, *tmp;
+	struct profile_link **lv = malloc(((size_t)p->nlinks + 1) * sizeof(*lv)), *l, *ltmp;
 	size_t plen = strlen(path);
 	char *tmpath = malloc(plen + 5);
 	FILE *f = NULL;
 	int rc = 0;
-	if (!v || !tmpath) {
+	if (!v || !lv || !tmpath) {
 		rc = -ENOMEM;
 		goto out;
 	}
-	size_t n = 0;
+	size_t n = 0, nl = 0;
 	HASH_ITER(hh, p->by_key, e, tmp)
 		v[n++] = e;
 	qsort(v, n, sizeof(*v), by_key);
+	HASH_ITER(hh, p->links, l, ltmp)
+		lv[nl++] = l;
+	qsort(lv, nl, sizeof(*lv), link_by_key);
 	memcpy(tmpath, path, plen);
 	memcpy(tmpath + plen, ".tmp", 5);
 	if (!(f = fopen(tmpath, "w"))) {
@@ -369,6 +492,12 @@ int profile_save(const struct profile *p, const char *path)
 		   " (agent/profile.h)\n", PROFILE_HEADER);
 	for (size_t i = 0; i < n; i++)
 		write_entry(f, v[i]);
+	if (nl)
+		fprintf(f, "# class\tmethod\tdescriptor\tclone: callers linked to its clone at once\n");
+	for (size_t i = 0; i < nl; i++) {
+		write_key(f, lv[i]->key, lv[i]->keylen);
+		fputs("\tclone\n", f);
+	}
 	errno = 0;
 	if (fflush(f) || ferror(f) || fsync(fileno(f)))
 		rc = errno ? -errno : -EIO;
@@ -381,6 +510,7 @@ int profile_save(const struct profile *p, const char *path)
 		unlink(tmpath);
 out:
 	free(v);
+	free(lv);
 	free(tmpath);
 	return rc;
 }

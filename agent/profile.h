@@ -24,6 +24,16 @@
  * counters executed more increments than they counted: one counter per
  * site), `-`.  Lines starting with '#' and empty lines are comments.
  *
+ * Version 2 adds clone links (inline=on), one method a line:
+ *
+ *   CLASS <TAB> METHOD <TAB> DESCRIPTOR <TAB> clone
+ *
+ * Callers of the method were loaded before its class in a run, so they
+ * could not call its clone until hot=N relinked them (a retransformation
+ * each).  The next run links such callers to the clone at once: the
+ * clone's class gets the clone however its bytes changed (instrument.h,
+ * sink->linked).  A version 1 file has no such lines and still reads.
+ *
  * Ownership: struct profile owns its entries and their arrays;
  * profile_free releases them.
  */
@@ -34,7 +44,8 @@
 #include <stdint.h>
 #include <uthash.h>
 
-#define PROFILE_HEADER "# heapfs-agent profile 1"
+#define PROFILE_HEADER "# heapfs-agent profile 2"
+#define PROFILE_HEADER_V1 "# heapfs-agent profile 1"
 #define PROFILE_MAX_BLOCKS 65536u      /* code is at most 64 KiB */
 #define PROFILE_MAX_EDGES (1u << 22)
 
@@ -48,10 +59,19 @@ struct profile_entry {
 	UT_hash_handle hh;
 };
 
+/* A clone link (version 2). */
+struct profile_link {
+	char *key;                 /* owned: class \0 method \0 descriptor */
+	size_t keylen;
+	UT_hash_handle hh;
+};
+
 struct profile {
 	struct profile_entry *by_key;
 	uint32_t n;
-	uint32_t changed;          /* entries put since loading */
+	uint32_t changed;          /* entries and links put or dropped since loading */
+	struct profile_link *links;
+	uint32_t nlinks;
 };
 
 /* Parses the text of a profile file into p (empty before).  0, or
@@ -77,6 +97,14 @@ const double *profile_plan(const struct profile *p, const char *key, size_t keyl
  * break in a name; nothing put), -ENOMEM. */
 int profile_put(struct profile *p, const char *key, size_t keylen, uint64_t hash, uint32_t nblocks,
 		uint32_t nnormal, const double *freq);
+
+/* Whether callers may be linked to the method's clone (a link line). */
+int profile_linked(const struct profile *p, const char *key, size_t keylen);
+
+/* Adds a clone link (1 added, 0 it was there), or drops one (drop != 0:
+ * 1 dropped, 0 there was none).  -EINVAL for a key the format cannot
+ * hold, -ENOMEM. */
+int profile_link(struct profile *p, const char *key, size_t keylen, int drop);
 
 /* Writes the profile to path (through path.tmp, renamed: a reader never
  * sees half a file), lines sorted by key.  0 or -errno. */

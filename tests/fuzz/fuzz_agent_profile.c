@@ -39,6 +39,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (sum < 0)
 			abort();
 	}
+	/* every clone link is found, and is a key the format can hold */
+	struct profile_link *l, *ltmp;
+	uint32_t links = 0;
+	HASH_ITER(hh, p.links, l, ltmp) {
+		links++;
+		if (!profile_linked(&p, l->key, l->keylen) || profile_link(&p, l->key, l->keylen, 0) != 0)
+			abort();
+	}
+	if (links != p.nlinks)
+		abort();
 	profile_free(&p);
 	return 0;
 }

@@ -365,7 +365,7 @@ for seed in 3 5; do
 		cmp -s "$TMP/h0.sites" "$TMP/pr.sites" || { diff "$TMP/h0.sites" "$TMP/pr.sites" | head >&2; fail "seed $seed: profile run $run counts differ from the static run"; }
 		[ "$run" = 1 ] && cp "$prof" "$TMP/prof1"
 	done
-	head -n 1 "$prof" | grep -qx '# heapfs-agent profile 1' || fail "seed $seed: profile header: $(head -n 1 "$prof")"
+	head -n 1 "$prof" | grep -qx '# heapfs-agent profile 2' || fail "seed $seed: profile header: $(head -n 1 "$prof")"
 	plans=$(grep -c -P '^Gen\t[^\t]+\t[^\t]+\t[0-9a-f]{16}\t[0-9]+\t[0-9]+\tpaths\t[0-9,]+$' "$prof")
 	[ "$plans" -ge 10 ] || fail "seed $seed: $plans path plans in the profile: $(cat "$prof")"
 	planned=$(sed -n 's/.*profile .*: \([0-9]*\) method versions planned from it.*/\1/p' "$TMP/pr2.err")
@@ -378,6 +378,42 @@ for seed in 3 5; do
 	[ "$i2" -le "$ps" ] || fail "seed $seed: with the profile $i2 increments, more than per-site counting's $ps"
 	echo "ok: generated seed $seed x300: $plans plans; increments $i1 (static) -> $i2 (from the profile) vs $ps per-site; counts equal"
 done
+# clone links (LinkAhead's comment): the first run links the 4 methods
+# whose clones came too late for their callers, the next calls those
+# clones at once and executes fewer increments; the same profile on
+# changed bytes (V2: no clone of their own) gives trampolines and drops
+# the links; every run counts what mode=full records
+mkdir -p "$TMP/la1" "$TMP/la2"
+"$JAVAC" -d "$TMP/la1" tests/integration/LinkAhead.java || fail "javac LinkAhead"
+sed -e '/\/\/V1/d' -e 's|//V2 ||' tests/integration/LinkAhead.java >"$TMP/la2/LinkAhead.java"
+"$JAVAC" -d "$TMP/la2" "$TMP/la2/LinkAhead.java" || fail "javac LinkAhead V2"
+rm -f "$TMP/la.prof"
+links_of() { sed -n "s/.* \([0-9]*\) clones linked ahead from the profile, \([0-9]*\) trampolines.*/\1 \2/p" "$TMP/c.err"; }
+COPTS=inline=on,profile=$TMP/la.prof compare "LinkAhead, first run" LinkAhead "$TMP/la1" LinkAhead 1000
+i1=$(sed -n 's/^#increments\t//p' "$TMP/c.tsv")
+[ "$(links_of)" = "0 0" ] || fail "LinkAhead, first run: $(links_of) clones linked ahead and trampolines, want 0 0"
+[ "$(grep -c '	clone$' "$TMP/la.prof")" = 4 ] || fail "LinkAhead: clone links in the profile: $(grep clone "$TMP/la.prof")"
+COPTS=inline=on,profile=$TMP/la.prof compare "LinkAhead, linked" LinkAhead "$TMP/la1" LinkAhead 1000
+i2=$(sed -n 's/^#increments\t//p' "$TMP/c.tsv")
+[ "$(links_of)" = "4 0" ] || fail "LinkAhead, linked: $(links_of) clones linked ahead and trampolines, want 4 0"
+[ "$i2" -lt "$i1" ] || fail "LinkAhead: linked $i2 increments, not fewer than $i1"
+COPTS=inline=on,profile=$TMP/la.prof compare "LinkAhead V2, trampolines" LinkAhead "$TMP/la2" LinkAhead 1000
+[ "$(links_of)" = "3 4" ] || fail "LinkAhead V2: $(links_of) clones linked ahead and trampolines, want 3 4"
+grep -q '	clone$' "$TMP/la.prof" && fail "LinkAhead V2: links to trampolines kept: $(grep clone "$TMP/la.prof")"
+COPTS=inline=on,profile=$TMP/la.prof compare "LinkAhead V2, unlinked" LinkAhead "$TMP/la2" LinkAhead 1000
+[ "$(links_of)" = "0 0" ] || fail "LinkAhead V2, unlinked: $(links_of) clones linked ahead and trampolines, want 0 0"
+echo "ok: LinkAhead: increments $i1 -> $i2 with 4 clone links; changed bytes: 4 trampolines, links dropped"
+# a clone link across class loaders (LinkLoaders' comment): the callers'
+# loader delegates to the one that defines the clone's class
+mkdir -p "$TMP/ll" "$TMP/llc"
+"$JAVAC" -d "$TMP/ll" tests/integration/LinkLoaders.java || fail "javac LinkLoaders"
+"$JAVAC" -cp "$TMP/ll" -d "$TMP/llc" tests/integration/LinkCaller.java || fail "javac LinkCaller"
+rm -f "$TMP/ll.prof"
+COPTS=inline=on,profile=$TMP/ll.prof compare "LinkLoaders, first run" Link "$TMP/ll" LinkLoaders "$TMP/llc" 1000
+[ "$(links_of)" = "0 0" ] || fail "LinkLoaders, first run: $(links_of) clones linked ahead and trampolines, want 0 0"
+COPTS=inline=on,profile=$TMP/ll.prof compare "LinkLoaders, linked across loaders" Link "$TMP/ll" LinkLoaders "$TMP/llc" 1000
+[ "$(links_of)" = "1 0" ] || fail "LinkLoaders, linked: $(links_of) clones linked ahead and trampolines, want 1 0"
+echo "ok: LinkLoaders: a clone linked across class loaders counts what it makes"
 # a profile whose code hashes do not match plans nothing, and counts the same
 sed -E 's/\t[0-9a-f]{16}\t/\t0000000000000000\t/' "$TMP/gen5.prof" >"$TMP/stale.prof"
 "$JAVA" -Xverify:all "-agentpath:$AGENT=out=$TMP/pr.htr,mode=count,counts=$TMP/pr3.tsv,profile=$TMP/stale.prof,verbose" \
@@ -482,6 +518,13 @@ if command -v ant >/dev/null; then
 	deviation "ant, path counters, inline=on" "$TMP/ai.tsv" 99
 	ant_run "-Xverify:all -agentpath:$AGENT=out=$TMP/al.htr,mode=count,loops=on,inline=on,counts=$TMP/al.tsv"
 	deviation "ant, path counters, loops=on, inline=on" "$TMP/al.tsv" 99
+	rm -f "$TMP/ant.prof"
+	for run in 1 2; do
+		ant_run "-Xverify:all -agentpath:$AGENT=out=$TMP/ap.htr,mode=count,inline=on,profile=$TMP/ant.prof,counts=$TMP/ap.tsv,verbose"
+	done
+	n=$(sed -n 's/.* \([0-9]*\) clones linked ahead from the profile.*/\1/p' "$TMP/ant.err")
+	[ "${n:-0}" -gt 0 ] || fail "ant, profile: no clone linked ahead"
+	deviation "ant, inline=on, $n clones linked ahead by the profile" "$TMP/ap.tsv" 99
 	echo "ok: ant increments: paths $(sed -n 's/^#increments\t//p' "$TMP/ac.tsv"), inline=on $(sed -n 's/^#increments\t//p' "$TMP/ai.tsv"), loops=on and inline=on $(sed -n 's/^#increments\t//p' "$TMP/al.tsv"), sites $(sed -n 's/^#increments\t//p' "$TMP/as.tsv")"
 else
 	echo "(ant not installed: the Debian application part is skipped)"
@@ -536,6 +579,15 @@ if [ -r /usr/share/java/antlr3.jar ] && [ -r /usr/share/java/stringtemplate4.jar
 	deviation "antlr3, path counters, loops=on, inline=on, hot=20" "$TMP/gl.tsv" 99 "$TMP/antlr3-full.tsv" org.
 	loops=$(sed -n 's/.* \([0-9]*\) counted loops.*/\1/p' "$TMP/antlr3.err")
 	[ "${loops:-0}" -gt 0 ] || fail "antlr3, loops=on: no counted loop: $(cat "$TMP/antlr3.err")"
+	# the profile's plans and clone links: no class retransformed
+	rm -f "$TMP/antlr3.prof"
+	for run in 1 2; do
+		antlr3_run "$TMP/g-prof" -Xverify:all "-agentpath:$AGENT=out=$TMP/gp.htr,mode=count,loops=on,inline=on,profile=$TMP/antlr3.prof,verbose,counts=$TMP/gp.tsv"
+	done
+	deviation "antlr3, loops=on, inline=on, profile (second run)" "$TMP/gp.tsv" 99 "$TMP/antlr3-full.tsv" org.
+	n=$(sed -n 's/.* \([0-9]*\) clones linked ahead from the profile.*/\1/p' "$TMP/antlr3.err")
+	[ "${n:-0}" -gt 10 ] || fail "antlr3, profile: ${n:-0} clones linked ahead"
+	echo "ok: antlr3, loops=on, inline=on, profile: $n clones linked ahead; increments $(sed -n 's/^#increments\t//p' "$TMP/gp.tsv")"
 	# the generated code does not depend on the agent
 	diff -r "$TMP/g-full" "$TMP/g-count" >"$TMP/antlr3.diff" || true
 	awk '/^[<>]/ && !/^[<>] \/\/ \$ANTLR 3/ { bad = 1 } END { exit !bad }' "$TMP/antlr3.diff" &&
@@ -578,6 +630,15 @@ if command -v mvn >/dev/null; then
 	deviation "maven, path counters" "$TMP/mc.tsv" 97 "$TMP/mvn-full.tsv" org.
 	mvn_run "-Xverify:all -agentpath:$AGENT=out=$TMP/mi.htr,mode=count,inline=on,counts=$TMP/mi.tsv"
 	deviation "maven, path counters, inline=on" "$TMP/mi.tsv" 97 "$TMP/ms-sites.tsv" org. "counting=sites"
+	# clone links: Maven's Plexus realms are class loaders that import
+	# from one another, so callers link to clones other loaders define
+	rm -f "$TMP/mvn.prof"
+	for run in 1 2; do
+		mvn_run "-Xverify:all -agentpath:$AGENT=out=$TMP/mp.htr,mode=count,inline=on,profile=$TMP/mvn.prof,counts=$TMP/mp.tsv,verbose"
+	done
+	n=$(sed -n 's/.* \([0-9]*\) clones linked ahead from the profile.*/\1/p' "$TMP/maven.err")
+	[ "${n:-0}" -gt 10 ] || fail "maven, profile: ${n:-0} clones linked ahead"
+	deviation "maven, inline=on, $n clones linked ahead by the profile" "$TMP/mp.tsv" 97 "$TMP/ms-sites.tsv" org. "counting=sites"
 	echo "ok: maven increments: paths $(sed -n 's/^#increments\t//p' "$TMP/mc.tsv"), sites $(sed -n 's/^#increments\t//p' "$TMP/ms.tsv")"
 else
 	echo "(mvn not installed: the Maven part is skipped)"

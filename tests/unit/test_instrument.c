@@ -660,6 +660,21 @@ static void test_instrument_jdk_bytecode(void **state)
 	assert_true(T.st.skipped * 1000 < T.st.instrumented);
 }
 
+/* Frees the clone index I that a test filled through the sink. */
+static void free_clone_index(void)
+{
+	struct clone_key *ck, *tmp;
+	HASH_ITER(hh, I.by_key, ck, tmp) {
+		HASH_DEL(I.by_key, ck);
+		free(ck);
+	}
+	for (uint32_t i = 0; i < I.n; i++) {
+		free(I.e[i]);
+		free(I.key[i]);
+	}
+	memset(&I, 0, sizeof(I));
+}
+
 /* Clones and calls redirected to them, over the JDK, with
  * bytecode corrections (their handlers): the structure checks of every
  * method and check_clones. */
@@ -697,15 +712,184 @@ static void test_inline_jdk(void **state)
 	assert_int_equal(T.st.inlined, I.inlined_sites);
 	assert_true(T.st.clones > JDK_AT_LEAST(1000) && T.st.inlined > JDK_AT_LEAST(1000) && I.walks > JDK_AT_LEAST(10000));
 	assert_int_equal(T.snippets_found, T.counters_announced + T.st.corr_stubs);
-	struct clone_key *ck, *tmp;
-	HASH_ITER(hh, I.by_key, ck, tmp) {
-		HASH_DEL(I.by_key, ck);
-		free(ck);
+	free_clone_index();
+}
+
+/* ---- trampolines (sink->linked) ------------------------------------------- */
+
+/* Every method is linked (as if a profile linked callers to each): one
+ * that gets no clone of its own gets a trampoline, announced by
+ * clone_none; each must call its original with its parameters in order
+ * and return what it returns.  Over the examples' classes and every 10th
+ * of the JDK's. */
+static struct {
+	char key[4096][600];   /* this class's trampolines: "name desc" */
+	uint32_t n;
+	uint64_t checked, bad, classes;
+} TR;
+
+static int s_linked(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
+		    size_t dl)
+{
+	(void)ctx; (void)cls; (void)cl; (void)name; (void)nl; (void)desc; (void)dl;
+	return 1;
+}
+
+static int s_clone_none(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
+			size_t dl)
+{
+	(void)ctx; (void)cls; (void)cl;
+	if (TR.n < 4096 && nl + dl + 2 <= sizeof(TR.key[0]))
+		snprintf(TR.key[TR.n++], sizeof(TR.key[0]), "%.*s %.*s", (int)nl, name, (int)dl, desc);
+	else
+		TR.bad++; /* the test's own limit */
+	return 0;
+}
+
+/* The expected code of a trampoline for name desc (access acc), into
+ * want; its length.  Written from the JVM specification's opcodes, apart
+ * from instrument.c's tables. */
+static uint32_t trampoline_code(const char *name, const char *desc, uint16_t acc, uint16_t ref, uint8_t *want,
+				uint32_t *stack, uint32_t *locals)
+{
+	static const char *types = "IZBCSJFDL[";
+	static const uint8_t loads[] = { 0x15, 0x15, 0x15, 0x15, 0x15, 0x16, 0x17, 0x18, 0x19, 0x19 };
+	uint32_t n = 0, slot = 0;
+	if (!(acc & 0x0008)) {
+		want[n++] = 0x2a;
+		slot = 1;
 	}
-	for (uint32_t i = 0; i < I.n; i++) {
-		free(I.e[i]);
-		free(I.key[i]);
+	const char *t = desc + 1;
+	while (*t != ')') {
+		const char *at = strchr(types, *t);
+		uint8_t op = loads[at - types];
+		int wide = *t == 'J' || *t == 'D';
+		while (*t == '[')
+			t++;
+		if (*t == 'L')
+			t = strchr(t, ';');
+		t++;
+		want[n++] = op;
+		want[n++] = (uint8_t)slot;
+		slot += wide ? 2 : 1;
 	}
+	want[n++] = acc & 0x0008 ? 0xb8 : !strcmp(name, "<init>") || (acc & 0x0002) ? 0xb7 : 0xb6;
+	want[n++] = (uint8_t)(ref >> 8);
+	want[n++] = (uint8_t)ref;
+	char r = t[1];
+	uint32_t ret = r == 'V' ? 0 : r == 'J' || r == 'D' ? 2 : 1;
+	*stack = slot > ret ? slot : ret; /* the arguments, or the result */
+	*locals = slot + 1;               /* the marker parameter */
+	want[n++] = r == 'V' ? 0xb1 : r == 'J' ? 0xad : r == 'F' ? 0xae : r == 'D' ? 0xaf : r == 'L' || r == '[' ? 0xb0 : 0xac;
+	return n;
+}
+
+/* This class's trampolines in the output b: the expected code, a
+ * Methodref to the original (this class, the same name and descriptor). */
+static void check_trampolines(const struct cf_class *b)
+{
+	for (uint32_t x = 0; x < TR.n; x++) {
+		char name[1100];
+		const char *sp = strchr(TR.key[x], ' '), *desc = sp + 1, *close = strchr(desc, ')');
+		snprintf(name, sizeof(name), "%.*s", (int)(sp - TR.key[x]), TR.key[x]);
+		char cdesc[1200];
+		snprintf(cdesc, sizeof(cdesc), "%.*sL%s;%s", (int)(close - desc), desc, INSTR_INLINE_MARKER, close);
+		const struct cf_member *o = NULL, *c = NULL;
+		for (uint32_t i = 0; i < b->nmethods; i++) {
+			if (!cf_utf8_eq(b, b->methods[i].name, name))
+				continue;
+			if (cf_utf8_eq(b, b->methods[i].desc, desc))
+				o = &b->methods[i];
+			if (cf_utf8_eq(b, b->methods[i].desc, cdesc))
+				c = &b->methods[i];
+		}
+		TR.checked++;
+		if (!o || !c || !c->code || c->code->nexc || c->code->nattrs) {
+			TR.bad++;
+			continue;
+		}
+		/* the invoke's Methodref: 3 bytes before the return */
+		uint32_t len = c->code->len;
+		uint16_t ref = len >= 4 ? (uint16_t)(c->code->code[len - 3] << 8 | c->code->code[len - 2]) : 0;
+		uint16_t ci, ni, di, l;
+		uint8_t want[600];
+		const char *rc_name = NULL;
+		int ok = ref && ref < b->cp_count && b->cp_tag[ref] == CP_METHODREF && !cf_ref_parts(b, ref, &ci, &ni, &di) &&
+			 (rc_name = cf_utf8(b, ci, &l)) && cf_utf8_eq(b, ni, name) && cf_utf8_eq(b, di, desc);
+		uint16_t tl;
+		const char *tn = cf_utf8(b, cf_class_name(b, b->this_class), &tl);
+		ok = ok && tn && l == tl && !memcmp(rc_name, tn, l);
+		uint32_t stack = 0, locals = 0;
+		uint32_t n = ok ? trampoline_code(name, desc, o->access, ref, want, &stack, &locals) : 0;
+		if (!ok || n != len || memcmp(want, c->code->code, n) || c->code->max_stack != stack ||
+		    c->code->max_locals != locals) {
+			if (TR.bad++ < 3)
+				fprintf(stderr, "trampoline %s: code differs\n", TR.key[x]);
+		}
+	}
+}
+
+static int visit_linked(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)ftw;
+	size_t l = strlen(path), n = 0;
+	if (flag != FTW_F || l < 6 || strcmp(path + l - 6, ".class"))
+		return 0;
+	/* every 10th JDK class (times HEAPFS_TEST_JDK_EVERY) */
+	if (!strncmp(path, JDK_CLASSES_DIR, strlen(JDK_CLASSES_DIR)) && jdk_seen++ % (10 * jdk_every))
+		return 0;
+	uint8_t *data = slurp(path, &n);
+	assert_non_null(data);
+	struct buf out;
+	buf_init(&out);
+	TR.n = 0;
+	int rc = instr_class(data, n, &sink, INSTR_PATHS, &out, &T.st);
+	struct cf_class *c;
+	if (rc < 0 || (rc == 1 && cf_parse(out.data, out.len, &c))) {
+		note(path, "instr_class failed or its output does not parse");
+	} else if (rc == 1) {
+		TR.classes++;
+		check_trampolines(c);
+		cf_free(c);
+	}
+	buf_free(&out);
+	free(data);
+	return 0;
+}
+
+static void test_trampolines(void **state)
+{
+	(void)state;
+	memset(&I, 0, sizeof(I));
+	memset(&TR, 0, sizeof(TR));
+	memset(&T, 0, sizeof(T));
+	sink.method = s_method_inl;
+	sink.clone = s_clone;
+	sink.callee = s_callee;
+	sink.inlined = s_inlined;
+	sink.linked = s_linked;
+	sink.clone_none = s_clone_none;
+	assert_int_equal(nftw(EXAMPLE_CLASSES_DIR, visit_linked, 64, FTW_PHYS), 0);
+	uint64_t examples = TR.checked;
+	jdk_seen = 0;
+	assert_int_equal(nftw(JDK_CLASSES_DIR, visit_linked, 64, FTW_PHYS), 0);
+	sink.method = s_method_id;
+	sink.clone = NULL;
+	sink.callee = NULL;
+	sink.inlined = NULL;
+	sink.linked = NULL;
+	sink.clone_none = NULL;
+	fprintf(stderr, "trampolines: %lu in %lu classes (%lu clones of their own), %lu bad\n",
+		(unsigned long)TR.checked, (unsigned long)TR.classes, (unsigned long)T.st.clones,
+		(unsigned long)TR.bad);
+	if (T.failed)
+		fprintf(stderr, "%lu failures, first: %s\n", (unsigned long)T.failed, T.first);
+	assert_int_equal(T.failed, 0);
+	assert_int_equal(TR.bad, 0);
+	assert_int_equal(TR.checked, T.st.trampolines);
+	assert_true(examples >= 20 && TR.checked > examples + JDK_AT_LEAST(1000) / 10);
+	free_clone_index();
 }
 
 /* The code hash a profile's plans are keyed by (profile.h): FNV-1a 64,
@@ -1023,6 +1207,7 @@ int main(void)
 		cmocka_unit_test(test_sites_requested),
 		cmocka_unit_test(test_instrument_jdk_bytecode),
 		cmocka_unit_test(test_inline_jdk),
+		cmocka_unit_test(test_trampolines),
 		cmocka_unit_test(test_relayout_switch_padding),
 		cmocka_unit_test(test_relayout_jdk_identical),
 		cmocka_unit_test(test_instrument_examples),

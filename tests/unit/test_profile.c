@@ -48,6 +48,24 @@ static void test_parse_and_plan(void **state)
 	assert_null(profile_plan(&p, KEY("pkg/B", "g", "()Ljava/lang/Object;"), 0xfedcba9876543210ull, 3, 2, &sites));
 	assert_int_equal(sites, 1);
 	profile_free(&p);
+	/* a version 1 file reads (it has no clone links) */
+	static const char v1[] = PROFILE_HEADER_V1 "\npkg/A\tf\t(I)V\t00000000000000ff\t2\t1\tpaths\t7,7,0,0,7\n";
+	assert_int_equal(profile_parse(&p, v1, strlen(v1), err, sizeof(err)), 0);
+	assert_int_equal(p.n, 1);
+	assert_int_equal(p.nlinks, 0);
+	assert_non_null(profile_plan(&p, KEY("pkg/A", "f", "(I)V"), 0xff, 2, 1, &sites));
+	profile_free(&p);
+	/* clone links beside plans; a method may have both */
+	static const char links[] = PROFILE_HEADER "\npkg/A\tf\t(I)V\t00000000000000ff\t2\t1\tpaths\t7,7,0,0,7\n"
+				    "pkg/A\tf\t(I)V\tclone\npkg/C\t<init>\t()V\tclone\n";
+	assert_int_equal(profile_parse(&p, links, strlen(links), err, sizeof(err)), 0);
+	assert_int_equal(p.n, 1);
+	assert_int_equal(p.nlinks, 2);
+	assert_true(profile_linked(&p, KEY("pkg/A", "f", "(I)V")));
+	assert_true(profile_linked(&p, KEY("pkg/C", "<init>", "()V")));
+	assert_false(profile_linked(&p, KEY("pkg/C", "<init>", "(I)V")));
+	assert_false(profile_linked(&p, KEY("pkg/B", "g", "()Ljava/lang/Object;")));
+	profile_free(&p);
 	/* a header alone is an empty profile */
 	assert_int_equal(profile_parse(&p, PROFILE_HEADER "\n", strlen(PROFILE_HEADER) + 1, err, sizeof(err)), 0);
 	assert_int_equal(p.n, 0);
@@ -63,7 +81,13 @@ static void test_refusals(void **state)
 		const char *want;
 	} bad[] = {
 		{ "", "line 1: empty file" },
-		{ "# heapfs-agent profile 2\n", "line 1: not a heapfs-agent profile" },
+		{ "# heapfs-agent profile 3\n", "line 1: not a heapfs-agent profile" },
+		/* clone links: version 2 only, 'clone' last, named, once */
+		{ PROFILE_HEADER_V1 "\npkg/A\tf\t(I)V\tclone\n", "line 2: 4 fields" },
+		{ PROFILE_HEADER "\npkg/A\tf\t(I)V\tclones\n", "line 2: 4 fields, but the last is not 'clone'" },
+		{ PROFILE_HEADER "\npkg/A\t\t(I)V\tclone\n", "line 2: an empty class" },
+		{ PROFILE_HEADER "\npkg/A\tf\t(I)V\tclone\npkg/A\tf\t(I)V\tclone\n",
+		  "line 3: the clone link is listed twice" },
 		{ "pkg/A\tf\t(I)V\t00000000000000ff\t2\t1\tpaths\t7,7,0,0,7\n", "line 1: not a heapfs-agent profile" },
 		{ PROFILE_HEADER "\npkg/A\tf\t(I)V\t00000000000000ff\t2\t1\tpaths\n", "line 2: 7 fields" },
 		{ PROFILE_HEADER "\npkg/A\tf\t(I)V\t00000000000000ff\t2\t1\tpaths\t7,7,0,0,7\tx\n", "line 2: 9 fields" },
@@ -131,8 +155,16 @@ static void test_round_trip(void **state)
 	assert_int_equal(profile_put(&p, KEY("a/A", "bad\tname", "()V"), 7, 4, 0, NULL), -EINVAL);
 	assert_int_equal(profile_put(&p, "a/A\0m", 5, 7, 4, 0, NULL), -EINVAL); /* two parts */
 	assert_int_equal(profile_put(&p, KEY("a/A", "m", "()V"), 7, 0, 0, NULL), -EINVAL); /* no blocks */
+	assert_int_equal(profile_link(&p, KEY("z/Z", "<init>", "()V"), 0), 1);
+	assert_int_equal(profile_link(&p, KEY("b/B", "s", "()V"), 0), 1);
+	assert_int_equal(profile_link(&p, KEY("b/B", "s", "()V"), 0), 0); /* there already */
+	assert_int_equal(profile_link(&p, KEY("b/B", "t", "()V"), 0), 1);
+	assert_int_equal(profile_link(&p, KEY("b/B", "t", "()V"), 1), 1); /* dropped */
+	assert_int_equal(profile_link(&p, KEY("b/B", "u", "()V"), 1), 0); /* none to drop */
+	assert_int_equal(profile_link(&p, KEY("b/B", "bad\nname", "()V"), 0), -EINVAL);
 	assert_int_equal(p.n, 3);
-	assert_int_equal(p.changed, 4); /* puts, the replacing one included */
+	assert_int_equal(p.nlinks, 2);
+	assert_int_equal(p.changed, 8); /* 4 puts, the replacing one included; 3 links added, 1 dropped */
 	assert_int_equal(profile_save(&p, path), 0);
 	char tmp[80];
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
@@ -141,7 +173,10 @@ static void test_round_trip(void **state)
 			   "# class\tmethod\tdescriptor\tcode hash\tblocks\tedges\tplan\tfrequencies (agent/profile.h)\n"
 			   "a/A\tm\t(I)I\tabcdef0123456789\t1\t1\tpaths\t0,42,2\n"
 			   "a/A\tn\t()V\t0000000000000007\t4\t0\tsites\t-\n"
-			   "z/Z\t<init>\t()V\t0000000000001234\t3\t2\tpaths\t1,2,3,4,5,6,7,8\n";
+			   "z/Z\t<init>\t()V\t0000000000001234\t3\t2\tpaths\t1,2,3,4,5,6,7,8\n"
+			   "# class\tmethod\tdescriptor\tclone: callers linked to its clone at once\n"
+			   "b/B\ts\t()V\tclone\n"
+			   "z/Z\t<init>\t()V\tclone\n";
 	size_t n = 0;
 	uint8_t *text = slurp(path, &n);
 	assert_non_null(text);
@@ -150,7 +185,10 @@ static void test_round_trip(void **state)
 	free(text);
 	assert_int_equal(profile_load(&q, path, err, sizeof(err)), 0);
 	assert_int_equal(q.n, 3);
+	assert_int_equal(q.nlinks, 2);
 	assert_int_equal(q.changed, 0);
+	assert_true(profile_linked(&q, KEY("b/B", "s", "()V")));
+	assert_false(profile_linked(&q, KEY("b/B", "t", "()V")));
 	int sites = 0;
 	const double *f = profile_plan(&q, KEY("z/Z", "<init>", "()V"), 0x1234, 3, 2, &sites);
 	assert_non_null(f);
