@@ -16,9 +16,11 @@
  *
  * Per site, count = sum over counters of value(counter) * coefficient,
  * plus the exception corrections.  A counted loop's counter (loops=on,
- * sink_trip) packs the adds made at the loop's exits above its turns: its
- * value is the turns (counter_count), its increments the adds
- * (counter_incr).  Plain increments by default: threads
+ * sink_trip) packs the adds made at the loop's exits above its turns:
+ * every read takes it apart (loops.h, trip_count_read) into its value,
+ * the turns, and its increments, the adds (counter_incr); count_poll reads
+ * these counters at least every POLL_MAX_MS so that the turns never carry
+ * into the adds.  Plain increments by default: threads
  * racing on a counter may lose increments; atomic=on makes them atomic
  * (VarHandle getAndAdd in heapfs.Counters.inc).
  *
@@ -49,6 +51,7 @@
  */
 #include "agent/agent.h"
 #include "agent/instrument.h"
+#include "agent/loops.h"
 #include "agent/profile.h"
 
 #include <errno.h>
@@ -177,9 +180,13 @@ struct cref {
 struct ccounter {
 	uint32_t sem_first, nsem;
 	uint32_t method;            /* C.m index */
-	int trip;                   /* a counted loop's (sink_trip): its value packs
-				     * the adds at the loop's exits (high 32 bits)
-				     * over the iterations (low 32 bits) */
+	uint32_t trip;              /* a counted loop's (sink_trip): 1 + its C.trips
+				     * index; 0 for any other counter */
+};
+/* A counted loop's counter, unpacked at every read (under arr_mu). */
+struct ctrip {
+	uint32_t counter;
+	struct trip_count n;
 };
 
 static struct {
@@ -227,13 +234,13 @@ static struct {
 	jfieldID field;
 	jlongArray *arrays; uint32_t *alen; uint32_t narrays;
 	uint32_t jcap;                        /* length of the last array */
+	struct ctrip *trips; uint32_t ntrips, cap_trips; /* counted loops' counters */
 	int helper_failed;
 	uint64_t exhausted;                   /* methods left uncounted: counters=N too small */
 	uint64_t threads_live, threads_max;   /* of the program, alive now and at most (atomic) */
 	/* profile=FILE (profile.h): the plans read at start */
 	struct profile prof;
 	int prof_on;
-	int trip_half;                        /* a counted loop's turns reached 2^31 */
 	uint64_t prof_planned, prof_sites;    /* method versions planned from it: paths, per site */
 } C = { .mu = PTHREAD_MUTEX_INITIALIZER, .arr_mu = PTHREAD_MUTEX_INITIALIZER };
 
@@ -302,27 +309,69 @@ static void ensure_counters(JNIEnv *jni)
 }
 
 /* The first n counters' values, added up over every array: *out [n + 1]
- * (caller frees).  -ENOENT if no array exists yet (no counter ran). */
-static int read_counters(JNIEnv *jni, uint32_t n, jlong **out)
+ * (caller frees), a counted loop's counter unpacked into its turns, and
+ * (adds not NULL) *adds [C.ntrips + 1] (caller frees) the adds of every
+ * counted loop (ccounter.trip - 1 its index).  Every counter below n
+ * belongs to a hook that has ended (a hook holds C.mu while it reserves
+ * counters), so each counted loop among them is in *adds.  -ENOENT if no
+ * array exists yet (no counter ran). */
+static int read_counters(JNIEnv *jni, uint32_t n, jlong **out, uint64_t **adds)
 {
 	jlong *v = calloc((size_t)n + 1, sizeof(*v)), *part = malloc(((size_t)n + 1) * sizeof(*part));
+	uint64_t *a = NULL;
 	int rc = v && part ? 0 : -ENOMEM;
 	pthread_mutex_lock(&C.arr_mu);
 	if (!rc && !C.narrays)
 		rc = -ENOENT;
+	if (!rc && adds && !(a = calloc((size_t)C.ntrips + 1, sizeof(*a))))
+		rc = -ENOMEM;
 	for (uint32_t k = 0; k < C.narrays && !rc; k++) {
 		uint32_t m = C.alen[k] < n ? C.alen[k] : n;
 		(*jni)->GetLongArrayRegion(jni, C.arrays[k], 0, (jsize)m, part);
 		for (uint32_t i = 0; i < m; i++)
 			v[i] += part[i];
 	}
+	for (uint32_t t = 0; t < C.ntrips && !rc; t++) {
+		struct ctrip *tr = &C.trips[t];
+		if (tr->counter >= n)
+			continue; /* read with the next larger n */
+		trip_count_read(&tr->n, (uint64_t)v[tr->counter]);
+		v[tr->counter] = (jlong)tr->n.turns;
+		if (a)
+			a[t] = tr->n.adds;
+	}
 	pthread_mutex_unlock(&C.arr_mu);
 	free(part);
-	if (rc)
+	if (rc) {
 		free(v);
-	else
+		free(a);
+	} else {
 		*out = v;
+		if (adds)
+			*adds = a;
+	}
 	return rc;
+}
+
+/* Reads the counted loops' counters alone, so that no loop's turns carry
+ * into its adds between two reads (loops.h): count_poll's work without
+ * hot=N. */
+static void read_trips(JNIEnv *jni)
+{
+	pthread_mutex_lock(&C.arr_mu);
+	for (uint32_t t = 0; t < C.ntrips; t++) {
+		struct ctrip *tr = &C.trips[t];
+		jlong sum = 0, part = 0;
+		for (uint32_t k = 0; k < C.narrays; k++) {
+			if (tr->counter >= C.alen[k])
+				continue;
+			(*jni)->GetLongArrayRegion(jni, C.arrays[k], (jsize)tr->counter, 1, &part);
+			sum = (jlong)((uint64_t)sum + (uint64_t)part);
+		}
+		if (C.narrays)
+			trip_count_read(&tr->n, (uint64_t)sum);
+	}
+	pthread_mutex_unlock(&C.arr_mu);
 }
 
 static int grow(void **p, uint32_t *cap, uint32_t need, size_t size)
@@ -724,22 +773,26 @@ static int sink_trip(void *ctx, uint32_t method, uint32_t counter)
 	(void)ctx;
 	if (counter >= A.opts.counters || C.c[counter].method != method)
 		return -EINVAL;
-	C.c[counter].trip = 1;
-	return 0;
+	if (C.c[counter].trip)
+		return 0;
+	pthread_mutex_lock(&C.arr_mu); /* read_counters walks C.trips */
+	int rc = grow((void **)&C.trips, &C.cap_trips, C.ntrips + 1, sizeof(*C.trips));
+	if (!rc) {
+		C.trips[C.ntrips++] = (struct ctrip){ .counter = counter };
+		C.c[counter].trip = C.ntrips;
+	}
+	pthread_mutex_unlock(&C.arr_mu);
+	return rc;
 }
 
-/* What counter i counts (its semantics' multiplier) and the increments it
- * executed, from its value: equal, but for a counted loop's (sink_trip),
- * where the value packs the adds made at the loop's exits over the
- * iterations.  Under C.mu. */
-static int64_t counter_count(uint32_t i, jlong value)
+/* The increments counter i executed, from its value read (read_counters):
+ * the value, but for a counted loop's counter, whose value is its turns:
+ * its adds.  Under C.mu. */
+static uint64_t counter_incr(uint32_t i, jlong value, const uint64_t *adds)
 {
-	return C.c[i].trip ? (int64_t)((uint64_t)value & 0xffffffffu) : (int64_t)value;
-}
-
-static uint64_t counter_incr(uint32_t i, jlong value)
-{
-	return C.c[i].trip ? (uint64_t)value >> 32 : (uint64_t)value;
+	if (!C.c[i].trip)
+		return (uint64_t)value;
+	return adds ? adds[C.c[i].trip - 1] : 0;
 }
 
 /* Clones (counter inlining): the clone of cls.name desc that the current
@@ -1633,7 +1686,8 @@ static int site_counts(JNIEnv *jni, int64_t **out, uint64_t *incr)
 	uint32_t n = C.next_counter;
 	pthread_mutex_unlock(&C.mu);
 	jlong *v = NULL;
-	int rc = read_counters(jni, n, &v);
+	uint64_t *adds = NULL;
+	int rc = read_counters(jni, n, &v, &adds);
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&C.mu);
@@ -1641,12 +1695,10 @@ static int site_counts(JNIEnv *jni, int64_t **out, uint64_t *incr)
 	rc = -ENOMEM;
 	if (v && cnt) {
 		for (uint32_t i = 0; i < n; i++) {
-			*incr += counter_incr(i, v[i]);
-			if (C.c[i].trip && ((uint64_t)v[i] & 0x80000000u))
-				C.trip_half = 1;
+			*incr += counter_incr(i, v[i], adds);
 			for (uint32_t j = 0; j < C.c[i].nsem; j++) {
 				const struct csem *s = &C.sem[C.c[i].sem_first + j];
-				cnt[s->site] += counter_count(i, v[i]) * s->coef;
+				cnt[s->site] += v[i] * s->coef;
 			}
 		}
 		for (uint32_t i = 0; i < C.ns && i < C.cap_corr; i++)
@@ -1657,6 +1709,7 @@ static int site_counts(JNIEnv *jni, int64_t **out, uint64_t *incr)
 	}
 	pthread_mutex_unlock(&C.mu);
 	free(v);
+	free(adds);
 	free(cnt);
 	return rc;
 }
@@ -1754,7 +1807,7 @@ static int measure(struct cmethod *m, const jlong *v, uint32_t nc, double min_en
 	uint64_t sum = 0;
 	for (uint32_t j = 0; j < m->nedges; j++)
 		if (m->cnt[j] != UINT32_MAX && m->cnt[j] < nc)
-			sum += (uint64_t)counter_count(m->cnt[j], v[m->cnt[j]]);
+			sum += (uint64_t)v[m->cnt[j]];
 	if (sum == m->measured_sum && min_entry >= (double)A.opts.hot)
 		return 0;
 	m->measured_sum = sum;
@@ -1765,7 +1818,7 @@ static int measure(struct cmethod *m, const jlong *v, uint32_t nc, double min_en
 		for (uint32_t j = 0; j < m->nedges; j++)
 			if (m->cnt[j] != UINT32_MAX && m->cnt[j] < nc) {
 				counted[j] = 1;
-				val[j] = (double)counter_count(m->cnt[j], v[m->cnt[j]]);
+				val[j] = (double)v[m->cnt[j]];
 			}
 		double entry = instr_solve_flow(m->nblocks, m->nedges, m->e, counted, val, flow);
 		hot = entry >= min_entry && entry > 0 &&
@@ -1786,10 +1839,12 @@ static int measure(struct cmethod *m, const jlong *v, uint32_t nc, double min_en
 	return hot;
 }
 
-/* Per method version (C.m index), from the counter values v[0..nc): the
- * increments its counters executed, the allocations they counted, and
- * (ncount, may be NULL) how many counters it has.  Under C.mu. */
-static void method_sums(const jlong *v, uint32_t nc, uint64_t *inc, int64_t *counted, uint32_t *ncount)
+/* Per method version (C.m index), from the counter values v[0..nc) and
+ * adds (read_counters): the increments its counters executed, the
+ * allocations they counted, and (ncount, may be NULL) how many counters it
+ * has.  Under C.mu. */
+static void method_sums(const jlong *v, const uint64_t *adds, uint32_t nc, uint64_t *inc, int64_t *counted,
+			uint32_t *ncount)
 {
 	for (uint32_t i = 0; i < nc; i++) {
 		const struct ccounter *c = &C.c[i];
@@ -1797,9 +1852,9 @@ static void method_sums(const jlong *v, uint32_t nc, uint64_t *inc, int64_t *cou
 			ncount[c->method]++;
 		if (!v[i])
 			continue; /* most counters, polled every few ms */
-		inc[c->method] += counter_incr(i, v[i]);
+		inc[c->method] += counter_incr(i, v[i], adds);
 		for (uint32_t j = 0; j < c->nsem; j++)
-			counted[c->method] += counter_count(i, v[i]) * C.sem[c->sem_first + j].coef;
+			counted[c->method] += v[i] * C.sem[c->sem_first + j].coef;
 	}
 }
 
@@ -1858,15 +1913,20 @@ static void relink(JNIEnv *jni, const uint64_t *inc, char ***names, uint32_t *nn
 int count_poll(jvmtiEnv *jvmti, JNIEnv *jni)
 {
 	static uint32_t interval = POLL_MAX_MS, nm_seen;
-	if (!A.opts.hot || !__atomic_load_n(&C.active, __ATOMIC_ACQUIRE))
+	if (!__atomic_load_n(&C.active, __ATOMIC_ACQUIRE))
 		return POLL_MAX_MS;
+	if (!A.opts.hot) {
+		read_trips(jni);
+		return POLL_MAX_MS;
+	}
 	pthread_mutex_lock(&C.mu);
 	uint32_t nc = C.next_counter;
 	interval = C.nm != nm_seen ? POLL_MIN_MS : interval * 2 > POLL_MAX_MS ? POLL_MAX_MS : interval * 2;
 	nm_seen = C.nm;
 	pthread_mutex_unlock(&C.mu);
 	jlong *v = NULL;
-	if (read_counters(jni, nc, &v))
+	uint64_t *adds = NULL;
+	if (read_counters(jni, nc, &v, &adds))
 		return POLL_MAX_MS;
 	char **pending = NULL;
 	uint32_t npending = 0;
@@ -1893,7 +1953,7 @@ int count_poll(jvmtiEnv *jvmti, JNIEnv *jni)
 	char **linked = NULL; /* owned names */
 	uint32_t nlinked = 0;
 	if (inc && counted) {
-		method_sums(v, nc, inc, counted, NULL);
+		method_sums(v, adds, nc, inc, counted, NULL);
 		demote(inc, counted, &pending, &npending);
 		relink(jni, inc, &linked, &nlinked);
 	}
@@ -1916,6 +1976,7 @@ int count_poll(jvmtiEnv *jvmti, JNIEnv *jni)
 	}
 	pthread_mutex_unlock(&C.mu);
 	free(v);
+	free(adds);
 	if (npending) {
 		retransform(jvmti, jni, pending, npending);
 		interval = POLL_MIN_MS;
@@ -1962,8 +2023,9 @@ static int write_counts(const char *path, const int64_t *cnt, uint64_t incr, uin
  * path counters executed more increments than they counted, or one that
  * hot=N demoted, gets one counter per site; the others keep what the
  * profile had.  A later version of a method (retransformed) has the last
- * word.  v[0..nc): the counter values (NULL: none ran, nothing measured). */
-static void save_profile(const jlong *v, uint32_t nc)
+ * word.  v[0..nc), adds: the counter values (read_counters; v NULL: none
+ * ran, nothing measured). */
+static void save_profile(const jlong *v, const uint64_t *adds, uint32_t nc)
 {
 	uint64_t *inc = NULL;
 	int64_t *counted = NULL;
@@ -1976,7 +2038,7 @@ static void save_profile(const jlong *v, uint32_t nc)
 		goto out;
 	}
 	if (v)
-		method_sums(v, nc, inc, counted, NULL);
+		method_sums(v, adds, nc, inc, counted, NULL);
 	for (uint32_t i = 0; i < C.nm && v; i++) {
 		struct cmethod *m = &C.m[i];
 		if (!m->demote && !m->freq && m->state == HOT_NO && m->e)
@@ -2016,9 +2078,9 @@ out:
 /* HEAPFS_AGENT_METHODS=FILE (diagnostics, agent/README.md): one line per
  * instrumented method version: name+descriptor, sites, counters,
  * increments executed, allocations counted, and what the version is
- * (static, measured, hot-planned, per-site, superseded).  v[0..nv): the
+ * (static, measured, hot-planned, per-site, superseded).  v[0..nv), adds: the
  * counter values (NULL: none ran, nothing written). */
-static void write_method_stats(const char *path, const jlong *v, uint32_t nv)
+static void write_method_stats(const char *path, const jlong *v, const uint64_t *adds, uint32_t nv)
 {
 	uint64_t *inc = calloc(C.nm + 1, sizeof(*inc));
 	int64_t *counted = calloc(C.nm + 1, sizeof(*counted));
@@ -2028,7 +2090,7 @@ static void write_method_stats(const char *path, const jlong *v, uint32_t nv)
 		fprintf(stderr, "heapfs-agent: cannot write %s\n", path);
 		goto out;
 	}
-	method_sums(v, nv, inc, counted, nc);
+	method_sums(v, adds, nv, inc, counted, nc);
 	fprintf(f, "#method\tsites\tcounters\tincrements\tallocations\tversion\n");
 	for (uint32_t i = 0; i < C.nm; i++) {
 		const struct cmethod *m = &C.m[i];
@@ -2072,17 +2134,16 @@ void count_finish(JNIEnv *jni)
 		uint32_t nc = C.next_counter;
 		pthread_mutex_unlock(&C.mu);
 		jlong *v = NULL;
-		if (read_counters(jni, nc, &v))
+		uint64_t *adds = NULL;
+		if (read_counters(jni, nc, &v, &adds))
 			v = NULL; /* nothing ran */
 		if (stats && *stats)
-			write_method_stats(stats, v, nc);
+			write_method_stats(stats, v, adds, nc);
 		if (C.prof_on)
-			save_profile(v, nc);
+			save_profile(v, adds, nc);
 		free(v);
+		free(adds);
 	}
-	if (C.trip_half) /* allocs/stats cannot tell: the packed value hides it */
-		fprintf(stderr, "heapfs-agent: mode=count: a counted loop turned over 2^31 times: loops=on counts up "
-				"to 2^32 turns a loop, then its counts are wrong (run without loops=on)\n");
 	if (C.exhausted)
 		fprintf(stderr, "heapfs-agent: mode=count: %llu methods not counted: all %u counters in use (counters=N)\n",
 			(unsigned long long)C.exhausted, A.opts.counters);

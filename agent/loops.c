@@ -440,3 +440,11 @@ void trip_loops_free(struct trip_loops *t)
 	free(t->loop_of);
 	memset(t, 0, sizeof(*t));
 }
+
+void trip_count_read(struct trip_count *t, uint64_t packed)
+{
+	uint64_t growth = packed - t->last; /* modulo 2^64 */
+	t->turns += growth & 0xffffffffu;
+	t->adds += growth >> 32;
+	t->last = packed;
+}

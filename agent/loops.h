@@ -76,4 +76,20 @@ int trip_frame_entry(const struct cf_frame *f, uint32_t slot);
 
 void trip_loops_free(struct trip_loops *t);
 
+/* A counted loop's counter as read over a run.  The exit's add is
+ * `c += (1L << 32) + var`: the value packs the adds made (high 32 bits)
+ * over the turns (low 32 bits), so that after 2^32 turns in all the turns
+ * would carry into the adds.  Reading takes the growth since the previous
+ * read apart instead: while fewer than 2^32 turns were added between two
+ * reads, the growth's low half is the turns added and its high half the
+ * adds, exactly, whatever the totals (the value may even wrap past
+ * 2^64).  Reads must come in order (the counter only grows). */
+struct trip_count {
+	uint64_t last;             /* the packed value at the previous read */
+	uint64_t turns, adds;      /* over the run */
+};
+
+/* Takes in the packed value read now. */
+void trip_count_read(struct trip_count *t, uint64_t packed);
+
 #endif

@@ -254,6 +254,18 @@ for seed in 1 2 3; do
 	COPTS=loops=on,inline=on compare "generated seed $seed, throwing, loops=on, inline=on" Gen "$TMP/exc$seed" Gen 20
 done
 THREADS=2 COPTS=loops=on,inline=on compare "ExcMix, loops=on, inline=on" ExcMix "$TMP/mix" ExcMix
+# more than 2^32 turns of one loop over the run (TripMany's comment): 3 x
+# 1.5 billion allocations counted, 3 adds; the packed value alone would
+# give 205,032,704 (4.5 billion modulo 2^32)
+"$JAVAC" -d "$TMP/loops" tests/integration/TripMany.java || fail "javac TripMany"
+"$JAVA" -Xverify:all "-agentpath:$AGENT=out=$TMP/c.htr,mode=count,counts=$TMP/c.tsv,loops=on" -cp "$TMP/loops" \
+	TripMany 3 1500000000 >"$TMP/c.out" 2>"$TMP/c.err" || { cat "$TMP/c.err"; fail "TripMany: mode=count run"; }
+n=$(awk -F'\t' '$1 ~ /^TripMany\.spin:/ { n += $3 } END { printf "%.0f\n", n }' "$TMP/c.tsv")
+[ "$n" = 4500000000 ] || fail "TripMany: $n allocations counted, want 4500000000"
+n=$(sed -n 's/^#increments\t//p' "$TMP/c.tsv")
+[ "$n" = 3 ] || fail "TripMany: $n increments, want 3 (one add per call)"
+"$HEAPFS" cat "$TMP/c.htr" allocs/by-site | grep -q "	4500000000	" || fail "TripMany: allocs/by-site lacks the count"
+echo "ok: TripMany: 4,500,000,000 turns of one counted loop counted exactly, 3 adds"
 # exceptions=events cannot correct them: the option is ignored, said so
 COPTS=loops=on,exceptions=events compare "LoopExits, loops=on, exceptions=events" LoopExits "$TMP/loops" LoopExits 300
 grep -q "loops=on is ignored with exceptions=events" "$TMP/c.err" || fail "loops=on with exceptions=events: no notice"

@@ -271,6 +271,47 @@ static void test_frame_entry(void **state)
 	assert_int_equal(trip_frame_entry(&f, 4), -1);
 }
 
+/* A counted loop's counter read over a run (trip_count_read).  The JVM's
+ * counter is a long that each exit adds (1L << 32) + i to, i in
+ * [0, 2^31): simulated here as a uint64_t (Java's long wraps alike).  The
+ * expected turns and adds are kept apart as they are made.  The run starts
+ * close to 2^64 (as if after a long history: only growth is read), makes
+ * adds of up to 2^31 - 1 turns, and is read after one or two adds (fewer
+ * than 2^32 turns between reads), until it holds past 2^36 turns: far
+ * more than the 32 bits the packed value has for them. */
+static void test_trip_count(void **state)
+{
+	(void)state;
+	uint64_t packed = UINT64_MAX - (3ull << 32) - 12345, turns = 0, adds = 0;
+	struct trip_count t = { 0 };
+	trip_count_read(&t, packed);
+	uint64_t base_turns = t.turns, base_adds = t.adds;
+	srand(9);
+	for (int k = 0; turns < (1ull << 36); k++) {
+		int per_read = 1 + k % 2;
+		for (int j = 0; j < per_read; j++) {
+			uint64_t i = k % 7 == 0 ? 0x7fffffffu : (uint64_t)rand() % 0x80000000u;
+			packed += (1ull << 32) + i;
+			turns += i;
+			adds++;
+		}
+		trip_count_read(&t, packed);
+		assert_true(t.turns - base_turns == turns);
+		assert_true(t.adds - base_adds == adds);
+	}
+	assert_true(packed < UINT64_MAX / 2); /* it wrapped past 2^64 */
+	/* the limit stated in loops.h: 2^32 turns or more between two reads
+	 * carry into the adds (three adds of 2^31 - 1) */
+	for (int j = 0; j < 3; j++) {
+		packed += (1ull << 32) + 0x7fffffffu;
+		turns += 0x7fffffffu;
+		adds++;
+	}
+	trip_count_read(&t, packed);
+	assert_true(t.turns - base_turns != turns);
+	assert_true(t.adds - base_adds == adds + 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -279,7 +320,7 @@ int main(void)
 		cmocka_unit_test(test_shared_exit_zeroed),
 		cmocka_unit_test(test_break),
 		cmocka_unit_test(test_nested),       cmocka_unit_test(test_frames),
-		cmocka_unit_test(test_frame_entry),
+		cmocka_unit_test(test_frame_entry),  cmocka_unit_test(test_trip_count),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
