@@ -78,6 +78,7 @@ struct cmethod {
 	int state;                  /* HOT_* */
 	int final;                  /* planned from measured frequencies, or per site */
 	int per_site;               /* this version has one counter per site */
+	int sites_chosen;           /* ... by instrument.c (sink_sites_chosen) */
 	int demote;                 /* its next version gets one counter per site */
 	uint64_t measured_sum;      /* its counters' total when last measured (hot=N) */
 	uint32_t next_version;      /* the next C.m of the same method, NO_ID none */
@@ -1054,9 +1055,19 @@ static int sink_handlers(void *ctx, uint32_t method, const uint16_t *seh, uint32
 	return 0;
 }
 
+/* instrument.c gave this version one counter per site (the label in
+ * HEAPFS_AGENT_METHODS; what the next version plans stays sink_freq's). */
+static void sink_sites_chosen(void *ctx, uint32_t method)
+{
+	(void)ctx;
+	if (method < C.nm)
+		C.m[method].sites_chosen = 1;
+}
+
 static struct instr_sink sink = { .reserve = sink_reserve, .method = sink_method, .site = sink_site,
 				  .counter = sink_counter, .freq = sink_freq, .graph = sink_graph,
-				  .correction = sink_correction, .handlers = sink_handlers };
+				  .correction = sink_correction, .handlers = sink_handlers,
+				  .sites_chosen = sink_sites_chosen };
 
 /* ---- hooks ----------------------------------------------------------------- */
 
@@ -2094,7 +2105,7 @@ static void write_method_stats(const char *path, const jlong *v, const uint64_t 
 	fprintf(f, "#method\tsites\tcounters\tincrements\tallocations\tversion\n");
 	for (uint32_t i = 0; i < C.nm; i++) {
 		const struct cmethod *m = &C.m[i];
-		const char *what = m->per_site ? "per-site"
+		const char *what = m->per_site || m->sites_chosen ? "per-site"
 			       : m->demote ? "demoted"
 			       : m->profiled ? "profile"
 			       : m->final ? "hot-paths"

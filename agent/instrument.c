@@ -2030,6 +2030,7 @@ static int do_method(struct cf_class *c, struct cf_member *m, const struct instr
 	struct method_plan mp = { .init = NOT_SET };
 	struct corr_plan cp = { 0 };
 	struct rw r;
+	const enum instr_mode asked = mode; /* plan_paths may choose one counter per site */
 	int rc = rw_open(&r, c, m, fieldref, methodref);
 	if (rc) {
 		if (rc == -EINVAL) { /* the code does not decode: left alone */
@@ -2118,6 +2119,8 @@ apply:;
 	if ((rc = announce(c, m, &mp, sink, base, &id)))
 		goto out;
 	*idp = id;
+	if (asked == INSTR_PATHS && mode == INSTR_SITES && sink->sites_chosen)
+		sink->sites_chosen(sink->ctx, id);
 	if (mode == INSTR_PATHS && !sink->bytecode && (rc = report_corrections(&r, &mp, sink, id)))
 		goto out;
 	if (cp.nvec && (rc = announce_corr_counters(&cp, &mp, sink, id, NULL)))

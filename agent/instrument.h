@@ -150,6 +150,11 @@ struct instr_sink {
 	 * counter means per unit, as any counter's value.  Called after
 	 * method(). */
 	int (*trip)(void *ctx, uint32_t method, uint32_t counter);
+	/* Optional, for diagnostics: method (an id method() returned) has one
+	 * counter per site although the mode was paths: freq() asked for it,
+	 * the frequencies freq() gave made paths dearer, or it is a
+	 * constructor whose counters could not all come after super(). */
+	void (*sites_chosen)(void *ctx, uint32_t method);
 	int loops;                 /* 1: counted loops (agent/loops.h) counted at their
 				    * exits (trip must be set).  With bytecode
 				    * corrections the handlers covering such a loop

@@ -370,7 +370,8 @@ for seed in 3 5; do
 		fail "seed $seed: static run"
 	count_sites "$TMP/h0.tsv" Gen >"$TMP/h0.sites"
 	for run in 1 2; do
-		"$JAVA" -Xverify:all "-agentpath:$AGENT=out=$TMP/pr.htr,mode=count,counts=$TMP/pr$run.tsv,profile=$prof,verbose" \
+		HEAPFS_AGENT_METHODS=$TMP/pm$run.tsv "$JAVA" -Xverify:all \
+			"-agentpath:$AGENT=out=$TMP/pr.htr,mode=count,counts=$TMP/pr$run.tsv,profile=$prof,verbose" \
 			-cp "$g" Gen 300 >"$TMP/pr.out" 2>"$TMP/pr$run.err" || { cat "$TMP/pr$run.err"; fail "seed $seed: profile run $run"; }
 		grep -q VerifyError "$TMP/pr.out" "$TMP/pr$run.err" && fail "seed $seed: profile run $run: VerifyError"
 		count_sites "$TMP/pr$run.tsv" Gen >"$TMP/pr.sites"
@@ -388,7 +389,17 @@ for seed in 3 5; do
 	i1=$(sed -n 's/^#increments\t//p' "$TMP/pr1.tsv") i2=$(sed -n 's/^#increments\t//p' "$TMP/pr2.tsv")
 	ps=$(sed -n 's/^#per_site_increments\t//p' "$TMP/pr2.tsv")
 	[ "$i2" -le "$ps" ] || fail "seed $seed: with the profile $i2 increments, more than per-site counting's $ps"
-	echo "ok: generated seed $seed x300: $plans plans; increments $i1 (static) -> $i2 (from the profile) vs $ps per-site; counts equal"
+	# HEAPFS_AGENT_METHODS labels "per-site" every version the instrumenter
+	# gave one counter per site (its own tally in verbose), also where it
+	# chose so itself because the profile's frequencies made paths dearer;
+	# such a version executes one increment per allocation
+	chosen=$(sed -n 's/.* \([0-9]*\) method versions with one counter per site.* \([0-9]*\) constructors per site.*/\1 \2/p' "$TMP/pr2.err")
+	[ -n "$chosen" ] || fail "seed $seed: verbose has no tally of per-site versions"
+	labelled=$(awk -F'\t' '$6 == "per-site" { n++ } END { print n + 0 }' "$TMP/pm2.tsv")
+	[ "$labelled" = $(( ${chosen% *} + ${chosen#* } )) ] || fail "seed $seed: $labelled versions labelled per-site, the instrumenter made '$chosen'"
+	awk -F'\t' '$6 == "per-site" && $4 != $5 { bad = 1; print } END { exit bad }' "$TMP/pm2.tsv" >&2 ||
+		fail "seed $seed: a per-site version executed other than one increment per allocation"
+	echo "ok: generated seed $seed x300: $plans plans; increments $i1 (static) -> $i2 (from the profile) vs $ps per-site; counts equal; $labelled per-site versions labelled"
 done
 # clone links (LinkAhead's comment): the first run links the 4 methods
 # whose clones came too late for their callers, the next calls those

@@ -930,14 +930,26 @@ static const double *s_freq_sites(void *ctx, const char *cls, size_t cl, const c
 /* Path mode, but the sink asks for per-site counters: every instrumented
  * method gets exactly one counter per site, and no exception corrections
  * (a per-site counter is exact under exceptions). */
+static uint64_t sites_chosen;
+static void s_sites_chosen(void *ctx, uint32_t method)
+{
+	(void)ctx;
+	(void)method;
+	sites_chosen++;
+}
+
 static void test_sites_requested(void **state)
 {
 	(void)state;
 	sink.freq = s_freq_sites;
+	sink.sites_chosen = s_sites_chosen;
+	sites_chosen = 0;
 	run(EXAMPLE_CLASSES_DIR, 0);
 	sink.freq = NULL;
+	sink.sites_chosen = NULL;
 	assert_true(T.st.instrumented > 10);
 	assert_int_equal(T.st.per_site, T.st.instrumented);
+	assert_int_equal(sites_chosen, T.st.instrumented); /* each told to the sink */
 	assert_int_equal(T.st.counters, T.st.sites);
 	assert_int_equal(T.snippets_found, T.st.sites);
 	assert_int_equal(T.corr_ranges, 0);
