@@ -64,8 +64,11 @@ $(BUILD)/tests/test_mountopts: TEST_LDFLAGS = -Wl,--wrap=strdup
 unit: $(TEST_BIN)
 	@set -e; for t in $(TEST_BIN); do echo "== $$t"; $$t; done
 
+# Each suite's time is printed after it: CI has 90 minutes, make test should
+# stay well under 20.
 integration: $(BUILD)/heapfs
-	@set -e; for t in tests/integration/*.sh; do [ -e "$$t" ] || continue; echo "== $$t"; HEAPFS=$(abspath $(BUILD)/heapfs) bash $$t; done
+	@set -e; for t in tests/integration/*.sh; do [ -e "$$t" ] || continue; echo "== $$t"; s=$$(date +%s); \
+		HEAPFS=$(abspath $(BUILD)/heapfs) bash $$t; echo "== $$t: $$(( $$(date +%s) - s )) s"; done
 
 # The sanitizer build: same sources, separate tree, whole unit suite.
 # test_instrument walks every 4th JDK class there (the plain pass walks all
