@@ -2639,12 +2639,6 @@ out:
 	return rc;
 }
 
-/* Instruments a clone (its original's id with the sink): a counting one
- * (do_counted_clone) where it can be, else one without counters that,
- * with bytecode corrections, has handlers that count what it made when
- * an exception leaves it (phi, per run), as counters of the original.
- * Then registers it.  1 registered, 0 not (it stays a plain copy that
- * nobody calls), <0 fatal. */
 /* The load (iload, lload, fload, dload, aload) and return opcodes of a
  * descriptor's type letter. */
 static uint8_t load_op(char t)
@@ -2746,6 +2740,12 @@ static int link_trampoline(struct cf_class *c, const struct clone_plan *p, const
 	return 1;
 }
 
+/* Instruments a clone (its original's id with the sink): a counting one
+ * (do_counted_clone) where it can be, else one without counters that,
+ * with bytecode corrections, has handlers that count what it made when
+ * an exception leaves it (phi, per run), as counters of the original.
+ * Then registers it.  1 registered, 0 not (it stays a plain copy that
+ * nobody calls), <0 fatal. */
 static int do_clone(struct cf_class *c, const struct clone_plan *p, const struct instr_sink *sink, uint32_t id,
 		    struct instr_stats *st, uint16_t fieldref, uint16_t methodref, const struct inl_calls *calls)
 {
