@@ -777,6 +777,13 @@ static int sec_leak(struct sctx *c, const struct win_result *r)
 		return -ENOMEM;
 	int rc = claim(f, 0, "the leak window (suspicious-time-windows paper 3.2)");
 	if (!rc) rc = evidence(c, f, UINT32_MAX, "windows/leak");
+	/* The heuristic cannot tell a leak from a program that builds up what
+	 * it needs (start-up, a batch job's result) when the growth starts
+	 * with the trace: say so, rather than let severity alone speak. */
+	if (!rc && r->first == 0)
+		rc = claim(f, 0, "caution: the window starts at the first GC, so this may be "
+				 "start-up or a program building its result, not a leak: a leak "
+				 "keeps growing while the work stays the same");
 	if (rc || !hfs_window_spans(c->fs, WK_LEAK))
 		return rc;
 	rc = claim(f, 0, "groups that grew most, by retained size at GC %s:", b);
