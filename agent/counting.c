@@ -417,22 +417,6 @@ static uint32_t sink_reserve(void *ctx, uint32_t n)
 	return b;
 }
 
-/* "cls \0 name \0 desc" of a method (strings of the given lengths, not
- * NUL-terminated), malloc'd (NULL: out of memory); *keylen its length. */
-static char *method_key(const char *cls, size_t cl, const char *name, size_t nl, const char *desc, size_t dl,
-			size_t *keylen)
-{
-	char *key = malloc(*keylen = cl + 1 + nl + 1 + dl);
-	if (!key)
-		return NULL;
-	memcpy(key, cls, cl);
-	key[cl] = 0;
-	memcpy(key + cl + 1, name, nl);
-	key[cl + 1 + nl] = 0;
-	memcpy(key + cl + 2 + nl, desc, dl);
-	return key;
-}
-
 /* The versions of the method, NULL if none yet.  *key (malloc'd, the
  * caller frees) and *keylen are set for versions_add; *key NULL: out of
  * memory. */
@@ -440,7 +424,7 @@ static struct cversions *versions_find(const char *cls, size_t cl, const char *n
 				       size_t dl, char **key, size_t *keylen)
 {
 	struct cversions *v = NULL;
-	if ((*key = method_key(cls, cl, name, nl, desc, dl, keylen)))
+	if ((*key = profile_key(cls, cl, name, nl, desc, dl, keylen)))
 		HASH_FIND(hh, C.versions, *key, *keylen, v);
 	return v;
 }
@@ -796,6 +780,22 @@ static uint64_t counter_incr(uint32_t i, jlong value, const uint64_t *adds)
 	return adds ? adds[C.c[i].trip - 1] : 0;
 }
 
+/* The next clone of the same key (another loader), NULL none. */
+static struct cclone *clone_next(const struct cclone *k)
+{
+	return k->next == NO_ID ? NULL : C.clone[k->next];
+}
+
+/* The clone of loader among head's chain (a key's clones), NULL none:
+ * there is at most one per loader. */
+static struct cclone *clone_of_loader(JNIEnv *jni, struct cclone *head, jobject loader)
+{
+	for (struct cclone *k = head; k; k = clone_next(k))
+		if ((*jni)->IsSameObject(jni, k->loader, loader))
+			return k;
+	return NULL;
+}
+
 /* Clones (counter inlining): the clone of cls.name desc that the current
  * hook's loader defined, or NULL; *key (malloc'd, the caller frees; NULL:
  * out of memory) and *head for sink_clone. */
@@ -803,13 +803,10 @@ static struct cclone *clone_find(const char *cls, size_t cl, const char *name, s
 				 char **key, size_t *keylen, struct cclone **head)
 {
 	*head = NULL;
-	if (!(*key = method_key(cls, cl, name, nl, desc, dl, keylen)))
+	if (!(*key = profile_key(cls, cl, name, nl, desc, dl, keylen)))
 		return NULL;
 	HASH_FIND(hh, C.clones, *key, *keylen, *head);
-	for (struct cclone *k = *head; k; k = k->next == NO_ID ? NULL : C.clone[k->next])
-		if ((*C.hook_jni)->IsSameObject(C.hook_jni, k->loader, C.hook_loader))
-			return k;
-	return NULL;
+	return clone_of_loader(C.hook_jni, *head, C.hook_loader);
 }
 
 /* Notes the current hook's class as waiting for the clone of key (owned
@@ -875,8 +872,8 @@ static struct cclone *new_clone(char *key, size_t keylen, struct cclone *head)
 	if (!head) {
 		HASH_ADD_KEYPTR(hh, C.clones, cl->key, cl->keylen, cl);
 	} else {
-		while (head->next != NO_ID)
-			head = C.clone[head->next];
+		while (clone_next(head))
+			head = clone_next(head);
 		head->next = C.nclone;
 	}
 	C.nclone++;
@@ -915,12 +912,25 @@ static uint32_t sink_callee(void *ctx, const char *cls, size_t cl, const char *n
  * one registered now: resolve_orphans tells. */
 static void mark_orphans(struct cclone *head)
 {
-	for (struct cclone *k = head; k; k = k->next == NO_ID ? NULL : C.clone[k->next])
+	for (struct cclone *k = head; k; k = clone_next(k))
 		if (k->pending && !k->orphan &&
 		    !(*C.hook_jni)->IsSameObject(C.hook_jni, k->loader, C.hook_loader)) {
 			k->orphan = 1;
 			C.orphans++;
 		}
+}
+
+/* clone_find for a clone the current hook's class registers (sink_clone,
+ * sink_clone_none): the key's pending clones of other loaders become
+ * orphans.  *key NULL: out of memory. */
+static struct cclone *clone_find_registering(const char *cls, size_t cl, const char *name, size_t nl,
+					     const char *desc, size_t dl, char **key, size_t *keylen,
+					     struct cclone **head)
+{
+	struct cclone *found = clone_find(cls, cl, name, nl, desc, dl, key, keylen, head);
+	if (*key)
+		mark_orphans(*head);
+	return found;
 }
 
 /* A pending clone's E is known: e (C.sem[first .. first + n)), method. */
@@ -947,11 +957,10 @@ static int sink_clone(void *ctx, uint32_t method, const uint32_t *k, const int32
 	char *key;
 	size_t keylen;
 	uint32_t first;
-	struct cclone *head, *found =
-		clone_find(m->cls, strlen(m->cls), m->name, strlen(m->name), m->desc, strlen(m->desc), &key, &keylen, &head);
+	struct cclone *head, *found = clone_find_registering(m->cls, strlen(m->cls), m->name, strlen(m->name), m->desc,
+							     strlen(m->desc), &key, &keylen, &head);
 	if (!key)
 		return -ENOMEM;
-	mark_orphans(head);
 	if (found) {
 		free(key);
 		if (!found->pending)
@@ -982,10 +991,9 @@ static int sink_clone_none(void *ctx, const char *cls, size_t cl, const char *na
 	(void)ctx;
 	char *key;
 	size_t keylen;
-	struct cclone *head, *found = clone_find(cls, cl, name, nl, desc, dl, &key, &keylen, &head);
+	struct cclone *head, *found = clone_find_registering(cls, cl, name, nl, desc, dl, &key, &keylen, &head);
 	if (!key)
 		return -ENOMEM;
-	mark_orphans(head);
 	if (found) {
 		free(key);
 		return found->pending ? bind_clone(found, NO_ID, C.nsem, 0, 1) : 0;
@@ -1002,7 +1010,7 @@ static int sink_linked(void *ctx, const char *cls, size_t cl, const char *name, 
 {
 	(void)ctx;
 	size_t keylen;
-	char *key = C.prof_on ? method_key(cls, cl, name, nl, desc, dl, &keylen) : NULL;
+	char *key = C.prof_on ? profile_key(cls, cl, name, nl, desc, dl, &keylen) : NULL;
 	int linked = key && profile_linked(&C.prof, key, keylen);
 	free(key);
 	return linked;
@@ -1605,7 +1613,7 @@ static int key_has_clone(const char *key, size_t keylen)
 {
 	struct cclone *k = NULL;
 	HASH_FIND(hh, C.clones, key, keylen, k);
-	for (; k; k = k->next == NO_ID ? NULL : C.clone[k->next])
+	for (; k; k = clone_next(k))
 		if (!k->pending && !k->empty)
 			return 1;
 	return 0;
@@ -1666,10 +1674,8 @@ static void resolve_orphans(JNIEnv *jni)
 			    (*A.jvmti)->GetClassLoader(A.jvmti, cls[j], &def) == JVMTI_ERROR_NONE) {
 				struct cclone *k = NULL;
 				HASH_FIND(hh, C.clones, p->key, p->keylen, k);
-				for (; k; k = k->next == NO_ID ? NULL : C.clone[k->next])
-					if (!k->pending && def && (*jni)->IsSameObject(jni, k->loader, def))
-						break;
-				if (k && bind_clone(p, k->method, k->sem_first, k->nsem, k->empty))
+				k = def ? clone_of_loader(jni, k, def) : NULL;
+				if (k && !k->pending && bind_clone(p, k->method, k->sem_first, k->nsem, k->empty))
 					fprintf(stderr, "heapfs-agent: out of memory: counts of calls of %s's clone are "
 							"missing\n", p->key);
 			}
@@ -2058,7 +2064,7 @@ static void save_profile(const jlong *v, const uint64_t *adds, uint32_t nc)
 		if (!freq && !m->demote && (m->per_site || !inc[i] || (int64_t)inc[i] <= counted[i]))
 			continue; /* not measured, and did not lose against one counter per site */
 		size_t keylen;
-		char *key = method_key(m->cls, strlen(m->cls), m->name, strlen(m->name), m->desc, strlen(m->desc),
+		char *key = profile_key(m->cls, strlen(m->cls), m->name, strlen(m->name), m->desc, strlen(m->desc),
 				       &keylen);
 		int rc = key ? profile_put(&C.prof, key, keylen, m->code_hash, m->nblocks, m->nnormal, freq) : -ENOMEM;
 		free(key);

@@ -783,6 +783,18 @@ static int site_insn(const struct rw *r, uint32_t i)
 	return cf_op_allocates(r->v[i].op) || (r->inl_ref && r->inl_ref[i]);
 }
 
+/* Copies a class name of n bytes into out with '.' for '/' (as traces
+ * name it), NUL-terminated, cut to cap; the length copied. */
+static size_t put_dotted(const char *s, size_t n, char *out, size_t cap)
+{
+	size_t o = 0;
+	for (; o < n && o + 1 < cap; o++)
+		out[o] = s[o] == '/' ? '.' : s[o];
+	if (cap)
+		out[o] = 0;
+	return o;
+}
+
 /* Appends a field descriptor's type as traces name it: "[[I" -> int[][],
  * "Ljava/lang/String;" -> java.lang.String. */
 static void desc_to_name(const char *d, size_t n, char *out, size_t cap)
@@ -805,9 +817,7 @@ static void desc_to_name(const char *d, size_t n, char *out, size_t cap)
 			e++;
 			en -= 2;
 		}
-		for (size_t i = 0; i < en && o + 1 < cap; i++)
-			out[o++] = e[i] == '/' ? '.' : e[i];
-		out[o < cap ? o : cap - 1] = 0;
+		o = put_dotted(e, en, out, cap);
 	}
 	for (size_t i = 0; i < dims && o + 3 < cap; i++) {
 		out[o++] = '[';
@@ -839,10 +849,7 @@ static void site_type(const struct cf_class *c, const struct cf_code *k, uint32_
 	if (op == 187) { /* new: a bare class name, which may begin with L
 			  * (LinkAhead) or be one letter (a class B): not a
 			  * descriptor */
-		size_t o = 0;
-		for (; o < len && o + 1 < cap; o++)
-			out[o] = name[o] == '/' ? '.' : name[o];
-		out[o] = 0;
+		put_dotted(name, len, out, cap);
 		return;
 	}
 	/* anewarray: an array of the named class or array type */
@@ -2307,23 +2314,41 @@ out:
 	return rc == -ENOMEM ? rc : rc > 0;
 }
 
+/* The next parameter of a method descriptor, *p inside its parentheses:
+ * the parameter's first letter ('[' for an array, 'L' for a class), *p
+ * moved past it.  0 at the ')' or where the descriptor breaks off (*p
+ * then at the ')' or at the NUL). */
+static char next_param(const char **p)
+{
+	const char *t = *p;
+	char first = *t;
+	if (!first || first == ')')
+		return 0;
+	while (*t == '[')
+		t++;
+	if (*t == 'L')
+		t = strchr(t, ';');
+	if (!t || !*t) {
+		*p += strlen(*p);
+		return 0;
+	}
+	*p = t + 1;
+	return first;
+}
+
+/* Local-variable slots a parameter of first letter t takes. */
+static uint32_t param_size(char t)
+{
+	return t == 'J' || t == 'D' ? 2 : 1;
+}
+
 /* Local-variable slots of a method descriptor's parameters. */
 static uint32_t param_slots(const char *d)
 {
 	uint32_t n = 0;
-	for (const char *p = d + 1; *p && *p != ')'; p++) {
-		int array = 0;
-		while (*p == '[') {
-			array = 1;
-			p++;
-		}
-		if (*p == 'L')
-			while (*p && *p != ';')
-				p++;
-		if (!*p)
-			break;
-		n += !array && (*p == 'J' || *p == 'D') ? 2 : 1;
-	}
+	char t;
+	for (const char *p = d + 1; (t = next_param(&p));)
+		n += param_size(t);
 	return n;
 }
 
@@ -2690,20 +2715,13 @@ static int make_trampoline(struct cf_class *c, const struct clone_plan *p)
 		slot = 1;
 	}
 	const char *t = desc + 1;
-	while (*t && *t != ')') {
-		char first = *t;
-		while (*t == '[')
-			t++;
-		if (*t == 'L')
-			t = strchr(t, ';');
-		if (!t || !*t)
-			return -EINVAL;
-		t++;
+	char first;
+	while ((first = next_param(&t))) {
 		if (slot > 255)
 			return -EINVAL;
 		code[n++] = load_op(first);
 		code[n++] = (uint8_t)slot;
-		slot += first == 'J' || first == 'D' ? 2 : 1;
+		slot += param_size(first);
 	}
 	if (*t != ')')
 		return -EINVAL;
@@ -2730,10 +2748,10 @@ static int link_trampoline(struct cf_class *c, const struct clone_plan *p, const
 	const char *cn, *mn, *md;
 	uint16_t cl, nl, dl;
 	int rc = make_trampoline(c, p);
-	if (!rc && (rc = member_names(c, &c->methods[p->orig], &cn, &cl, &mn, &nl, &md, &dl)))
+	if (!rc && member_names(c, &c->methods[p->orig], &cn, &cl, &mn, &nl, &md, &dl))
 		rc = -EINVAL;
-	if (!rc && sink->clone_none && (rc = sink->clone_none(sink->ctx, cn, cl, mn, nl, md, dl)))
-		return rc;
+	if (!rc && sink->clone_none)
+		rc = sink->clone_none(sink->ctx, cn, cl, mn, nl, md, dl);
 	if (rc)
 		return rc;
 	st->trampolines++;

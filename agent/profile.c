@@ -15,6 +15,21 @@ static void entry_free(struct profile_entry *e)
 	free(e);
 }
 
+static struct profile_link *find_link(const struct profile *p, const char *key, size_t keylen)
+{
+	struct profile_link *l = NULL;
+	HASH_FIND(hh, p->links, key, keylen, l);
+	return l;
+}
+
+static void drop_link(struct profile *p, struct profile_link *l)
+{
+	HASH_DEL(p->links, l);
+	free(l->key);
+	free(l);
+	p->nlinks--;
+}
+
 void profile_free(struct profile *p)
 {
 	struct profile_entry *e, *tmp;
@@ -23,11 +38,8 @@ void profile_free(struct profile *p)
 		entry_free(e);
 	}
 	struct profile_link *l, *ltmp;
-	HASH_ITER(hh, p->links, l, ltmp) {
-		HASH_DEL(p->links, l);
-		free(l->key);
-		free(l);
-	}
+	HASH_ITER(hh, p->links, l, ltmp)
+		drop_link(p, l);
 	p->n = 0;
 	p->nlinks = 0;
 	p->changed = 0;
@@ -43,6 +55,32 @@ static int field_ok(const char *s, size_t n)
 		if (s[i] == '\t' || s[i] == '\n' || s[i] == '\r' || s[i] == 0)
 			return 0;
 	return 1;
+}
+
+char *profile_key(const char *cls, size_t cl, const char *name, size_t nl, const char *desc, size_t dl,
+		  size_t *keylen)
+{
+	char *key = malloc((*keylen = cl + 1 + nl + 1 + dl) + 1);
+	if (!key)
+		return NULL;
+	memcpy(key, cls, cl);
+	key[cl] = 0;
+	memcpy(key + cl + 1, name, nl);
+	key[cl + 1 + nl] = 0;
+	memcpy(key + cl + 2 + nl, desc, dl);
+	key[*keylen] = 0;
+	return key;
+}
+
+/* An owned, NUL-terminated copy of a key. */
+static char *key_dup(const char *key, size_t keylen)
+{
+	char *k = malloc(keylen + 1);
+	if (k) {
+		memcpy(k, key, keylen);
+		k[keylen] = 0;
+	}
+	return k;
 }
 
 /* Whether key is "class \0 method \0 descriptor", each a valid field. */
@@ -89,15 +127,13 @@ int profile_put(struct profile *p, const char *key, size_t keylen, uint64_t hash
 	if (!key_ok(key, keylen) || !nblocks || nblocks > PROFILE_MAX_BLOCKS || nnormal > PROFILE_MAX_EDGES)
 		return -EINVAL;
 	size_t nf = nnormal + 2 * (size_t)nblocks;
-	char *k = malloc(keylen + 1);
+	char *k = key_dup(key, keylen);
 	double *f = freq ? malloc((nf + 1) * sizeof(*f)) : NULL;
 	if (!k || (freq && !f)) {
 		free(k);
 		free(f);
 		return -ENOMEM;
 	}
-	memcpy(k, key, keylen);
-	k[keylen] = 0;
 	if (freq)
 		memcpy(f, freq, nf * sizeof(*f));
 	int rc = put_entry(p, k, keylen, hash, nblocks, nnormal, f);
@@ -124,17 +160,14 @@ const double *profile_plan(const struct profile *p, const char *key, size_t keyl
 
 int profile_linked(const struct profile *p, const char *key, size_t keylen)
 {
-	struct profile_link *l = NULL;
-	HASH_FIND(hh, p->links, key, keylen, l);
-	return l != NULL;
+	return find_link(p, key, keylen) != NULL;
 }
 
 /* Adds key (taken over: freed when it was there already).  1, 0, or
  * -ENOMEM (key freed). */
 static int add_link(struct profile *p, char *key, size_t keylen)
 {
-	struct profile_link *l = NULL;
-	HASH_FIND(hh, p->links, key, keylen, l);
+	struct profile_link *l = find_link(p, key, keylen);
 	if (l) {
 		free(key);
 		return 0;
@@ -155,22 +188,16 @@ int profile_link(struct profile *p, const char *key, size_t keylen, int drop)
 	if (!key_ok(key, keylen))
 		return -EINVAL;
 	if (drop) {
-		struct profile_link *l = NULL;
-		HASH_FIND(hh, p->links, key, keylen, l);
+		struct profile_link *l = find_link(p, key, keylen);
 		if (!l)
 			return 0;
-		HASH_DEL(p->links, l);
-		free(l->key);
-		free(l);
-		p->nlinks--;
+		drop_link(p, l);
 		p->changed++;
 		return 1;
 	}
-	char *k = malloc(keylen + 1);
+	char *k = key_dup(key, keylen);
 	if (!k)
 		return -ENOMEM;
-	memcpy(k, key, keylen);
-	k[keylen] = 0;
 	int rc = add_link(p, k, keylen);
 	p->changed += rc > 0;
 	return rc;
@@ -254,21 +281,10 @@ static int parse_freqs(const char *f, size_t n, size_t nf, double *out)
 
 #define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); rc = -EINVAL; goto out; } while (0)
 
-/* The lookup key of fields CLASS, METHOD, DESCRIPTOR: the three joined by
- * NULs, NUL-terminated; *keylen leaves out the last NUL. The caller owns it. */
-static char *make_key(const char *const *f, const size_t *n, size_t *keylen)
+/* The lookup key of a line's fields CLASS, METHOD, DESCRIPTOR. */
+static char *fields_key(const char *const *f, const size_t *n, size_t *keylen)
 {
-	*keylen = n[0] + n[1] + n[2] + 2;
-	char *key = malloc(*keylen + 1);
-	if (!key)
-		return NULL;
-	memcpy(key, f[0], n[0]);
-	key[n[0]] = 0;
-	memcpy(key + n[0] + 1, f[1], n[1]);
-	key[n[0] + 1 + n[1]] = 0;
-	memcpy(key + n[0] + n[1] + 2, f[2], n[2]);
-	key[*keylen] = 0;
-	return key;
+	return profile_key(f[0], n[0], f[1], n[1], f[2], n[2], keylen);
 }
 
 /* A clone link line: CLASS METHOD DESCRIPTOR clone. */
@@ -282,7 +298,7 @@ static int parse_link(struct profile *p, const char **f, const size_t *n, unsign
 	if (n[3] != 5 || memcmp(f[3], "clone", 5))
 		FAIL("line %lu: 4 fields, but the last is not 'clone'", no);
 	size_t keylen;
-	char *key = make_key(f, n, &keylen);
+	char *key = fields_key(f, n, &keylen);
 	if (!key)
 		return -ENOMEM;
 	rc = add_link(p, key, keylen);
@@ -320,7 +336,7 @@ static int parse_line(struct profile *p, struct line l, int version, char *err, 
 	if (!sites && !(n[6] == 5 && !memcmp(f[6], "paths", 5)))
 		FAIL("line %lu: the plan is neither 'paths' nor 'sites'", l.no);
 	size_t keylen, nf = ne + 2 * nb;
-	if (!(key = make_key(f, n, &keylen)) || (!sites && !(freq = malloc((nf + 1) * sizeof(*freq))))) {
+	if (!(key = fields_key(f, n, &keylen)) || (!sites && !(freq = malloc((nf + 1) * sizeof(*freq))))) {
 		rc = -ENOMEM;
 		goto out;
 	}

@@ -74,6 +74,13 @@ struct profile {
 	uint32_t nlinks;
 };
 
+/* The lookup key of a method, "class \0 method \0 descriptor" from
+ * slices of the given lengths (not NUL-terminated), NUL-terminated;
+ * *keylen leaves out the last NUL.  The caller owns it; NULL: out of
+ * memory. */
+char *profile_key(const char *cls, size_t cl, const char *name, size_t nl, const char *desc, size_t dl,
+		  size_t *keylen);
+
 /* Parses the text of a profile file into p (empty before).  0, or
  * -EINVAL with "line N: why" in err (p then holds the lines before), or
  * -ENOMEM. */
