@@ -83,6 +83,7 @@ struct xnode {
 	uint32_t nkids, kid0;    /* kids: e->kids[kid0 .. kid0+nkids) */
 	int64_t i;               /* INT, PROP (enum xprop) */
 	char *s; uint32_t slen;  /* STR literal, owned */
+	uint32_t line, col;      /* of the operator, call or property: for faults */
 };
 
 struct expr {
@@ -206,7 +207,9 @@ static int lex_number(struct lexer *lx)
 	while (lx->pos < lx->len && lx->src[lx->pos] >= '0' && lx->src[lx->pos] <= '9') {
 		uint64_t d = (uint64_t)(lx->src[lx->pos] - '0');
 		if (v > (uint64_t)(INT64_MAX - (int64_t)d) / 10)
-			return fail_at(lx, lx->tline, lx->tcol, "number too large");
+			return fail_at(lx, lx->tline, lx->tcol,
+				       "integer literal larger than %" PRId64 " (the largest int)",
+				       INT64_MAX);
 		v = v * 10 + d;
 		advance_char(lx);
 	}
@@ -346,6 +349,8 @@ static int new_node(struct lexer *lx, enum xop op, enum xtype t, const uint32_t 
 	memset(n, 0, sizeof *n);
 	n->op = op;
 	n->t = t;
+	n->line = lx->tline;
+	n->col = lx->tcol;
 	n->kid0 = e->nkids;
 	n->nkids = nkids;
 	if (nkids)
@@ -446,9 +451,12 @@ static int parse_call_or_prop(struct lexer *lx, uint32_t *out)
 			if ((int)nargs < funcs[f].min_args || (int)nargs > funcs[f].max_args)
 				return fail_at(lx, line, col, "%s() takes %d to %d arguments, not %u",
 					       name, funcs[f].min_args, funcs[f].max_args, nargs);
-			if ((rc = check_call(lx, &funcs[f], args, nargs, lines, cols, &t)))
+			if ((rc = check_call(lx, &funcs[f], args, nargs, lines, cols, &t)) ||
+			    (rc = new_node(lx, funcs[f].op, t, args, nargs, out)))
 				return rc;
-			return new_node(lx, funcs[f].op, t, args, nargs, out);
+			lx->e->nodes[*out].line = line;
+			lx->e->nodes[*out].col = col;
+			return 0;
 		}
 		return fail_at(lx, line, col, "unknown function %s()", name);
 	}
@@ -458,6 +466,8 @@ static int parse_call_or_prop(struct lexer *lx, uint32_t *out)
 		if ((rc = new_node(lx, OP_PROP, expr_props[p].type, NULL, 0, out)))
 			return rc;
 		lx->e->nodes[*out].i = p;
+		lx->e->nodes[*out].line = line;
+		lx->e->nodes[*out].col = col;
 		if (expr_props[p].per_object)
 			lx->e->per_object = 1;
 		if (p == XP_REFEREE_TYPES || p == XP_REFERRER_TYPES || p == XP_REFEREES ||
@@ -522,8 +532,10 @@ static int parse_unary(struct lexer *lx, uint32_t *out)
 		if (!(rc = next(lx)) && !(rc = parse_unary(lx, &k))) {
 			if (ty(lx, k) != XT_INT)
 				rc = type_error(lx, line, col, "'-'", XT_INT, 0);
-			else
-				rc = new_node(lx, OP_NEG, XT_INT, &k, 1, out);
+			else if (!(rc = new_node(lx, OP_NEG, XT_INT, &k, 1, out))) {
+				lx->e->nodes[*out].line = line;
+				lx->e->nodes[*out].col = col;
+			}
 		}
 	} else if (!rc) {
 		rc = parse_primary(lx, out);
@@ -592,9 +604,13 @@ static int binary(struct lexer *lx, enum xop op, uint32_t a, uint32_t b, uint32_
 	}
 	int64_t dir = op == OP_IN ? type_in_neighbours(lx->e, a, b) : -1;
 	int rc = new_node(lx, dir >= 0 ? OP_TYPE_IN : op, t, k, 2, out);
-	if (!rc && dir >= 0)
+	if (rc)
+		return rc;
+	if (dir >= 0)
 		lx->e->nodes[*out].i = dir;
-	return rc;
+	lx->e->nodes[*out].line = line;
+	lx->e->nodes[*out].col = col;
+	return 0;
 }
 
 static int parse_mul(struct lexer *lx, uint32_t *out)
@@ -905,9 +921,19 @@ struct ectx {
 	const struct expr *e;
 	const struct expr_host *h;
 	struct xarena *a;
+	struct expr_fault *fault;
 };
 
 static int eval(struct ectx *c, uint32_t n, uint32_t o, struct xval *out);
+
+/* Records why evaluation stops at node x (the first failure is the one
+ * met: nothing is evaluated after it); returns rc. */
+static int fail_eval(struct ectx *c, const struct xnode *x, const char *what, int rc)
+{
+	if (!c->fault->what)
+		*c->fault = (struct expr_fault){ what, x->line, x->col };
+	return rc;
+}
 
 static int str_of(struct xarena *a, const struct xval *v, struct xstr *out)
 {
@@ -974,6 +1000,7 @@ static int eval_collect(struct ectx *c, const struct xnode *x, uint32_t o, struc
 static int eval_parts(struct ectx *c, const struct xnode *x, uint32_t o, struct xval *out)
 {
 	uint32_t np = x->nkids / 2;
+	int64_t total = 0;
 	out->items = xarena_alloc(c->a, np * sizeof *out->items);
 	out->w = xarena_alloc(c->a, np * sizeof *out->w);
 	if (!out->items || !out->w)
@@ -985,6 +1012,13 @@ static int eval_parts(struct ectx *c, const struct xnode *x, uint32_t o, struct 
 			rc = eval(c, c->e->kids[x->kid0 + 2 * k + 1], o, &bytes);
 		if (rc)
 			return rc;
+		/* Byte counts are summed over objects: a negative one would
+		 * take bytes from the others, and one object's parts must add
+		 * up to an int64 so that a part named twice can be added. */
+		if (bytes.i < 0)
+			return fail_eval(c, x, "negative byte count in parts()", -EDOM);
+		if (__builtin_add_overflow(total, bytes.i, &total))
+			return fail_eval(c, x, "integer overflow in parts()", -EDOM);
 		out->items[k] = name.s;
 		out->w[k] = bytes.i;
 	}
@@ -1118,16 +1152,38 @@ static int eval_arith(struct ectx *c, const struct xnode *x, uint32_t o, struct 
 		out->s = (struct xstr){ p, sa.len + sb.len };
 		return 0;
 	}
-	/* Wrapping arithmetic (no UB), division by zero gives 0. */
-	uint64_t ua = (uint64_t)a.i, ub = (uint64_t)b.i;
+	/* Checked: a wrapped or made-up value (sizes that turn negative, a
+	 * quotient of 0 for x / 0) would classify the object silently wrong;
+	 * <error> says the value does not exist.  % fails where / does: C
+	 * defines it through the quotient, and INT64_MIN / -1 overflows. */
 	switch (x->op) {
-	case OP_ADD: out->i = (int64_t)(ua + ub); break;
-	case OP_SUB: out->i = (int64_t)(ua - ub); break;
-	case OP_MUL: out->i = (int64_t)(ua * ub); break;
-	case OP_DIV: out->i = (b.i == 0 || (b.i == -1 && a.i == INT64_MIN)) ? 0 : a.i / b.i; break;
-	default: out->i = (b.i == 0 || (b.i == -1 && a.i == INT64_MIN)) ? 0 : a.i % b.i; break;
+	case OP_ADD:
+		if (__builtin_add_overflow(a.i, b.i, &out->i))
+			return fail_eval(c, x, "integer overflow in +", -EDOM);
+		return 0;
+	case OP_SUB:
+		if (__builtin_sub_overflow(a.i, b.i, &out->i))
+			return fail_eval(c, x, "integer overflow in -", -EDOM);
+		return 0;
+	case OP_MUL:
+		if (__builtin_mul_overflow(a.i, b.i, &out->i))
+			return fail_eval(c, x, "integer overflow in *", -EDOM);
+		return 0;
+	case OP_DIV:
+		if (b.i == 0)
+			return fail_eval(c, x, "division by zero in /", -EDOM);
+		if (b.i == -1 && a.i == INT64_MIN)
+			return fail_eval(c, x, "integer overflow in /", -EDOM);
+		out->i = a.i / b.i;
+		return 0;
+	default:
+		if (b.i == 0)
+			return fail_eval(c, x, "division by zero in %", -EDOM);
+		if (b.i == -1 && a.i == INT64_MIN)
+			return fail_eval(c, x, "integer overflow in %", -EDOM);
+		out->i = a.i % b.i;
+		return 0;
 	}
-	return 0;
 }
 
 static int eval_str_fn(struct ectx *c, const struct xnode *x, uint32_t o, struct xval *out)
@@ -1162,15 +1218,19 @@ static int eval(struct ectx *c, uint32_t n, uint32_t o, struct xval *out)
 	case OP_PROP:
 		rc = c->h->prop(c->h->ctx, o, (enum xprop)x->i, out, c->a);
 		out->t = x->t;
+		if (rc && c->a->need <= c->a->cap)
+			return fail_eval(c, x, "the property could not be read", -ERANGE);
 		return rc ? -ERANGE : 0;
 	case OP_NOT:
 		if (!(rc = eval(c, k[0], o, &a)))
 			out->i = !a.i;
 		return rc;
 	case OP_NEG:
-		if (!(rc = eval(c, k[0], o, &a)))
-			out->i = (int64_t)(0 - (uint64_t)a.i);
-		return rc;
+		if ((rc = eval(c, k[0], o, &a)))
+			return rc;
+		if (__builtin_sub_overflow((int64_t)0, a.i, &out->i))
+			return fail_eval(c, x, "integer overflow in unary -", -EDOM);
+		return 0;
 	case OP_AND: case OP_OR: /* short-circuit */
 		if ((rc = eval(c, k[0], o, &a)))
 			return rc;
@@ -1217,9 +1277,22 @@ static int eval(struct ectx *c, uint32_t n, uint32_t o, struct xval *out)
 	return -EINVAL;
 }
 
+int expr_eval_fault(const struct expr *e, const struct expr_host *h, uint32_t o,
+		    struct xarena *a, struct xval *out, struct expr_fault *fault)
+{
+	struct expr_fault local;
+	struct ectx c = { e, h, a, fault ? fault : &local };
+	memset(c.fault, 0, sizeof *c.fault);
+	int rc = eval(&c, e->root, o, out);
+	/* the arena's refusals come from many places: named here, unplaced */
+	if (rc && !c.fault->what)
+		c.fault->what = a->need > a->cap ? "the value needs more memory than the arena has"
+						 : "evaluation failed";
+	return rc;
+}
+
 int expr_eval(const struct expr *e, const struct expr_host *h, uint32_t o, struct xarena *a,
 	      struct xval *out)
 {
-	struct ectx c = { e, h, a };
-	return eval(&c, e->root, o, out);
+	return expr_eval_fault(e, h, o, a, out, NULL);
 }

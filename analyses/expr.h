@@ -12,6 +12,7 @@
  *   unary  := '-' unary | primary
  *   primary:= INT | STRING | 'true' | 'false' | PROPERTY | FUNC '(' args ')'
  *           | '(' expr ')'
+ * INT is decimal, at most INT64_MAX (a larger literal does not compile).
  * Comments run from '#' to the end of the line.  Types are checked when a
  * definition is compiled; the type of the whole expression is the
  * classifier's cardinality:
@@ -118,10 +119,28 @@ int expr_per_object(const struct expr *e);
 /* 1 if evaluation follows references (needs the object graph). */
 int expr_uses_graph(const struct expr *e);
 
-/* Evaluates for object o.  Returns 0, or -ERANGE when the arena is full or
- * the host fails (the object is then classified as "<error>"). */
+/* Evaluates for object o.  Returns 0; -EDOM when the value is undefined:
+ * integer arithmetic is checked, so overflow of + - * / % or unary -
+ * (INT64_MIN / -1 and INT64_MIN % -1 included), division or modulo by
+ * zero, a negative byte count in parts() and byte counts of one parts()
+ * adding up beyond INT64_MAX fail instead of wrapping; -ERANGE when the
+ * arena is full or the host fails.  The object is then classified as
+ * "<error>". */
 int expr_eval(const struct expr *e, const struct expr_host *h, uint32_t o, struct xarena *a,
 	      struct xval *out);
+
+/* Why an evaluation failed: what, a static string ("integer overflow in
+ * +", "division by zero in /"), and where in the definition (1-based line
+ * and column of the operator, call or property; 0 when the failure is not
+ * about one, as an arena too small). */
+struct expr_fault {
+	const char *what;
+	uint32_t line, col;
+};
+
+/* expr_eval that says why it failed in *fault (cleared first; may be NULL). */
+int expr_eval_fault(const struct expr *e, const struct expr_host *h, uint32_t o,
+		    struct xarena *a, struct xval *out, struct expr_fault *fault);
 
 /* A valid classifier name: [a-z0-9][a-z0-9_.-]*, at most 48 bytes. */
 int expr_valid_name(const char *name, size_t len);

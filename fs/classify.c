@@ -19,6 +19,14 @@
 #define INSTANCE_HEADER 12
 #define SUPER_DEPTH_MAX 64
 
+/* Objects of one GC whose evaluation by an expression failed (they are
+ * classified <error>), for classifiers/errors. */
+struct cls_fail {
+	uint64_t objects;          /* the most one loop over the GC's objects met */
+	struct expr_fault why;     /* the first reason */
+	int sum_overflow;          /* a part's bytes over all objects beyond UINT64_MAX */
+};
+
 /* ---- symbols ---- */
 
 int sym_method(const struct trace *t, uint32_t method, struct buf *out)
@@ -121,6 +129,7 @@ static void def_free(struct cls_def *d)
 	free(d->path_keys);
 	free(d->feat_off);
 	free(d->feat_keys);
+	free(d->fails);
 	free(d);
 }
 
@@ -399,10 +408,76 @@ void cls_log_error(struct cls_registry *r, const char *line)
 	pthread_mutex_unlock(&r->lock);
 }
 
+/* Keeps what a pass met: per GC the largest count (loops over parts of a
+ * GC meet fewer objects, none meets more than the GC has) and the first
+ * reason.  Without memory for the table the failures go unrecorded; the
+ * objects are still under <error>. */
+static void note_failures(struct cls_registry *r, uint32_t cls, uint32_t gci, uint64_t objects,
+			  const struct expr_fault *why, int sum_overflow)
+{
+	struct cls_def *d = r->defs[cls];
+	if (gci >= r->t->ngcs)
+		return;
+	pthread_mutex_lock(&r->lock);
+	if (!d->fails)
+		d->fails = calloc(r->t->ngcs, sizeof *d->fails);
+	if (d->fails) {
+		struct cls_fail *f = &d->fails[gci];
+		if (objects > f->objects)
+			f->objects = objects;
+		if (!f->why.what && why->what)
+			f->why = *why;
+		f->sum_overflow |= sum_overflow;
+	}
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* Digits of the GC directories' names: as the tree names them (at least 3). */
+static int gc_name_width(const struct trace *t)
+{
+	uint32_t max = 0;
+	int w = 1;
+	for (uint32_t g = 0; g < t->ngcs; g++)
+		max = t->gcs[g].gc > max ? t->gcs[g].gc : max;
+	while (max >= 10) {
+		max /= 10;
+		w++;
+	}
+	return w < 3 ? 3 : w;
+}
+
+static int put_failures(const struct cls_registry *r, const struct cls_def *d, int width,
+			struct buf *out)
+{
+	int rc = 0;
+	for (uint32_t g = 0; g < r->t->ngcs && !rc; g++) {
+		const struct cls_fail *f = &d->fails[g];
+		char where[48] = "";
+		if (f->why.line)
+			snprintf(where, sizeof where, "line %" PRIu32 ", column %" PRIu32 ": ", f->why.line,
+				 f->why.col);
+		if (f->objects)
+			rc = buf_printf(out, "%s: gc/%0*" PRIu32 ": %" PRIu64 " object%s: %s%s\n", d->name,
+					width, r->t->gcs[g].gc, f->objects, f->objects == 1 ? "" : "s",
+					where, f->why.what ? f->why.what : "evaluation failed");
+		if (!rc && f->sum_overflow)
+			rc = buf_printf(out, "%s: gc/%0*" PRIu32 ": the bytes of a part add up beyond %"
+					PRIu64 ": the classification fails (EOVERFLOW)\n", d->name, width,
+					r->t->gcs[g].gc, UINT64_MAX);
+	}
+	return rc;
+}
+
 int cls_errors(struct cls_registry *r, struct buf *out)
 {
+	int width = gc_name_width(r->t);
 	pthread_mutex_lock(&r->lock);
 	int rc = buf_put(out, r->errors, strlen(r->errors));
+	for (uint32_t i = 0; i < r->ndefs && !rc; i++) {
+		const struct cls_def *d = r->defs[i];
+		if (d->fails && !__atomic_load_n(&d->removed, __ATOMIC_ACQUIRE))
+			rc = put_failures(r, d, width, out);
+	}
 	pthread_mutex_unlock(&r->lock);
 	return rc;
 }
@@ -832,6 +907,15 @@ struct pass {
 	void *ext_h[CLS_MAX];         /* CB_EXT: acquired analysis handles */
 	uint8_t ext_held[CLS_MAX];
 	struct buf scratch;
+	/* Evaluation failures, per classifier: failed is set by keys_of for
+	 * the object it was asked; nfail is the most objects one loop over
+	 * objects met (two loops of a pass can see an object twice: by-x/V/
+	 * points-to/by-x/), fault the first reason, sum_over a part's bytes
+	 * beyond UINT64_MAX.  pass_free hands them to the registry. */
+	int failed;
+	uint64_t nfail[CLS_MAX];
+	struct expr_fault fault[CLS_MAX];
+	uint8_t sum_over[CLS_MAX];
 };
 
 static int pass_init(struct pass *p, struct cls_registry *r, uint32_t gci)
@@ -853,6 +937,8 @@ static int pass_init(struct pass *p, struct cls_registry *r, uint32_t gci)
 static void pass_free(struct pass *p)
 {
 	for (uint32_t c = 0; c < CLS_MAX; c++) {
+		if (p->nfail[c] || p->sum_over[c])
+			note_failures(p->r, c, p->gci, p->nfail[c], &p->fault[c], p->sum_over[c]);
 		struct lkey *e, *tmp;
 		HASH_ITER(hh, p->lcache[c], e, tmp) {
 			HASH_DEL(p->lcache[c], e);
@@ -1216,6 +1302,32 @@ static int grow_arena(struct xarena *a)
 	return 0;
 }
 
+/* An object whose expression has no value (overflow, division by zero,
+ * an arena that cannot hold it): under <error>, with all its bytes for
+ * parts() so that the parts still add up to the parent; a filter leaves
+ * it out, as it cannot say the object passes.  The loop that asked counts
+ * it (p->failed). */
+static int eval_failed(struct pass *p, struct cls_def *d, uint32_t cls, uint32_t o,
+		       const struct expr_fault *why)
+{
+	p->failed = 1;
+	if (!p->fault[cls].what)
+		p->fault[cls] = *why;
+	if (d->card == CARD_FILTER)
+		return 0;
+	uint32_t k = intern_cached(p, d, cls, "<error>", 7);
+	if (k == KS_NO_KEY)
+		return -ENOMEM;
+	return kb_add(&p->kb, k, d->card == CARD_PARTS ? (int64_t)obj_info(p, o)->size : 0);
+}
+
+/* A loop over objects met n failures of classifier cls. */
+static void count_failed(struct pass *p, uint32_t cls, uint64_t n)
+{
+	if (n > p->nfail[cls])
+		p->nfail[cls] = n;
+}
+
 /* Keys of an expression's value. */
 static int expr_keys(struct pass *p, struct cls_def *d, uint32_t cls, uint32_t o)
 {
@@ -1225,14 +1337,16 @@ static int expr_keys(struct pass *p, struct cls_def *d, uint32_t cls, uint32_t o
 	struct expr_host h = { p, host_prop, host_degree, host_neighbour,
 			       p->tkey && !p->info_mode ? host_type_key : NULL };
 	struct xval v;
+	struct expr_fault why;
 	int rc;
 	do {
 		p->arena.len = p->arena.need = 0;
-		rc = expr_eval(d->ex, &h, o, &p->arena, &v);
+		rc = expr_eval_fault(d->ex, &h, o, &p->arena, &v, &why);
 	} while (rc && p->arena.need > p->arena.cap && !grow_arena(&p->arena));
 	if (rc) {
-		uint32_t k = intern_cached(p, d, cls, "<error>", 7);
-		return k == KS_NO_KEY ? -ENOMEM : kb_add(&p->kb, k, 0);
+		if (p->arena.need > ARENA_MAX)
+			why = (struct expr_fault){ "the value needs more than 1 GiB to compute", 0, 0 };
+		return eval_failed(p, d, cls, o, &why);
 	}
 	switch (v.t) {
 	case XT_BOOL:
@@ -1347,6 +1461,7 @@ static int keys_of(struct pass *p, uint32_t cls, uint32_t o)
 	struct cls_def *d = p->r->defs[cls];
 	const struct objinfo *oi = obj_info(p, o);
 	p->kb.n = 0;
+	p->failed = 0;
 	switch (d->builtin) {
 	case CB_TYPE: return kb_add(&p->kb, oi->type < p->t->ntypes ? oi->type : d->unknown_key, 0);
 	case CB_THREAD:
@@ -1447,6 +1562,7 @@ static int step_match(const struct cls_def *d, const struct cls_keys *kb, const 
 struct ktab {
 	uint32_t *off, *keys;
 	int64_t *w;
+	uint8_t *fail;   /* per info: its evaluation failed; NULL when none did */
 };
 
 static void ktab_free(struct ktab *kt)
@@ -1454,6 +1570,24 @@ static void ktab_free(struct ktab *kt)
 	free(kt->off);
 	free(kt->keys);
 	free(kt->w);
+	free(kt->fail);
+}
+
+static int ktab_failed(const struct ktab *kt, uint32_t j)
+{
+	return kt->fail && kt->fail[j];
+}
+
+/* Objects of info j a tally counts in the pass's GC: a diff's died
+ * column holds objects of the other GC. */
+static uint64_t tally_objects(const struct tally *t, uint32_t j)
+{
+	uint64_t n = 0;
+	for (int c = 0; c < NCOLS; c++) {
+		if (c != COL_DIED && t->col[c])
+			n += t->col[c][j];
+	}
+	return n;
 }
 
 static int ktab_build(struct pass *p, uint32_t cls, uint32_t ninfos, struct ktab *kt)
@@ -1468,6 +1602,10 @@ static int ktab_build(struct pass *p, uint32_t cls, uint32_t ninfos, struct ktab
 	for (uint32_t j = 0; j < ninfos && !rc; j++) {
 		kt->off[j] = all.n;
 		rc = keys_of(p, cls, j);
+		if (!rc && p->failed && !kt->fail && !(kt->fail = calloc(ninfos, 1)))
+			rc = -ENOMEM;
+		if (!rc && p->failed)
+			kt->fail[j] = 1;
 		for (uint32_t i = 0; i < p->kb.n && !rc; i++)
 			rc = kb_add(&all, p->kb.k[i], p->kb.w[i]);
 	}
@@ -1480,8 +1618,10 @@ static int ktab_build(struct pass *p, uint32_t cls, uint32_t ninfos, struct ktab
 	return rc;
 }
 
-/* m[j] = 1 iff objects with infos[j] pass every step of the chain. */
-static int info_match(struct pass *p, const struct chain *ch, uint32_t ninfos, uint8_t **out)
+/* m[j] = 1 iff objects with infos[j] pass every step of the chain; t
+ * counts the objects of each info, for the failures of each step. */
+static int info_match(struct pass *p, const struct chain *ch, const struct tally *t, uint32_t ninfos,
+		      uint8_t **out)
 {
 	uint8_t *m = malloc(ninfos ? ninfos : 1);
 	int rc = 0;
@@ -1493,13 +1633,17 @@ static int info_match(struct pass *p, const struct chain *ch, uint32_t ninfos, u
 		const struct chain_step *st = &ch->steps[d];
 		if ((rc = cls_prepare(p->r, st->cls)))
 			break;
+		uint64_t nf = 0;
 		for (uint32_t j = 0; j < ninfos && !rc; j++) {
 			if (!m[j])
 				continue;
 			if (!(rc = keys_of(p, st->cls, j)))
 				m[j] = (uint8_t)step_match(p->r->defs[st->cls], &p->kb, ch->keys + st->key0,
 							   st->nkeys);
+			if (!rc && p->failed)
+				nf += tally_objects(t, j);
 		}
+		count_failed(p, st->cls, nf);
 	}
 	p->info_mode = 0;
 	if (rc) {
@@ -1531,8 +1675,10 @@ static int acc_add(struct acc *a, uint32_t key, int col, uint64_t count, uint64_
 		a->rows = r;
 		a->cap = cap;
 	}
-	a->rows[key].c[col] += count;
-	a->rows[key].b[col] += bytes;
+	/* checked: a part's bytes are the expression's, any size it likes */
+	if (__builtin_add_overflow(a->rows[key].c[col], count, &a->rows[key].c[col]) ||
+	    __builtin_add_overflow(a->rows[key].b[col], bytes, &a->rows[key].b[col]))
+		return -EOVERFLOW;
 	return 0;
 }
 
@@ -1563,7 +1709,9 @@ static int acc_keys(struct acc *a, const struct cls_def *d, const uint32_t *keys
 		return nk ? acc_add(a, 0, col, count, count * size) : 0;
 	int rc = 0;
 	for (uint32_t i = 0; i < nk && !rc; i++) {
-		uint64_t bytes = d->card == CARD_PARTS ? count * (uint64_t)w[i] : count * size;
+		uint64_t bytes;
+		if (__builtin_mul_overflow(count, d->card == CARD_PARTS ? (uint64_t)w[i] : size, &bytes))
+			return -EOVERFLOW;
 		rc = acc_add(a, keys[i], col, count, bytes);
 	}
 	return rc;
@@ -1600,15 +1748,18 @@ int classify_tallies(struct cls_registry *r, uint32_t gci, const struct tally *t
 		uint8_t *m = NULL;
 		struct ktab kt;
 		p.infos = t[s].infos;
-		if ((rc = info_match(&p, ch, t[s].ninfos, &m)))
+		if ((rc = info_match(&p, ch, &t[s], t[s].ninfos, &m)))
 			break;
 		if ((rc = ktab_build(&p, cls, t[s].ninfos, &kt))) {
 			free(m);
 			break;
 		}
+		uint64_t nf = 0;
 		for (uint32_t j = 0; j < t[s].ninfos && !rc; j++) {
 			if (!m[j])
 				continue;
+			if (ktab_failed(&kt, j))
+				nf += tally_objects(&t[s], j);
 			for (int c = 0; c < NCOLS && !rc; c++) {
 				if (!t[s].col[c] || !t[s].col[c][j])
 					continue;
@@ -1617,9 +1768,12 @@ int classify_tallies(struct cls_registry *r, uint32_t gci, const struct tally *t
 					      t[s].infos[j].size);
 			}
 		}
+		count_failed(&p, cls, nf);
 		ktab_free(&kt);
 		free(m);
 	}
+	if (rc == -EOVERFLOW)
+		p.sum_over[cls] = 1;
 	if (!rc)
 		rc = acc_emit(&a, out);
 	free(a.rows);
@@ -1636,7 +1790,7 @@ int group_totals_tallies(struct cls_registry *r, uint32_t gci, const struct tall
 	for (uint32_t s = 0; s < nt && !rc; s++) {
 		uint8_t *m = NULL;
 		p.infos = t[s].infos;
-		if ((rc = info_match(&p, ch, t[s].ninfos, &m)))
+		if ((rc = info_match(&p, ch, &t[s], t[s].ninfos, &m)))
 			break;
 		for (uint32_t j = 0; j < t[s].ninfos; j++) {
 			for (int c = 0; c < NCOLS && m[j]; c++) {
@@ -1660,6 +1814,7 @@ static int filter_bits(struct pass *p, const struct chain_step *st, const uint32
 {
 	const struct heap_state *s = p->s;
 	const struct cls_def *d = p->r->defs[st->cls];
+	uint64_t nf = 0;
 	int rc = cls_prepare(p->r, st->cls);
 	if (rc)
 		return rc;
@@ -1668,25 +1823,30 @@ static int filter_bits(struct pass *p, const struct chain_step *st, const uint32
 		uint8_t *m = malloc(s->ninfos ? s->ninfos : 1);
 		if (!m)
 			return -ENOMEM;
+		/* m[j]: bit 0 passes, bit 1 its evaluation failed */
 		p->info_mode = 1;
 		for (uint32_t j = 0; j < s->ninfos && !rc; j++) {
 			if (!(rc = keys_of(p, st->cls, j)))
-				m[j] = (uint8_t)step_match(d, &p->kb, path, st->nkeys);
+				m[j] = (uint8_t)(step_match(d, &p->kb, path, st->nkeys) | p->failed << 1);
 		}
 		p->info_mode = 0;
 		for (uint64_t i = bitset_next(bits, s->n, 0); i < s->n && !rc;
 		     i = bitset_next(bits, s->n, i + 1)) {
-			if (!m[s->info[i]])
+			nf += m[s->info[i]] >> 1;
+			if (!(m[s->info[i]] & 1))
 				bitset_clear(bits, i);
 		}
 		free(m);
+		count_failed(p, st->cls, nf);
 		return rc;
 	}
 	for (uint64_t i = bitset_next(bits, s->n, 0); i < s->n && !rc;
 	     i = bitset_next(bits, s->n, i + 1)) {
 		if (!(rc = keys_of(p, st->cls, (uint32_t)i)) && !step_match(d, &p->kb, path, st->nkeys))
 			bitset_clear(bits, i);
+		nf += p->failed;
 	}
+	count_failed(p, st->cls, nf);
 	return rc;
 }
 
@@ -1785,6 +1945,7 @@ int classify_objects(struct cls_registry *r, const struct objsrc *src, uint32_t 
 		rc = members(&p, ch, &bits);
 		if (!rc && !d->per_object)
 			rc = ktab_build(&p, cls, s->ninfos, &kt);
+		uint64_t nf = 0;
 		for (uint64_t i = rc ? s->n : bitset_next(bits, s->n, 0); i < s->n && !rc;
 		     i = bitset_next(bits, s->n, i + 1)) {
 			int col = column_of(&src[k], i);
@@ -1793,15 +1954,20 @@ int classify_objects(struct cls_registry *r, const struct objsrc *src, uint32_t 
 			uint64_t size = hs_info(s, (uint32_t)i)->size;
 			if (d->per_object) {
 				if (!(rc = keys_of(&p, cls, (uint32_t)i))) {
+					nf += p.failed;
 					kb_level(&p.kb, d, ch, cls);
 					rc = acc_keys(&a, d, p.kb.k, p.kb.w, p.kb.n, level, col, 1, size);
 				}
 			} else {
 				uint32_t j = s->info[i];
+				nf += ktab_failed(&kt, j);
 				rc = acc_keys(&a, d, kt.keys + kt.off[j], kt.w + kt.off[j],
 					      kt.off[j + 1] - kt.off[j], level, col, 1, size);
 			}
 		}
+		count_failed(&p, cls, nf);
+		if (rc == -EOVERFLOW)
+			p.sum_over[cls] = 1;
 		if (!d->per_object)
 			ktab_free(&kt);
 		free(bits);
@@ -2058,19 +2224,23 @@ int classify_member_pairs(struct cls_registry *r, const struct heap_state *s,
 	rc = members(&p, ch, &bits);
 	if (!rc && !d->per_object)
 		rc = ktab_build(&p, cls, s->ninfos, &kt);
+	uint64_t nf = 0;
 	for (uint64_t i = rc ? s->n : bitset_next(bits, s->n, 0); i < s->n && !rc;
 	     i = bitset_next(bits, s->n, i + 1)) {
 		if (d->per_object) {
 			if (!(rc = keys_of(&p, cls, (uint32_t)i))) {
+				nf += p.failed;
 				kb_level(&p.kb, d, ch, cls);
 				rc = pairs_add(out, d, p.kb.k, p.kb.n, level, (uint32_t)i);
 			}
 		} else {
 			uint32_t j = s->info[i];
+			nf += ktab_failed(&kt, j);
 			rc = pairs_add(out, d, kt.keys + kt.off[j], kt.off[j + 1] - kt.off[j], level,
 				       (uint32_t)i);
 		}
 	}
+	count_failed(&p, cls, nf);
 	if (!d->per_object)
 		ktab_free(&kt);
 	free(bits);

@@ -144,6 +144,9 @@ struct cls_def {
 	uint32_t npaths;
 	uint32_t unknown_key;  /* key of objects the tables do not cover */
 	uint32_t *feat_off, *feat_keys; /* feature: per site id, the feature keys */
+	/* CB_EXPR, under reg->lock: per GC index, the objects whose evaluation
+	 * failed and why (classifiers/errors); NULL until one did */
+	struct cls_fail *fails;
 };
 
 struct cls_registry {
@@ -187,6 +190,11 @@ int cls_define_file(struct cls_registry *r, const char *path, char *msg, size_t 
 int cls_undefine(struct cls_registry *r, const char *name);
 /* Appends a line to the error log (classifiers/errors). */
 void cls_log_error(struct cls_registry *r, const char *line);
+/* classifiers/errors: the log, then per expression classifier and GC the
+ * objects whose evaluation failed, with the first reason:
+ *   NAME: gc/NNN: N objects: line L, column C: integer overflow in +
+ * N is the most objects of that GC one classification by NAME has met
+ * (classifying the GC itself, gc/NNN/by-NAME/, meets them all). */
 int cls_errors(struct cls_registry *r, struct buf *out);
 
 /* ---- chains ---- */

@@ -42,6 +42,26 @@ static const char intro[] =
 	"    +  -  *  /  %                          (+ on strings concatenates)\n"
 	"    \"strings\" with \\\" \\\\ \\n \\t, integers, true, false, # comments\n"
 	"\n"
+	"Integers\n"
+	"    Signed 64-bit, from -9223372036854775808 to 9223372036854775807.  A\n"
+	"    literal above 9223372036854775807 does not compile (line and column\n"
+	"    in the error); write the smallest as -9223372036854775807 - 1.\n"
+	"    / truncates toward zero; % has the sign of its left operand.\n"
+	"    Arithmetic is checked, never wraps: when + - * / % or unary -\n"
+	"    overflows (INT64_MIN / -1 and INT64_MIN % -1 included), or / or %\n"
+	"    divides by zero, the object has no value.  It is classified under\n"
+	"    <error> (a filter leaves it out), and classifiers/errors counts it,\n"
+	"    per GC, with the first reason and where in the definition:\n"
+	"        NAME: gc/003: 12 objects: line 1, column 6: integer overflow in +\n"
+	"    (the count is the most objects of that GC one listing by NAME met;\n"
+	"    gc/NNN/by-NAME/ itself meets them all).\n"
+	"    parts(): byte counts are 0 or more (0: the part is left out).  A\n"
+	"    negative count, or counts of one object adding up beyond\n"
+	"    9223372036854775807, is an error the same way; an <error> object\n"
+	"    puts all its bytes under <error>.  When a part's bytes over its\n"
+	"    objects add up beyond 18446744073709551615, listing the\n"
+	"    classification fails with EOVERFLOW, and classifiers/errors says so.\n"
+	"\n"
 	"Functions\n"
 	"    path(a, b, ...)  list(a, b, ...)      lists are spliced in\n"
 	"    str(x)  len(x)  log2(n)  split(s, sep)\n"
@@ -76,7 +96,8 @@ static const char examples[] =
 	"    bigness: line 1, column 16: expected 'then', found 'than'\n"
 	"\n"
 	"An object whose value would take more than 1 GiB to compute (the names\n"
-	"of over 67 million referees, say) is grouped under <error>.\n";
+	"of over 67 million referees, say) is grouped under <error> too, and\n"
+	"counted in classifiers/errors the same way.\n";
 
 int render_classifiers_readme(struct hfs *fs, struct buf *out)
 {
