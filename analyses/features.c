@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/buf.h"
+#include "model/files.h"
+
 int glob_match(const char *pat, const char *s, size_t len)
 {
 	/* Iterative with one backtrack point: the last '*' seen. */
@@ -97,9 +100,12 @@ static int parse_line(struct feature_map *fm, const char *l, size_t n, uint32_t 
 		}
 		words++;
 	}
+	/* the message never quotes the line: the file may be anything the
+	 * user could read (-o features=/etc/shadow), and stderr may go
+	 * elsewhere */
 	if (words == 1) {
-		snprintf(err, errlen, "line %u, column %zu: feature %s has no pattern (FEATURE PATTERN...)",
-			 lineno, n + 1, fm->names[f]);
+		snprintf(err, errlen, "line %u, column %zu: a feature without a pattern "
+			 "(expected FEATURE PATTERN...)", lineno, n + 1);
 		return -EINVAL;
 	}
 	return 0;
@@ -135,37 +141,17 @@ int feature_map_parse(const char *text, size_t len, struct feature_map *fm, char
 
 int feature_map_load(const char *path, struct feature_map *fm, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "rb");
-	char *text = NULL, msg[400];
-	size_t len = 0, cap = 0;
-	int rc = 0;
-	if (!f) {
-		rc = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return rc;
-	}
-	for (;;) {
-		if (len + 4096 > cap) {
-			char *p = realloc(text, cap = cap ? cap * 2 : 8192);
-			if (!p) {
-				rc = -ENOMEM;
-				break;
-			}
-			text = p;
-		}
-		size_t got = fread(text + len, 1, cap - len, f);
-		len += got;
-		if (got == 0)
-			break;
-	}
-	if (!rc && ferror(f))
-		rc = -EIO;
-	fclose(f);
-	if (rc) {
-		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
-	} else if ((rc = feature_map_parse(text, len, fm, msg, sizeof msg))) {
-		snprintf(err, errlen, "%s: %s", path, msg);
-	}
-	free(text);
+	struct buf text;
+	char msg[400];
+	buf_init(&text);
+	memset(fm, 0, sizeof *fm);
+	int rc = file_read_capped(path, FILES_OPTION_MAX, &text, msg, sizeof msg);
+	if (rc == -EINVAL || rc == -EISDIR)
+		snprintf(err, errlen, "%s, not a regular file", msg);
+	else if (rc)
+		snprintf(err, errlen, "%s", msg);
+	else
+		rc = feature_map_parse((const char *)text.data, text.len, fm, err, errlen);
+	buf_free(&text);
 	return rc;
 }

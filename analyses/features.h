@@ -34,7 +34,10 @@ struct feature_map {
  * err. */
 int feature_map_parse(const char *text, size_t len, struct feature_map *fm, char *err,
 		      size_t errlen);
-/* Reads and parses a file ("FILE: line L, column C: what" on error). */
+/* Reads and parses a file: a regular file of at most FILES_OPTION_MAX
+ * bytes (model/files.h).  On error err says what without the file's name
+ * ("line L, column C: what", "is a FIFO, not a regular file"), never
+ * quoting the file's text; the caller names the option and the file. */
 int feature_map_load(const char *path, struct feature_map *fm, char *err, size_t errlen);
 void feature_map_free(struct feature_map *fm);
 

@@ -10,6 +10,7 @@
 
 #include "analyses/bitset.h"
 #include "analyses/diff.h"
+#include "model/files.h"
 
 #define ARENA_BYTES (64 * 1024)
 /* An evaluation may grow the arena to this: a list of the names of 67
@@ -315,27 +316,65 @@ static int define_text(struct cls_registry *r, const char *what, const char *tex
 	return rc;
 }
 
+/* The file is one given as a mount option: it must be a regular file of
+ * at most FILES_OPTION_MAX bytes, and since it may be anything the user
+ * can read (-o classifiers=/etc/shadow) its errors never quote its text:
+ * the expression compiler's messages that do are said without the quote,
+ * and a definition the registry refuses without its name.  msg: "line L,
+ * column C: what" or what is wrong with the file, without its name. */
 int cls_define_file(struct cls_registry *r, const char *path, char *msg, size_t msglen)
 {
-	FILE *f = fopen(path, "rb");
+	/* analyses/expr.c's messages that quote the text, by how they start */
+	static const struct { const char *start, *say; } quoting[] = {
+		{ "unexpected character", "unexpected character" },
+		{ "unexpected byte", "unexpected byte" },
+		{ "unknown escape", "unknown escape sequence in a string" },
+		{ "unknown function", "unknown function" },
+		{ "unknown property", "unknown property" },
+		{ "unexpected ", "unexpected text" },
+	};
 	struct buf b;
-	char chunk[4096];
-	size_t got;
-	int rc = 0;
-	if (!f) {
-		snprintf(msg, msglen, "%s: %s", path, strerror(errno));
-		return -errno;
-	}
+	struct expr_error err;
+	char what[sizeof err.msg + 64] = "", said[sizeof what], refused[256] = "";
+	struct defs_ctx c = { r, 1, refused, sizeof refused };
 	buf_init(&b);
-	while (!rc && (got = fread(chunk, 1, sizeof chunk, f)) > 0)
-		rc = buf_put(&b, chunk, got);
-	if (!rc && ferror(f))
-		rc = -EIO;
-	fclose(f);
-	if (rc)
-		snprintf(msg, msglen, "%s: %s", path, strerror(-rc));
+	memset(&err, 0, sizeof err);
+	int rc = file_read_capped(path, FILES_OPTION_MAX, &b, what, sizeof what);
+	if (rc == -EINVAL || rc == -EISDIR) {
+		snprintf(msg, msglen, "%s, not a regular file", what);
+		goto out;
+	}
+	if (rc) {
+		snprintf(msg, msglen, "%s", what);
+		goto out;
+	}
+	rc = expr_compile_defs((const char *)b.data, b.len, define_one, &c, &err);
+	if (!rc)
+		goto out;
+	if (refused[0]) {
+		/* install_expr's "NAME: why" */
+		const char *why = strstr(refused, ": ");
+		snprintf(what, sizeof what, "%s", why ? why + 2 : refused);
+	} else {
+		snprintf(what, sizeof what, "%s", err.msg[0] ? err.msg : strerror(-rc));
+		char *found = strstr(what, ", found ");
+		if (found)
+			*found = '\0';
+		for (size_t i = 0; i < sizeof quoting / sizeof quoting[0]; i++) {
+			if (strncmp(what, quoting[i].start, strlen(quoting[i].start)))
+				continue;
+			snprintf(said, sizeof said, "%s%s", quoting[i].say,
+				 strstr(what, " after the expression") ? " after the expression" :
+				 strstr(what, " in a number") ? " in a number" : "");
+			memcpy(what, said, sizeof what);
+			break;
+		}
+	}
+	if (err.line)
+		snprintf(msg, msglen, "line %u, column %u: %s", err.line, err.col, what);
 	else
-		rc = define_text(r, path, (const char *)b.data, b.len, 1, msg, msglen);
+		snprintf(msg, msglen, "%s", what);
+out:
 	buf_free(&b);
 	return rc;
 }

@@ -184,7 +184,10 @@ int cls_define(struct cls_registry *r, const char *name, const char *src, size_t
 /* Registers a classifier over a per-GC analysis; its id in *id (may be
  * NULL).  -EEXIST for a name already taken, -ENOSPC when full. */
 int cls_register_ext(struct cls_registry *r, const struct cls_ext *x, uint32_t *id);
-/* Loads a definitions file (NAME = EXPR ...); messages name the file. */
+/* Loads a definitions file (NAME = EXPR ...), a regular file of at most
+ * FILES_OPTION_MAX bytes (model/files.h).  msg: "line L, column C: what"
+ * or what is wrong with the file, never quoting its text and without its
+ * name (the caller names the option and the file). */
 int cls_define_file(struct cls_registry *r, const char *path, char *msg, size_t msglen);
 /* Removes a user-defined classifier (-ENOENT, -EPERM for predefined). */
 int cls_undefine(struct cls_registry *r, const char *name);

@@ -49,10 +49,13 @@ static const char usage_text[] =
 	"        write a deterministic synthetic trace (heapfs synth --help lists them)\n"
 	"  heapfs check TRACE\n"
 	"        validate and summarize TRACE and rebuild the heap after every GC;\n"
-	"        exit 1 on damage, with the file, the offset and what is wrong\n"
+	"        exit 1 on damage, with the file, the offset and what is wrong; a\n"
+	"        truncated trace (or a heap dump cut short) says truncated yes, exit 0\n"
 	"  heapfs import DUMP.hprof... -o OUT.htr [--layout=visualvm|hotspot]\n"
 	"        HPROF heap dumps as one trace, one GC per dump (heapfs import --help);\n"
 	"        TRACE may also be a single .hprof dump: it is imported on the fly\n"
+	"        synth and import write OUT.htr beside it and rename it at the end: a\n"
+	"        failed or interrupted command leaves an existing OUT.htr as it was\n"
 	"  heapfs --help | -h      this text\n"
 	"  heapfs --version        the version\n";
 
@@ -70,12 +73,17 @@ static int usage_error(const char *fmt, const char *arg)
 	return EXIT_USAGE;
 }
 
-/* "heapfs: FILE: offset N: what" for damage; no offset when the file could
- * not be opened at all. */
+/* "heapfs: FILE: offset N: what" for damage; no offset when the message
+ * is about the file as a whole (it could not be opened, it is a FIFO), and
+ * neither file nor offset when it names its own subject (an option file's
+ * error: "heapfs: features=FILE: line L, column C: what"). */
 static void print_open_error(const char *trace, int rc, const struct htr_err *err)
 {
 	const char *msg = err->msg[0] ? err->msg : strerror(-rc);
-	if (rc == -ENOENT || rc == -EACCES || rc == -EPERM || rc == -EISDIR || rc == -ENOMEM)
+	if (err->msg[0] && err->form == HTR_ERR_WHOLE)
+		fprintf(stderr, "heapfs: %s\n", msg);
+	else if (!err->msg[0] || err->form == HTR_ERR_FILE || rc == -ENOENT || rc == -EACCES ||
+		 rc == -EPERM || rc == -EISDIR || rc == -ENOMEM)
 		fprintf(stderr, "heapfs: %s: %s\n", trace, msg);
 	else
 		fprintf(stderr, "heapfs: %s: offset %" PRIu64 ": %s\n", trace, err->offset, msg);
@@ -161,11 +169,55 @@ static int cli_opts(const char *cmd, const struct cli_args *a, struct mountopts 
 	return 0;
 }
 
-static void print_error(struct hfs *fs, const char *cmd, const char *path, int rc)
+/* The value of key in the key<TAB>value file at path of the tree, or
+ * NULL; out holds it. */
+static const char *tree_value(struct hfs *fs, const char *path, const char *key, char *out,
+			      size_t len)
 {
-	char msg[640];
+	struct buf b;
+	const char *found = NULL;
+	size_t klen = strlen(key);
+	buf_init(&b);
+	if (hfs_read(fs, path, &b) == 0) {
+		const char *p = (const char *)b.data, *end = p + b.len;
+		while (p < end && !found) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+			if (n > klen && memcmp(p, key, klen) == 0 && p[klen] == '\t') {
+				snprintf(out, len, "%.*s", (int)(n - klen - 1), p + klen + 1);
+				found = out;
+			}
+			p += n + 1;
+		}
+	}
+	buf_free(&b);
+	return found;
+}
+
+/* A path under gc/ (or a link into it) that does not exist because the
+ * trace has no complete GC: the error says so, and which trace. */
+static int missing_for_want_of_gc(struct hfs *fs, const char *path, int rc)
+{
+	char v[32];
+	while (*path == '/')
+		path++;
+	if (rc != -ENOENT || (strncmp(path, "gc/", 3) && strncmp(path, "roots", 5) &&
+			      strncmp(path, "ds", 2)))
+		return 0;
+	return tree_value(fs, "/trace/info", "gcs", v, sizeof v) && strcmp(v, "0") == 0;
+}
+
+static void print_error(struct hfs *fs, const char *cmd, const char *trace, const char *path,
+			int rc)
+{
+	char msg[640], v[32];
 	if (rc == -EIO && hfs_last_error(fs, msg, sizeof msg))
 		fprintf(stderr, "heapfs: %s: %s: %s\n", cmd, path, msg);
+	else if (missing_for_want_of_gc(fs, path, rc))
+		fprintf(stderr, "heapfs: %s: %s: %s: %s has no complete GC: %s\n", cmd, path,
+			strerror(-rc), trace,
+			tree_value(fs, "/trace/info", "truncated", v, sizeof v) && !strcmp(v, "yes")
+				? "it was cut before its first GC ended" : "it records none");
 	else
 		fprintf(stderr, "heapfs: %s: %s: %s\n", cmd, path, strerror(-rc));
 }
@@ -263,7 +315,7 @@ static int cmd_ls(int argc, char **argv)
 		rc = hfs_readdir(fs, real, ls_fill, &c);
 	}
 	if (rc)
-		print_error(fs, "ls", path, rc);
+		print_error(fs, "ls", a.pos[0], path, rc);
 	hfs_close(fs);
 	st = rc ? 1 : 0;
 out:
@@ -272,7 +324,7 @@ out:
 	return st;
 }
 
-static int cat_paths(struct hfs *fs, const char *const *paths, int n)
+static int cat_paths(struct hfs *fs, const char *trace, const char *const *paths, int n)
 {
 	int failed = 0;
 	struct buf b;
@@ -282,7 +334,7 @@ static int cat_paths(struct hfs *fs, const char *const *paths, int n)
 		int rc = hfs_read(fs, paths[i], &b);
 		if (rc) {
 			fflush(stdout);
-			print_error(fs, "cat", paths[i], rc);
+			print_error(fs, "cat", trace, paths[i], rc);
 			failed = 1;
 			continue;
 		}
@@ -316,7 +368,7 @@ static int cmd_cat(int argc, char **argv)
 	st = 1;
 	if (open_tree(a.pos[0], &mo, &fs))
 		goto out;
-	st = cat_paths(fs, a.pos + 1, a.npos - 1);
+	st = cat_paths(fs, a.pos[0], a.pos + 1, a.npos - 1);
 	hfs_close(fs);
 out:
 	mountopts_free(&mo);
@@ -426,10 +478,18 @@ static int cmd_check(int argc, char **argv)
 		trace_close(t);
 		return 1;
 	}
-	if (t->truncated)
+	if (t->truncated && t->truncated_dump)
+		fprintf(stderr, "heapfs: %s: truncated: a heap dump was cut (the warning says "
+			"where); its GC holds what the dump held before offset %" PRIu64 "\n",
+			argv[1], t->truncated_at);
+	else if (t->truncated)
 		fprintf(stderr, "heapfs: %s: truncated at offset %" PRIu64
 			": the trace is usable up to its last complete frame\n", argv[1],
 			t->truncated_at);
+	if (!t->ngcs)
+		fprintf(stderr, "heapfs: %s: no complete GC: %s\n", argv[1],
+			t->truncated ? "the trace was cut before its first GC ended"
+				     : "the trace records no garbage collection");
 	rc = check_states(t);
 	trace_close(t);
 	return rc;

@@ -1567,7 +1567,7 @@ static int open_classifiers(struct hfs *fs, const struct hfs_opts *o, struct htr
 	int have_fm = 0, rc;
 	if (o && o->features) {
 		if ((rc = feature_map_load(o->features, &fm, msg, sizeof msg)))
-			return htr_errf(err, rc, 0, "features: %s", msg);
+			return htr_errf_as(err, HTR_ERR_WHOLE, rc, "features=%s: %s", o->features, msg);
 		have_fm = 1;
 	}
 	if ((rc = cls_registry_init(&fs->reg, fs->trace, have_fm ? &fm : NULL))) {
@@ -1579,7 +1579,7 @@ static int open_classifiers(struct hfs *fs, const struct hfs_opts *o, struct htr
 	if ((rc = hfs_register_analysis_classifiers(fs)))
 		return htr_errf(err, rc, 0, "cannot register the analysis classifiers");
 	if (o && o->classifiers && (rc = cls_define_file(&fs->reg, o->classifiers, msg, sizeof msg)))
-		return htr_errf(err, rc, 0, "classifiers: %s", msg);
+		return htr_errf_as(err, HTR_ERR_WHOLE, rc, "classifiers=%s: %s", o->classifiers, msg);
 	return 0;
 }
 

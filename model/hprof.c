@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "hprof_internal.h"
 #include "htr_writer.h"
 
@@ -852,8 +853,8 @@ static int dump_info(struct importer *im, const struct dump *d, const struct dum
 		rc = info_kv(im, g, "short_instances", "%" PRIu64, run->graph.bad_instances);
 	if (!rc && d->truncated)
 		rc = info_kv(im, g, "truncated", "%s", d->truncated_msg);
-	if (!rc && d->no_heap_dump_end)
-		rc = info_kv(im, g, "warning", "no HEAP_DUMP_END record after the heap dump segments");
+	if (!rc && d->truncated)
+		rc = info_kv(im, g, "truncated_at", "%" PRIu64, d->truncated_at);
 	return rc;
 }
 
@@ -1002,8 +1003,9 @@ static int trace_info_header(struct importer *im, int ndumps)
 	return rc;
 }
 
-/* The import; on failure e holds offset and message and *where the file
- * they are about. */
+/* The import into out_htr, a file the caller made and removes on
+ * failure; on failure e holds offset and message and *where the file they
+ * are about. */
 static int import_all(const char *const *dumps, int ndumps, const char *out_htr,
 		      const struct hprof_import_opts *o, struct htr_err *err, const char **where_out,
 		      struct hprof_direct **direct)
@@ -1042,10 +1044,8 @@ static int import_all(const char *const *dumps, int ndumps, const char *out_htr,
 			writer_error(&e, rc, "close");
 	}
 out:
-	if (im.w) {
-		htr_writer_abandon(im.w);
-		unlink(out_htr);   /* no half-written trace left behind */
-	}
+	if (im.w)
+		htr_writer_abandon(im.w);   /* the caller removes out_htr */
 	if (rc && !e.msg[0])
 		htr_errf(&e, rc, 0, "%s", strerror(-rc));
 	*err = e;
@@ -1058,12 +1058,25 @@ out:
 	return rc;
 }
 
+/* The trace is written beside out_htr and renamed over it at the end
+ * (model/files.h): a failed import leaves an existing out_htr as it was. */
 int hprof_import_with(const char *const *dumps, int ndumps, const char *out_htr,
 		      const struct hprof_import_opts *o, char *err, size_t errlen)
 {
 	struct htr_err e;
+	struct outfile of;
 	const char *where = out_htr;
-	int rc = import_all(dumps, ndumps, out_htr, o, &e, &where, NULL);
+	memset(&e, 0, sizeof e);
+	int rc = outfile_begin(&of, out_htr, e.msg, sizeof e.msg);
+	if (!rc) {
+		rc = import_all(dumps, ndumps, of.tmp, o, &e, &where, NULL);
+		if (where == of.tmp)
+			where = out_htr;
+		if (rc)
+			outfile_abort(&of);
+		else
+			rc = outfile_commit(&of, e.msg, sizeof e.msg);
+	}
 	if (rc && err && errlen) {
 		if (e.offset)
 			snprintf(err, errlen, "%s: offset %" PRIu64 ": %s", where, e.offset, e.msg);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #define EXIT_USAGE 2
@@ -16,7 +17,9 @@ static const char import_usage[] =
 	"  as one trace, one GC point per dump in the order given; objects are matched\n"
 	"  across dumps by id (see docs/hprof.md for the limits).\n"
 	"options:\n"
-	"  -o OUT.htr                     the trace to write (required)\n"
+	"  -o OUT.htr                     the trace to write (required), as .OUT.htr.XXXXXX\n"
+	"                                 beside it, renamed over it at the end: a failed\n"
+	"                                 import leaves an existing OUT.htr as it was\n"
 	"  --layout=visualvm|hotspot      object sizes as VisualVM computes them (default)\n"
 	"                                 or as HotSpot lays objects out\n"
 	"  --no-compressed-oops           hotspot layout: 8-byte references\n"
@@ -106,8 +109,13 @@ int hprof_import_cli_main(int argc, char **argv)
 		status = usage_error("no output trace given (-o OUT.htr)", NULL);
 		goto done;
 	}
+	/* the same file under another name (./D.hprof, a link) counts too */
+	struct stat ost, dst;
+	int have_out = stat(out, &ost) == 0;
 	for (int i = 0; i < ndumps; i++) {
-		if (strcmp(dumps[i], out) == 0) {
+		if (strcmp(dumps[i], out) == 0 ||
+		    (have_out && stat(dumps[i], &dst) == 0 && dst.st_dev == ost.st_dev &&
+		     dst.st_ino == ost.st_ino)) {
 			status = usage_error("the output would overwrite a dump", out);
 			goto done;
 		}

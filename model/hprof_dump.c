@@ -388,6 +388,7 @@ static int scan_segment(struct dump *d, const struct hprof_record *r, FILE *prog
 	}
 	if (rc == -ENODATA && r->truncated) {
 		d->truncated = 1;
+		d->truncated_at = pos;
 		snprintf(d->truncated_msg, sizeof d->truncated_msg,
 			 "the file ends inside record %s (0x%02x) at offset %llu (it declares %llu bytes, "
 			 "%llu are present); imported up to offset %llu, the last complete sub-record",
@@ -411,6 +412,7 @@ static int scan_segment(struct dump *d, const struct hprof_record *r, FILE *prog
 static void note_truncated_record(struct dump *d, const struct hprof_record *r)
 {
 	d->truncated = 1;
+	d->truncated_at = r->offset;
 	snprintf(d->truncated_msg, sizeof d->truncated_msg,
 		 "the file ends inside record %s (0x%02x) at offset %llu; imported the records before it",
 		 hprof_tag_name(r->tag), r->tag, (unsigned long long)r->offset);
@@ -420,7 +422,7 @@ int dump_scan(struct dump *d, FILE *progress, const char *label, struct htr_err 
 {
 	uint64_t pos = d->f->first_record, next_progress = PROGRESS_STEP;
 	struct hprof_record r;
-	int seen_segment = 0, seen_end = 0, rc = 0;
+	int seen_heap = 0, seen_segment = 0, seen_end = 0, rc = 0;
 	while (!rc && hprof_next_record(d->f, &pos, &r) == 1) {
 		int heap = r.tag == HPROF_HEAP_DUMP || r.tag == HPROF_HEAP_DUMP_SEGMENT;
 		if (r.truncated && !heap) {
@@ -435,6 +437,7 @@ int dump_scan(struct dump *d, FILE *progress, const char *label, struct htr_err 
 		case HPROF_START_THREAD: rc = rec_start_thread(d, &r, err); break;
 		case HPROF_HEAP_DUMP:
 		case HPROF_HEAP_DUMP_SEGMENT:
+			seen_heap = 1;
 			seen_segment |= r.tag == HPROF_HEAP_DUMP_SEGMENT;
 			seen_end = 0;
 			rc = scan_segment(d, &r, progress, label, &next_progress, err);
@@ -447,7 +450,20 @@ int dump_scan(struct dump *d, FILE *progress, const char *label, struct htr_err 
 	}
 	if (rc)
 		return rc;
-	d->no_heap_dump_end = seen_segment && !seen_end && !d->truncated;
+	/* A file cut between two records looks complete record by record;
+	 * what is missing then is the heap dump itself, or the HEAP_DUMP_END
+	 * that HotSpot writes after the last segment. */
+	if (!d->truncated && (!seen_heap || (seen_segment && !seen_end))) {
+		d->truncated = 1;
+		d->truncated_at = d->f->size;
+		snprintf(d->truncated_msg, sizeof d->truncated_msg,
+			 !seen_heap ? "the file ends at offset %llu before any heap dump record"
+				      "; no object was imported"
+				    : "the file ends at offset %llu after a heap dump segment, without "
+				      "the HEAP_DUMP_END record that closes the dump; imported the segments "
+				      "before it",
+			 (unsigned long long)d->f->size);
+	}
 	progress_line(progress, label, d->f->size, d->f->size);
 	return 0;
 }

@@ -137,9 +137,13 @@ struct dump {
 	uint32_t prim_class[12];  /* basic type -> class index of its array class */
 
 	uint64_t released;        /* the mapping below this offset was released (hprof_release) */
-	int truncated;            /* the file ends early; imported what is complete */
+	/* The file ends early (cut inside a record, before any heap dump
+	 * record, or after a segment without the HEAP_DUMP_END that closes a
+	 * segmented dump); what is complete is imported, up to truncated_at
+	 * (the offset of the first byte left out). */
+	int truncated;
+	uint64_t truncated_at;
 	char truncated_msg[400];
-	int no_heap_dump_end;     /* segmented dump without HEAP_DUMP_END */
 	uint32_t duplicate_classes, skipped_records;
 };
 

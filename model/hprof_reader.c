@@ -9,15 +9,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "files.h"
+
 /* header: "JAVA PROFILE 1.0.N\0", u4 id size, u4 time high, u4 time low */
 #define MAGIC_LEN 19
 #define HEADER_LEN (MAGIC_LEN + 12)
 #define RECORD_HEADER_LEN 9   /* u1 tag, u4 time, u4 length */
 
+/* Only a regular file can be a dump: anything else is left to the trace
+ * reader, which refuses it by its kind (and a FIFO is never opened). */
 int hprof_file_is_dump(const char *path)
 {
 	char buf[sizeof(HPROF_MAGIC_PREFIX) - 1];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	const char *what;
+	int fd = file_open_regular(path, NULL, &what);
 	if (fd < 0)
 		return 0;
 	ssize_t k = pread(fd, buf, sizeof buf, 0);
@@ -56,11 +61,15 @@ int hprof_open(struct hprof_file **out, const char *path, struct htr_err *err)
 		htr_errf(err, rc, 0, "out of memory");
 		goto fail;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) != 0) {
-		rc = -errno;
-		htr_errf(err, rc, 0, "cannot open: %s", strerror(errno));
+	const char *what;
+	fd = file_open_regular(path, &st, &what);
+	if (fd < 0) {
+		rc = fd;
+		if (rc == -EISDIR || rc == -EINVAL)
+			htr_errf_as(err, HTR_ERR_FILE, rc, "%s, not a regular file", what);
+		else
+			htr_errf_as(err, HTR_ERR_FILE, rc, "cannot open: %s", what);
 		goto fail;
 	}
 	f->size = (uint64_t)st.st_size;

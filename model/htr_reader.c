@@ -19,6 +19,7 @@
 #include <zstd.h>
 
 #include "buf.h"
+#include "files.h"
 
 #define MAX_EVENT (1u << 20)
 #define WINDOW (4u * MAX_EVENT)
@@ -30,6 +31,20 @@ int htr_errf(struct htr_err *err, int code, uint64_t offset, const char *fmt, ..
 		va_list ap;
 		va_start(ap, fmt);
 		err->offset = offset;
+		err->form = HTR_ERR_AT;
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+int htr_errf_as(struct htr_err *err, enum htr_err_form form, int code, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		err->offset = 0;
+		err->form = form;
 		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 		va_end(ap);
 	}
@@ -84,18 +99,13 @@ int htr_file_open(struct htr_file **out, const char *path, struct htr_err *err)
 	struct htr_file *f = calloc(1, sizeof(*f));
 	if (!f)
 		return htr_errf(err, -ENOMEM, 0, "out of memory");
-	f->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (f->fd < 0) {
-		rc = htr_errf(err, -errno, 0, "cannot open: %s", strerror(errno));
-		goto fail;
-	}
 	struct stat st;
-	if (fstat(f->fd, &st) < 0) {
-		rc = htr_errf(err, -errno, 0, "cannot stat: %s", strerror(errno));
-		goto fail;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		rc = htr_errf(err, -EINVAL, 0, "not a regular file");
+	const char *what;
+	f->fd = file_open_regular(path, &st, &what);
+	if (f->fd < 0) {
+		rc = f->fd == -EISDIR || f->fd == -EINVAL
+			     ? htr_errf_as(err, HTR_ERR_FILE, f->fd, "%s, not a regular file", what)
+			     : htr_errf_as(err, HTR_ERR_FILE, f->fd, "cannot open: %s", what);
 		goto fail;
 	}
 	f->size = (uint64_t)st.st_size;

@@ -19,13 +19,29 @@
 
 #include "htr.h"
 
+/* How a message is printed (fs/main.c, the mount). */
+enum htr_err_form {
+	/* "FILE: offset N: MSG": damage at a place in the file (the default) */
+	HTR_ERR_AT = 0,
+	/* "FILE: MSG": about the file as a whole (cannot be opened, is a FIFO) */
+	HTR_ERR_FILE = 1,
+	/* "MSG": complete, naming its own subject, never the trace (an option
+	 * file's error: "features=FILE: line L, column C: what") */
+	HTR_ERR_WHOLE = 2,
+};
+
 struct htr_err {
 	uint64_t offset;
 	char msg[400];
+	int form;          /* enum htr_err_form */
 };
 
-/* Sets err (offset, formatted message) and returns code (negative errno). */
+/* Sets err (offset, formatted message, HTR_ERR_AT) and returns code
+ * (negative errno). */
 int htr_errf(struct htr_err *err, int code, uint64_t offset, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* The same for a message of another form (offset 0). */
+int htr_errf_as(struct htr_err *err, enum htr_err_form form, int code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
 struct htr_file {

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "synth_world.h"
 
 struct scenario {
@@ -126,38 +127,32 @@ int synth_write(const char *scenario, const struct synth_opts *o, const char *ou
 	if (rc)
 		return rc;
 
-	size_t tlen = strlen(out_path) + 32;
-	char *tmp = malloc(tlen);
-	if (!tmp) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
+	struct outfile of;
+	char msg[sizeof(((struct sw *)0)->msg)];
+	if ((rc = outfile_begin(&of, out_path, msg, sizeof(msg)))) {
+		snprintf(err, errlen, "%s: %s", out_path, msg);
+		return rc;
 	}
-	snprintf(tmp, tlen, "%s.tmp.%ld", out_path, (long)getpid());
-
 	struct sw *w = calloc(1, sizeof(*w));
 	if (!w) {
-		free(tmp);
+		outfile_abort(&of);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	sw_open(w, tmp, p.seed);
+	sw_open(w, of.tmp, p.seed);
 	if (!sw_failed(w)) {
 		write_info(w, sc, &p);
 		sc->run(w, &p);
 	}
-	char msg[sizeof(w->msg)];
 	rc = sw_close(w);
 	snprintf(msg, sizeof(msg), "%s", w->msg);
 	free(w);
-	if (!rc && rename(tmp, out_path) != 0) {
-		rc = -errno;
-		snprintf(msg, sizeof(msg), "cannot rename %s to %s: %s", tmp, out_path, strerror(errno));
-	}
 	if (rc) {
-		unlink(tmp);
+		outfile_abort(&of);
 		snprintf(err, errlen, "%s: %s", sc->name, msg[0] ? msg : strerror(-rc));
+	} else if ((rc = outfile_commit(&of, msg, sizeof(msg)))) {
+		snprintf(err, errlen, "%s: %s", out_path, msg);
 	}
-	free(tmp);
 	return rc;
 }
 
@@ -177,7 +172,8 @@ static void usage(FILE *f)
 		   "  -n OBJECTS  scenario size, a positive integer (meaning per scenario, above)\n"
 		   "  -g GCS      number of GCs, a positive integer\n"
 		   "  --seed S    PRNG seed (decimal or 0x hex; default 1); changes values, never counts\n"
-		   "  -o OUT.htr  output file (written to OUT.htr.tmp.PID, then renamed)\n");
+		   "  -o OUT.htr  output file (written to .OUT.htr.XXXXXX beside it, then renamed over\n"
+		   "              it: a failure leaves an existing OUT.htr as it was)\n");
 }
 
 /* Parses a whole non-negative integer (decimal, or hex with 0x if allow_hex). */

@@ -37,8 +37,9 @@ const char *synth_scenario_name(size_t i);
 /* One line: what the scenario builds and what -n means. */
 const char *synth_scenario_summary(size_t i);
 
-/* Writes the scenario's trace to out_path (through a temporary file that is
- * renamed at the end, so a failure never leaves a half-written out_path).
+/* Writes the scenario's trace to out_path (through a temporary file beside
+ * it that is renamed over it at the end, model/files.h: a failure leaves an
+ * existing out_path as it was and no temporary file).
  * Returns 0, or a negative errno with a sentence in err:
  * -ENOENT unknown scenario, -EINVAL objects or gcs out of range,
  * -ENOMEM, or the I/O error of the writer. */

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -588,6 +589,50 @@ static void reset_index(struct trace *t, struct caps *caps)
 	memset(caps, 0, sizeof(*caps));
 }
 
+/* A trace imported from heap dumps is a whole file even when a dump was
+ * cut (the importer keeps what is complete, model/hprof.h): its info says
+ * so per dump (hprof.N.truncated, hprof.N.truncated_at, written by
+ * model/hprof.c), and such a trace is as incomplete as one whose own tail
+ * was cut.  The first cut dump gives truncated_at. */
+static void note_cut_dumps(struct trace *t)
+{
+	char key[64];
+	for (uint32_t i = 0; i < t->ninfo; i++) {
+		const char *k = t->info[i].key;
+		unsigned n;
+		int end = 0;
+		if (sscanf(k, "hprof.%u.truncated%n", &n, &end) != 1 || k[end] != '\0')
+			continue;
+		snprintf(key, sizeof key, "hprof.%u.file", n);
+		const char *file = trace_info(t, key);
+		snprintf(key, sizeof key, "hprof.%u.truncated_at", n);
+		const char *at = trace_info(t, key);
+		if (!t->truncated) {
+			t->truncated = 1;
+			t->truncated_dump = 1;
+			t->truncated_at = at ? strtoull(at, NULL, 10) : 0;
+		}
+		if (file)
+			warn(t, "truncated: the heap dump %s (GC %u) was cut: %s", file, n,
+			     t->info[i].value);
+		else
+			warn(t, "truncated: the heap dump of GC %u was cut: %s", n, t->info[i].value);
+	}
+}
+
+/* gc/ is empty without a complete GC: say why where the user looks
+ * (status, trace/info's warnings, heapfs check, the mount's stderr). */
+static void note_no_gc(struct trace *t)
+{
+	if (t->ngcs)
+		return;
+	if (t->truncated)
+		warn(t, "no complete GC: the trace was cut at offset %" PRIu64 " before its first GC "
+		     "ended, so gc/ is empty", t->truncated_at);
+	else
+		warn(t, "no complete GC: the trace records no garbage collection, so gc/ is empty");
+}
+
 static int trace_open_htr(struct trace **out, const char *path, const struct trace_open_opts *opts,
 			  struct htr_err *err)
 {
@@ -625,6 +670,8 @@ static int trace_open_htr(struct trace **out, const char *path, const struct tra
 		if (!t->truncated)
 			warn(t, "no footer: index rebuilt by scanning all frames");
 	}
+	note_cut_dumps(t);
+	note_no_gc(t);
 	if (!t->warnings && (t->warnings = strdup("")) == NULL) {
 		rc = htr_errf(err, -ENOMEM, 0, "out of memory");
 		goto fail;

@@ -101,7 +101,13 @@ struct trace {
 	uint64_t first_ns, last_ns;  /* earliest and latest timestamps seen */
 
 	int had_footer;        /* 1: index read from the footer */
-	int truncated;         /* 1: tail cut off; data up to truncated_at */
+	/* 1: the trace's tail was cut off (data up to truncated_at, an offset
+	 * in the trace), or a heap dump it was imported from was cut
+	 * (truncated_dump: truncated_at is an offset in that dump, the info
+	 * key hprof.N.truncated says which and where; a dump opened directly
+	 * is such a trace) */
+	int truncated;
+	int truncated_dump;
 	uint64_t truncated_at;
 	char *warnings;        /* owned, lines of text, may be empty "" */
 

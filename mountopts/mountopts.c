@@ -83,9 +83,11 @@ struct heapfs_path_opt {
 };
 static const struct heapfs_path_opt heapfs_path_opts[] = {
 	{ "features", offsetof(struct mountopts, features),
-	  "feature map for by-feature: FEATURE PATTERN... lines (README)" },
+	  "feature map for by-feature: FEATURE PATTERN... lines (README);\n"
+	  "                      a regular file of at most 1 MiB" },
 	{ "classifiers", offsetof(struct mountopts, classifiers),
-	  "user-defined classifiers: NAME = EXPR definitions (classifiers/README)" },
+	  "user-defined classifiers: NAME = EXPR definitions (classifiers/README);\n"
+	  "                      a regular file of at most 1 MiB" },
 };
 #define N_HEAPFS_PATH_OPTS (sizeof heapfs_path_opts / sizeof heapfs_path_opts[0])
 

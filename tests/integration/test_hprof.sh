@@ -13,7 +13,8 @@
 #   4. the dump mounts and lists directly (`heapfs ls DUMP.hprof`, mount with
 #      -o layout=hotspot|visualvm), shows what its import shows (heap state
 #      built from the dump, not from trace events), and a
-#      truncated dump imports with a warning naming the record and offset.
+#      truncated dump imports with a warning naming the record and offset,
+#      and a dump cut anywhere checks as truncated (or is refused).
 #   3b. the retained sizes of the example programs' key objects (both
 #      MultiCache maps, the BuggyStack, the Company) must equal VisualVM's
 #      Instance.getRetainedSize on one dump (ExampleDumps, VvmRetained);
@@ -170,6 +171,30 @@ grep -qE "warning: the file ends inside record HEAP_DUMP_SEGMENT \(0x1c\) at off
 t "$HEAPFS" cat "$WORK/cut.htr" trace/info | grep -q "^hprof.0.truncated" ||
 	fail "trace/info does not say the dump was truncated"
 ok "truncated dump imported up to its last complete record, with a warning"
+
+# A dump cut anywhere never checks as whole: heapfs check exits non-zero
+# (the header cut) or reports truncated yes.  The cuts: inside the header,
+# right after it (no record yet), inside the first records, every 1/16 of
+# the file (1.9 MB is where the issue saw "truncated no"), inside and just
+# before HEAP_DUMP_END (the last 9 bytes).  The whole file is not truncated.
+size=$(stat -c %s "$WORK/dg-0.hprof")
+cuts="10 30 31 40 100 1000 1900000 $((size - 9)) $((size - 5)) $((size - 1))"
+for k in $(seq 1 15); do cuts="$cuts $((size * k / 16))"; done
+for n in $cuts $size; do
+	head -c "$n" "$WORK/dg-0.hprof" >"$WORK/cutn.hprof"
+	rc=0
+	t "$HEAPFS" check "$WORK/cutn.hprof" >"$WORK/cutn.out" 2>"$WORK/cutn.err" || rc=$?
+	[ "$rc" -ne 124 ] || fail "check of the dump cut at $n bytes timed out"
+	tr=$(awk -F'\t' '$1 == "truncated" { print $2 }' "$WORK/cutn.out")
+	if [ "$n" -eq "$size" ]; then
+		[ "$rc" -eq 0 ] && [ "$tr" = no ] || fail "the whole dump: exit $rc, truncated '$tr'"
+	elif [ "$rc" -eq 0 ]; then
+		[ "$tr" = yes ] || fail "dump cut at $n of $size bytes: check exits 0 with truncated '$tr'"
+		grep -q "^warning	truncated: the heap dump .* was cut: " "$WORK/cutn.out" ||
+			fail "dump cut at $n: no warning says the dump was cut"
+	fi
+done
+ok "a dump cut at $(echo "$cuts" | wc -w) places: check exits non-zero or says truncated yes"
 
 # -o layout=hotspot reaches the importer of a mounted dump; a bad value is refused
 mount_trace "$WORK/dg-0.hprof" "$WORK/mnt-hs" -o layout=hotspot

@@ -128,3 +128,115 @@ wait "$pid" || rc=$?
 [ "$rc" -eq 0 ] || fail "foreground daemon exited $rc on SIGTERM"
 if mountpoint -q "$MNT"; then fail "still mounted after SIGTERM"; fi
 ok "foreground -s mount: SIGTERM unmounts, exit 0"
+
+# --- files heapfs writes: a failed command never loses the old file ---------
+# (written beside the target, renamed over it at the end)
+no_temp_beside() { # DIR NAME WHAT: no .NAME.XXXXXX left in DIR
+	local left
+	left=$(find "$1" -maxdepth 1 -name ".$2.*")
+	[ -z "$left" ] || fail "$3: temporary file left behind: $left"
+}
+OUTD=$WORK/outdir
+mkdir -p "$OUTD"
+echo precious >"$OUTD/keep.htr"
+printf 'not a dump' >"$WORK/bad.hprof"
+expect_refused "import of a non-dump onto an existing file" 1 "bad.hprof: not an HPROF heap dump" \
+	import "$WORK/bad.hprof" -o "$OUTD/keep.htr"
+[ "$(cat "$OUTD/keep.htr")" = precious ] || fail "a failed import lost the existing output"
+no_temp_beside "$OUTD" keep.htr "failed import"
+ok "a failed import leaves the existing output as it was, and no temporary file"
+cp "$WORK/bad.hprof" "$WORK/bad.before"
+expect_refused "import onto its own dump under another name" 2 "the output would overwrite a dump" \
+	import "$WORK/bad.hprof" -o "$WORK/./bad.hprof"
+cmp -s "$WORK/bad.hprof" "$WORK/bad.before" || fail "import changed its own dump"
+
+# SIGTERM in the middle of a synth: the old file stays, the temporary goes
+"$HEAPFS" synth multicache -n 3000000 -g 20 -o "$OUTD/keep.htr" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 200); do
+	[ -n "$(find "$OUTD" -maxdepth 1 -name '.keep.htr.*')" ] && break
+	sleep 0.05
+done
+[ -n "$(find "$OUTD" -maxdepth 1 -name '.keep.htr.*')" ] || fail "synth made no temporary file beside its output"
+kill -TERM "$pid"
+rc=0
+wait "$pid" || rc=$?
+[ "$rc" -eq 143 ] || fail "synth killed by SIGTERM: exit $rc, expected 143"
+[ "$(cat "$OUTD/keep.htr")" = precious ] || fail "an interrupted synth lost the existing output"
+no_temp_beside "$OUTD" keep.htr "synth killed by SIGTERM"
+ok "SIGTERM during synth: the existing output stays, the temporary file is removed"
+
+expect_refused "synth onto a directory" 1 "is a directory, not a regular file" \
+	synth multicache -n 10 -o "$OUTD"
+# (a FIFO of ours stands for a device: a heapfs that renamed over its
+# target would replace /dev/null itself when run as root)
+mkfifo "$OUTD/out.fifo"
+expect_refused "synth onto a FIFO" 1 "out.fifo: is a FIFO, not a regular file" \
+	synth multicache -n 10 -o "$OUTD/out.fifo"
+[ -p "$OUTD/out.fifo" ] || fail "synth replaced the FIFO it was given as output"
+no_temp_beside "$OUTD" out.fifo "synth onto a FIFO"
+
+# --- inputs that are not regular files: refused by kind, never waited on ----
+FIFO=$WORK/fifo.htr
+mkfifo "$FIFO"
+expect_refused "FIFO as trace (check)" 1 "^heapfs: $FIFO: is a FIFO, not a regular file$" check "$FIFO"
+expect_refused "FIFO as trace (ls)" 1 "^heapfs: $FIFO: is a FIFO, not a regular file$" ls "$FIFO"
+expect_refused "FIFO as trace (mount)" any "heapfs: $FIFO: .*is a FIFO, not a regular file" "$FIFO" "$MNT"
+expect_refused "FIFO as dump (import)" 1 "$FIFO: is a FIFO, not a regular file" import "$FIFO" -o "$OUTD/f.htr"
+expect_refused "device as trace" 1 "^heapfs: /dev/zero: is a character device, not a regular file$" \
+	check /dev/zero
+expect_refused "directory as trace" 1 "^heapfs: $WORK: is a directory, not a regular file$" check "$WORK"
+
+# option files: their own prefix (the option and the file, never the trace
+# and an offset), refused by kind, capped in size
+head -c $((1024 * 1024 + 1)) /dev/zero | tr '\0' '#' >"$WORK/big.features"
+for c in "features=/dev/zero|is a character device, not a regular file" \
+	 "classifiers=/dev/zero|is a character device, not a regular file" \
+	 "classifiers=$WORK|is a directory, not a regular file" \
+	 "features=$FIFO|is a FIFO, not a regular file" \
+	 "classifiers=$FIFO|is a FIFO, not a regular file" \
+	 "features=$WORK/big.features|is larger than 1048576 bytes"; do
+	opt=${c%%|*}
+	what=${c#*|}
+	expect_refused "ls -o $opt" 1 "^heapfs: $opt: $what" ls -o "$opt" "$TRACE"
+	expect_refused "mount -o $opt" any "$opt: $what" -o "$opt" "$TRACE" "$MNT"
+done
+
+# an error in a file that is not ours says line, column and what, never
+# the text: a line of /etc/shadow's shape is one word, a feature without a
+# pattern, at the column after the line's end
+secret='root:S3cr3tHash.x:19000:0:99999:7:::'
+printf '%s\n' "$secret" >"$WORK/shadow"
+expect_refused "features= with a bad line" 1 \
+	"^heapfs: features=$WORK/shadow: line 1, column $(( ${#secret} + 1 )): " \
+	ls -o "features=$WORK/shadow" "$TRACE"
+grep -q "S3cr3t" "$WORK/err" && fail "the features error quotes the file: $(cat "$WORK/err")"
+printf 'secretword otherword\n' >"$WORK/bad.classifiers"
+expect_refused "classifiers= with a bad line" 1 \
+	"^heapfs: classifiers=$WORK/bad.classifiers: line 1, column 12: expected '='$" \
+	ls -o "classifiers=$WORK/bad.classifiers" "$TRACE"
+grep -q "otherword" "$WORK/err" && fail "the classifiers error quotes the file: $(cat "$WORK/err")"
+expect_refused "mount -o features= with a bad line" any \
+	"features=$WORK/shadow: line 1, column $(( ${#secret} + 1 )): " -o "features=$WORK/shadow" "$TRACE" "$MNT"
+grep -q "S3cr3t" "$WORK/err" && fail "the mount's features error quotes the file: $(cat "$WORK/err")"
+ok "option-file errors name the option and file, line and column, and quote nothing"
+
+# --- a trace cut before its first GC ended: every place says why gc/ is empty
+# (the first frame header starts at 32, its payload is longer than 68 bytes)
+head -c 100 "$TRACE" >"$WORK/nogc.htr"
+t "$HEAPFS" check "$WORK/nogc.htr" >"$WORK/out" 2>"$WORK/err" || fail "check of a trace cut before its first GC: $(cat "$WORK/err")"
+grep -qx "gcs	0" "$WORK/out" || fail "check: $(grep gcs "$WORK/out")"
+grep -qx "truncated	yes" "$WORK/out" || fail "check does not say truncated"
+grep -q "^warning	no complete GC: the trace was cut at offset 32 before its first GC ended" "$WORK/out" ||
+	fail "check's warnings lack 'no complete GC': $(grep warning "$WORK/out")"
+grep -qx "heapfs: $WORK/nogc.htr: no complete GC: the trace was cut before its first GC ended" "$WORK/err" ||
+	fail "check's stderr lacks 'no complete GC': $(cat "$WORK/err")"
+expect_refused "cat gc/latest/info of a trace without a GC" 1 \
+	"^heapfs: cat: gc/latest/info: No such file or directory: $WORK/nogc.htr has no complete GC: it was cut before its first GC ended$" \
+	cat "$WORK/nogc.htr" gc/latest/info
+t "$HEAPFS" "$WORK/nogc.htr" "$MNT" 2>"$WORK/err" || fail "a trace without a GC did not mount: $(cat "$WORK/err")"
+wait_mounted "$MNT"
+grep -q "no complete GC" "$WORK/err" || fail "the mount's stderr lacks 'no complete GC': $(cat "$WORK/err")"
+grep -q "^warning	no complete GC: " "$MNT/status" || fail "status lacks 'no complete GC'"
+unmount "$MNT"
+ok "a trace cut before its first GC: check, cat, the mount's stderr and status say it has no complete GC"

@@ -821,6 +821,79 @@ static void test_truncated_dump_imports_what_is_complete(void **state)
 	trace_close(t);
 }
 
+/* 1 if a record of the dump data[0..len) starts at off, or off is its
+ * end. */
+static int record_boundary(const uint8_t *data, size_t len, size_t off)
+{
+	size_t at = 31;   /* "JAVA PROFILE 1.0.N\0", id size, time */
+	while (at < off && at + 9 <= len) {
+		const uint8_t *p = data + at + 5;
+		at += 9 + ((size_t)p[0] << 24 | (size_t)p[1] << 16 | (size_t)p[2] << 8 | p[3]);
+	}
+	return at == off;
+}
+
+/* A dump cut at any byte is either refused (the header cut) or opens as a
+ * truncated trace, directly and once imported: never as a whole one.  The
+ * cuts that fall between two records are the ones a record-by-record
+ * reader cannot see (before the heap dump record, after the last segment
+ * without HEAP_DUMP_END; a dump of one HEAP_DUMP record ends with it, so
+ * every cut of it is inside a record): all of them and the bytes beside
+ * them are tried, and every 7th byte elsewhere (each import syncs its
+ * trace to disk: every byte took 15 s).  31 bytes: the header, which
+ * holds no record yet. */
+static void cut_everywhere(const struct scenario *sc)
+{
+	char hp[256], tp[256], err[512];
+	path_in_dir(hp, sizeof hp, "cutall.hprof");
+	path_in_dir(tp, sizeof tp, "cutall.htr");
+	struct hw w;
+	build(&w, sc);
+	size_t full = w.b.len;
+	for (size_t len = 0; len <= full; len++) {
+		if (len % 7 && !record_boundary(w.b.data, full, len) &&
+		    !record_boundary(w.b.data, full, len + 1) &&
+		    (len == 0 || !record_boundary(w.b.data, full, len - 1)))
+			continue;
+		w.b.len = len;
+		save(&w, hp);
+		const char *dumps[] = { hp };
+		struct trace *t;
+		struct htr_err e;
+		struct trace_open_opts oo = { NULL };
+		memset(&e, 0, sizeof e);
+		if (trace_open(&t, hp, &oo, &e) == 0) {
+			if (t->truncated != (len < full))
+				fail_msg("dump cut at %zu of %zu bytes opens with truncated %d", len, full,
+					 t->truncated);
+			assert_int_equal(t->ngcs, 1);
+			trace_close(t);
+		} else if (len >= 31) {
+			fail_msg("dump cut at %zu of %zu bytes refused: %s", len, full, e.msg);
+		}
+		if (hprof_import(dumps, 1, tp, NULL, err, sizeof err) != 0)
+			continue;
+		assert_int_equal(trace_open(&t, tp, &oo, &e), 0);
+		if (t->truncated != (len < full))
+			fail_msg("dump cut at %zu of %zu bytes imports with truncated %d", len, full,
+				 t->truncated);
+		assert_int_equal(t->truncated_dump, len < full);
+		if (len < full)
+			assert_non_null(trace_info(t, "hprof.0.truncated_at"));
+		trace_close(t);
+	}
+	w.b.len = full;
+	buf_free(&w.b);
+}
+
+static void test_dump_cut_anywhere_is_truncated(void **state)
+{
+	(void)state;
+	struct scenario segmented = { "1.0.2", 8, 1, 0, 1 }, one_record = { "1.0.1", 4, 0, 0, 1 };
+	cut_everywhere(&segmented);
+	cut_everywhere(&one_record);
+}
+
 static void expect_refused(struct hw *w, const char *name, const char *needle1, const char *needle2)
 {
 	char hp[256], tp[256], err[512] = "";
@@ -1253,6 +1326,7 @@ int main(void)
 		cmocka_unit_test(test_hotspot_layout),
 		cmocka_unit_test(test_three_dumps),
 		cmocka_unit_test(test_truncated_dump_imports_what_is_complete),
+		cmocka_unit_test(test_dump_cut_anywhere_is_truncated),
 		cmocka_unit_test(test_damage_is_refused_with_tag_and_offset),
 		cmocka_unit_test(test_is_dump_and_cli_usage),
 		cmocka_unit_test(test_direct_state_equals_trace),
