@@ -31,7 +31,7 @@ TEST_SRC := $(wildcard tests/unit/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TEST_HELPER_SRC := $(filter-out $(TEST_SRC),$(wildcard tests/unit/*.c))
 
-.PHONY: all deps build test unit integration asan fuzz fuzz-short bench demo clean examples
+.PHONY: all deps build test unit integration asan tsan fuzz fuzz-short bench demo clean examples soak
 all: build
 build: $(BUILD)/heapfs
 
@@ -70,11 +70,26 @@ integration: $(BUILD)/heapfs
 	@set -e; for t in tests/integration/*.sh; do [ -e "$$t" ] || continue; echo "== $$t"; s=$$(date +%s); \
 		HEAPFS=$(abspath $(BUILD)/heapfs) bash $$t; echo "== $$t: $$(( $$(date +%s) - s )) s"; done
 
+# The concurrent soak for 10 minutes (make test runs it for 60 s as
+# tests/integration/test_soak.sh): 16 readers under eviction pressure,
+# every read byte-compared, peak RSS within status's memory_bound.
+soak: deps
+	$(MAKE) build
+	SOAK_SECONDS=$${SOAK_SECONDS:-600} HEAPFS=$(abspath $(BUILD)/heapfs) bash tests/integration/test_soak.sh
+
 # The sanitizer build: same sources, separate tree, whole unit suite.
 # test_instrument walks every 4th JDK class there (the plain pass walks all
 # 26,588): the whole walk took 4 of make test's 22 minutes under ASan.
 asan:
 	HEAPFS_TEST_JDK_EVERY=4 $(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" unit
+
+# ThreadSanitizer over the unit tests whose code runs threads: the job
+# pools that serve long reads, and the render cache's single flight.
+TSAN_TESTS := test_jobs test_rcache
+tsan:
+	$(MAKE) BUILD=build-tsan OPT=-O1 SAN="-fsanitize=thread" $(TSAN_TESTS:%=build-tsan/tests/%)
+	@set -e; for t in $(TSAN_TESTS); do echo "== build-tsan/tests/$$t"; \
+		TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/$$t; done
 
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
@@ -124,6 +139,7 @@ test: deps
 	$(MAKE) unit
 	$(MAKE) integration
 	$(MAKE) asan
+	$(MAKE) tsan
 	$(MAKE) fuzz-short
 	@echo "make test: all suites passed"
 

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,20 +74,12 @@ static int usage_error(const char *fmt, const char *arg)
 	return EXIT_USAGE;
 }
 
-/* "heapfs: FILE: offset N: what" for damage; no offset when the message
- * is about the file as a whole (it could not be opened, it is a FIFO), and
- * neither file nor offset when it names its own subject (an option file's
- * error: "heapfs: features=FILE: line L, column C: what"). */
+/* "heapfs: " and the error as hfs_open_error_text words it. */
 static void print_open_error(const char *trace, int rc, const struct htr_err *err)
 {
-	const char *msg = err->msg[0] ? err->msg : strerror(-rc);
-	if (err->msg[0] && err->form == HTR_ERR_WHOLE)
-		fprintf(stderr, "heapfs: %s\n", msg);
-	else if (!err->msg[0] || err->form == HTR_ERR_FILE || rc == -ENOENT || rc == -EACCES ||
-		 rc == -EPERM || rc == -EISDIR || rc == -ENOMEM)
-		fprintf(stderr, "heapfs: %s: %s\n", trace, msg);
-	else
-		fprintf(stderr, "heapfs: %s: offset %" PRIu64 ": %s\n", trace, err->offset, msg);
+	char line[sizeof err->msg + PATH_MAX + 64];
+	hfs_open_error_text(line, sizeof line, trace, rc, err);
+	fprintf(stderr, "heapfs: %s\n", line);
 }
 
 /* Opens the tree with the heapfs options of ls/cat (mo: what

@@ -22,8 +22,23 @@ struct rc_entry {
 	pthread_cond_t done;   /* signalled when state leaves RC_COMPUTING */
 };
 
+/* The size of every file ever rendered, kept after its bytes are evicted.
+ * The trace never changes, so a file's size never does either; getattr
+ * reports it, and the kernel never sees a file that it read whole shrink
+ * to 0 (a size of 0 read through the page cache is an empty file).  Keyed
+ * by two independent 64-bit hashes of the key (no key strings kept):
+ * 24 bytes a file. */
+struct size_slot {
+	uint64_t h1, h2;       /* h1 == 0 && h2 == 0: empty */
+	uint64_t size;
+};
+
 struct rcache {
 	pthread_mutex_t lock;
+	struct size_slot *sizes;       /* lock; open addressing, power of two */
+	uint64_t nsizes, capsizes;     /* lock */
+	uint64_t recomputed, size_changed; /* lock: computed again after eviction;
+	                                  of those, with another size (a bug) */
 	struct rc_entry *table;        /* lock */
 	struct rc_entry *lru_head, *lru_tail; /* lock; head = most recent */
 	uint64_t budget, used;         /* lock */
@@ -44,6 +59,77 @@ int rcache_new(struct rcache **out, uint64_t budget_bytes)
 	c->budget = budget_bytes;
 	*out = c;
 	return 0;
+}
+
+static void key_hashes(const char *key, uint64_t *h1, uint64_t *h2)
+{
+	/* FNV-1a and a multiply-rotate hash: independent enough that a
+	 * collision of both needs about 2^64 files */
+	uint64_t a = 0xcbf29ce484222325ull, b = 0x9e3779b97f4a7c15ull;
+	for (const unsigned char *p = (const unsigned char *)key; *p; p++) {
+		a = (a ^ *p) * 0x100000001b3ull;
+		b = (b + *p) * 0xff51afd7ed558ccdull;
+		b ^= b >> 29;
+	}
+	if (a == 0 && b == 0)
+		a = 1;
+	*h1 = a;
+	*h2 = b;
+}
+
+/* The slot of (h1, h2), or the empty slot where it would go; lock held. */
+static struct size_slot *size_find(struct rcache *c, uint64_t h1, uint64_t h2)
+{
+	if (!c->capsizes)
+		return NULL;
+	uint64_t mask = c->capsizes - 1;
+	for (uint64_t i = h1 & mask;; i = (i + 1) & mask) {
+		struct size_slot *s = &c->sizes[i];
+		if ((s->h1 == h1 && s->h2 == h2) || (s->h1 == 0 && s->h2 == 0))
+			return s;
+	}
+}
+
+/* Keeps key's size; lock held.  Without memory the size is not kept
+ * (getattr then reports it unknown: direct I/O, still right). */
+static void size_remember(struct rcache *c, const char *key, uint64_t size)
+{
+	uint64_t h1, h2;
+	key_hashes(key, &h1, &h2);
+	if ((c->nsizes + 1) * 10 > c->capsizes * 7) {
+		uint64_t cap = c->capsizes ? c->capsizes * 2 : 1024;
+		struct size_slot *n = calloc(cap, sizeof *n), *old = c->sizes;
+		if (!n)
+			return;
+		uint64_t oldcap = c->capsizes;
+		c->sizes = n;
+		c->capsizes = cap;
+		for (uint64_t i = 0; i < oldcap; i++) {
+			if (old[i].h1 || old[i].h2)
+				*size_find(c, old[i].h1, old[i].h2) = old[i];
+		}
+		free(old);
+	}
+	struct size_slot *s = size_find(c, h1, h2);
+	if (s->h1 || s->h2) {
+		c->recomputed++;
+		if (s->size != size)
+			c->size_changed++;
+	} else {
+		c->nsizes++;
+	}
+	*s = (struct size_slot){ h1, h2, size };
+}
+
+static int size_recall(struct rcache *c, const char *key, uint64_t *size)
+{
+	uint64_t h1, h2;
+	key_hashes(key, &h1, &h2);
+	struct size_slot *s = size_find(c, h1, h2);
+	if (!s || (!s->h1 && !s->h2))
+		return 0;
+	*size = s->size;
+	return 1;
 }
 
 static uint64_t entry_cost(const struct rc_entry *e)
@@ -119,6 +205,7 @@ void rcache_free(struct rcache *c)
 		HASH_DEL(c->table, e);
 		entry_free(e);
 	}
+	free(c->sizes);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -223,6 +310,7 @@ int rcache_get(struct rcache *c, const char *key, rc_compute_fn fn, void *ctx,
 	c->computing--;
 	if (rc == 0) {
 		e->state = RC_READY;
+		size_remember(c, e->key, e->data.len);
 		c->used += entry_cost(e);
 		lru_push_front(c, e);
 		*out = e;
@@ -268,6 +356,8 @@ int rcache_peek_size(struct rcache *c, const char *key, uint64_t *size)
 	if (e && e->state == RC_READY) {
 		*size = e->data.len;
 		found = 1;
+	} else {
+		found = size_recall(c, key, size);
 	}
 	pthread_mutex_unlock(&c->lock);
 	return found;
@@ -284,5 +374,9 @@ void rcache_stats(struct rcache *c, struct rcache_stats *st)
 	st->misses = c->misses;
 	st->waits = c->waits;
 	st->evictions = c->evictions;
+	st->sizes_known = c->nsizes;
+	st->sizes_bytes = c->capsizes * sizeof *c->sizes;
+	st->recomputed = c->recomputed;
+	st->size_changed = c->size_changed;
 	pthread_mutex_unlock(&c->lock);
 }

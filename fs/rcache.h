@@ -46,13 +46,18 @@ void rcache_put(struct rcache *c, struct rc_entry *e);
 const void *rc_data(const struct rc_entry *e);
 size_t rc_len(const struct rc_entry *e);
 
-/* 1 and *size if key's result is ready in the cache, else 0.  Never computes. */
+/* 1 and *size if key's result is ready in the cache or was computed
+ * before (its size outlives eviction: results never change), else 0.
+ * Never computes. */
 int rcache_peek_size(struct rcache *c, const char *key, uint64_t *size);
 
 struct rcache_stats {
 	uint64_t budget, used;
 	uint32_t entries, computing;
 	uint64_t hits, misses, waits, evictions;
+	uint64_t sizes_known, sizes_bytes; /* sizes kept after eviction, their memory */
+	uint64_t recomputed;   /* results computed again after their eviction */
+	uint64_t size_changed; /* of those, with another size than before (0 unless a bug) */
 };
 void rcache_stats(struct rcache *c, struct rcache_stats *st);
 

@@ -1579,17 +1579,14 @@ static int add_selector(struct hfs *fs, const char *sel, struct idvec *iv, char 
 	return rc;
 }
 
-int hfs_adhoc_set_members(struct hfs *fs, const char *name, const char *data, size_t len,
-			  char *msg, size_t msglen)
+/* The ids that the selector lines of data name, sorted and unique, into
+ * iv (owned by the caller); -EINVAL and msg at the first bad line. */
+static int parse_members(struct hfs *fs, const char *name, const char *data, size_t len,
+			 struct idvec *iv, char *msg, size_t msglen)
 {
-	struct hfs_adhoc *a = fs->adhoc;
-	struct idvec iv = { 0 };
 	char line[HFS_PATH_MAX];
 	int rc = 0;
 	uint32_t lineno = 0;
-	msg[0] = '\0';
-	if (!adhoc_version_of(fs, name))
-		return -ENOENT;
 	for (size_t i = 0; i < len && !rc;) {
 		size_t e = i;
 		while (e < len && data[e] != '\n')
@@ -1604,25 +1601,50 @@ int hfs_adhoc_set_members(struct hfs *fs, const char *name, const char *data, si
 		if (b == end || data[b] == '#')
 			continue;
 		if (end - b >= sizeof line) {
-			snprintf(msg, msglen, "line %" PRIu32 ": selector too long", lineno);
+			snprintf(msg, msglen, "groups/%.64s/members: line %" PRIu32 ": selector too long",
+				 name, lineno);
 			rc = -EINVAL;
 			break;
 		}
 		memcpy(line, data + b, end - b);
 		line[end - b] = '\0';
 		char sub[400];
-		if ((rc = add_selector(fs, line, &iv, sub, sizeof sub)) == -EINVAL)
+		if ((rc = add_selector(fs, line, iv, sub, sizeof sub)) == -EINVAL)
 			snprintf(msg, msglen, "groups/%.64s/members: line %" PRIu32 ": %.300s", name, lineno, sub);
 	}
-	if (!rc && iv.n) {
-		qsort(iv.v, iv.n, sizeof *iv.v, cmp_u64);
+	if (!rc && iv->n) {
+		qsort(iv->v, iv->n, sizeof *iv->v, cmp_u64);
 		size_t w = 1;
-		for (size_t k = 1; k < iv.n; k++) {
-			if (iv.v[k] != iv.v[w - 1])
-				iv.v[w++] = iv.v[k];
+		for (size_t k = 1; k < iv->n; k++) {
+			if (iv->v[k] != iv->v[w - 1])
+				iv->v[w++] = iv->v[k];
 		}
-		iv.n = w;
+		iv->n = w;
 	}
+	return rc;
+}
+
+int hfs_adhoc_check_members(struct hfs *fs, const char *name, const char *data, size_t len,
+			    char *msg, size_t msglen)
+{
+	struct idvec iv = { 0 };
+	msg[0] = '\0';
+	if (!adhoc_version_of(fs, name))
+		return -ENOENT;
+	int rc = parse_members(fs, name, data, len, &iv, msg, msglen);
+	free(iv.v);
+	return rc;
+}
+
+int hfs_adhoc_set_members(struct hfs *fs, const char *name, const char *data, size_t len,
+			  char *msg, size_t msglen)
+{
+	struct hfs_adhoc *a = fs->adhoc;
+	struct idvec iv = { 0 };
+	msg[0] = '\0';
+	if (!adhoc_version_of(fs, name))
+		return -ENOENT;
+	int rc = parse_members(fs, name, data, len, &iv, msg, msglen);
 	char *text = rc ? NULL : malloc(len + 1);
 	if (!rc && !text)
 		rc = -ENOMEM;

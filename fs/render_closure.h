@@ -122,5 +122,8 @@ int hfs_adhoc_rmdir(struct hfs *fs, const char *name);
  * path of a group node in the tree); -EINVAL with a message for a bad one. */
 int hfs_adhoc_set_members(struct hfs *fs, const char *name, const char *data, size_t len,
 			  char *msg, size_t msglen);
+/* Checks selector lines as hfs_adhoc_set_members would, changing nothing. */
+int hfs_adhoc_check_members(struct hfs *fs, const char *name, const char *data, size_t len,
+			    char *msg, size_t msglen);
 
 #endif

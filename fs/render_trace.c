@@ -2,8 +2,11 @@
  * trace/info, timeline/gcs.csv.  All cheap (no heap state). */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "fs/jobs.h"
 #include "render.h"
 #include "render_windows.h"
 #include "table.h"
@@ -250,6 +253,64 @@ int render_gcs_csv(struct hfs *fs, struct buf *out)
 	return rc;
 }
 
+/* Resident bytes now (VmRSS) or at the peak (VmHWM), 0 if unknown. */
+static uint64_t proc_status_kb(const char *key)
+{
+	char line[256];
+	uint64_t v = 0;
+	size_t klen = strlen(key);
+	FILE *f = fopen("/proc/self/status", "r");
+	while (f && fgets(line, sizeof line, f)) {
+		if (!strncmp(line, key, klen) && line[klen] == ':') {
+			v = strtoull(line + klen + 1, NULL, 10);
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return v * 1024;
+}
+
+/* The memory bound (README, "Memory"): what is cached stays within
+ * cache_mb, except states pinned by computations under way; at most
+ * compute_threads computations run at once (renders and listings), each holding at most
+ * WORKING_SET_STATES states' worth (two states and a build base pinned,
+ * and temporaries no larger than two states); the rest is fixed: what
+ * the process held after opening the trace, and the remembered sizes. */
+#define WORKING_SET_STATES 5
+
+static int render_memory_status(struct hfs *fs, const struct state_cache_stats *ss,
+				const struct rcache_stats *rs, struct buf *out)
+{
+	struct jobs_stats js = { 0 }, ls = { 0 };
+	if (fs->jobs)
+		jobs_stats(fs->jobs, &js);
+	if (fs->list_jobs)
+		jobs_stats(fs->list_jobs, &ls);
+	uint64_t fixed = fs->base_rss + rs->sizes_bytes;
+	uint64_t ws = WORKING_SET_STATES * ss->largest;
+	/* listings need states too (a classification's census) */
+	uint64_t threads = (uint64_t)js.max_threads + ls.max_threads;
+	js.running += ls.running;
+	js.queued += ls.queued;
+	js.skipped += ls.skipped;
+	js.abandoned += ls.abandoned;
+	int rc = kv_u64(out, "state_cache_peak", ss->peak_used);
+	if (!rc) rc = kv_u64(out, "largest_state", ss->largest);
+	if (!rc) rc = kv_u64(out, "compute_threads", threads);
+	if (!rc) rc = kv_u64(out, "computations_running", js.running);
+	if (!rc) rc = kv_u64(out, "computations_queued", js.queued);
+	if (!rc) rc = kv_u64(out, "reads_interrupted", js.abandoned);
+	if (!rc) rc = kv_u64(out, "computations_dropped", js.skipped);
+	if (!rc) rc = kv_u64(out, "memory_cache_budget", fs->cache_budget);
+	if (!rc) rc = kv_u64(out, "memory_fixed", fixed);
+	if (!rc) rc = kv_u64(out, "largest_working_set", ws);
+	if (!rc) rc = kv_u64(out, "memory_bound", fixed + fs->cache_budget + threads * ws);
+	if (!rc) rc = kv_u64(out, "rss", proc_status_kb("VmRSS"));
+	if (!rc) rc = kv_u64(out, "peak_rss", proc_status_kb("VmHWM"));
+	return rc;
+}
+
 int render_status(struct hfs *fs, struct buf *out)
 {
 	const struct trace *t = fs->trace;
@@ -282,6 +343,11 @@ int render_status(struct hfs *fs, struct buf *out)
 	if (!rc) rc = kv_u64(out, "render_cache_misses", rs.misses);
 	if (!rc) rc = kv_u64(out, "render_cache_waits", rs.waits);
 	if (!rc) rc = kv_u64(out, "render_cache_evictions", rs.evictions);
+	if (!rc) rc = kv_u64(out, "render_results", rs.misses);
+	if (!rc) rc = kv_u64(out, "render_recomputed", rs.recomputed);
+	if (!rc) rc = kv_u64(out, "render_size_changed", rs.size_changed);
+	if (!rc) rc = kv_u64(out, "render_sizes_known", rs.sizes_known);
+	if (!rc) rc = render_memory_status(fs, &ss, &rs, out);
 	if (!rc && hfs_last_error(fs, err, sizeof err)) rc = kv_str(out, "error", err);
 	if (!rc) rc = render_windows_status(fs, out);
 	/* Warnings of the trace, one "warning" line each. */

@@ -17,8 +17,10 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analyses/bitset.h"
+#include "fs/jobs.h"
 #include "analyses/diff.h"
 #include "classify_ext.h"
 #include "names.h"
@@ -1023,11 +1025,44 @@ static int render_cb(void *ctx, struct buf *out)
 	return render_node(rc->fs, rc->n, out);
 }
 
+/* Room for a canonical path and the definition ids node_cache_key adds. */
+#define NODE_KEY_MAX (HFS_PATH_MAX + 12 * (CHAIN_STEPS_MAX + 1))
+
+static int is_user_classifier(const struct cls_registry *r, uint32_t id)
+{
+	return id < __atomic_load_n(&r->ndefs, __ATOMIC_ACQUIRE) && r->defs[id]->user;
+}
+
+/* A file's render cache key: its canonical path, followed by the ids of
+ * the user-defined classifiers its path goes through.  A definition
+ * written again gets a new id, so the old definition's bytes (and their
+ * remembered size) never answer for the new one at the same path. */
+static void node_cache_key(struct hfs *fs, const struct node *n, const char *canon,
+			   char key[NODE_KEY_MAX])
+{
+	size_t at = (size_t)snprintf(key, NODE_KEY_MAX, "%s", canon);
+	for (uint32_t i = 0; i <= n->chain.depth; i++) {
+		uint32_t id;
+		if (i < n->chain.depth) {
+			const struct chain_step *st = &n->chain.steps[i];
+			if (st->op != ST_CLS && st->op != ST_FILTER)
+				continue;
+			id = st->cls;
+		} else {
+			id = n->cls;
+		}
+		if (is_user_classifier(&fs->reg, id) && at < NODE_KEY_MAX)
+			at += (size_t)snprintf(key + at, NODE_KEY_MAX - at, "\x02%" PRIu32, id);
+	}
+}
+
 static int render_cached(struct hfs *fs, const struct node *n, const char *canon,
 			 struct rc_entry **e)
 {
 	struct render_ctx ctx = { fs, n };
-	return rcache_get(fs->rc, canon, render_cb, &ctx, e);
+	char key[NODE_KEY_MAX];
+	node_cache_key(fs, n, canon, key);
+	return rcache_get(fs->rc, key, render_cb, &ctx, e);
 }
 
 /* ---- attributes ---- */
@@ -1067,7 +1102,9 @@ static int node_attr(struct hfs *fs, const struct node *n, const char *canon, st
 		a->size_exact = 1;
 		rcache_put(fs->rc, e);
 	} else if (d->cost == COST_EXPENSIVE) {
-		a->size_exact = rcache_peek_size(fs->rc, canon, &a->size);
+		char key[NODE_KEY_MAX];
+		node_cache_key(fs, n, canon, key);
+		a->size_exact = rcache_peek_size(fs->rc, key, &a->size);
 	}
 	return 0;
 }
@@ -1499,12 +1536,50 @@ int hfs_can_create(struct hfs *fs, const char *path)
 	return name && !reserved_in_classifiers(name) && expr_valid_name(name, strlen(name));
 }
 
-int hfs_write_file(struct hfs *fs, const char *path, const char *data, size_t len, char *msg,
-		   size_t msglen)
+/* Whether a compile error lies at the end of src (after its last byte),
+ * where more text could still complete the definition. */
+static int error_at_end(const char *src, size_t len, const struct expr_error *err)
+{
+	uint32_t line = 1, col = 1;
+	for (size_t i = 0; i < len; i++) {
+		if (src[i] == '\n') {
+			line++;
+			col = 1;
+		} else {
+			col++;
+		}
+	}
+	return err->line > line || (err->line == line && err->col >= col);
+}
+
+/* A definition checked without being applied: 0 when it compiles or is
+ * only cut short (its error lies at its end, more text may come). */
+static int check_definition(const char *name, const char *data, size_t len, char *msg,
+			    size_t msglen)
+{
+	struct expr_error err;
+	struct expr *e;
+	int rc = expr_compile(data, len, &e, &err);
+	if (rc == 0) {
+		expr_free(e);
+		return 0;
+	}
+	if (rc != -EINVAL || error_at_end(data, len, &err))
+		return rc == -EINVAL ? 0 : rc;
+	snprintf(msg, msglen, "%s: line %u, column %u: %s", name, err.line, err.col, err.msg);
+	return -EINVAL;
+}
+
+/* Applies a writable file's text, or only checks it (check_only); a
+ * refusal is logged (classifiers/errors, and the progress stream). */
+static int write_text(struct hfs *fs, const char *path, const char *data, size_t len, char *msg,
+		      size_t msglen, int check_only)
 {
 	char gname[256];
-	if (adhoc_members_name(path, gname)) { /* issue 4: groups/NAME/members */
-		int rc = hfs_adhoc_set_members(fs, gname, data, len, msg, msglen);
+	msg[0] = '\0';
+	if (adhoc_members_name(path, gname)) {
+		int rc = check_only ? hfs_adhoc_check_members(fs, gname, data, len, msg, msglen)
+				    : hfs_adhoc_set_members(fs, gname, data, len, msg, msglen);
 		if (rc == -EINVAL && fs->progress)
 			fprintf(fs->progress, "heapfs: %s\n", msg);
 		return rc;
@@ -1512,13 +1587,26 @@ int hfs_write_file(struct hfs *fs, const char *path, const char *data, size_t le
 	const char *name = classifier_file_name(path);
 	if (!name || reserved_in_classifiers(name))
 		return -EROFS;
-	int rc = cls_define(&fs->reg, name, data, len, msg, msglen);
+	int rc = check_only ? check_definition(name, data, len, msg, msglen)
+			    : cls_define(&fs->reg, name, data, len, msg, msglen);
 	if (rc == -EINVAL) {
 		cls_log_error(&fs->reg, msg);
 		if (fs->progress)
 			fprintf(fs->progress, "heapfs: classifiers/%s\n", msg);
 	}
 	return rc;
+}
+
+int hfs_write_file(struct hfs *fs, const char *path, const char *data, size_t len, char *msg,
+		   size_t msglen)
+{
+	return write_text(fs, path, data, len, msg, msglen, 0);
+}
+
+int hfs_write_check(struct hfs *fs, const char *path, const char *data, size_t len, char *msg,
+		    size_t msglen)
+{
+	return write_text(fs, path, data, len, msg, msglen, 1);
 }
 
 int hfs_unlink(struct hfs *fs, const char *path)
@@ -1547,6 +1635,17 @@ int hfs_rmdir(struct hfs *fs, const char *path)
 }
 
 /* ---- open / close ---- */
+
+uint64_t resident_bytes(void)
+{
+	unsigned long long size, rss;
+	FILE *f = fopen("/proc/self/statm", "r");
+	int n = f ? fscanf(f, "%llu %llu", &size, &rss) : 0;
+	if (f)
+		fclose(f);
+	long page = sysconf(_SC_PAGESIZE);
+	return n == 2 && page > 0 ? (uint64_t)rss * (uint64_t)page : 0;
+}
 
 static uint32_t digits(uint32_t v)
 {
@@ -1597,7 +1696,10 @@ int hfs_open(struct hfs **out, const char *trace_path, const struct hfs_opts *o,
 	else
 		sus_params_default(&fs->sus);
 	uint64_t mb = (o && o->cache_mb) ? o->cache_mb : 1024;
-	fs->state_budget = mb << 20;
+	/* cache_mb is everything cached: three quarters for heap states, a
+	 * quarter for rendered files and analysis results */
+	fs->cache_budget = mb << 20;
+	fs->state_budget = fs->cache_budget - fs->cache_budget / 4;
 	struct trace_open_opts to = { .progress = fs->progress,
 				      .hprof_layout = o ? o->hprof_layout : 0 };
 	if ((rc = trace_open(&fs->trace, trace_path, &to, err)))
@@ -1606,9 +1708,7 @@ int hfs_open(struct hfs **out, const char *trace_path, const struct hfs_opts *o,
 		htr_errf(err, rc, 0, "cannot create the state cache");
 		goto fail;
 	}
-	/* Rendered results: a quarter of the state budget, at least 64 MB. */
-	uint64_t rbudget = fs->state_budget / 4 > (64ull << 20) ? fs->state_budget / 4 : 64ull << 20;
-	if ((rc = rcache_new(&fs->rc, rbudget))) {
+	if ((rc = rcache_new(&fs->rc, fs->cache_budget / 4))) {
 		htr_errf(err, rc, 0, "out of memory");
 		goto fail;
 	}
@@ -1628,9 +1728,17 @@ int hfs_open(struct hfs **out, const char *trace_path, const struct hfs_opts *o,
 			maxgc = fs->trace->gcs[i].gc;
 	}
 	fs->gc_width = digits(maxgc) < 3 ? 3 : digits(maxgc);
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned nthreads = o && o->compute_threads ? o->compute_threads : ncpu > 0 ? (unsigned)ncpu : 1;
+	if ((rc = jobs_new(&fs->jobs, nthreads)) || (rc = jobs_new(&fs->list_jobs, nthreads))) {
+		htr_errf(err, rc, 0, "out of memory");
+		goto fail;
+	}
+	fs->base_rss = resident_bytes();
 	*out = fs;
 	return 0;
 fail:
+	hfs_stop_jobs(fs, UINT32_MAX);
 	hfs_adhoc_free(fs->adhoc);
 	hfs_windows_free(fs->win);
 	if (fs->reg_ready)
@@ -1646,10 +1754,48 @@ fail:
 	return rc;
 }
 
+void hfs_open_error_text(char *buf, size_t len, const char *trace, int rc,
+			 const struct htr_err *err)
+{
+	const char *msg = err->msg[0] ? err->msg : strerror(-rc);
+	if (err->msg[0] && err->form == HTR_ERR_WHOLE)
+		snprintf(buf, len, "%s", msg);
+	else if (!err->msg[0] || err->form == HTR_ERR_FILE || rc == -ENOENT || rc == -EACCES ||
+		 rc == -EPERM || rc == -EISDIR || rc == -ENOMEM)
+		snprintf(buf, len, "%s: %s", trace, msg);
+	else
+		snprintf(buf, len, "%s: offset %" PRIu64 ": %s", trace, err->offset, msg);
+}
+
+struct jobs *hfs_jobs(struct hfs *fs)
+{
+	return fs->jobs;
+}
+
+struct jobs *hfs_list_jobs(struct hfs *fs)
+{
+	return fs->list_jobs;
+}
+
+int hfs_stop_jobs(struct hfs *fs, unsigned timeout_ms)
+{
+	int rc = 0;
+	if (jobs_shutdown(fs->jobs, timeout_ms) == 0)
+		fs->jobs = NULL;
+	else
+		rc = -EBUSY;
+	if (jobs_shutdown(fs->list_jobs, timeout_ms) == 0)
+		fs->list_jobs = NULL;
+	else
+		rc = -EBUSY;
+	return rc;
+}
+
 void hfs_close(struct hfs *fs)
 {
 	if (!fs)
 		return;
+	hfs_stop_jobs(fs, UINT32_MAX);
 	cls_registry_destroy(&fs->reg);
 	hfs_windows_free(fs->win);
 	hfs_adhoc_free(fs->adhoc);

@@ -46,6 +46,8 @@ struct hfs_opts {
 	                                      at open); NULL: the defaults */
 	int hprof_layout;      /* -o layout: heap dumps' object sizes, enum
 	                          hprof_layout (model/hprof.h); 0: VisualVM's */
+	unsigned compute_threads; /* computations run at once by hfs_jobs
+	                             (0: the online CPUs) */
 };
 
 struct hfs;
@@ -53,7 +55,27 @@ struct hfs;
 /* Opens the trace (indexing it, with progress) and builds the tree. */
 int hfs_open(struct hfs **out, const char *trace_path, const struct hfs_opts *o,
 	     struct htr_err *err);
+/* hfs_open's failure as the user reads it: "FILE: offset N: what" for
+ * damage at a place, "FILE: what" about the file as a whole, the message
+ * alone when it names its own subject (an option file's error:
+ * "features=FILE: line L, column C: what"). */
+void hfs_open_error_text(char *buf, size_t len, const char *trace, int rc,
+			 const struct htr_err *err);
+
+/* Frees the tree.  Call hfs_stop_jobs first when hfs_jobs was used. */
 void hfs_close(struct hfs *fs);
+
+/* The pools of compute_threads threads each that run reads of files not
+ * yet rendered, and listings, for the FUSE adapter (fs/jobs.h); owned by
+ * fs.  Two pools, so that a listing never waits behind long renders.
+ * Their counts, and the memory bound they imply, are in status. */
+struct jobs;
+struct jobs *hfs_jobs(struct hfs *fs);
+struct jobs *hfs_list_jobs(struct hfs *fs);
+/* Stops the pools, waiting up to timeout_ms for running computations:
+ * 0, or -EBUSY when some still run (then hfs_close must not be called:
+ * they use the tree). */
+int hfs_stop_jobs(struct hfs *fs, unsigned timeout_ms);
 
 enum hfs_kind { HFS_DIR = 1, HFS_FILE = 2, HFS_LINK = 3 };
 
@@ -88,6 +110,14 @@ int hfs_read(struct hfs *fs, const char *path, struct buf *out);
  * call it on every write to fail the write itself). */
 int hfs_write_file(struct hfs *fs, const char *path, const char *data, size_t len, char *msg,
 		   size_t msglen);
+/* Checks the text written so far into a writable file without applying
+ * it, so that a write can fail at write() (the shell sees it): 0 when
+ * nothing in it is wrong yet (a definition may still be incomplete, cut
+ * before its end), -EINVAL and msg (logged as hfs_write_file logs) when it
+ * is and will stay wrong.  For groups/NAME/members, data is the complete
+ * lines just written. */
+int hfs_write_check(struct hfs *fs, const char *path, const char *data, size_t len, char *msg,
+		    size_t msglen);
 /* Removes classifiers/NAME (-EROFS elsewhere, -EPERM for predefined). */
 int hfs_unlink(struct hfs *fs, const char *path);
 /* 1 if a file may be created at path (a new classifiers/NAME), else 0. */

@@ -41,6 +41,10 @@ struct hfs {
 	struct hfs_windows *win;    /* owned; fs/render_windows.c, own lock (a leaf) */
 	struct hfs_adhoc *adhoc;    /* owned; fs/render_closure.c, own lock (a leaf) */
 	struct sus_params sus;      /* suspects thresholds; immutable after open */
+	struct jobs *jobs;          /* owned; own lock; NULL once stopped: reads */
+	struct jobs *list_jobs;     /* owned; own lock; NULL once stopped: listings */
+	uint64_t cache_budget;      /* cache_mb in bytes: states and rendered results */
+	uint64_t base_rss;          /* resident bytes after open: the fixed overhead */
 };
 
 /* Node types.  A node is a value (no allocation): its type plus the
@@ -137,6 +141,9 @@ struct node {
 	uint32_t aux[2];       /* issue 4 (fs/render_closure.h): roots/ trie
 	                          position, thread index, groups/NAME flag */
 };
+
+/* This process's resident memory (/proc/self/statm), 0 if unknown. */
+uint64_t resident_bytes(void);
 
 /* Renders a file node into out.  Expensive renders get heap states and
  * censuses through the helpers below. */

@@ -31,6 +31,7 @@ struct state_cache {
 	pthread_cond_t built;     /* signalled when a build finishes */
 	struct entry *e;          /* [t->ngcs], guarded by lock */
 	uint64_t budget, used, tick, hits, builds, evictions; /* lock */
+	uint64_t peak_used, largest; /* lock: the most used at once; the largest state */
 	uint32_t building;        /* lock */
 	uint64_t build_done, build_total; /* atomics, progress of a build */
 };
@@ -152,6 +153,10 @@ int state_cache_get(struct state_cache *c, uint32_t gc_index, const struct heap_
 		e->pins = 1;
 		e->last_used = ++c->tick;
 		c->used += s->mem_bytes;
+		if (c->used > c->peak_used)
+			c->peak_used = c->used;
+		if (s->mem_bytes > c->largest)
+			c->largest = s->mem_bytes;
 		evict(c);
 		*out = s;
 	} else {
@@ -192,6 +197,8 @@ void state_cache_stats(struct state_cache *c, struct state_cache_stats *st)
 	st->hits = c->hits;
 	st->builds = c->builds;
 	st->evictions = c->evictions;
+	st->peak_used = c->peak_used;
+	st->largest = c->largest;
 	pthread_mutex_unlock(&c->lock);
 	st->build_done = __atomic_load_n(&c->build_done, __ATOMIC_RELAXED);
 	st->build_total = __atomic_load_n(&c->build_total, __ATOMIC_RELAXED);

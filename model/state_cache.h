@@ -37,6 +37,8 @@ struct state_cache_stats {
 	uint64_t budget, used;
 	uint32_t cached, building;
 	uint64_t hits, builds, evictions;
+	uint64_t peak_used;   /* the most bytes held at once, pinned states included */
+	uint64_t largest;     /* the largest state built */
 	uint64_t build_done, build_total; /* progress of the build under way */
 };
 void state_cache_stats(struct state_cache *c, struct state_cache_stats *st);

@@ -217,7 +217,7 @@ expect_refused "classifiers= with a bad line" 1 \
 	ls -o "classifiers=$WORK/bad.classifiers" "$TRACE"
 grep -q "otherword" "$WORK/err" && fail "the classifiers error quotes the file: $(cat "$WORK/err")"
 expect_refused "mount -o features= with a bad line" any \
-	"features=$WORK/shadow: line 1, column $(( ${#secret} + 1 )): " -o "features=$WORK/shadow" "$TRACE" "$MNT"
+	"^heapfs: features=$WORK/shadow: line 1, column $(( ${#secret} + 1 )): " -o "features=$WORK/shadow" "$TRACE" "$MNT"
 grep -q "S3cr3t" "$WORK/err" && fail "the mount's features error quotes the file: $(cat "$WORK/err")"
 ok "option-file errors name the option and file, line and column, and quote nothing"
 
