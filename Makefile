@@ -135,6 +135,7 @@ fuzz: $(FUZZ_BIN)
 	  $$f -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 -artifact_prefix=fuzz-corpus/ fuzz-corpus/$$n tests/fuzz/seeds/$$n; done
 
 test: deps
+	bash tests/check_deps.sh
 	$(MAKE) build
 	$(MAKE) unit
 	$(MAKE) integration

@@ -135,3 +135,25 @@ int closure_metrics_of(struct closure_ctx *c, const uint64_t *group, struct clos
 		rc = closure_retained(c, group, c->scratch, retained);
 	return rc;
 }
+
+int closure_step_bits(const struct heap_state *s, int retained, uint64_t **bits)
+{
+	uint64_t *out = bitset_alloc(s->n);
+	struct closure_ctx *c = NULL;
+	int rc = 0;
+	if (!out)
+		return -ENOMEM;
+	if (s->has_graph) {
+		if (!(rc = closure_ctx_new(&c, s)) && !(rc = closure_transitive(c, *bits, out, NULL)) &&
+		    retained)
+			rc = closure_retained(c, *bits, out, NULL);
+		closure_ctx_free(c);
+	}
+	if (rc) {
+		free(out);
+		return rc;
+	}
+	free(*bits);
+	*bits = out;
+	return 0;
+}

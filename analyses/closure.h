@@ -46,6 +46,12 @@ int closure_retained(struct closure_ctx *c, const uint64_t *group, uint64_t *clo
 int closure_metrics_of(struct closure_ctx *c, const uint64_t *group, struct closure_metrics *deep,
 		       struct closure_metrics *retained);
 
+/* The closure step of a classification chain (closure/transitive/,
+ * closure/retained/): replaces *bits (owned, n bits) by its transitive
+ * closure (retained = 0) or GC closure (1); the empty set at a GC without
+ * a graph. */
+int closure_step_bits(const struct heap_state *s, int retained, uint64_t **bits);
+
 /* Metrics of a set (count and shallow bytes). */
 void closure_measure(const struct heap_state *s, const uint64_t *set, struct closure_metrics *m);
 

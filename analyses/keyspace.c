@@ -6,7 +6,7 @@
 #include <string.h>
 #include <uthash.h>
 
-#include "fs/names.h"
+#include "model/names.h"
 
 struct ks_ent {
 	UT_hash_handle hh_raw, hh_name;

@@ -952,6 +952,16 @@ static void print_trace_warnings(struct hfs *fs, const char *trace)
 	buf_free(&b);
 }
 
+void heapfs_tree_opts(const struct mountopts *mo, struct win_params *wp, struct sus_params *sp,
+		      struct hfs_opts *o)
+{
+	mountopts_win_params(mo, wp);
+	mountopts_sus_params(mo, sp);
+	*o = (struct hfs_opts){ .cache_mb = mo->cache_mb, .progress = NULL, .windows = wp,
+				.features = mo->features, .classifiers = mo->classifiers,
+				.suspects = sp, .hprof_layout = mo->layout };
+}
+
 /* Opens and indexes the trace; on failure the message names the file and
  * the offset.  Progress goes to stderr in the foreground or on a terminal. */
 static int open_tree(struct mount_ctx *m, const struct mountopts *mo)
@@ -959,7 +969,7 @@ static int open_tree(struct mount_ctx *m, const struct mountopts *mo)
 	struct win_params wp;
 	struct sus_params sp;
 	struct hfs_opts o;
-	mountopts_hfs_opts(mo, &wp, &sp, &o);
+	heapfs_tree_opts(mo, &wp, &sp, &o);
 	struct htr_err err;
 	struct stat st;
 

@@ -23,4 +23,14 @@
  * daemon returns from this function only when it is unmounted. */
 int heapfs_mount_main(int argc, char **argv);
 
+struct mountopts;
+struct win_params;
+struct sus_params;
+struct hfs_opts;
+/* The tree's options (fs/tree.h) from the heapfs -o options, for a mount
+ * and for ls/cat alike.  o points at *wp and *sp, which the caller keeps
+ * until hfs_open (which copies them); o->progress is left NULL. */
+void heapfs_tree_opts(const struct mountopts *mo, struct win_params *wp, struct sus_params *sp,
+		      struct hfs_opts *o);
+
 #endif

@@ -90,7 +90,7 @@ static int open_tree(const char *trace, const struct mountopts *mo, struct hfs *
 	struct win_params wp;
 	struct sus_params sp;
 	struct hfs_opts o;
-	mountopts_hfs_opts(mo, &wp, &sp, &o);
+	heapfs_tree_opts(mo, &wp, &sp, &o);
 	memset(&err, 0, sizeof err);
 	int rc = hfs_open(fs, trace, &o, &err);
 	if (rc)

@@ -10,7 +10,7 @@
 #include <uthash.h>
 
 #include "model/htr_reader.h"
-#include "classify.h"
+#include "analyses/classify.h"
 #include "table.h"
 #include "tree_internal.h"
 

@@ -13,7 +13,7 @@
 #include "analyses/closure.h"
 #include "classify_ext.h"
 #include "model/buf.h"
-#include "names.h"
+#include "model/names.h"
 #include "render.h"
 #include "table.h"
 #include "tree_internal.h"
@@ -117,30 +117,6 @@ void dom_view_as_dominators(const struct dom_view *v, struct dominators *d)
 	d->idom = (uint32_t *)v->idom;
 	d->retained = (uint64_t *)v->retained;
 	d->retained_count = (uint32_t *)v->retained_count;
-}
-
-/* ---- the closure step (classify.c calls this) ---- */
-
-int closure_step_bits(const struct heap_state *s, int retained, uint64_t **bits)
-{
-	uint64_t *out = bitset_alloc(s->n);
-	struct closure_ctx *c = NULL;
-	int rc = 0;
-	if (!out)
-		return -ENOMEM;
-	if (s->has_graph) {
-		if (!(rc = closure_ctx_new(&c, s)) && !(rc = closure_transitive(c, *bits, out, NULL)) &&
-		    retained)
-			rc = closure_retained(c, *bits, out, NULL);
-		closure_ctx_free(c);
-	}
-	if (rc) {
-		free(out);
-		return rc;
-	}
-	free(*bits);
-	*bits = out;
-	return 0;
 }
 
 /* ---- group metrics ---- */

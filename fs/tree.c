@@ -23,7 +23,7 @@
 #include "fs/jobs.h"
 #include "analyses/diff.h"
 #include "classify_ext.h"
-#include "names.h"
+#include "model/names.h"
 #include "render_closure.h"
 #include "render_windows.h"
 #include "tree_internal.h"

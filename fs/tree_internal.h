@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "analyses/suspects.h"
-#include "classify.h"
+#include "analyses/classify.h"
 #include "model/heap_state.h"
 #include "model/state_cache.h"
 #include "model/trace.h"

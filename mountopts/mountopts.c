@@ -14,7 +14,6 @@
 
 #include "analyses/suspects.h"
 #include "analyses/windows.h"
-#include "fs/tree.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -288,16 +287,6 @@ void mountopts_sus_params(const struct mountopts *mo, struct sus_params *p)
 	p->overhead_pct = (uint32_t)mo->suspect_overhead_pct;
 	p->empty_min = mo->suspect_empty_min;
 	p->top = (uint32_t)mo->suspect_top;
-}
-
-void mountopts_hfs_opts(const struct mountopts *mo, struct win_params *wp, struct sus_params *sp,
-			struct hfs_opts *o)
-{
-	mountopts_win_params(mo, wp);
-	mountopts_sus_params(mo, sp);
-	*o = (struct hfs_opts){ .cache_mb = mo->cache_mb, .progress = NULL, .windows = wp,
-				.features = mo->features, .classifiers = mo->classifiers,
-				.suspects = sp, .hprof_layout = mo->layout };
 }
 
 int mountopts_is_fuse_option(const char *name)

@@ -87,11 +87,4 @@ struct sus_params;
 /* The suspects thresholds as analyses/suspects.h takes them. */
 void mountopts_sus_params(const struct mountopts *mo, struct sus_params *p);
 
-struct hfs_opts;
-/* The tree's options (fs/tree.h) from the heapfs -o options, for a mount
- * and for ls/cat alike.  o points at *wp and *sp, which the caller keeps
- * until hfs_open (which copies them); o->progress is left NULL. */
-void mountopts_hfs_opts(const struct mountopts *mo, struct win_params *wp, struct sus_params *sp,
-			struct hfs_opts *o);
-
 #endif

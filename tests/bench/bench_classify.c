@@ -32,7 +32,7 @@
 
 #include "analyses/dominators.h"
 #include "analyses/rootlabels.h"
-#include "fs/classify.h"
+#include "analyses/classify.h"
 #include "model/heap_state.h"
 #include "model/trace.h"
 

@@ -22,7 +22,7 @@
 #include "model/heap_state.h"
 #include "model/trace.h"
 #ifndef BENCH_NO_CLASSIFY
-#include "fs/classify.h"
+#include "analyses/classify.h"
 #endif
 
 static double now_s(void)

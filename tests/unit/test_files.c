@@ -31,7 +31,7 @@
 #include <cmocka.h>
 
 #include "analyses/features.h"
-#include "fs/classify.h"
+#include "analyses/classify.h"
 #include "model/files.h"
 #include "model/hprof.h"
 #include "model/htr_reader.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "fs/names.h"
+#include "model/names.h"
 
 static void expect_escape(const char *raw, const char *want)
 {

@@ -33,7 +33,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "fs/names.h"
+#include "model/names.h"
 #include "fs/tree.h"
 #include "model/htr_writer.h"
 #include "model/htr.h"

@@ -47,8 +47,8 @@
  * Ownership: the registry owns its classifiers, their expressions and
  * keyspaces; results are appended to caller-owned bufs.
  */
-#ifndef HEAPFS_FS_CLASSIFY_H
-#define HEAPFS_FS_CLASSIFY_H
+#ifndef HEAPFS_ANALYSES_CLASSIFY_H
+#define HEAPFS_ANALYSES_CLASSIFY_H
 
 #include <pthread.h>
 #include <stdint.h>
@@ -58,6 +58,7 @@
 #include "analyses/keyspace.h"
 #include "model/buf.h"
 #include "model/heap_state.h"
+#include "model/symbols.h"
 #include "model/trace.h"
 
 #define CLS_MAX 256
@@ -331,17 +332,5 @@ struct cls_pair {
 };
 int classify_member_pairs(struct cls_registry *r, const struct heap_state *s,
 			  const struct chain *ch, uint32_t cls, struct buf *out);
-
-/* Defined in fs/render_closure.c, called by the step evaluation: replaces
- * *bits by its transitive closure (retained = 0) or GC closure (1); the
- * empty set at a GC without a graph. */
-int closure_step_bits(const struct heap_state *s, int retained, uint64_t **bits);
-
-/* "Class.method:line" for a frame (":line" only when known). */
-int sym_frame(const struct trace *t, const struct htr_site_frame *f, struct buf *out);
-/* "Class.method" of a method id. */
-int sym_method(const struct trace *t, uint32_t method, struct buf *out);
-/* Thread name of a dense thread index, "<unknown thread>" when none. */
-const char *sym_thread(const struct trace *t, uint32_t thread);
 
 #endif

@@ -16,10 +16,14 @@
  * Escaping is a function of the name alone, so one type has one file name at
  * every GC.  Unescaping a name that was not shortened gives the name back.
  *
+ * It lives in model/, the lowest layer, because both analyses/ (a
+ * classifier's key space names its children) and fs/ apply it, and
+ * dependencies only run down.
+ *
  * All functions are pure and thread-safe.
  */
-#ifndef HEAPFS_FS_NAMES_H
-#define HEAPFS_FS_NAMES_H
+#ifndef HEAPFS_MODEL_NAMES_H
+#define HEAPFS_MODEL_NAMES_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /* names.c - see names.h for the escaping rule. */
-#include "names.h"
+#include "model/names.h"
 
 #include <errno.h>
 #include <stdio.h>
