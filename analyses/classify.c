@@ -766,7 +766,7 @@ void chain_init(struct chain *c)
 static int is_transform(uint8_t op)
 {
 	return op == ST_POINTS_TO || op == ST_POINTED_FROM || op == ST_CLOSURE_TRANSITIVE ||
-	       op == ST_CLOSURE_RETAINED || op == ST_ADHOC; /* the last three: issue 4 */
+	       op == ST_CLOSURE_RETAINED || op == ST_ADHOC; /* the last three: closures and ad-hoc groups */
 }
 
 int chain_uses(const struct chain *c, uint32_t cls)
@@ -788,7 +788,7 @@ int chain_push(struct chain *c, enum step_op op, uint32_t cls, uint32_t key)
 		return -E2BIG;
 	struct chain_step *s = &c->steps[c->depth++];
 	s->op = (uint8_t)op;
-	/* an ad-hoc step keeps its group's version id (issue 4) */
+	/* an ad-hoc step keeps its group's version id */
 	s->cls = is_transform((uint8_t)op) && op != ST_ADHOC ? CLS_NONE : cls;
 	s->key0 = (uint16_t)c->nkeys;
 	s->nkeys = 0;
@@ -1868,7 +1868,7 @@ static int filter_bits(struct pass *p, const struct chain_step *st, const uint32
  * set.  No graph at this GC: the empty set. */
 static int transform_bits(const struct heap_state *s, uint8_t op, uint64_t **bits)
 {
-	if (op == ST_CLOSURE_TRANSITIVE || op == ST_CLOSURE_RETAINED) /* issue 4 */
+	if (op == ST_CLOSURE_TRANSITIVE || op == ST_CLOSURE_RETAINED)
 		return closure_step_bits(s, op == ST_CLOSURE_RETAINED, bits);
 	uint64_t *nb = bitset_alloc(s->n);
 	if (!nb)
@@ -1890,7 +1890,7 @@ static int transform_bits(const struct heap_state *s, uint8_t op, uint64_t **bit
 	return 0;
 }
 
-/* issue 4: an ad-hoc group's members (groups/NAME) replace the set. */
+/* an ad-hoc group's members (groups/NAME) replace the set. */
 static int adhoc_step_bits(struct cls_registry *r, uint32_t version, const struct heap_state *s,
 			   uint64_t *bits)
 {
@@ -1909,7 +1909,7 @@ static int members(struct pass *p, const struct chain *ch, uint64_t **out)
 	bitset_fill(bits, s->n);
 	for (uint32_t d = 0; d < ch->depth && !rc; d++) {
 		const struct chain_step *st = &ch->steps[d];
-		if (st->op == ST_ADHOC) /* issue 4: groups/NAME replaces the set */
+		if (st->op == ST_ADHOC) /* groups/NAME replaces the set */
 			rc = adhoc_step_bits(p->r, st->cls, s, bits);
 		else if (is_transform(st->op))
 			rc = transform_bits(s, st->op, &bits);
@@ -2155,7 +2155,7 @@ int diff_census_view(const void *data, size_t len, struct tally t[2])
 	return 0;
 }
 
-/* ---- issue 4: member sets for closures (fs/render_closure.c) ---- */
+/* ---- member sets for closures (fs/render_closure.c) ---- */
 
 int group_members_bits(struct cls_registry *r, const struct heap_state *s, const struct chain *ch,
 		       uint64_t **out)

@@ -158,7 +158,7 @@ struct cls_registry {
 	struct feature_map fm;             /* -o features, may be empty */
 	int has_features;
 	char errors[8192];                 /* lock: log of refused definitions */
-	/* issue 4: members of an ad-hoc group (ST_ADHOC step, version id) in
+	/* members of an ad-hoc group (ST_ADHOC step, version id) in
 	 * state s, OR-ed into bits; set once at open (fs/render_closure.c). */
 	int (*adhoc_bits)(void *ctx, uint32_t version, const struct heap_state *s, uint64_t *bits);
 	void *adhoc_ctx;
@@ -204,7 +204,7 @@ int cls_errors(struct cls_registry *r, struct buf *out);
 /* ---- chains ---- */
 
 enum step_op { ST_CLS = 1, ST_FILTER, ST_POINTS_TO, ST_POINTED_FROM,
-	/* issue 4 (fs/render_closure.c): closure/transitive/, closure/retained/
+	/* fs/render_closure.c: closure/transitive/, closure/retained/
 	 * and ad-hoc groups (groups/NAME: the step's cls holds the group's
 	 * version id).  All three are transformers: they start a new segment. */
 	ST_CLOSURE_TRANSITIVE, ST_CLOSURE_RETAINED, ST_ADHOC };
@@ -316,7 +316,7 @@ int group_totals_objects(struct cls_registry *r, const struct objsrc *src, uint3
 int group_member_ids(struct cls_registry *r, const struct objsrc *src, const struct chain *ch,
 		     struct buf *out);
 
-/* ---- issue 4: closures (fs/render_closure.c) ---- */
+/* ---- closures (fs/render_closure.c) ---- */
 
 /* The group's members in state s as a bitset over s's dense index (caller
  * frees).  A diff chain is evaluated on s alone. */

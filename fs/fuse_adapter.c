@@ -72,7 +72,7 @@
 #define ENTRY_TIMEOUT_S 60.0
 /* 0: names appear at run time (classifiers/NAME -> by-NAME/, and under
  * groups/NAME whenever its members change), and the high-level API has no
- * per-entry timeout: a cached "absent" would hide them (issue 4). */
+ * per-entry timeout: a cached "absent" would hide them. */
 #define NEGATIVE_TIMEOUT_S 0.0
 #define ATTR_TIMEOUT_S 0.0
 #define BLOCK_SIZE 4096
@@ -679,7 +679,7 @@ static int op_mknod(const char *p, mode_t mode, dev_t dev)
 	return -EROFS;
 }
 
-/* groups/NAME only (issue 4); the tree refuses anything else with EROFS */
+/* groups/NAME only; the tree refuses anything else with EROFS */
 static int op_mkdir(const char *p, mode_t mode)
 {
 	(void)mode;

@@ -9,6 +9,24 @@
 struct hfs;
 struct node;
 
+/* A node kind's renderer (fs/tree.c's nt_defs): arg says which of the
+ * files it renders this is (an enum of the renderer's, below). */
+typedef int (*render_fn)(struct hfs *fs, const struct node *n, int arg, struct buf *out);
+
+/* render_gc.c: a GC's info, group files, classification tables, the
+ * classifier files */
+enum group_file { GF_COUNT, GF_SHALLOW, GF_SUMMARY, GF_BORN_C, GF_BORN_B, GF_DIED_C, GF_DIED_B,
+		  GF_PERM_C, GF_PERM_B };
+enum table_fmt { TF_TSV, TF_CSV, TF_JSON };
+int render_gc_info(struct hfs *fs, const struct node *n, int arg, struct buf *out);
+int render_group_metric(struct hfs *fs, const struct node *n, int arg, struct buf *out);
+int render_group_objects(struct hfs *fs, const struct node *n, int arg, struct buf *out);
+int render_table(struct hfs *fs, const struct node *n, int arg, struct buf *out);
+int render_classifier_def(struct hfs *fs, const struct node *n, int arg, struct buf *out);
+int render_classifiers_list(struct hfs *fs, const struct node *n, int arg, struct buf *out);
+/* render_classify.c: classifiers/README */
+int render_classifiers_readme(struct hfs *fs, struct buf *out);
+
 /* render_trace.c: no heap state needed */
 int render_readme(struct hfs *fs, struct buf *out);
 int render_status(struct hfs *fs, struct buf *out);

@@ -1,5 +1,5 @@
 /* render_allocs.h - allocs/ at the top of the tree: allocations per site and
- * per method over the whole run (issue 9).
+ * per method over the whole run.
  *
  *   allocs/by-site[.csv|.json]    site (Class.method:line), type, count,
  *                                 bci, descriptor; most allocations first

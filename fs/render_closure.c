@@ -363,10 +363,12 @@ int hfs_class_closures_get(struct hfs *fs, uint32_t gci, const struct chain *ch,
 int render_group_closure_file(struct hfs *fs, const struct node *n, int which, struct buf *out)
 {
 	struct clo_metrics m;
-	int rc = group_metrics(fs, n->gci, &n->chain, which < 2, &m);
+	int deep_only = which == CLF_DEEP_COUNT || which == CLF_DEEP_SIZE;
+	int rc = group_metrics(fs, n->gci, &n->chain, deep_only, &m);
 	if (rc)
 		return rc;
-	uint64_t v[4] = { m.deep_count, m.deep_bytes, m.retained_count, m.retained_bytes };
+	uint64_t v[4] = { [CLF_DEEP_COUNT] = m.deep_count, [CLF_DEEP_SIZE] = m.deep_bytes,
+			  [CLF_RET_COUNT] = m.retained_count, [CLF_RET_SIZE] = m.retained_bytes };
 	return buf_printf(out, "%" PRIu64 "\n", v[which & 3]);
 }
 

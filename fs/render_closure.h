@@ -1,4 +1,4 @@
-/* render_closure.h - issue 4: closures, retained sizes, dominators, GC roots
+/* render_closure.h - closures, retained sizes, dominators, GC roots
  * and ad-hoc groups in the tree (gc-roots paper §3-§5).
  *
  * Cached internal results (fs/rcache.h, keys start with "\x01"), computed
@@ -73,7 +73,8 @@ int closure_files_present(const struct hfs *fs, const struct node *n);
 
 /* ---- files ---- */
 
-/* deep_count, deep_size, retained_count, retained_size (which: 0..3) */
+/* deep_count, deep_size, retained_count, retained_size */
+enum closure_file { CLF_DEEP_COUNT, CLF_DEEP_SIZE, CLF_RET_COUNT, CLF_RET_SIZE };
 int render_group_closure_file(struct hfs *fs, const struct node *n, int which, struct buf *out);
 /* The closure lines appended to a group's summary (nothing without a graph). */
 int render_group_closure_summary(struct hfs *fs, const struct node *n, struct buf *out);

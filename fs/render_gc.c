@@ -37,8 +37,9 @@ static uint64_t ms_since_start(const struct trace *t, uint64_t ns)
 	return ns > t->first_ns ? (ns - t->first_ns) / 1000000 : 0;
 }
 
-static int render_gc_info(struct hfs *fs, const struct node *n, struct buf *out)
+int render_gc_info(struct hfs *fs, const struct node *n, int arg, struct buf *out)
 {
+	(void)arg;
 	const struct trace *t = fs->trace;
 	const struct htr_gc_summary *g = &t->gcs[n->gci];
 	struct rc_entry *e;
@@ -97,7 +98,6 @@ static int chain_label(struct hfs *fs, const struct chain *ch, struct buf *out)
 		switch (st->op) {
 		case ST_POINTS_TO: rc = buf_printf(out, "%spoints-to", sep); break;
 		case ST_POINTED_FROM: rc = buf_printf(out, "%spointed-from", sep); break;
-		/* issue 4 */
 		case ST_CLOSURE_TRANSITIVE: rc = buf_printf(out, "%sclosure/transitive", sep); break;
 		case ST_CLOSURE_RETAINED: rc = buf_printf(out, "%sclosure/retained", sep); break;
 		case ST_ADHOC: rc = buf_printf(out, "%sad-hoc group", sep); break;
@@ -112,12 +112,10 @@ static int chain_label(struct hfs *fs, const struct chain *ch, struct buf *out)
 	return rc;
 }
 
-enum group_file { GF_COUNT, GF_SHALLOW, GF_SUMMARY, GF_BORN_C, GF_BORN_B, GF_DIED_C, GF_DIED_B,
-		  GF_PERM_C, GF_PERM_B };
 
-static int render_group_metric(struct hfs *fs, const struct node *n, enum group_file which,
-			       struct buf *out)
+int render_group_metric(struct hfs *fs, const struct node *n, int arg, struct buf *out)
 {
+	enum group_file which = (enum group_file)arg;
 	struct cls_row r;
 	int rc = hfs_group_totals(fs, n->gci, &n->chain, &r);
 	if (rc)
@@ -143,7 +141,7 @@ static int render_group_metric(struct hfs *fs, const struct node *n, enum group_
 	if (!rc) rc = buf_putc(out, '\n');
 	if (!rc) rc = kv_u64(out, "count", count);
 	if (!rc) rc = kv_u64(out, "shallow_size", bytes);
-	if (!rc) /* issue 4: deep_* and retained_* where there is a graph */
+	if (!rc) /* deep_* and retained_* where there is a graph */
 		rc = render_group_closure_summary(fs, n, out);
 	if (!rc && n->chain.diff_gci != UINT32_MAX) {
 		rc = kv_u64(out, "born_count", r.c[COL_LIVE]);
@@ -156,8 +154,9 @@ static int render_group_metric(struct hfs *fs, const struct node *n, enum group_
 	return rc;
 }
 
-static int render_group_objects(struct hfs *fs, const struct node *n, struct buf *out)
+int render_group_objects(struct hfs *fs, const struct node *n, int arg, struct buf *out)
 {
+	(void)arg;
 	/* objects/all is the root group: n->chain is empty there. */
 	return hfs_group_objects(fs, n->gci, &n->chain, out);
 }
@@ -172,7 +171,7 @@ static const struct tcol class_cols[] = {
 };
 #define PLAIN_COLS 3
 
-/* issue 4: plain tables at a GC with a graph: deep and retained columns,
+/* plain tables at a GC with a graph: deep and retained columns,
  * rows sorted by retained size. */
 static const struct tcol closure_cols[] = {
 	{ "name", TCOL_STR }, { "count", TCOL_U64 }, { "shallow_size", TCOL_U64 },
@@ -184,7 +183,7 @@ struct sort_row {
 	const struct cls_row *row;
 	const char *name;
 	uint64_t bytes;
-	const struct clo_row *clo; /* issue 4: NULL without closures */
+	const struct clo_row *clo; /* NULL without closures */
 };
 
 static const struct clo_row *clo_find(const struct clo_row *rows, uint32_t n, uint32_t key)
@@ -209,7 +208,7 @@ static int by_size_then_name(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* issue 4: retained size descending, then shallow size, then name */
+/* retained size descending, then shallow size, then name */
 static int by_retained_then_name(const void *a, const void *b)
 {
 	const struct sort_row *x = a, *y = b;
@@ -219,7 +218,6 @@ static int by_retained_then_name(const void *a, const void *b)
 	return by_size_then_name(a, b);
 }
 
-enum table_fmt { TF_TSV, TF_CSV, TF_JSON };
 
 static int render_class_table(struct hfs *fs, const struct node *n, enum table_fmt f,
 			      struct buf *out)
@@ -300,8 +298,9 @@ out:
 
 /* The table of a hierarchy level lists the level below: the node's cls
  * is the hierarchy classifier there. */
-static int render_table(struct hfs *fs, const struct node *n, enum table_fmt f, struct buf *out)
+int render_table(struct hfs *fs, const struct node *n, int arg, struct buf *out)
 {
+	enum table_fmt f = (enum table_fmt)arg;
 	struct node m = *n;
 	const struct chain *ch = &n->chain;
 	if (ch->depth && ch->steps[ch->depth - 1].op == ST_CLS) {
@@ -312,8 +311,9 @@ static int render_table(struct hfs *fs, const struct node *n, enum table_fmt f, 
 	return render_class_table(fs, &m, f, out);
 }
 
-static int render_classifier_def(struct hfs *fs, const struct node *n, struct buf *out)
+int render_classifier_def(struct hfs *fs, const struct node *n, int arg, struct buf *out)
 {
+	(void)arg;
 	const struct cls_def *d = cls_get(&fs->reg, n->cls);
 	if (!d || !d->source)
 		return -ENOENT;
@@ -337,8 +337,10 @@ static const char *card_word(enum cls_card c)
 }
 
 /* classifiers/list: name, directory, cardinality, origin, what it does. */
-static int render_classifiers_list(struct hfs *fs, struct buf *out)
+int render_classifiers_list(struct hfs *fs, const struct node *n, int arg, struct buf *out)
 {
+	(void)n;
+	(void)arg;
 	int rc = buf_printf(out, "name\tdirectory\tcardinality\torigin\tabout\n");
 	for (uint32_t k = 0; k < cls_count(&fs->reg) && !rc; k++) {
 		const struct cls_def *d = cls_get(&fs->reg, k);
@@ -352,65 +354,3 @@ static int render_classifiers_list(struct hfs *fs, struct buf *out)
 	return rc;
 }
 
-int render_classifiers_readme(struct hfs *fs, struct buf *out);
-
-int render_node(struct hfs *fs, const struct node *n, struct buf *out)
-{
-	switch (n->type) {
-	case NT_README: return render_readme(fs, out);
-	case NT_STATUS: return render_status(fs, out);
-	case NT_TRACE_INFO: return render_trace_info(fs, out);
-	case NT_GCS_CSV: return render_gcs_csv(fs, out);
-	case NT_GC_INFO: return render_gc_info(fs, n, out);
-	case NT_DS_ROLES: case NT_DS_HEADS: case NT_DS_TABLE: return render_ds(fs, n, out);
-	case NT_GROUP_COUNT: return render_group_metric(fs, n, GF_COUNT, out);
-	case NT_GROUP_SHALLOW: return render_group_metric(fs, n, GF_SHALLOW, out);
-	case NT_GROUP_SUMMARY: return render_group_metric(fs, n, GF_SUMMARY, out);
-	case NT_GROUP_OBJECTS:
-	case NT_OBJECTS_ALL: return render_group_objects(fs, n, out);
-	case NT_TABLE_TSV: return render_table(fs, n, TF_TSV, out);
-	case NT_TABLE_CSV: return render_table(fs, n, TF_CSV, out);
-	case NT_TABLE_JSON: return render_table(fs, n, TF_JSON, out);
-	case NT_GROUP_BORN_COUNT: return render_group_metric(fs, n, GF_BORN_C, out);
-	case NT_GROUP_BORN_BYTES: return render_group_metric(fs, n, GF_BORN_B, out);
-	case NT_GROUP_DIED_COUNT: return render_group_metric(fs, n, GF_DIED_C, out);
-	case NT_GROUP_DIED_BYTES: return render_group_metric(fs, n, GF_DIED_B, out);
-	case NT_GROUP_PERM_COUNT: return render_group_metric(fs, n, GF_PERM_C, out);
-	case NT_GROUP_PERM_BYTES: return render_group_metric(fs, n, GF_PERM_B, out);
-	case NT_CLASSIFIERS_README: return render_classifiers_readme(fs, out);
-	case NT_CLASSIFIERS_ERRORS: return cls_errors(&fs->reg, out);
-	case NT_CLASSIFIERS_LIST: return render_classifiers_list(fs, out);
-	case NT_CLASSIFIER_DEF: return render_classifier_def(fs, n, out);
-	case NT_OBJECT_INFO: return render_object_info(fs, n, out);
-	case NT_OBJECT_REFS: return render_object_refs(fs, n, out);
-	case NT_OBJECT_REFERRERS: return render_object_referrers(fs, n, out);
-	case NT_ROOTS_TABLE: return render_roots_table(fs, n, out);
-	/* issue 4 (fs/render_closure.c) */
-	case NT_GROUP_DEEP_COUNT: return render_group_closure_file(fs, n, 0, out);
-	case NT_GROUP_DEEP_SIZE: return render_group_closure_file(fs, n, 1, out);
-	case NT_GROUP_RET_COUNT: return render_group_closure_file(fs, n, 2, out);
-	case NT_GROUP_RET_SIZE: return render_group_closure_file(fs, n, 3, out);
-	case NT_GROUP_ROOTS: return render_group_roots(fs, n, out);
-	case NT_GROUP_PATHS: return render_group_paths(fs, n, out);
-	case NT_DOMINATORS_TOP: return render_dominators_top(fs, n, out);
-	case NT_OBJECT_RETAINED: return render_object_retained(fs, n, out);
-	case NT_OBJECT_DOMINATOR: return render_object_dominator(fs, n, out);
-	case NT_OBJECT_PATH: return render_object_path(fs, n, out);
-	case NT_ROOTS_FILE: return render_roots_file(fs, n, out);
-	case NT_THREAD_STACK: return render_thread_stack(fs, n, out);
-	case NT_ADHOC_MEMBERS: return render_adhoc_members(fs, n, out);
-	case NT_MEMORY_SVG: return render_memory_svg(fs, out);
-	case NT_WINDOW_FILE: return render_window_file(fs, (enum win_kind)n->win, out);
-	case NT_WINDOWS_SUMMARY: return render_windows_summary(fs, out);
-	case NT_WINDOW_GROWING: return render_window_growing(fs, (enum win_kind)n->win, out);
-	case NT_SUSPECTS: return render_suspects(fs, 0, out);
-	case NT_SUSPECTS_JSON: return render_suspects(fs, 1, out);
-	case NT_ALLOCS_BY_SITE: case NT_ALLOCS_BY_SITE_CSV: case NT_ALLOCS_BY_SITE_JSON:
-	case NT_ALLOCS_BY_METHOD: case NT_ALLOCS_BY_METHOD_CSV: case NT_ALLOCS_BY_METHOD_JSON:
-	case NT_ALLOCS_STATS: case NT_ALLOCS_STATS_CSV: case NT_ALLOCS_STATS_JSON: {
-		uint32_t k = (uint32_t)(n->type - NT_ALLOCS_BY_SITE);
-		return render_allocs(fs, (enum allocs_table)(k / 3), (enum allocs_format)(k % 3), out);
-	}
-	default: return -EISDIR;
-	}
-}

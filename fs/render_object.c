@@ -235,7 +235,7 @@ static const struct tcol root_cols[] = {
 	{ "retained_size", TCOL_U64 },
 };
 
-/* issue 4: roots in descending retained size of their object (dominator
+/* roots in descending retained size of their object (dominator
  * tree), then in trace order. */
 struct root_order {
 	const uint64_t *retained;

@@ -20,11 +20,15 @@
 #include <unistd.h>
 
 #include "analyses/bitset.h"
-#include "fs/jobs.h"
 #include "analyses/diff.h"
 #include "classify_ext.h"
+#include "fs/jobs.h"
 #include "model/names.h"
+#include "render.h"
+#include "render_allocs.h"
 #include "render_closure.h"
+#include "render_ds.h"
+#include "render_suspects.h"
 #include "render_windows.h"
 #include "tree_internal.h"
 
@@ -39,102 +43,18 @@ enum cost {
 	COST_VOLATILE,  /* changes over time: never cached, size unknown */
 };
 
+struct child_def;
+struct dyn_ops;
+
 struct nt_def {
 	enum hfs_kind kind;
 	enum cost cost;
+	render_fn render;              /* files */
+	int arg;                       /* files: render's argument */
+	const struct child_def *fixed; /* directories: fixed children */
+	const struct dyn_ops *dyn;     /* directories: children from the data, or NULL */
 };
 
-static const struct nt_def nt_defs[NT_COUNT_] = {
-	[NT_ROOT] = { HFS_DIR, COST_NONE },
-	[NT_README] = { HFS_FILE, COST_CHEAP },
-	[NT_STATUS] = { HFS_FILE, COST_VOLATILE },
-	[NT_TRACE_DIR] = { HFS_DIR, COST_NONE },
-	[NT_TRACE_INFO] = { HFS_FILE, COST_CHEAP },
-	[NT_TIMELINE_DIR] = { HFS_DIR, COST_NONE },
-	[NT_GCS_CSV] = { HFS_FILE, COST_EXPENSIVE }, /* reachable column: heap states */
-	[NT_GC_DIR] = { HFS_DIR, COST_NONE },
-	[NT_GC_LATEST] = { HFS_LINK, COST_NONE },
-	[NT_ROOTS_LINK] = { HFS_LINK, COST_NONE },
-	[NT_GROUP] = { HFS_DIR, COST_NONE },
-	[NT_GC_INFO] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_GROUP_COUNT] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_GROUP_SHALLOW] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_GROUP_SUMMARY] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_GROUP_OBJECTS] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_CLASSIFICATION] = { HFS_DIR, COST_NONE },
-	[NT_TABLE_TSV] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_TABLE_CSV] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_TABLE_JSON] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_OBJECTS_DIR] = { HFS_DIR, COST_NONE },
-	[NT_OBJECTS_ALL] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_OBJECT_DIR] = { HFS_DIR, COST_NONE },
-	[NT_OBJECT_INFO] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_OBJECT_REFS] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_OBJECT_REFERRERS] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_ROOTS_DIR] = { HFS_DIR, COST_NONE },
-	[NT_ROOTS_TABLE] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_GROUP_BORN_COUNT] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_GROUP_BORN_BYTES] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_GROUP_DIED_COUNT] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_GROUP_DIED_BYTES] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_GROUP_PERM_COUNT] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_GROUP_PERM_BYTES] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_DIFF_DIR] = { HFS_DIR, COST_NONE },
-	[NT_CLASSIFIERS_DIR] = { HFS_DIR, COST_NONE },
-	[NT_CLASSIFIERS_README] = { HFS_FILE, COST_CHEAP },
-	/* these change when definitions are written: never cached */
-	[NT_CLASSIFIERS_ERRORS] = { HFS_FILE, COST_VOLATILE },
-	[NT_CLASSIFIERS_LIST] = { HFS_FILE, COST_VOLATILE },
-	[NT_CLASSIFIER_DEF] = { HFS_FILE, COST_VOLATILE },
-	[NT_MEMORY_SVG] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_WINDOWS_DIR] = { HFS_DIR, COST_NONE },
-	[NT_WINDOW_FILE] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_WINDOWS_SUMMARY] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_WINDOWS_DIFF_DIR] = { HFS_DIR, COST_NONE },
-	[NT_WINDOW_DIFF_DIR] = { HFS_DIR, COST_NONE },
-	[NT_WINDOW_START] = { HFS_LINK, COST_NONE },
-	[NT_WINDOW_END] = { HFS_LINK, COST_NONE },
-	[NT_WINDOW_DIFF] = { HFS_LINK, COST_NONE },
-	[NT_WINDOW_GROWING] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_DS_DIR] = { HFS_DIR, COST_NONE },
-	[NT_DS_ROLES] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_DS_HEADS] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_DS_TABLE] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_DS_LINK] = { HFS_LINK, COST_NONE },
-	/* issue 4 (fs/render_closure.c) */
-	[NT_GROUP_DEEP_COUNT] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_GROUP_DEEP_SIZE] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_GROUP_RET_COUNT] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_GROUP_RET_SIZE] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_CLOSURE_DIR] = { HFS_DIR, COST_NONE },
-	[NT_GROUP_ROOTS] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_GROUP_PATHS] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_DOMINATORS_DIR] = { HFS_DIR, COST_NONE },
-	[NT_DOMINATORS_TOP] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_OBJECT_RETAINED] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_OBJECT_DOMINATOR] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_OBJECT_PATH] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_ROOTS_SUBDIR] = { HFS_DIR, COST_NONE },
-	[NT_ROOTS_FILE] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_THREADS_DIR] = { HFS_DIR, COST_NONE },
-	[NT_THREAD_DIR] = { HFS_DIR, COST_NONE },
-	[NT_THREAD_STACK] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_GROUPS_DIR] = { HFS_DIR, COST_NONE },
-	[NT_ADHOC_MEMBERS] = { HFS_FILE, COST_VOLATILE },
-	[NT_ADHOC_GC_DIR] = { HFS_DIR, COST_NONE },
-	[NT_SUSPECTS] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_SUSPECTS_JSON] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_ALLOCS_DIR] = { HFS_DIR, COST_NONE },
-	[NT_ALLOCS_BY_SITE] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_ALLOCS_BY_SITE_CSV] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_ALLOCS_BY_SITE_JSON] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_ALLOCS_BY_METHOD] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_ALLOCS_BY_METHOD_CSV] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_ALLOCS_BY_METHOD_JSON] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_ALLOCS_STATS] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_ALLOCS_STATS_CSV] = { HFS_FILE, COST_EXPENSIVE },
-	[NT_ALLOCS_STATS_JSON] = { HFS_FILE, COST_EXPENSIVE },
-};
 
 /* ---- presence tests for fixed children ---- */
 
@@ -196,7 +116,7 @@ static int gc_with_graph(const struct hfs *fs, const struct node *p)
 	return hfs_gc_has_graph(fs, p->gci);
 }
 
-/* issue 4: closure files on plain groups at GCs with a graph */
+/* closure files on plain groups at GCs with a graph */
 static int has_closures(const struct hfs *fs, const struct node *p)
 {
 	return closure_files_present(fs, p);
@@ -310,7 +230,7 @@ static const struct child_def group_children[] = {
 	{ "table", NT_TABLE_TSV, is_hier_level },
 	{ "table.csv", NT_TABLE_CSV, is_hier_level },
 	{ "table.json", NT_TABLE_JSON, is_hier_level },
-	/* issue 4 */
+	/* closures, roots, dominators, threads, ad-hoc groups */
 	{ "deep_count", NT_GROUP_DEEP_COUNT, has_closures },
 	{ "deep_size", NT_GROUP_DEEP_SIZE, has_closures },
 	{ "retained_count", NT_GROUP_RET_COUNT, has_closures },
@@ -475,7 +395,7 @@ static int emit_steps(struct hfs *fs, const struct node *p, emit_fn emit, void *
 		if (!chain_push(&c.chain, tr[t].op, CLS_NONE, 0) && emit(ctx, tr[t].name, &c))
 			return 1;
 	}
-	if (closure_files_present(fs, p)) { /* issue 4: closure/{transitive,retained} */
+	if (closure_files_present(fs, p)) { /* closure/{transitive,retained} */
 		struct node c = *p;
 		c.type = NT_CLOSURE_DIR;
 		if (emit(ctx, "closure", &c))
@@ -737,7 +657,7 @@ static const struct dyn_ops classification_ops = { classification_list, classifi
 static const struct dyn_ops objects_ops = { NULL, objects_lookup };
 static const struct dyn_ops diff_dir_ops = { diff_dir_list, diff_dir_lookup };
 static const struct dyn_ops classifiers_ops = { classifiers_list, classifiers_lookup };
-/* issue 4 (fs/render_closure.c) */
+/* fs/render_closure.c */
 static const struct dyn_ops roots_ops = { roots_dir_list, roots_dir_lookup };
 static const struct dyn_ops threads_ops = { threads_dir_list, threads_dir_lookup };
 static const struct dyn_ops closure_ops = { closure_dir_list, closure_dir_lookup };
@@ -810,71 +730,199 @@ static int windows_diff_lookup(struct hfs *fs, const struct node *p, const char 
 static const struct dyn_ops windows_ops = { windows_list, windows_lookup };
 static const struct dyn_ops windows_diff_ops = { windows_diff_list, windows_diff_lookup };
 
-struct dir_def {
-	const struct child_def *fixed;
-	const struct dyn_ops *dyn;
+/* ---- node renderers ----
+ * render_fn adapters for the renderers that need less than a node and an
+ * argument. */
+
+#define FS_RENDERER(name, fn)                                                           \
+	static int name(struct hfs *fs, const struct node *n, int arg, struct buf *out) \
+	{                                                                               \
+		(void)n;                                                                \
+		(void)arg;                                                              \
+		return fn(fs, out);                                                     \
+	}
+#define NODE_RENDERER(name, fn)                                                         \
+	static int name(struct hfs *fs, const struct node *n, int arg, struct buf *out) \
+	{                                                                               \
+		(void)arg;                                                              \
+		return fn(fs, n, out);                                                  \
+	}
+
+FS_RENDERER(readme_node, render_readme)
+FS_RENDERER(status_node, render_status)
+FS_RENDERER(trace_info_node, render_trace_info)
+FS_RENDERER(gcs_csv_node, render_gcs_csv)
+FS_RENDERER(classifiers_readme_node, render_classifiers_readme)
+FS_RENDERER(memory_svg_node, render_memory_svg)
+FS_RENDERER(windows_summary_node, render_windows_summary)
+NODE_RENDERER(ds_node, render_ds)
+NODE_RENDERER(object_info_node, render_object_info)
+NODE_RENDERER(object_refs_node, render_object_refs)
+NODE_RENDERER(object_referrers_node, render_object_referrers)
+NODE_RENDERER(roots_table_node, render_roots_table)
+NODE_RENDERER(group_roots_node, render_group_roots)
+NODE_RENDERER(group_paths_node, render_group_paths)
+NODE_RENDERER(dominators_top_node, render_dominators_top)
+NODE_RENDERER(object_retained_node, render_object_retained)
+NODE_RENDERER(object_dominator_node, render_object_dominator)
+NODE_RENDERER(object_path_node, render_object_path)
+NODE_RENDERER(roots_file_node, render_roots_file)
+NODE_RENDERER(thread_stack_node, render_thread_stack)
+NODE_RENDERER(adhoc_members_node, render_adhoc_members)
+
+static int classifiers_errors_node(struct hfs *fs, const struct node *n, int arg, struct buf *out)
+{
+	(void)n;
+	(void)arg;
+	return cls_errors(&fs->reg, out);
+}
+
+static int window_file_node(struct hfs *fs, const struct node *n, int arg, struct buf *out)
+{
+	(void)arg;
+	return render_window_file(fs, (enum win_kind)n->win, out);
+}
+
+static int window_growing_node(struct hfs *fs, const struct node *n, int arg, struct buf *out)
+{
+	(void)arg;
+	return render_window_growing(fs, (enum win_kind)n->win, out);
+}
+
+/* arg: 1 for suspects.json */
+static int suspects_node(struct hfs *fs, const struct node *n, int arg, struct buf *out)
+{
+	(void)n;
+	return render_suspects(fs, arg, out);
+}
+
+/* allocs/ files: the table and the format in one argument */
+#define ALLOCS_ARG(table, fmt) ((int)(table) * 4 + (int)(fmt))
+static int allocs_node(struct hfs *fs, const struct node *n, int arg, struct buf *out)
+{
+	(void)n;
+	return render_allocs(fs, (enum allocs_table)(arg / 4), (enum allocs_format)(arg % 4), out);
+}
+
+/* Every node kind, declared once: what it is, what it costs, and the
+ * function that renders it (files, with the argument that says which of
+ * its files it is) or its children (directories: fixed names, then the
+ * names only the data knows).  A new file is a row here and a row in its
+ * directory's list of children, plus its renderer. */
+static const struct nt_def nt_defs[NT_COUNT_] = {
+	[NT_ROOT] = { HFS_DIR, COST_NONE, .fixed = root_children },
+	[NT_README] = { HFS_FILE, COST_CHEAP, readme_node, 0 },
+	[NT_STATUS] = { HFS_FILE, COST_VOLATILE, status_node, 0 },
+	[NT_TRACE_DIR] = { HFS_DIR, COST_NONE, .fixed = trace_children },
+	[NT_TRACE_INFO] = { HFS_FILE, COST_CHEAP, trace_info_node, 0 },
+	[NT_TIMELINE_DIR] = { HFS_DIR, COST_NONE, .fixed = timeline_children },
+	[NT_GCS_CSV] = { HFS_FILE, COST_EXPENSIVE, gcs_csv_node, 0 },
+	[NT_GC_DIR] = { HFS_DIR, COST_NONE, .fixed = gc_dir_children, .dyn = &gc_dir_ops },
+	[NT_GC_LATEST] = { HFS_LINK, COST_NONE },
+	[NT_ROOTS_LINK] = { HFS_LINK, COST_NONE },
+	[NT_GROUP] = { HFS_DIR, COST_NONE, .fixed = group_children, .dyn = &group_ops },
+	[NT_GC_INFO] = { HFS_FILE, COST_EXPENSIVE, render_gc_info, 0 },
+	[NT_GROUP_COUNT] = { HFS_FILE, COST_EXPENSIVE, render_group_metric, GF_COUNT },
+	[NT_GROUP_SHALLOW] = { HFS_FILE, COST_EXPENSIVE, render_group_metric, GF_SHALLOW },
+	[NT_GROUP_SUMMARY] = { HFS_FILE, COST_EXPENSIVE, render_group_metric, GF_SUMMARY },
+	[NT_GROUP_OBJECTS] = { HFS_FILE, COST_EXPENSIVE, render_group_objects, 0 },
+	[NT_CLASSIFICATION] = { HFS_DIR, COST_NONE, .fixed = classification_children, .dyn = &classification_ops },
+	[NT_TABLE_TSV] = { HFS_FILE, COST_EXPENSIVE, render_table, TF_TSV },
+	[NT_TABLE_CSV] = { HFS_FILE, COST_EXPENSIVE, render_table, TF_CSV },
+	[NT_TABLE_JSON] = { HFS_FILE, COST_EXPENSIVE, render_table, TF_JSON },
+	[NT_OBJECTS_DIR] = { HFS_DIR, COST_NONE, .fixed = objects_children, .dyn = &objects_ops },
+	[NT_OBJECTS_ALL] = { HFS_FILE, COST_EXPENSIVE, render_group_objects, 0 },
+	[NT_OBJECT_DIR] = { HFS_DIR, COST_NONE, .fixed = object_children },
+	[NT_OBJECT_INFO] = { HFS_FILE, COST_EXPENSIVE, object_info_node, 0 },
+	[NT_OBJECT_REFS] = { HFS_FILE, COST_EXPENSIVE, object_refs_node, 0 },
+	[NT_OBJECT_REFERRERS] = { HFS_FILE, COST_EXPENSIVE, object_referrers_node, 0 },
+	[NT_ROOTS_DIR] = { HFS_DIR, COST_NONE, .fixed = roots_children, .dyn = &roots_ops },
+	[NT_ROOTS_TABLE] = { HFS_FILE, COST_EXPENSIVE, roots_table_node, 0 },
+	[NT_GROUP_BORN_COUNT] = { HFS_FILE, COST_EXPENSIVE, render_group_metric, GF_BORN_C },
+	[NT_GROUP_BORN_BYTES] = { HFS_FILE, COST_EXPENSIVE, render_group_metric, GF_BORN_B },
+	[NT_GROUP_DIED_COUNT] = { HFS_FILE, COST_EXPENSIVE, render_group_metric, GF_DIED_C },
+	[NT_GROUP_DIED_BYTES] = { HFS_FILE, COST_EXPENSIVE, render_group_metric, GF_DIED_B },
+	[NT_GROUP_PERM_COUNT] = { HFS_FILE, COST_EXPENSIVE, render_group_metric, GF_PERM_C },
+	[NT_GROUP_PERM_BYTES] = { HFS_FILE, COST_EXPENSIVE, render_group_metric, GF_PERM_B },
+	[NT_DIFF_DIR] = { HFS_DIR, COST_NONE, .fixed = no_children, .dyn = &diff_dir_ops },
+	[NT_CLASSIFIERS_DIR] = { HFS_DIR, COST_NONE, .fixed = classifiers_children, .dyn = &classifiers_ops },
+	[NT_CLASSIFIERS_README] = { HFS_FILE, COST_CHEAP, classifiers_readme_node, 0 },
+	[NT_CLASSIFIERS_ERRORS] = { HFS_FILE, COST_VOLATILE, classifiers_errors_node, 0 },
+	[NT_CLASSIFIERS_LIST] = { HFS_FILE, COST_VOLATILE, render_classifiers_list, 0 },
+	[NT_CLASSIFIER_DEF] = { HFS_FILE, COST_VOLATILE, render_classifier_def, 0 },
+	[NT_MEMORY_SVG] = { HFS_FILE, COST_EXPENSIVE, memory_svg_node, 0 },
+	[NT_WINDOWS_DIR] = { HFS_DIR, COST_NONE, .fixed = windows_children, .dyn = &windows_ops },
+	[NT_WINDOW_FILE] = { HFS_FILE, COST_EXPENSIVE, window_file_node, 0 },
+	[NT_WINDOWS_SUMMARY] = { HFS_FILE, COST_EXPENSIVE, windows_summary_node, 0 },
+	[NT_WINDOWS_DIFF_DIR] = { HFS_DIR, COST_NONE, .fixed = no_children, .dyn = &windows_diff_ops },
+	[NT_WINDOW_DIFF_DIR] = { HFS_DIR, COST_NONE, .fixed = window_diff_children },
+	[NT_WINDOW_START] = { HFS_LINK, COST_NONE },
+	[NT_WINDOW_END] = { HFS_LINK, COST_NONE },
+	[NT_WINDOW_DIFF] = { HFS_LINK, COST_NONE },
+	[NT_WINDOW_GROWING] = { HFS_FILE, COST_EXPENSIVE, window_growing_node, 0 },
+	[NT_DS_DIR] = { HFS_DIR, COST_NONE, .fixed = ds_children },
+	[NT_DS_ROLES] = { HFS_FILE, COST_EXPENSIVE, ds_node, 0 },
+	[NT_DS_HEADS] = { HFS_FILE, COST_EXPENSIVE, ds_node, 0 },
+	[NT_DS_TABLE] = { HFS_FILE, COST_EXPENSIVE, ds_node, 0 },
+	[NT_DS_LINK] = { HFS_LINK, COST_NONE },
+	[NT_GROUP_DEEP_COUNT] = { HFS_FILE, COST_EXPENSIVE, render_group_closure_file, CLF_DEEP_COUNT },
+	[NT_GROUP_DEEP_SIZE] = { HFS_FILE, COST_EXPENSIVE, render_group_closure_file, CLF_DEEP_SIZE },
+	[NT_GROUP_RET_COUNT] = { HFS_FILE, COST_EXPENSIVE, render_group_closure_file, CLF_RET_COUNT },
+	[NT_GROUP_RET_SIZE] = { HFS_FILE, COST_EXPENSIVE, render_group_closure_file, CLF_RET_SIZE },
+	[NT_CLOSURE_DIR] = { HFS_DIR, COST_NONE, .fixed = no_children, .dyn = &closure_ops },
+	[NT_GROUP_ROOTS] = { HFS_FILE, COST_EXPENSIVE, group_roots_node, 0 },
+	[NT_GROUP_PATHS] = { HFS_FILE, COST_EXPENSIVE, group_paths_node, 0 },
+	[NT_DOMINATORS_DIR] = { HFS_DIR, COST_NONE, .fixed = dominators_children },
+	[NT_DOMINATORS_TOP] = { HFS_FILE, COST_EXPENSIVE, dominators_top_node, 0 },
+	[NT_OBJECT_RETAINED] = { HFS_FILE, COST_EXPENSIVE, object_retained_node, 0 },
+	[NT_OBJECT_DOMINATOR] = { HFS_FILE, COST_EXPENSIVE, object_dominator_node, 0 },
+	[NT_OBJECT_PATH] = { HFS_FILE, COST_EXPENSIVE, object_path_node, 0 },
+	[NT_ROOTS_SUBDIR] = { HFS_DIR, COST_NONE, .fixed = no_children, .dyn = &roots_ops },
+	[NT_ROOTS_FILE] = { HFS_FILE, COST_EXPENSIVE, roots_file_node, 0 },
+	[NT_THREADS_DIR] = { HFS_DIR, COST_NONE, .fixed = no_children, .dyn = &threads_ops },
+	[NT_THREAD_DIR] = { HFS_DIR, COST_NONE, .fixed = thread_children },
+	[NT_THREAD_STACK] = { HFS_FILE, COST_EXPENSIVE, thread_stack_node, 0 },
+	[NT_GROUPS_DIR] = { HFS_DIR, COST_NONE, .fixed = no_children, .dyn = &groups_ops },
+	[NT_ADHOC_MEMBERS] = { HFS_FILE, COST_VOLATILE, adhoc_members_node, 0 },
+	[NT_ADHOC_GC_DIR] = { HFS_DIR, COST_NONE, .fixed = no_children, .dyn = &adhoc_gc_ops },
+	[NT_SUSPECTS] = { HFS_FILE, COST_EXPENSIVE, suspects_node, 0 },
+	[NT_SUSPECTS_JSON] = { HFS_FILE, COST_EXPENSIVE, suspects_node, 1 },
+	[NT_ALLOCS_DIR] = { HFS_DIR, COST_NONE, .fixed = allocs_children },
+	[NT_ALLOCS_BY_SITE] = { HFS_FILE, COST_EXPENSIVE, allocs_node, ALLOCS_ARG(ALLOCS_BY_SITE, ALLOCS_TSV) },
+	[NT_ALLOCS_BY_SITE_CSV] = { HFS_FILE, COST_EXPENSIVE, allocs_node, ALLOCS_ARG(ALLOCS_BY_SITE, ALLOCS_CSV) },
+	[NT_ALLOCS_BY_SITE_JSON] = { HFS_FILE, COST_EXPENSIVE, allocs_node, ALLOCS_ARG(ALLOCS_BY_SITE, ALLOCS_JSON) },
+	[NT_ALLOCS_BY_METHOD] = { HFS_FILE, COST_EXPENSIVE, allocs_node, ALLOCS_ARG(ALLOCS_BY_METHOD, ALLOCS_TSV) },
+	[NT_ALLOCS_BY_METHOD_CSV] = { HFS_FILE, COST_EXPENSIVE, allocs_node, ALLOCS_ARG(ALLOCS_BY_METHOD, ALLOCS_CSV) },
+	[NT_ALLOCS_BY_METHOD_JSON] = { HFS_FILE, COST_EXPENSIVE, allocs_node, ALLOCS_ARG(ALLOCS_BY_METHOD, ALLOCS_JSON) },
+	[NT_ALLOCS_STATS] = { HFS_FILE, COST_EXPENSIVE, allocs_node, ALLOCS_ARG(ALLOCS_STATS, ALLOCS_TSV) },
+	[NT_ALLOCS_STATS_CSV] = { HFS_FILE, COST_EXPENSIVE, allocs_node, ALLOCS_ARG(ALLOCS_STATS, ALLOCS_CSV) },
+	[NT_ALLOCS_STATS_JSON] = { HFS_FILE, COST_EXPENSIVE, allocs_node, ALLOCS_ARG(ALLOCS_STATS, ALLOCS_JSON) },
 };
 
-static int dir_def_of(enum nt type, struct dir_def *d)
-{
-	d->dyn = NULL;
-	switch (type) {
-	case NT_ROOT: d->fixed = root_children; break;
-	case NT_TRACE_DIR: d->fixed = trace_children; break;
-	case NT_TIMELINE_DIR: d->fixed = timeline_children; break;
-	case NT_ALLOCS_DIR: d->fixed = allocs_children; break;
-	case NT_GC_DIR: d->fixed = gc_dir_children; d->dyn = &gc_dir_ops; break;
-	case NT_GROUP: d->fixed = group_children; d->dyn = &group_ops; break;
-	case NT_CLASSIFICATION:
-		d->fixed = classification_children;
-		d->dyn = &classification_ops;
-		break;
-	case NT_OBJECTS_DIR: d->fixed = objects_children; d->dyn = &objects_ops; break;
-	case NT_OBJECT_DIR: d->fixed = object_children; break;
-	case NT_ROOTS_DIR: d->fixed = roots_children; d->dyn = &roots_ops; break;
-	case NT_ROOTS_SUBDIR: d->fixed = no_children; d->dyn = &roots_ops; break;
-	case NT_DOMINATORS_DIR: d->fixed = dominators_children; break;
-	case NT_THREADS_DIR: d->fixed = no_children; d->dyn = &threads_ops; break;
-	case NT_THREAD_DIR: d->fixed = thread_children; break;
-	case NT_CLOSURE_DIR: d->fixed = no_children; d->dyn = &closure_ops; break;
-	case NT_GROUPS_DIR: d->fixed = no_children; d->dyn = &groups_ops; break;
-	case NT_ADHOC_GC_DIR: d->fixed = no_children; d->dyn = &adhoc_gc_ops; break;
-	case NT_DS_DIR: d->fixed = ds_children; break;
-	case NT_DIFF_DIR: d->fixed = no_children; d->dyn = &diff_dir_ops; break;
-	case NT_CLASSIFIERS_DIR: d->fixed = classifiers_children; d->dyn = &classifiers_ops; break;
-	case NT_WINDOWS_DIR: d->fixed = windows_children; d->dyn = &windows_ops; break;
-	case NT_WINDOWS_DIFF_DIR: d->fixed = no_children; d->dyn = &windows_diff_ops; break;
-	case NT_WINDOW_DIFF_DIR: d->fixed = window_diff_children; break;
-	default: return -ENOTDIR;
-	}
-	return 0;
-}
 
 static int lookup_child(struct hfs *fs, const struct node *p, const char *name, struct node *c)
 {
-	struct dir_def d;
-	int rc = dir_def_of(p->type, &d);
-	if (rc)
-		return rc;
-	for (const struct child_def *f = d.fixed; f->name; f++) {
+	const struct nt_def *d = &nt_defs[p->type];
+	if (d->kind != HFS_DIR)
+		return -ENOTDIR;
+	for (const struct child_def *f = d->fixed; f->name; f++) {
 		if (strcmp(f->name, name) == 0 && (!f->present || f->present(fs, p))) {
 			*c = *p;
 			c->type = f->type;
 			return 0;
 		}
 	}
-	if (d.dyn && d.dyn->lookup)
-		return d.dyn->lookup(fs, p, name, c);
+	if (d->dyn && d->dyn->lookup)
+		return d->dyn->lookup(fs, p, name, c);
 	return -ENOENT;
 }
 
 static int list_children(struct hfs *fs, const struct node *p, emit_fn emit, void *ctx)
 {
-	struct dir_def d;
-	int rc = dir_def_of(p->type, &d);
-	if (rc)
-		return rc;
-	for (const struct child_def *f = d.fixed; f->name; f++) {
+	const struct nt_def *d = &nt_defs[p->type];
+	if (d->kind != HFS_DIR)
+		return -ENOTDIR;
+	for (const struct child_def *f = d->fixed; f->name; f++) {
 		if (f->present && !f->present(fs, p))
 			continue;
 		struct node c = *p;
@@ -882,9 +930,15 @@ static int list_children(struct hfs *fs, const struct node *p, emit_fn emit, voi
 		if (emit(ctx, f->name, &c))
 			return 1;
 	}
-	if (d.dyn && d.dyn->list)
-		return d.dyn->list(fs, p, emit, ctx);
+	if (d->dyn && d->dyn->list)
+		return d->dyn->list(fs, p, emit, ctx);
 	return 0;
+}
+
+int render_node(struct hfs *fs, const struct node *n, struct buf *out)
+{
+	const struct nt_def *d = &nt_defs[n->type];
+	return d->render ? d->render(fs, n, d->arg, out) : -EISDIR;
 }
 
 /* ---- links ---- */
@@ -1617,7 +1671,7 @@ int hfs_unlink(struct hfs *fs, const char *path)
 	return cls_undefine(&fs->reg, name);
 }
 
-/* issue 4: groups/NAME */
+/* groups/NAME */
 int hfs_mkdir(struct hfs *fs, const char *path)
 {
 	char name[256];
@@ -1718,7 +1772,7 @@ int hfs_open(struct hfs **out, const char *trace_path, const struct hfs_opts *o,
 		htr_errf(err, rc, 0, "out of memory");
 		goto fail;
 	}
-	if ((rc = hfs_adhoc_new(fs))) { /* issue 4: groups/ */
+	if ((rc = hfs_adhoc_new(fs))) { /* groups/ */
 		htr_errf(err, rc, 0, "out of memory");
 		goto fail;
 	}

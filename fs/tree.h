@@ -122,7 +122,7 @@ int hfs_write_check(struct hfs *fs, const char *path, const char *data, size_t l
 int hfs_unlink(struct hfs *fs, const char *path);
 /* 1 if a file may be created at path (a new classifiers/NAME), else 0. */
 int hfs_can_create(struct hfs *fs, const char *path);
-/* groups/NAME (issue 4): creates / removes an ad-hoc group; -EROFS for
+/* groups/NAME: creates / removes an ad-hoc group; -EROFS for
  * any other path, -EEXIST, -ENOENT, -EINVAL for a bad name.  Its members
  * are written to groups/NAME/members with hfs_write_file (one selector per
  * line: an object id or the path of a group node; -EINVAL and msg for a

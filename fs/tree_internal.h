@@ -78,7 +78,7 @@ enum nt {
 	NT_OBJECT_REFERRERS,
 	NT_ROOTS_DIR,
 	NT_ROOTS_TABLE,
-	/* issue 3: classification, diff, user-defined classifiers */
+	/* classification, diff, user-defined classifiers */
 	NT_GROUP_BORN_COUNT, NT_GROUP_BORN_BYTES, NT_GROUP_DIED_COUNT, NT_GROUP_DIED_BYTES,
 	NT_GROUP_PERM_COUNT, NT_GROUP_PERM_BYTES,
 	NT_DIFF_DIR,        /* gc/NNN/diff/ */
@@ -87,7 +87,7 @@ enum nt {
 	NT_CLASSIFIERS_ERRORS,
 	NT_CLASSIFIERS_LIST, /* classifiers/list: every classifier, one per line */
 	NT_CLASSIFIER_DEF,  /* classifiers/NAME: a user definition (writable) */
-	/* issue 5: windows and the memory plot (fs/render_windows.c) */
+	/* windows and the memory plot (fs/render_windows.c) */
 	NT_MEMORY_SVG,      /* timeline/memory.svg */
 	NT_WINDOWS_DIR,     /* /windows */
 	NT_WINDOW_FILE,     /* windows/<kind>; node.win = kind */
@@ -98,13 +98,13 @@ enum nt {
 	NT_WINDOW_END,      /* link .../end */
 	NT_WINDOW_DIFF,     /* link .../diff -> ../../../gc/END/diff/START */
 	NT_WINDOW_GROWING,  /* windows/diff/<kind>/growing: groups by net growth */
-	/* issue 6: data-structure roles (fs/render_ds.c) */
+	/* data-structure roles (fs/render_ds.c) */
 	NT_DS_DIR,          /* gc/NNN/ds/ */
 	NT_DS_ROLES,        /* gc/NNN/ds/roles */
 	NT_DS_HEADS,        /* gc/NNN/ds/heads */
 	NT_DS_TABLE,        /* gc/NNN/ds/table */
 	NT_DS_LINK,         /* link /ds -> gc/latest/ds */
-	/* issue 4: closures, dominators, roots, ad-hoc groups (fs/render_closure.c) */
+	/* closures, dominators, roots, ad-hoc groups (fs/render_closure.c) */
 	NT_GROUP_DEEP_COUNT, NT_GROUP_DEEP_SIZE, NT_GROUP_RET_COUNT, NT_GROUP_RET_SIZE,
 	NT_CLOSURE_DIR,     /* <group>/closure/ */
 	NT_GROUP_ROOTS,     /* <group>/roots (a subgroup's; gc/NNN/roots is the dir) */
@@ -120,9 +120,9 @@ enum nt {
 	NT_GROUPS_DIR,      /* /groups */
 	NT_ADHOC_MEMBERS,   /* groups/NAME/members (writable) */
 	NT_ADHOC_GC_DIR,    /* groups/NAME/gc/ */
-	/* issue 10: suspects (fs/render_suspects.c) */
+	/* suspects (fs/render_suspects.c) */
 	NT_SUSPECTS, NT_SUSPECTS_JSON,
-	/* issue 9: allocation counts (fs/render_allocs.c) */
+	/* allocation counts (fs/render_allocs.c) */
 	NT_ALLOCS_DIR,      /* /allocs */
 	NT_ALLOCS_BY_SITE, NT_ALLOCS_BY_SITE_CSV, NT_ALLOCS_BY_SITE_JSON,
 	NT_ALLOCS_BY_METHOD, NT_ALLOCS_BY_METHOD_CSV, NT_ALLOCS_BY_METHOD_JSON,
@@ -138,7 +138,7 @@ struct node {
 	                          definition file */
 	uint64_t obj;          /* object id, under objects/<id> */
 	uint32_t win;          /* window kind (enum win_kind), under windows/ */
-	uint32_t aux[2];       /* issue 4 (fs/render_closure.h): roots/ trie
+	uint32_t aux[2];       /* fs/render_closure.h: roots/ trie
 	                          position, thread index, groups/NAME flag */
 };
 
