@@ -77,6 +77,22 @@ int ts_append(struct tstate *ts, const struct arec *r)
 	return 0;
 }
 
+/* A class mirror tagged by the symbol tables: recorded as an object that
+ * appeared without an allocation, in the buffer ctx (a struct tstate). */
+static void record_mirror(void *ctx, uint64_t id, uint64_t size, uint32_t type)
+{
+	struct arec r = { .id = id, .size = size, .time_ns = agent_now_ns(), .type = type,
+			  .site = HTR_NO_SITE, .length = -1,
+			  .epoch = __atomic_load_n(&A.gc_started, __ATOMIC_ACQUIRE),
+			  .flags = HTR_ALLOC_PREEXISTING };
+	ts_append(ctx, &r);
+}
+
+uint32_t ts_type_of_class(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass, struct tstate *ts)
+{
+	return sym_type_of_class(A.sym, jvmti, jni, klass, ts ? record_mirror : NULL, ts);
+}
+
 static struct tstate *ts_new(void)
 {
 	struct tstate *ts = calloc(1, sizeof(*ts));
@@ -120,7 +136,7 @@ static uint64_t thread_tag(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, struct 
 	if ((*jvmti)->SetTag(jvmti, thread, (jlong)id) != JVMTI_ERROR_NONE)
 		return 0;
 	struct arec r = { .id = id, .size = (uint64_t)size, .time_ns = agent_now_ns(),
-			  .type = k ? sym_type_of_class(jvmti, jni, k, ts) : HTR_NO_TYPE,
+			  .type = k ? ts_type_of_class(jvmti, jni, k, ts) : HTR_NO_TYPE,
 			  .site = HTR_NO_SITE, .length = -1,
 			  .epoch = __atomic_load_n(&A.gc_started, __ATOMIC_ACQUIRE),
 			  .flags = HTR_ALLOC_PREEXISTING };
@@ -221,7 +237,7 @@ static uint64_t hash_frames(const jvmtiFrameInfo *f, int n)
 }
 
 /* Site of the current allocation: the thread's cache first, the shared
- * table (sym_mu) on a miss.  *slot: the cache entry, -1 if none. */
+ * table (symbols.h) on a miss.  *slot: the cache entry, -1 if none. */
 static uint32_t current_site(jvmtiEnv *jvmti, JNIEnv *jni, struct tstate *ts, int *slot_out)
 {
 	uint32_t depth = A.opts.depth;
@@ -244,7 +260,7 @@ static uint32_t current_site(jvmtiEnv *jvmti, JNIEnv *jni, struct tstate *ts, in
 		}
 	}
 	__atomic_fetch_add(&A.n_site_miss, 1, __ATOMIC_RELAXED);
-	uint32_t site = sym_site(jvmti, ts->frames, n);
+	uint32_t site = sym_site(A.sym, jvmti, ts->frames, n);
 	if (site != HTR_NO_SITE) {
 		memcpy(key, ts->frames, (size_t)n * sizeof(*key));
 		ts->sc_hash[slot] = h;
@@ -264,7 +280,7 @@ static uint32_t class_type(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass, struct ts
 	if ((*jvmti)->GetTag(jvmti, klass, &ct) == JVMTI_ERROR_NONE && ct > 0 &&
 	    (uint64_t)ct <= CLASS_TAG_MAX)
 		return (uint32_t)(ct - 1);
-	return sym_type_of_class(jvmti, jni, klass, ts);
+	return ts_type_of_class(jvmti, jni, klass, ts);
 }
 
 /* The type of an allocation at the site of cache entry slot (-1: none).
@@ -343,7 +359,7 @@ static void record_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject o
 		goto out;
 	r.size = (uint64_t)size;
 	r.time_ns = agent_now_ns();
-	r.length = sym_type_kind(r.type) == HTR_TYPE_INSTANCE ? -1 : (*jni)->GetArrayLength(jni, object);
+	r.length = sym_type_kind(A.sym, r.type) == HTR_TYPE_INSTANCE ? -1 : (*jni)->GetArrayLength(jni, object);
 	r.epoch = epoch;
 	r.thread = ts->thread_id;
 	r.flags = 0;
@@ -464,15 +480,16 @@ static void JNICALL on_class_load(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, 
 static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
 	ts_current(jvmti, jni, thread);
-	if (A.opts.mode == AGENT_MODE_COUNT)
-		count_thread_start(jvmti, jni, thread);
+	if (A.cnt)
+		count_thread_start(A.cnt, jvmti, jni, thread,
+				   A.agent_thread && (*jni)->IsSameObject(jni, thread, A.agent_thread));
 }
 
 static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
 	(void)jvmti; (void)thread;
-	if (A.opts.mode == AGENT_MODE_COUNT)
-		count_thread_end();
+	if (A.cnt)
+		count_thread_end(A.cnt);
 	struct tstate *ts = tls_ts;
 	if (!ts)
 		return;
@@ -484,6 +501,26 @@ static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 	ts->ended = 1;
 	pthread_mutex_unlock(&ts->mu);
 	tls_ts = NULL;
+}
+
+/* ---- mode=count's events (counting.h) -------------------------------------- */
+
+static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass redefined, jobject loader,
+				       const char *name, jobject pd, jint len, const unsigned char *data,
+				       jint *new_len, unsigned char **new_data)
+{
+	count_class_file_load(A.cnt, jvmti, jni, redefined, loader, name, pd, len, data, new_len, new_data);
+}
+
+static void JNICALL on_count_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
+{
+	count_class_prepare(A.cnt, jvmti, jni, thread, klass);
+}
+
+static void JNICALL on_exception(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID method, jlocation location,
+				 jobject exception, jmethodID catch_method, jlocation catch_location)
+{
+	count_exception(A.cnt, jvmti, jni, thread, method, location, exception, catch_method, catch_location);
 }
 
 /* ---- start and stop ------------------------------------------------------ */
@@ -541,7 +578,7 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 	pthread_mutex_lock(&A.init_ts.mu);
 	if (objects && (*jvmti)->GetLoadedClasses(jvmti, &nclasses, &classes) == JVMTI_ERROR_NONE) {
 		for (jint i = 0; i < nclasses; i++) {
-			sym_type_of_class(jvmti, jni, classes[i], &A.init_ts);
+			ts_type_of_class(jvmti, jni, classes[i], &A.init_ts);
 			make_method_ids(jvmti, classes[i]);
 			(*jni)->DeleteLocalRef(jni, classes[i]);
 		}
@@ -553,7 +590,7 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 	__atomic_store_n(&A.recording, 1, __ATOMIC_RELEASE);
 	if (A.opts.mode == AGENT_MODE_COUNT) {
 		/* counters instead of allocation events; GCs are still recorded */
-		count_vm_init(jvmti, jni);
+		count_vm_init(A.cnt, jvmti, jni);
 		if (enable(jvmti, JVMTI_EVENT_GARBAGE_COLLECTION_START) ||
 		    enable(jvmti, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH))
 			return;
@@ -607,8 +644,8 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 	__atomic_store_n(&A.recording, 0, __ATOMIC_RELEASE);
 	(*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL);
 	(*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, JVMTI_EVENT_VM_OBJECT_ALLOC, NULL);
-	if (A.opts.mode == AGENT_MODE_COUNT)
-		count_finish(jni);
+	if (A.cnt)
+		count_finish(A.cnt, jni);
 	if (!A.agent_started) {
 		/* setup failed before the agent thread ran: a valid, empty trace */
 		if (A.w)
@@ -665,8 +702,11 @@ static int set_callbacks(jvmtiEnv *jvmti)
 	cb.ThreadStart = on_thread_start;
 	cb.ThreadEnd = on_thread_end;
 	cb.NativeMethodBind = gcwait_on_native_bind;
-	if (A.opts.mode == AGENT_MODE_COUNT)
-		count_set_callbacks(&cb);
+	if (A.cnt) {
+		cb.ClassFileLoadHook = on_class_file_load;
+		cb.ClassPrepare = on_count_class_prepare;
+		cb.Exception = on_exception;
+	}
 	if ((*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof(cb)) != JVMTI_ERROR_NONE)
 		return -1;
 	if ((*jvmti)->SetHeapSamplingInterval(jvmti, 0) != JVMTI_ERROR_NONE) {
@@ -689,7 +729,10 @@ static int init_state(void)
 	snprintf(A.init_ts.name, sizeof(A.init_ts.name), "(before recording)");
 	A.init_ts.next = NULL;
 	A.threads = &A.init_ts;
-	return sym_init();
+	int rc = sym_new(&A.sym);
+	if (!rc && A.opts.mode == AGENT_MODE_COUNT)
+		rc = count_new(&A.cnt, &A.opts, A.sym, A.jvmti);
+	return rc;
 }
 
 JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
@@ -736,7 +779,7 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 	if (agent_opts_gc_wait(&A.opts) && gcwait_onload(A.jvmti))
 		fprintf(stderr, "heapfs-agent: gcwait: no NativeMethodBind events; back-to-back "
 				"System.gc() calls may leave GCs without a graph\n");
-	if (A.opts.mode == AGENT_MODE_COUNT && (rc = count_onload(A.jvmti))) {
+	if (A.opts.mode == AGENT_MODE_COUNT && (rc = count_onload(A.cnt, A.jvmti))) {
 		fprintf(stderr, "heapfs-agent: mode=count setup failed: %s\n", strerror(-rc));
 		return JNI_ERR;
 	}

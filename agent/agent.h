@@ -36,12 +36,12 @@
 #include <stdint.h>
 
 #include "agent/agent_opts.h"
+#include "agent/counting.h"
 #include "agent/perfdata.h"
+#include "agent/symbols.h"
 #include "model/htr.h"
 #include "model/htr_writer.h"
 
-#define CLASS_TAG_MAX ((uint64_t)1 << 20)   /* type ids < 2^20 */
-#define MAX_TYPES ((uint32_t)CLASS_TAG_MAX)
 #define CHUNK_RECS 4096u
 #define GC_RING 4096u
 #define SITE_CACHE 1024u                      /* per-thread, power of two */
@@ -149,7 +149,8 @@ struct agent {
 	pthread_mutex_t free_mu;       /* recycled chunks */
 	struct chunk *free_chunks;
 
-	uint32_t class_type;           /* type id of java.lang.Class */
+	struct symbols *sym;           /* the symbol tables (symbols.h) */
+	struct counting *cnt;          /* mode=count's state (counting.h), NULL in mode=full */
 	uint64_t agent_thread_tag;
 	jobject agent_thread;          /* global ref */
 
@@ -178,35 +179,9 @@ int ts_append(struct tstate *ts, const struct arec *r);
 /* The calling thread's state, created on first use; NULL on failure. */
 struct tstate *ts_current(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
 
-/* ---- symbols (symbols.c) ---- */
-int sym_init(void);
-/* Type id of a class, registering it (and its superclasses) on first sight.
- * Caller holds its tstate mu; mirror records go to ts.  HTR_NO_TYPE on error. */
-uint32_t sym_type_of_class(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass, struct tstate *ts);
-/* Type id for a class tag seen in a heap walk, or HTR_NO_TYPE. Lock-free
- * for class ids; takes sym_mu for the rare classes tagged otherwise. */
-uint32_t sym_type_of_tag(uint64_t class_tag);
-/* Kind (enum htr_type_kind) of a registered type; lock-free. */
-uint32_t sym_type_kind(uint32_t type);
-/* Site id for raw frames; HTR_NO_SITE on error. */
-uint32_t sym_site(jvmtiEnv *jvmti, const jvmtiFrameInfo *frames, int n);
-/* Method id for a jmethodID (registering it); UINT32_MAX on error. */
-uint32_t sym_method(jvmtiEnv *jvmti, jmethodID m);
-/* JVMTI field index -> slot in our field list, for a FIELD reference of an
- * object of this type, or a STATIC_FIELD reference from the mirror of this
- * type (is_static).  -1 if none. */
-int32_t sym_field_slot(uint32_t type, uint32_t jvmti_index, int is_static);
-/* Number of fields in our list of the type (for synthetic class slots). */
-uint32_t sym_nfields(uint32_t type);
-/* Writes TYPE/METHOD/SITE events not yet written that these ids need.
- * Agent thread only. */
-int sym_emit_type(struct htr_writer *w, uint32_t type, uint64_t size_hint);
-int sym_emit_site(struct htr_writer *w, uint32_t site);
-int sym_emit_method(struct htr_writer *w, uint32_t method);
-void sym_stats(uint32_t *ntypes, uint32_t *nmethods, uint32_t *nsites);
-/* Type id recorded for class mirrors registered before java.lang.Class:
- * the writer substitutes A.class_type. */
-uint32_t sym_mirror_pending_type(void);
+/* Type id of a class (symbols.h), its mirror's record, if it is tagged
+ * now, appended to ts (NULL: not recorded).  Caller holds ts->mu. */
+uint32_t ts_type_of_class(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass, struct tstate *ts);
 
 /* ---- management beans (mgmt.c), agent thread only ---- */
 struct gc_info {
@@ -236,28 +211,6 @@ int walk_write(jvmtiEnv *jvmti, JNIEnv *jni, struct walk *wk, struct htr_writer 
 void walk_free(struct walk *wk);
 /* Makes the JVM post pending ObjectFree events now, on this thread. */
 int walk_flush_deaths(jvmtiEnv *jvmti);
-
-/* ---- mode=count (counting.c) ---- */
-void count_set_callbacks(jvmtiEventCallbacks *cb);
-/* Agent_OnLoad: the helper class on the boot class path. */
-int count_onload(jvmtiEnv *jvmti);
-/* VMInit: the hook on: classes loaded from here on are instrumented. */
-void count_vm_init(jvmtiEnv *jvmti, JNIEnv *jni);
-/* ThreadStart, ThreadEnd: the most threads of the program alive at once
- * (allocs/stats: plain increments are exact with one). */
-void count_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
-void count_thread_end(void);
-/* VMDeath: reads the counters, writes counts=FILE, statistics. */
-void count_finish(JNIEnv *jni);
-/* Agent thread: the counts since the last call into the trace, after GC
- * gc (final: at exit). */
-void count_write(JNIEnv *jni, struct htr_writer *w, uint32_t gc, int final);
-/* Agent thread, every tick: hot=N retransformation of hot methods' classes.
- * Returns the milliseconds until the next call wanted, POLL_MIN_MS to
- * POLL_MAX_MS. */
-#define POLL_MIN_MS 2u
-#define POLL_MAX_MS 100u
-int count_poll(jvmtiEnv *jvmti, JNIEnv *jni);
 
 /* ---- Runtime.gc() waits for the agent thread (gcwait.c) ---- */
 /* Agent_OnLoad: the NativeMethodBind capability, then its event on. */

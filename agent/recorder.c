@@ -69,16 +69,16 @@ int recorder_write_rec(const struct arec *r)
 {
 	if (failed_rc)
 		return failed_rc;
-	uint32_t type = r->type == sym_mirror_pending_type() ? A.class_type : r->type;
+	uint32_t type = sym_record_type(A.sym, r->type);
 	if (type == HTR_NO_TYPE)
 		return 0;
 	int rc = mark(&type_done, &type_done_cap, type);
 	if (rc == 0)
-		rc = sym_emit_type(A.w, type, r->size);
+		rc = sym_emit_type(A.sym, A.w, type, r->size);
 	if (rc >= 0 && r->site != HTR_NO_SITE) {
 		rc = mark(&site_done, &site_done_cap, r->site);
 		if (rc == 0)
-			rc = sym_emit_site(A.w, r->site);
+			rc = sym_emit_site(A.sym, A.w, r->site);
 	}
 	if (rc < 0)
 		return rc;
@@ -380,8 +380,8 @@ static void process_gc(JNIEnv *jni, uint32_t n, int query)
 	ev.cause = NULL;
 	note_error(htr_write_gc_end(A.w, &ev));
 	write_records(n);
-	if (A.opts.mode == AGENT_MODE_COUNT)
-		count_write(jni, A.w, n, 0);
+	if (A.cnt)
+		count_write(A.cnt, jni, A.w, n, 0);
 	A.write_ns += agent_now_ns() - t;
 }
 
@@ -423,7 +423,7 @@ static void write_info(jvmtiEnv *jvmti)
 static void print_stats(void)
 {
 	uint32_t nt = 0, nm = 0, ns = 0;
-	sym_stats(&nt, &nm, &ns);
+	sym_stats(A.sym, &nt, &nm, &ns);
 	uint64_t allocs = __atomic_load_n(&A.next_tag, __ATOMIC_RELAXED) - CLASS_TAG_MAX - 1;
 	uint64_t bytes = htr_writer_bytes(A.w);
 	fprintf(stderr,
@@ -497,15 +497,15 @@ void JNICALL recorder_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 			} else {
 				tick();
 			}
-			if (A.opts.mode == AGENT_MODE_COUNT)
-				wait_ms = count_poll(jvmti, jni);
+			if (A.cnt)
+				wait_ms = count_poll(A.cnt, jvmti, jni);
 			(*jni)->PopLocalFrame(jni, NULL);
 		}
 		if (stop)
 			break;
 	}
-	if (A.opts.mode == AGENT_MODE_COUNT && (*jni)->PushLocalFrame(jni, 16) == 0) {
-		count_write(jni, A.w, processed, 1);
+	if (A.cnt && (*jni)->PushLocalFrame(jni, 16) == 0) {
+		count_write(A.cnt, jni, A.w, processed, 1);
 		(*jni)->PopLocalFrame(jni, NULL);
 	}
 	finish(jvmti);

@@ -1,8 +1,8 @@
 /* symbols.c - types, methods and allocation sites of the recorded JVM.
  *
- * Application threads register symbols (under sym_mu) the first time they
- * meet them; the agent thread writes each one to the trace once, before the
- * first event that needs it.  Symbols live until the process exits (never
+ * Application threads register symbols (under the tables' mutex) the first
+ * time they meet them; the agent thread writes each one to the trace once,
+ * before the first event that needs it.  Symbols live until the process exits (never
  * freed: the JVM unloads few classes, and an id is never reused).
  *
  * Field lists: ours are "instance fields, inherited first (from
@@ -12,7 +12,11 @@
  * fields (static and instance, declaration order) from java.lang.Object
  * down.  Each type keeps the map from the JVMTI index to our slot.
  */
-#include "agent/agent.h"
+#include "agent/symbols.h"
+
+#include "agent/agent_opts.h"
+
+#include <pthread.h>
 
 #include <errno.h>
 #include <stdlib.h>
@@ -63,36 +67,47 @@ struct sitekey {                 /* raw frames or canonical frames -> site */
 	UT_hash_handle hh;
 };
 
-static pthread_mutex_t sym_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct atype *types;
-static uint32_t ntypes, types_cap;
-static uint8_t type_kind[MAX_TYPES];     /* lock-free reads */
-static struct tagmap *tagmap;
-static struct amethod *methods_by_key;
-static struct amethod **methods;
-static uint32_t nmethods, methods_cap;
-static struct asite *sites;
-static uint32_t nsites, sites_cap;
-static struct sitekey *raw_sites, *canon_sites;
+/* The tables (symbols.h).  Every field under mu but type_kind, which is
+ * written under mu before the type id is handed out and read lock-free, and
+ * class_type, written under mu and read with relaxed atomics. */
+struct symbols {
+	pthread_mutex_t mu;
+	struct atype *types;                 /* [ntypes], owned */
+	uint32_t ntypes, types_cap;
+	uint8_t type_kind[MAX_TYPES];        /* lock-free reads */
+	struct tagmap *tagmap;               /* owned entries */
+	struct amethod *methods_by_key;      /* the entries of methods */
+	struct amethod **methods;            /* [nmethods], owned entries */
+	uint32_t nmethods, methods_cap;
+	struct asite *sites;                 /* [nsites], owned */
+	uint32_t nsites, sites_cap;
+	struct sitekey *raw_sites, *canon_sites; /* owned entries and keys */
+	uint32_t class_type;                 /* type id of java.lang.Class */
+};
 
-int sym_init(void)
+int sym_new(struct symbols **out)
 {
-	A.class_type = HTR_NO_TYPE;
+	struct symbols *sym = calloc(1, sizeof(*sym));
+	if (!sym)
+		return -ENOMEM;
+	pthread_mutex_init(&sym->mu, NULL);
+	sym->class_type = HTR_NO_TYPE;
+	*out = sym;
 	return 0;
 }
 
-void sym_stats(uint32_t *nt, uint32_t *nm, uint32_t *ns)
+void sym_stats(struct symbols *sym, uint32_t *nt, uint32_t *nm, uint32_t *ns)
 {
-	pthread_mutex_lock(&sym_mu);
-	*nt = ntypes;
-	*nm = nmethods;
-	*ns = nsites;
-	pthread_mutex_unlock(&sym_mu);
+	pthread_mutex_lock(&sym->mu);
+	*nt = sym->ntypes;
+	*nm = sym->nmethods;
+	*ns = sym->nsites;
+	pthread_mutex_unlock(&sym->mu);
 }
 
-uint32_t sym_type_kind(uint32_t type)
+uint32_t sym_type_kind(const struct symbols *sym, uint32_t type)
 {
-	return type < MAX_TYPES ? type_kind[type] : HTR_TYPE_INSTANCE;
+	return type < MAX_TYPES ? sym->type_kind[type] : HTR_TYPE_INSTANCE;
 }
 
 static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
@@ -158,8 +173,8 @@ static uint32_t prim_size(char c)
 	}
 }
 
-/* Type of a class already registered, or HTR_NO_TYPE.  sym_mu held. */
-static uint32_t lookup_locked(jvmtiEnv *jvmti, jclass k, uint64_t *tag_out)
+/* Type of a class already registered, or HTR_NO_TYPE.  the mutex held. */
+static uint32_t lookup_locked(struct symbols *sym, jvmtiEnv *jvmti, jclass k, uint64_t *tag_out)
 {
 	jlong t = 0;
 	if ((*jvmti)->GetTag(jvmti, k, &t) != JVMTI_ERROR_NONE)
@@ -170,24 +185,24 @@ static uint32_t lookup_locked(jvmtiEnv *jvmti, jclass k, uint64_t *tag_out)
 	if (t) {
 		struct tagmap *m = NULL;
 		uint64_t key = (uint64_t)t;
-		HASH_FIND(hh, tagmap, &key, sizeof(key), m);
+		HASH_FIND(hh, sym->tagmap, &key, sizeof(key), m);
 		if (m)
 			return m->type;
 	}
 	return HTR_NO_TYPE;
 }
 
-uint32_t sym_type_of_tag(uint64_t class_tag)
+uint32_t sym_type_of_tag(struct symbols *sym, uint64_t class_tag)
 {
 	if (class_tag > 0 && class_tag <= CLASS_TAG_MAX)
 		return (uint32_t)(class_tag - 1);
 	if (!class_tag)
 		return HTR_NO_TYPE;
 	struct tagmap *m = NULL;
-	pthread_mutex_lock(&sym_mu);
-	HASH_FIND(hh, tagmap, &class_tag, sizeof(class_tag), m);
+	pthread_mutex_lock(&sym->mu);
+	HASH_FIND(hh, sym->tagmap, &class_tag, sizeof(class_tag), m);
 	uint32_t t = m ? m->type : HTR_NO_TYPE;
-	pthread_mutex_unlock(&sym_mu);
+	pthread_mutex_unlock(&sym->mu);
 	return t;
 }
 
@@ -233,10 +248,10 @@ static uint32_t interface_fields(jvmtiEnv *jvmti, JNIEnv *jni, jclass k)
 }
 
 /* Fills t's field list and JVMTI maps from the class's own fields and the
- * (registered) superclass.  sym_mu held. */
-static int build_fields(jvmtiEnv *jvmti, JNIEnv *jni, jclass k, struct atype *t)
+ * (registered) superclass.  the mutex held. */
+static int build_fields(struct symbols *sym, jvmtiEnv *jvmti, JNIEnv *jni, jclass k, struct atype *t)
 {
-	const struct atype *sup = t->super_id != HTR_NO_TYPE ? &types[t->super_id] : NULL;
+	const struct atype *sup = t->super_id != HTR_NO_TYPE ? &sym->types[t->super_id] : NULL;
 	jint nf = 0;
 	jfieldID *f = NULL;
 	if ((*jvmti)->GetClassFields(jvmti, k, &nf, &f) != JVMTI_ERROR_NONE)
@@ -306,17 +321,17 @@ out:
 	return rc;
 }
 
-/* Registers one class whose superclass (if any) is registered.  sym_mu
- * held; the mirror's record goes to ts. */
-static uint32_t register_one(jvmtiEnv *jvmti, JNIEnv *jni, jclass k, uint32_t super_id, uint64_t tag,
-			     struct tstate *ts)
+/* Registers one class whose superclass (if any) is registered.  The mutex
+ * held; the mirror tagged goes to mirror(ctx, ...). */
+static uint32_t register_one(struct symbols *sym, jvmtiEnv *jvmti, JNIEnv *jni, jclass k, uint32_t super_id,
+			     uint64_t tag, sym_mirror_fn *mirror, void *ctx)
 {
 	char *sig = NULL;
-	if (ntypes >= MAX_TYPES || grow((void **)&types, &types_cap, ntypes + 1, sizeof(*types)) ||
+	if (sym->ntypes >= MAX_TYPES || grow((void **)&sym->types, &sym->types_cap, sym->ntypes + 1, sizeof(*sym->types)) ||
 	    (*jvmti)->GetClassSignature(jvmti, k, &sig, NULL) != JVMTI_ERROR_NONE)
 		return HTR_NO_TYPE;
-	uint32_t id = ntypes;
-	struct atype *t = &types[id];
+	uint32_t id = sym->ntypes;
+	struct atype *t = &sym->types[id];
 	memset(t, 0, sizeof(*t));
 	t->name = java_name(sig);
 	t->super_id = super_id;
@@ -326,12 +341,12 @@ static uint32_t register_one(jvmtiEnv *jvmti, JNIEnv *jni, jclass k, uint32_t su
 		t->inst_size = 16;
 	}
 	(*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
-	if (!t->name || (t->kind == HTR_TYPE_INSTANCE && build_fields(jvmti, jni, k, t)))
+	if (!t->name || (t->kind == HTR_TYPE_INSTANCE && build_fields(sym, jvmti, jni, k, t)))
 		return HTR_NO_TYPE;
-	ntypes++;
-	type_kind[id] = (uint8_t)t->kind;
+	sym->ntypes++;
+	sym->type_kind[id] = (uint8_t)t->kind;
 	if (!strcmp(t->name, "java.lang.Class"))
-		A.class_type = id;
+		__atomic_store_n(&sym->class_type, id, __ATOMIC_RELAXED);
 	if (tag) {
 		/* tagged as a plain object before (a heap walk met the mirror
 		 * first): keep that id, remember its type */
@@ -339,7 +354,7 @@ static uint32_t register_one(jvmtiEnv *jvmti, JNIEnv *jni, jclass k, uint32_t su
 		if (m) {
 			m->tag = tag;
 			m->type = id;
-			HASH_ADD(hh, tagmap, tag, sizeof(m->tag), m);
+			HASH_ADD(hh, sym->tagmap, tag, sizeof(m->tag), m);
 		}
 		return id;
 	}
@@ -347,21 +362,18 @@ static uint32_t register_one(jvmtiEnv *jvmti, JNIEnv *jni, jclass k, uint32_t su
 		return id;
 	jlong size = 0;
 	(*jvmti)->GetObjectSize(jvmti, k, &size);
-	struct arec r = { .id = (uint64_t)id + 1, .size = (uint64_t)size, .time_ns = agent_now_ns(),
-			  .type = A.class_type == HTR_NO_TYPE ? TYPE_MIRROR_PENDING : A.class_type,
-			  .site = HTR_NO_SITE, .length = -1,
-			  .epoch = __atomic_load_n(&A.gc_started, __ATOMIC_ACQUIRE),
-			  .flags = HTR_ALLOC_PREEXISTING };
-	if (ts)
-		ts_append(ts, &r);
+	if (mirror)
+		mirror(ctx, (uint64_t)id + 1, (uint64_t)size,
+		       sym->class_type == HTR_NO_TYPE ? TYPE_MIRROR_PENDING : sym->class_type);
 	return id;
 }
 
-uint32_t sym_type_of_class(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass, struct tstate *ts)
+uint32_t sym_type_of_class(struct symbols *sym, jvmtiEnv *jvmti, JNIEnv *jni, jclass klass, sym_mirror_fn *mirror,
+			   void *ctx)
 {
 	uint64_t tag = 0;
-	pthread_mutex_lock(&sym_mu);
-	uint32_t type = lookup_locked(jvmti, klass, &tag);
+	pthread_mutex_lock(&sym->mu);
+	uint32_t type = lookup_locked(sym, jvmti, klass, &tag);
 	if (type != HTR_NO_TYPE || (*jni)->PushLocalFrame(jni, 300) != 0)
 		goto out;
 	/* the unregistered part of the superclass chain, registered top down */
@@ -375,30 +387,30 @@ uint32_t sym_type_of_class(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass, struct ts
 		if (!s)
 			break;
 		uint64_t st = 0;
-		super_id = lookup_locked(jvmti, s, &st);
+		super_id = lookup_locked(sym, jvmti, s, &st);
 		if (super_id != HTR_NO_TYPE || n == 256)
 			break;
 		chain[n] = s;
 		tags[n++] = st;
 	}
 	while (n-- > 0) {
-		super_id = register_one(jvmti, jni, chain[n], super_id, tags[n], ts);
+		super_id = register_one(sym, jvmti, jni, chain[n], super_id, tags[n], mirror, ctx);
 		if (super_id == HTR_NO_TYPE)
 			break;
 	}
 	type = super_id;
 	(*jni)->PopLocalFrame(jni, NULL);
 out:
-	pthread_mutex_unlock(&sym_mu);
+	pthread_mutex_unlock(&sym->mu);
 	return type;
 }
 
-int32_t sym_field_slot(uint32_t type, uint32_t j, int is_static)
+int32_t sym_field_slot(struct symbols *sym, uint32_t type, uint32_t j, int is_static)
 {
 	int32_t slot = -1;
-	pthread_mutex_lock(&sym_mu);
-	if (type < ntypes) {
-		const struct atype *t = &types[type];
+	pthread_mutex_lock(&sym->mu);
+	if (type < sym->ntypes) {
+		const struct atype *t = &sym->types[type];
 		if (j >= t->iface_fields) {
 			uint32_t c = j - t->iface_fields;
 			if (!is_static && c < t->nchain)
@@ -407,15 +419,15 @@ int32_t sym_field_slot(uint32_t type, uint32_t j, int is_static)
 				slot = t->own_static_slot[c - t->own_base];
 		}
 	}
-	pthread_mutex_unlock(&sym_mu);
+	pthread_mutex_unlock(&sym->mu);
 	return slot;
 }
 
-uint32_t sym_nfields(uint32_t type)
+uint32_t sym_nfields(struct symbols *sym, uint32_t type)
 {
-	pthread_mutex_lock(&sym_mu);
-	uint32_t n = type < ntypes ? types[type].nfields : 0;
-	pthread_mutex_unlock(&sym_mu);
+	pthread_mutex_lock(&sym->mu);
+	uint32_t n = type < sym->ntypes ? sym->types[type].nfields : 0;
+	pthread_mutex_unlock(&sym->mu);
 	return n;
 }
 
@@ -426,19 +438,19 @@ static char *dup_or_empty(const char *s)
 	return strdup(s ? s : "");
 }
 
-static uint32_t method_locked(jvmtiEnv *jvmti, jmethodID m)
+static uint32_t method_locked(struct symbols *sym, jvmtiEnv *jvmti, jmethodID m)
 {
 	struct amethod *am = NULL;
-	HASH_FIND_PTR(methods_by_key, &m, am);
+	HASH_FIND_PTR(sym->methods_by_key, &m, am);
 	if (am)
 		return am->id;
-	if (grow((void **)&methods, &methods_cap, nmethods + 1, sizeof(*methods)))
+	if (grow((void **)&sym->methods, &sym->methods_cap, sym->nmethods + 1, sizeof(*sym->methods)))
 		return UINT32_MAX;
 	am = calloc(1, sizeof(*am));
 	if (!am)
 		return UINT32_MAX;
 	am->key = m;
-	am->id = nmethods;
+	am->id = sym->nmethods;
 	char *name = NULL, *sig = NULL, *csig = NULL, *file = NULL;
 	jclass k = NULL;
 	(*jvmti)->GetMethodName(jvmti, m, &name, &sig, NULL);
@@ -462,16 +474,16 @@ static uint32_t method_locked(jvmtiEnv *jvmti, jmethodID m)
 	(*jvmti)->Deallocate(jvmti, (unsigned char *)file);
 	/* k is a local reference of a callback or of the agent thread's local
 	 * frame: released with it */
-	methods[nmethods++] = am;
-	HASH_ADD_PTR(methods_by_key, key, am);
+	sym->methods[sym->nmethods++] = am;
+	HASH_ADD_PTR(sym->methods_by_key, key, am);
 	return am->id;
 }
 
-uint32_t sym_method(jvmtiEnv *jvmti, jmethodID m)
+uint32_t sym_method(struct symbols *sym, jvmtiEnv *jvmti, jmethodID m)
 {
-	pthread_mutex_lock(&sym_mu);
-	uint32_t id = method_locked(jvmti, m);
-	pthread_mutex_unlock(&sym_mu);
+	pthread_mutex_lock(&sym->mu);
+	uint32_t id = method_locked(sym, jvmti, m);
+	pthread_mutex_unlock(&sym->mu);
 	return id;
 }
 
@@ -511,98 +523,98 @@ static int key_add(struct sitekey **head, const void *key, size_t len, uint32_t 
 	return 0;
 }
 
-uint32_t sym_site(jvmtiEnv *jvmti, const jvmtiFrameInfo *frames, int n)
+uint32_t sym_site(struct symbols *sym, jvmtiEnv *jvmti, const jvmtiFrameInfo *frames, int n)
 {
 	uint32_t site = HTR_NO_SITE;
 	size_t rawlen = (size_t)n * sizeof(*frames);
 	struct htr_site_frame canon[AGENT_MAX_DEPTH];
-	pthread_mutex_lock(&sym_mu);
-	struct sitekey *k = key_find(raw_sites, frames, rawlen);
+	pthread_mutex_lock(&sym->mu);
+	struct sitekey *k = key_find(sym->raw_sites, frames, rawlen);
 	if (k) {
 		site = k->site;
 		goto out;
 	}
 	for (int i = 0; i < n; i++) {
-		uint32_t m = method_locked(jvmti, frames[i].method);
+		uint32_t m = method_locked(sym, jvmti, frames[i].method);
 		if (m == UINT32_MAX)
 			goto out;
 		canon[i].method = m;
-		canon[i].line = line_of(methods[m], frames[i].location);
+		canon[i].line = line_of(sym->methods[m], frames[i].location);
 	}
 	/* two bytecode indexes on one line are one site */
-	k = key_find(canon_sites, canon, (size_t)n * sizeof(canon[0]));
+	k = key_find(sym->canon_sites, canon, (size_t)n * sizeof(canon[0]));
 	if (k) {
 		site = k->site;
 	} else {
-		if (grow((void **)&sites, &sites_cap, nsites + 1, sizeof(*sites)))
+		if (grow((void **)&sym->sites, &sym->sites_cap, sym->nsites + 1, sizeof(*sym->sites)))
 			goto out;
-		struct asite *s = &sites[nsites];
+		struct asite *s = &sym->sites[sym->nsites];
 		s->frames = malloc((size_t)n * sizeof(canon[0]));
 		if (!s->frames)
 			goto out;
 		memcpy(s->frames, canon, (size_t)n * sizeof(canon[0]));
 		s->nframes = (uint32_t)n;
 		s->written = 0;
-		if (key_add(&canon_sites, canon, (size_t)n * sizeof(canon[0]), nsites))
+		if (key_add(&sym->canon_sites, canon, (size_t)n * sizeof(canon[0]), sym->nsites))
 			goto out;
-		site = nsites++;
+		site = sym->nsites++;
 	}
-	if (key_add(&raw_sites, frames, rawlen, site))
+	if (key_add(&sym->raw_sites, frames, rawlen, site))
 		site = HTR_NO_SITE;
 out:
-	pthread_mutex_unlock(&sym_mu);
+	pthread_mutex_unlock(&sym->mu);
 	return site;
 }
 
 /* ---- writing ---------------------------------------------------------------- */
 
-static int emit_method_locked(struct htr_writer *w, uint32_t id)
+static int emit_method_locked(struct symbols *sym, struct htr_writer *w, uint32_t id)
 {
-	if (id >= nmethods || methods[id]->written)
+	if (id >= sym->nmethods || sym->methods[id]->written)
 		return 0;
-	struct amethod *m = methods[id];
+	struct amethod *m = sym->methods[id];
 	int rc = htr_write_method(w, id, m->cls, m->name, m->sig, m->file);
 	if (!rc)
 		m->written = 1;
 	return rc;
 }
 
-int sym_emit_method(struct htr_writer *w, uint32_t id)
+int sym_emit_method(struct symbols *sym, struct htr_writer *w, uint32_t id)
 {
-	pthread_mutex_lock(&sym_mu);
-	int rc = emit_method_locked(w, id);
-	pthread_mutex_unlock(&sym_mu);
+	pthread_mutex_lock(&sym->mu);
+	int rc = emit_method_locked(sym, w, id);
+	pthread_mutex_unlock(&sym->mu);
 	return rc;
 }
 
-int sym_emit_site(struct htr_writer *w, uint32_t id)
+int sym_emit_site(struct symbols *sym, struct htr_writer *w, uint32_t id)
 {
 	int rc = 0;
-	pthread_mutex_lock(&sym_mu);
-	if (id < nsites && !sites[id].written) {
-		for (uint32_t i = 0; i < sites[id].nframes && !rc; i++)
-			rc = emit_method_locked(w, sites[id].frames[i].method);
+	pthread_mutex_lock(&sym->mu);
+	if (id < sym->nsites && !sym->sites[id].written) {
+		for (uint32_t i = 0; i < sym->sites[id].nframes && !rc; i++)
+			rc = emit_method_locked(sym, w, sym->sites[id].frames[i].method);
 		if (!rc)
-			rc = htr_write_site(w, id, sites[id].nframes, sites[id].frames);
+			rc = htr_write_site(w, id, sym->sites[id].nframes, sym->sites[id].frames);
 		if (!rc)
-			sites[id].written = 1;
+			sym->sites[id].written = 1;
 	}
-	pthread_mutex_unlock(&sym_mu);
+	pthread_mutex_unlock(&sym->mu);
 	return rc;
 }
 
-int sym_emit_type(struct htr_writer *w, uint32_t id, uint64_t size_hint)
+int sym_emit_type(struct symbols *sym, struct htr_writer *w, uint32_t id, uint64_t size_hint)
 {
 	int rc = 0;
-	pthread_mutex_lock(&sym_mu);
-	if (id < ntypes && !types[id].written && types[id].kind == HTR_TYPE_INSTANCE && !types[id].inst_size)
-		types[id].inst_size = (uint32_t)size_hint;
+	pthread_mutex_lock(&sym->mu);
+	if (id < sym->ntypes && !sym->types[id].written && sym->types[id].kind == HTR_TYPE_INSTANCE && !sym->types[id].inst_size)
+		sym->types[id].inst_size = (uint32_t)size_hint;
 	/* superclasses first, top down, without recursion */
-	while (!rc && id < ntypes && !types[id].written) {
+	while (!rc && id < sym->ntypes && !sym->types[id].written) {
 		uint32_t t = id;
-		while (types[t].super_id != HTR_NO_TYPE && !types[types[t].super_id].written)
-			t = types[t].super_id;
-		struct atype *a = &types[t];
+		while (sym->types[t].super_id != HTR_NO_TYPE && !sym->types[sym->types[t].super_id].written)
+			t = sym->types[t].super_id;
+		struct atype *a = &sym->types[t];
 		struct htr_type_def d = { .id = t, .name = a->name, .kind = a->kind,
 					  .instance_size = a->inst_size, .elem_size = a->elem_size,
 					  .super_id = a->super_id, .nfields = a->nfields, .fields = a->fields };
@@ -610,11 +622,16 @@ int sym_emit_type(struct htr_writer *w, uint32_t id, uint64_t size_hint)
 		if (!rc)
 			a->written = 1;
 	}
-	pthread_mutex_unlock(&sym_mu);
+	pthread_mutex_unlock(&sym->mu);
 	return rc;
 }
 
-uint32_t sym_mirror_pending_type(void)
+uint32_t sym_class_type(const struct symbols *sym)
 {
-	return TYPE_MIRROR_PENDING;
+	return __atomic_load_n(&sym->class_type, __ATOMIC_RELAXED);
+}
+
+uint32_t sym_record_type(const struct symbols *sym, uint32_t type)
+{
+	return type == TYPE_MIRROR_PENDING ? sym_class_type(sym) : type;
 }

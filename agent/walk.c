@@ -254,7 +254,7 @@ static void resolve_news(jvmtiEnv *jvmti, JNIEnv *jni, struct walk *wk, uint32_t
 			 struct tstate *ts)
 {
 	for (size_t i = 0; i < wk->nnews; i++) {
-		types[i] = sym_type_of_tag(wk->news[i].class_tag);
+		types[i] = sym_type_of_tag(A.sym, wk->news[i].class_tag);
 		if (types[i] != HTR_NO_TYPE || !jni)
 			continue;
 		jlong tag = (jlong)wk->news[i].id;
@@ -267,7 +267,7 @@ static void resolve_news(jvmtiEnv *jvmti, JNIEnv *jni, struct walk *wk, uint32_t
 			if (k) {
 				if (ts)
 					pthread_mutex_lock(&ts->mu);
-				types[i] = sym_type_of_class(jvmti, jni, k, ts);
+				types[i] = ts_type_of_class(jvmti, jni, k, ts);
 				if (ts)
 					pthread_mutex_unlock(&ts->mu);
 				(*jni)->DeleteLocalRef(jni, k);
@@ -307,7 +307,7 @@ int walk_tag_preexisting(jvmtiEnv *jvmti, struct tstate *ts)
 		const struct wnew *n = &wk->news[i];
 		struct arec r = { .id = n->id, .size = n->size, .time_ns = 0, .type = types[i],
 				  .site = HTR_NO_SITE,
-				  .length = sym_type_kind(types[i]) == HTR_TYPE_INSTANCE ? -1 : n->length,
+				  .length = sym_type_kind(A.sym, types[i]) == HTR_TYPE_INSTANCE ? -1 : n->length,
 				  .flags = HTR_ALLOC_PREEXISTING };
 		ts_append(ts, &r);
 	}
@@ -359,10 +359,10 @@ static int write_news(struct walk *wk, struct htr_writer *w, const uint32_t *typ
 		const struct wnew *n = &wk->news[i];
 		struct arec r = { .id = n->id, .size = n->size, .time_ns = wk->time_ns,
 				  .type = types[i], .site = HTR_NO_SITE,
-				  .length = sym_type_kind(types[i]) == HTR_TYPE_INSTANCE ? -1 : n->length,
+				  .length = sym_type_kind(A.sym, types[i]) == HTR_TYPE_INSTANCE ? -1 : n->length,
 				  .flags = HTR_ALLOC_PREEXISTING };
 		if (r.type == HTR_NO_TYPE)
-			r.type = A.class_type; /* unknown: should not happen */
+			r.type = sym_class_type(A.sym); /* unknown: should not happen */
 		rc = recorder_write_rec(&r);
 	}
 	(void)w;
@@ -381,20 +381,20 @@ static int write_roots(jvmtiEnv *jvmti, struct walk *wk, struct htr_writer *w, u
 		struct htr_root h = { .kind = r->kind, .object = r->obj, .thread = r->thread,
 				      .depth = r->depth, .slot = r->slot };
 		if (r->kind == HTR_ROOT_LOCAL) {
-			h.method = sym_method(jvmti, r->method);
+			h.method = sym_method(A.sym, jvmti, r->method);
 			if (h.method == UINT32_MAX)
 				h.kind = HTR_ROOT_OTHER;
 			else
-				rc = sym_emit_method(w, h.method);
+				rc = sym_emit_method(A.sym, w, h.method);
 		} else if (r->kind == HTR_ROOT_STATIC) {
-			h.type = sym_type_of_tag(r->aux);
-			int32_t f = h.type == HTR_NO_TYPE ? -1 : sym_field_slot(h.type, r->slot, 1);
+			h.type = sym_type_of_tag(A.sym, r->aux);
+			int32_t f = h.type == HTR_NO_TYPE ? -1 : sym_field_slot(A.sym, h.type, r->slot, 1);
 			if (f < 0) {
 				h.kind = HTR_ROOT_OTHER;
 			} else {
 				h.field = (uint32_t)f;
 				h.slot = 0;
-				rc = sym_emit_type(w, h.type, 0);
+				rc = sym_emit_type(A.sym, w, h.type, 0);
 			}
 		}
 		out[n++] = h;
@@ -433,10 +433,10 @@ static int object_refs(const struct walk *wk, const struct run *runs, size_t nru
 			} else {
 				if (ed->src_class != cached_class || cached_type == HTR_NO_TYPE) {
 					cached_class = ed->src_class;
-					cached_type = sym_type_of_tag(ed->src_class);
+					cached_type = sym_type_of_tag(A.sym, ed->src_class);
 				}
 				if (cached_type != HTR_NO_TYPE)
-					slot = sym_field_slot(cached_type, ed->index, 0);
+					slot = sym_field_slot(A.sym, cached_type, ed->index, 0);
 			}
 			if (slot < 0)
 				continue;
@@ -456,7 +456,8 @@ static int write_graph(struct walk *wk, struct htr_writer *w, uint64_t *nobjects
 	struct htr_ref *refs = NULL;
 	if (!runs)
 		return -ENOMEM;
-	uint32_t class_nfields = A.class_type != HTR_NO_TYPE ? sym_nfields(A.class_type) : 0;
+	uint32_t class_type = sym_class_type(A.sym);
+	uint32_t class_nfields = class_type != HTR_NO_TYPE ? sym_nfields(A.sym, class_type) : 0;
 	int rc = 0;
 	uint64_t count = 0;
 	for (uint64_t word = 0; word < wk->seen_words && !rc; word++) {
