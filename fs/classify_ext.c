@@ -503,13 +503,12 @@ struct rl_h {
 static int rl_acquire(struct hfs *fs, struct keyspace *ks, uint32_t gci, enum rl_variant v,
 		      void **out)
 {
-	char key[64];
 	struct rl_ctx c = { fs, ks, gci, v };
+	struct result_key k = { .what = RES_ROOT_LABELS, .gci = gci, .variant = (int)v };
 	struct rl_h *h = calloc(1, sizeof *h);
 	if (!h)
 		return -ENOMEM;
-	snprintf(key, sizeof key, "\x01" "rootlab/%" PRIu32 "/%d", gci, (int)v);
-	int rc = rcache_get(fs->rc, key, rl_compute, &c, &h->e);
+	int rc = hfs_result_get(fs, &k, rl_compute, &c, &h->e);
 	if (!rc && (rc = rl_view_of(rc_data(h->e), rc_len(h->e), &h->v)))
 		rcache_put(fs->rc, h->e);
 	if (rc) {

@@ -90,10 +90,9 @@ out:
 
 int hfs_dominators_get(struct hfs *fs, uint32_t gci, struct rc_entry **e, struct dom_view *v)
 {
-	char key[64];
 	struct gc_ctx ctx = { fs, gci };
-	snprintf(key, sizeof key, "\x01" "dom/%" PRIu32, gci);
-	int rc = rcache_get(fs->rc, key, dom_cb, &ctx, e);
+	struct result_key k = { .what = RES_DOMINATORS, .gci = gci };
+	int rc = hfs_result_get(fs, &k, dom_cb, &ctx, e);
 	if (rc)
 		return rc;
 	const struct dom_blob_hdr *h = rc_data(*e);
@@ -133,12 +132,11 @@ struct grp_ctx {
 	int deep_only;
 };
 
-static int group_key(char prefix, uint32_t gci, uint32_t cls, const struct chain *ch, struct buf *k)
+/* The key of a group's closure metrics: deep only, or both. */
+static struct result_key group_key(uint32_t gci, const struct chain *ch, int deep_only)
 {
-	int rc = buf_printf(k, "\x01" "clo%c/%" PRIu32 "/%" PRIu32 "/", prefix, gci, cls);
-	if (!rc)
-		rc = chain_key(ch, k);
-	return rc ? rc : buf_putc(k, '\0');
+	return (struct result_key){ .what = deep_only ? RES_GROUP_DEEP : RES_GROUP_RETAINED,
+				    .gci = gci, .chain = ch };
 }
 
 /* One group: transitive closure, then (unless deep_only) the GC closure
@@ -180,14 +178,10 @@ out:
 static int group_metrics_cached(struct hfs *fs, uint32_t gci, const struct chain *ch, int deep_only,
 				struct clo_metrics *m)
 {
-	struct buf key;
 	struct rc_entry *e;
-	buf_init(&key);
-	int rc = group_key(deep_only ? 'd' : 'r', gci, 0, ch, &key);
 	struct grp_ctx ctx = { fs, gci, CLS_NONE, ch, deep_only };
-	if (!rc)
-		rc = rcache_get(fs->rc, (const char *)key.data, group_cb, &ctx, &e);
-	buf_free(&key);
+	struct result_key k = group_key(gci, ch, deep_only);
+	int rc = hfs_result_get(fs, &k, group_cb, &ctx, &e);
 	if (rc)
 		return rc;
 	if (rc_len(e) == sizeof *m)
@@ -255,14 +249,11 @@ static int deep_seed_cb(void *vctx, struct buf *out)
 static void seed_parent_deep(struct hfs *fs, uint32_t gci, const struct chain *ch,
 			     const struct closure_metrics *u)
 {
-	struct buf key;
 	struct rc_entry *e;
 	struct clo_metrics m = { u->count, u->bytes, 0, 0 };
-	buf_init(&key);
-	if (!group_key('d', gci, 0, ch, &key) &&
-	    !rcache_get(fs->rc, (const char *)key.data, deep_seed_cb, &m, &e))
+	struct result_key k = group_key(gci, ch, 1);
+	if (!hfs_result_get(fs, &k, deep_seed_cb, &m, &e))
 		rcache_put(fs->rc, e);
-	buf_free(&key);
 }
 
 struct tab_work {
@@ -346,13 +337,9 @@ out:
 int hfs_class_closures_get(struct hfs *fs, uint32_t gci, const struct chain *ch, uint32_t cls,
 			   struct rc_entry **e, const struct clo_row **rows, uint32_t *nrows)
 {
-	struct buf key;
-	buf_init(&key);
-	int rc = group_key('t', gci, cls, ch, &key);
 	struct grp_ctx ctx = { fs, gci, cls, ch, 0 };
-	if (!rc)
-		rc = rcache_get(fs->rc, (const char *)key.data, tab_cb, &ctx, e);
-	buf_free(&key);
+	struct result_key k = { .what = RES_CLOSURE_TABLE, .gci = gci, .cls = cls, .chain = ch };
+	int rc = hfs_result_get(fs, &k, tab_cb, &ctx, e);
 	if (rc)
 		return rc;
 	*rows = rc_data(*e);
@@ -997,10 +984,9 @@ out:
 
 static int rp_get(struct hfs *fs, uint32_t gci, struct rc_entry **e, struct rp_view *v)
 {
-	char key[64];
 	struct gc_ctx ctx = { fs, gci };
-	snprintf(key, sizeof key, "\x01" "rootpaths/%" PRIu32, gci);
-	int rc = rcache_get(fs->rc, key, rp_cb, &ctx, e);
+	struct result_key k = { .what = RES_ROOT_PATHS, .gci = gci };
+	int rc = hfs_result_get(fs, &k, rp_cb, &ctx, e);
 	if (rc)
 		return rc;
 	const struct rp_hdr *h = rc_data(*e);

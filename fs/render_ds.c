@@ -95,10 +95,9 @@ static int ds_cb(void *vctx, struct buf *out)
 
 int hfs_ds_get(struct hfs *fs, uint32_t gci, struct rc_entry **e, struct ds_view *v)
 {
-	char key[64];
 	struct ds_ctx ctx = { fs, gci };
-	snprintf(key, sizeof key, "\x01" "ds/%" PRIu32, gci);
-	int rc = rcache_get(fs->rc, key, ds_cb, &ctx, e);
+	struct result_key k = { .what = RES_DS_ROLES, .gci = gci };
+	int rc = hfs_result_get(fs, &k, ds_cb, &ctx, e);
 	if (rc)
 		return rc;
 	if ((rc = ds_view_of(rc_data(*e), rc_len(*e), v)))
@@ -142,10 +141,9 @@ static int heads_cb(void *vctx, struct buf *out)
 int hfs_ds_heads_get(struct hfs *fs, uint32_t gci, struct rc_entry **e,
 		     const struct ds_head **heads, uint32_t *nheads)
 {
-	char key[64];
 	struct ds_ctx ctx = { fs, gci };
-	snprintf(key, sizeof key, "\x01" "dsheads/%" PRIu32, gci);
-	int rc = rcache_get(fs->rc, key, heads_cb, &ctx, e);
+	struct result_key k = { .what = RES_DS_HEADS, .gci = gci };
+	int rc = hfs_result_get(fs, &k, heads_cb, &ctx, e);
 	if (rc)
 		return rc;
 	*heads = rc_data(*e);

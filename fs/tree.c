@@ -8,8 +8,9 @@
  *
  * Rendered files are cached in fs->rc keyed by their canonical path (the
  * path with every symlink resolved), which is also what the inode number is
- * hashed from.  Internal results (census, classifications) live in the same
- * cache under keys that start with "\x01", which no path does.
+ * hashed from, followed by the ids of the user classifiers it goes through.
+ * Analysis results (census, classifications, closures, dominators...) live
+ * in the same cache under typed keys (struct result_key, hfs_result_get).
  */
 #include "tree.h"
 
@@ -1254,6 +1255,26 @@ int hfs_read(struct hfs *fs, const char *path, struct buf *out)
 	return rc;
 }
 
+/* ---- analysis results ---- */
+
+int hfs_result_get(struct hfs *fs, const struct result_key *k, rc_compute_fn fn, void *ctx,
+		   struct rc_entry **e)
+{
+	/* "\x01" starts no path: results never meet rendered files */
+	struct buf key;
+	buf_init(&key);
+	int rc = buf_printf(&key, "\x01%d/%" PRIu32 "/%" PRIu32 "/%" PRIu32 "/%d/", (int)k->what,
+			    k->gci, k->gci2, k->cls, k->variant);
+	if (!rc && k->chain)
+		rc = chain_key(k->chain, &key);
+	if (!rc)
+		rc = buf_putc(&key, '\0');
+	if (!rc)
+		rc = rcache_get(fs->rc, (const char *)key.data, fn, ctx, e);
+	buf_free(&key);
+	return rc;
+}
+
 /* ---- shared helpers ---- */
 
 void hfs_gc_name(const struct hfs *fs, uint32_t gci, char out[16])
@@ -1321,10 +1342,9 @@ static int census_cb(void *vctx, struct buf *out)
 
 int hfs_census_get(struct hfs *fs, uint32_t gci, struct rc_entry **e, struct census *c)
 {
-	char key[64];
 	struct census_ctx ctx = { fs, gci };
-	snprintf(key, sizeof key, "\x01" "census/%" PRIu32, gci);
-	int rc = rcache_get(fs->rc, key, census_cb, &ctx, e);
+	struct result_key k = { .what = RES_CENSUS, .gci = gci };
+	int rc = hfs_result_get(fs, &k, census_cb, &ctx, e);
 	if (rc)
 		return rc;
 	rc = census_view(rc_data(*e), rc_len(*e), c);
@@ -1370,10 +1390,9 @@ int hfs_tallies_get(struct hfs *fs, uint32_t gci, uint32_t diff_gci, struct rc_e
 		*nt = 1;
 		return 0;
 	}
-	char key[64];
 	struct dcensus_ctx ctx = { fs, gci, diff_gci };
-	snprintf(key, sizeof key, "\x01" "dcensus/%" PRIu32 "/%" PRIu32, gci, diff_gci);
-	int rc = rcache_get(fs->rc, key, dcensus_cb, &ctx, e);
+	struct result_key k = { .what = RES_DIFF_CENSUS, .gci = gci, .gci2 = diff_gci };
+	int rc = hfs_result_get(fs, &k, dcensus_cb, &ctx, e);
 	if (rc)
 		return rc;
 	if ((rc = diff_census_view(rc_data(*e), rc_len(*e), t))) {
@@ -1457,24 +1476,13 @@ static int classify_cb(void *vctx, struct buf *out)
 	return rc;
 }
 
-static int cache_key(char prefix, uint32_t gci, uint32_t cls, const struct chain *ch, struct buf *k)
-{
-	int rc = buf_printf(k, "\x01%c/%" PRIu32 "/%" PRIu32 "/", prefix, gci, cls);
-	if (!rc)
-		rc = chain_key(ch, k);
-	return rc ? rc : buf_putc(k, '\0');
-}
 
 int hfs_classification_get(struct hfs *fs, uint32_t gci, const struct chain *ch, uint32_t cls,
 			   struct rc_entry **e, const struct cls_row **rows, uint32_t *nrows)
 {
-	struct buf key;
-	buf_init(&key);
-	int rc = cache_key('c', gci, cls, ch, &key);
 	struct classify_ctx ctx = { fs, gci, cls, ch };
-	if (!rc)
-		rc = rcache_get(fs->rc, (const char *)key.data, classify_cb, &ctx, e);
-	buf_free(&key);
+	struct result_key k = { .what = RES_CLASSIFICATION, .gci = gci, .cls = cls, .chain = ch };
+	int rc = hfs_result_get(fs, &k, classify_cb, &ctx, e);
 	if (rc)
 		return rc;
 	*rows = rc_data(*e);
@@ -1530,13 +1538,9 @@ int hfs_group_totals(struct hfs *fs, uint32_t gci, const struct chain *ch, struc
 		rcache_put(fs->rc, e);
 		return 0;
 	}
-	struct buf key;
-	buf_init(&key);
-	rc = cache_key('t', gci, 0, ch, &key);
 	struct classify_ctx ctx = { fs, gci, CLS_NONE, ch };
-	if (!rc)
-		rc = rcache_get(fs->rc, (const char *)key.data, totals_cb, &ctx, &e);
-	buf_free(&key);
+	struct result_key k = { .what = RES_GROUP_TOTALS, .gci = gci, .chain = ch };
+	rc = hfs_result_get(fs, &k, totals_cb, &ctx, &e);
 	if (rc)
 		return rc;
 	if (rc_len(e) == sizeof *row)

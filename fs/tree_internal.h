@@ -142,6 +142,41 @@ struct node {
 	                          position, thread index, groups/NAME flag */
 };
 
+/* What an analysis result is: the one key under which the render cache
+ * keeps it.  Every result a file or another result needs (a GC's census,
+ * a classification, a group's closures, dominators...) is looked up
+ * through hfs_result_get with such a key; only hfs_result_get turns it
+ * into the cache's key, so two kinds of result can never share one. */
+enum result_kind {
+	RES_CENSUS,          /* gci: objects per classifier key at a GC */
+	RES_DIFF_CENSUS,     /* gci against gci2 */
+	RES_CLASSIFICATION,  /* gci, chain, cls: the children of a classification */
+	RES_GROUP_TOTALS,    /* gci, chain: a group's counts and bytes */
+	RES_GROUP_DEEP,      /* gci, chain: a group's transitive closure metrics */
+	RES_GROUP_RETAINED,  /* gci, chain: its transitive and GC closure metrics */
+	RES_CLOSURE_TABLE,   /* gci, chain, cls: closure columns of a classification */
+	RES_DOMINATORS,      /* gci: the dominator tree */
+	RES_ROOT_PATHS,      /* gci: each object's nearest root */
+	RES_ROOT_LABELS,     /* gci, variant: which roots reach each object */
+	RES_DS_ROLES,        /* gci: data-structure roles */
+	RES_DS_HEADS,        /* gci: data-structure heads */
+	RES_SUSPECTS,        /* the whole trace: the suspects findings */
+	RES_KINDS_
+};
+
+struct result_key {
+	enum result_kind what;
+	uint32_t gci, gci2;        /* the GC(s), 0 where the kind has none */
+	uint32_t cls;              /* classifier id, 0 where the kind has none */
+	int variant;               /* the kind's own variant, 0 if none */
+	const struct chain *chain; /* the group's chain, or NULL (borrowed) */
+};
+
+/* The result k names, computed by fn(ctx) if the cache does not have it
+ * (rcache_get's single flight and pinning: release with rcache_put). */
+int hfs_result_get(struct hfs *fs, const struct result_key *k, rc_compute_fn fn, void *ctx,
+		   struct rc_entry **e);
+
 /* This process's resident memory (/proc/self/statm), 0 if unknown. */
 uint64_t resident_bytes(void);
 
