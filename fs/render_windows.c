@@ -15,26 +15,6 @@
 
 #define NONE UINT64_MAX
 
-enum { ST_NONE, ST_BUSY, ST_READY };
-
-struct hfs_windows {
-	struct win_params p;        /* immutable after new */
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	/* lock: */
-	int reach_state, res_state;
-	int reach_err;              /* a damaged trace: remembered, not retried */
-	/* written by the one computing thread, read once *_state is READY: */
-	uint64_t *reachable;        /* [ngcs], NONE where not computed */
-	uint32_t nsampled;          /* GCs with a reachable value */
-	struct win_result res[WK_COUNT];
-	int leak_on_reachable;      /* 1: leak series = reachable; 0: used_after */
-	uint32_t leak_points;
-	/* atomics, for status: */
-	uint64_t done, total;
-	int running;
-};
-
 static const char *const kind_names[WK_COUNT] = {
 	[WK_LEAK] = "leak", [WK_NARROW] = "leak-narrow", [WK_REGRESSION] = "leak-regression",
 	[WK_GC_OVERHEAD] = "gc-overhead", [WK_CHURN] = "churn",
@@ -53,279 +33,40 @@ enum win_kind win_kind_of(const char *name)
 	return WK_COUNT;
 }
 
-int hfs_windows_new(struct hfs_windows **out, const struct win_params *p)
+/* The tree's side of the windows: its trace, its progress stream, its
+ * state cache and its damage report. */
+static int tree_state_get(void *ctx, uint32_t g, const struct heap_state **s)
 {
-	struct hfs_windows *w = calloc(1, sizeof *w);
-	if (!w)
-		return -ENOMEM;
-	if (p)
-		w->p = *p;
-	else
-		win_params_default(&w->p);
-	if (w->p.reachable_every == 0)
-		w->p.reachable_every = 1;
-	pthread_mutex_init(&w->lock, NULL);
-	pthread_cond_init(&w->cond, NULL);
-	*out = w;
-	return 0;
+	return hfs_state_get(ctx, g, s);
 }
 
-void hfs_windows_free(struct hfs_windows *w)
+static void tree_state_put(void *ctx, const struct heap_state *s)
 {
-	if (!w)
-		return;
-	free(w->reachable);
-	pthread_cond_destroy(&w->cond);
-	pthread_mutex_destroy(&w->lock);
-	free(w);
+	hfs_state_put(ctx, s);
 }
 
-/* ---- single flight -------------------------------------------------------- */
-
-/* 1: the caller computes (state now BUSY); 0: ready; < 0: remembered error. */
-static int flight_begin(struct hfs_windows *w, int *state, const int *err)
+static void tree_damage(void *ctx, const struct htr_err *err)
 {
-	pthread_mutex_lock(&w->lock);
-	while (*state == ST_BUSY)
-		pthread_cond_wait(&w->cond, &w->lock);
-	int rc = 1;
-	if (*state == ST_READY)
-		rc = 0;
-	else if (err && *err)
-		rc = *err;
-	else
-		*state = ST_BUSY;
-	pthread_mutex_unlock(&w->lock);
-	return rc;
+	hfs_set_error(ctx, err);
 }
 
-/* Damage (-EIO) is remembered; other failures (-ENOMEM) are retried. */
-static void flight_end(struct hfs_windows *w, int *state, int *err, int rc)
+static struct win_inputs tree_inputs(struct hfs *fs)
 {
-	pthread_mutex_lock(&w->lock);
-	*state = rc ? ST_NONE : ST_READY;
-	if (rc == -EIO && err)
-		*err = rc;
-	pthread_cond_broadcast(&w->cond);
-	pthread_mutex_unlock(&w->lock);
-}
-
-/* ---- reachable memory per GC --------------------------------------------- */
-
-static int sampled(const struct trace *t, uint32_t g, uint32_t every, uint32_t *graph_seen)
-{
-	if (!(t->gcs[g].flags & HTR_GC_HAS_GRAPH))
-		return 0;
-	return (*graph_seen)++ % every == 0;
-}
-
-/* A GC whose recorder wrote its reachable bytes (format 1.2,
- * HTR_GC_HAS_REACHABLE) needs no rebuild: `heapfs check` verifies that the
- * recorded value is what the rebuild gives. */
-static int recorded(const struct trace *t, uint32_t g)
-{
-	return (t->gcs[g].flags & HTR_GC_HAS_REACHABLE) != 0;
-}
-
-static int build_reachable(struct hfs *fs, struct hfs_windows *w, uint64_t *out)
-{
-	const struct trace *t = fs->trace;
-	uint32_t seen = 0, total = 0, nbuild = 0;
-	for (uint32_t g = 0; g < t->ngcs; g++) {
-		int s = sampled(t, g, w->p.reachable_every, &seen);
-		total += (uint32_t)s;
-		nbuild += (uint32_t)(s && !recorded(t, g));
-	}
-	__atomic_store_n(&w->total, total, __ATOMIC_RELAXED);
-	__atomic_store_n(&w->done, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&w->running, 1, __ATOMIC_RELAXED);
-	seen = 0;
-	uint32_t n = 0;
-	int rc = 0;
-	/* Each state is built from the previous one (heap_build_opts.base), so
-	 * the series costs one pass over the graphs, not a rebuild from the
-	 * trace's start per GC. */
-	struct heap_state *prev = NULL;
-	for (uint32_t g = 0; g < t->ngcs && !rc; g++) {
-		out[g] = NONE;
-		if (!sampled(t, g, w->p.reachable_every, &seen))
-			continue;
-		if (recorded(t, g)) {
-			out[g] = t->gcs[g].reachable_bytes;
-			n++;
-			__atomic_add_fetch(&w->done, 1, __ATOMIC_RELAXED);
-			continue;
-		}
-		if (fs->progress)
-			fprintf(fs->progress, "heapfs: reachable memory: GC %" PRIu32 " (%" PRIu32
-				"/%" PRIu32 ")\n", t->gcs[g].gc, n + 1, total);
-		if (nbuild == 1) {
-			/* one point (a heap dump): the state the tree's other files
-			 * use, perhaps already there (a dump opened directly brings
-			 * its state along), instead of a second build of it */
-			const struct heap_state *cs;
-			if ((rc = hfs_state_get(fs, g, &cs)))
-				break;
-			out[g] = cs->has_graph ? cs->reachable_bytes : NONE;
-			n += cs->has_graph != 0;
-			hfs_state_put(fs, cs);
-			__atomic_add_fetch(&w->done, 1, __ATOMIC_RELAXED);
-			continue;
-		}
-		struct heap_state *s;
-		struct htr_err err;
-		struct heap_build_opts o = { .progress = NULL, .base = prev };
-		memset(&err, 0, sizeof err);
-		rc = heap_state_build(t, g, &o, &s, &err);
-		if (rc) {
-			if (rc != -ENOMEM) {
-				hfs_set_error(fs, &err);
-				rc = -EIO;
-			}
-			break;
-		}
-		out[g] = s->has_graph ? s->reachable_bytes : NONE;
-		n += s->has_graph != 0;
-		heap_state_free(prev);
-		prev = s;
-		__atomic_add_fetch(&w->done, 1, __ATOMIC_RELAXED);
-	}
-	heap_state_free(prev);
-	__atomic_store_n(&w->running, 0, __ATOMIC_RELAXED);
-	w->nsampled = n;
-	return rc;
+	return (struct win_inputs){ .t = fs->trace, .progress = fs->progress,
+				    .state_get = tree_state_get, .state_put = tree_state_put,
+				    .damage = tree_damage, .ctx = fs };
 }
 
 int hfs_reachable_series(struct hfs *fs, const uint64_t **reachable)
 {
-	struct hfs_windows *w = fs->win;
-	int rc = flight_begin(w, &w->reach_state, &w->reach_err);
-	if (rc == 1) {
-		uint64_t *r = w->reachable;
-		if (!r)
-			r = malloc(sizeof *r * (fs->trace->ngcs ? fs->trace->ngcs : 1));
-		rc = r ? build_reachable(fs, w, r) : -ENOMEM;
-		w->reachable = r;
-		flight_end(w, &w->reach_state, &w->reach_err, rc);
-	}
-	if (rc == 0)
-		*reachable = w->reachable;
-	return rc;
-}
-
-/* ---- the detectors over the trace's series ------------------------------- */
-
-struct series {
-	uint64_t *t, *v, *start, *end, *freed;
-	uint32_t *gci, *gc_no;
-};
-
-static void series_free(struct series *s)
-{
-	free(s->t);
-	free(s->v);
-	free(s->start);
-	free(s->end);
-	free(s->freed);
-	free(s->gci);
-	free(s->gc_no);
-}
-
-static int series_alloc(struct series *s, uint32_t n)
-{
-	size_t m = n ? n : 1;
-	memset(s, 0, sizeof *s);
-	s->t = malloc(m * 8);
-	s->v = malloc(m * 8);
-	s->start = malloc(m * 8);
-	s->end = malloc(m * 8);
-	s->freed = malloc(m * 8);
-	s->gci = malloc(m * 4);
-	s->gc_no = malloc(m * 4);
-	return s->t && s->v && s->start && s->end && s->freed && s->gci && s->gc_no ? 0 : -ENOMEM;
-}
-
-static uint64_t rel_ns(const struct trace *t, uint64_t ns)
-{
-	return ns > t->first_ns ? ns - t->first_ns : 0;
-}
-
-/* The leak series: reachable where at least two GCs have it, else
- * used_after; points whose time does not advance are skipped. */
-static uint32_t leak_points(const struct trace *t, const uint64_t *reach, int use_reach,
-			    struct series *s)
-{
-	uint32_t n = 0;
-	for (uint32_t g = 0; g < t->ngcs; g++) {
-		uint64_t v = use_reach ? reach[g] : t->gcs[g].used_after;
-		uint64_t tn = rel_ns(t, t->gcs[g].end_ns);
-		if (v == NONE || v > INT64_MAX || (n && tn <= s->t[n - 1]))
-			continue;
-		s->t[n] = tn;
-		s->v[n] = v;
-		s->gci[n] = g;
-		n++;
-	}
-	return n;
-}
-
-static void gc_columns(const struct trace *t, struct series *s)
-{
-	for (uint32_t g = 0; g < t->ngcs; g++) {
-		const struct htr_gc_summary *x = &t->gcs[g];
-		s->gc_no[g] = x->gc;
-		s->start[g] = x->start_ns;
-		s->end[g] = x->end_ns;
-		s->freed[g] = x->used_before != NONE && x->used_after != NONE &&
-			x->used_before > x->used_after ? x->used_before - x->used_after : 0;
-	}
-}
-
-static int run_detectors(struct hfs *fs, struct hfs_windows *w, const uint64_t *reach)
-{
-	const struct trace *t = fs->trace;
-	struct series s;
-	int rc = series_alloc(&s, t->ngcs);
-	if (rc)
-		goto out;
-	gc_columns(t, &s);
-	w->leak_on_reachable = w->nsampled >= 2;
-	w->leak_points = leak_points(t, reach, w->leak_on_reachable, &s);
-	struct win_points pts = { .n = w->leak_points, .t_ns = s.t, .v = s.v, .gci = s.gci,
-				  .ngcs = t->ngcs, .gc_no = s.gc_no };
-	struct win_gcs gcs = { .n = t->ngcs, .start_ns = s.start, .end_ns = s.end,
-			       .freed = s.freed, .origin_ns = t->first_ns, .gc_no = s.gc_no };
-	if ((rc = win_leak(&pts, &w->p, &w->res[WK_LEAK])) ||
-	    (rc = win_leak_narrow(&pts, &w->res[WK_LEAK], &w->p, &w->res[WK_NARROW])) ||
-	    (rc = win_leak_regression(&pts, &w->p, &w->res[WK_REGRESSION])) ||
-	    (rc = win_gc_overhead(&gcs, &w->p, &w->res[WK_GC_OVERHEAD])) ||
-	    (rc = win_churn(&gcs, &w->p, &w->res[WK_CHURN])))
-		goto out;
-	/* the gc-based windows are in absolute time; make them relative */
-	for (int k = WK_GC_OVERHEAD; k <= WK_CHURN; k++) {
-		w->res[k].start_ns = rel_ns(t, w->res[k].start_ns);
-		w->res[k].end_ns = rel_ns(t, w->res[k].end_ns);
-	}
-out:
-	series_free(&s);
-	return rc == -EINVAL ? -EIO : rc;
+	struct win_inputs in = tree_inputs(fs);
+	return win_state_reachable(fs->win, &in, reachable);
 }
 
 int hfs_windows_results(struct hfs *fs, const struct win_result **res)
 {
-	struct hfs_windows *w = fs->win;
-	const uint64_t *reach;
-	int rc = hfs_reachable_series(fs, &reach);
-	if (rc)
-		return rc;
-	rc = flight_begin(w, &w->res_state, NULL);
-	if (rc == 1) {
-		rc = run_detectors(fs, w, reach);
-		flight_end(w, &w->res_state, NULL, rc);
-	}
-	if (rc == 0)
-		*res = w->res;
-	return rc;
+	struct win_inputs in = tree_inputs(fs);
+	return win_state_results(fs->win, &in, res);
 }
 
 int hfs_window_link(struct hfs *fs, enum win_kind k, int end, char *buf, size_t len)
@@ -489,10 +230,9 @@ static int64_t round_i64(double x)
 
 /* The kind's main metric: name and value (integer, as every number in
  * the tree), and its threshold as text. */
-static void metric_of(const struct hfs_windows *w, enum win_kind k, const struct win_result *r,
+static void metric_of(const struct win_params *p, enum win_kind k, const struct win_result *r,
 		      const char **name, int64_t *value, char *thr, size_t len)
 {
-	const struct win_params *p = &w->p;
 	switch (k) {
 	case WK_LEAK:
 		*name = "growth_bytes_per_s";
@@ -523,12 +263,13 @@ static void metric_of(const struct hfs_windows *w, enum win_kind k, const struct
 
 static int leak_source(struct hfs *fs, char *buf, size_t len)
 {
-	struct hfs_windows *w = fs->win;
-	if (w->leak_on_reachable)
-		return snprintf(buf, len, "reachable (%" PRIu32 " of %" PRIu32 " GCs%s)", w->nsampled,
-				fs->trace->ngcs, w->p.reachable_every > 1 ? ", sampled" : "");
+	struct win_state_info w;
+	win_state_info(fs->win, &w);
+	if (w.leak_on_reachable)
+		return snprintf(buf, len, "reachable (%" PRIu32 " of %" PRIu32 " GCs%s)", w.nsampled,
+				fs->trace->ngcs, w.params->reachable_every > 1 ? ", sampled" : "");
 	return snprintf(buf, len, "used_after (fewer than 2 GCs with a graph%s)",
-			w->p.reachable_every > 1 ? " sampled" : "");
+			w.params->reachable_every > 1 ? " sampled" : "");
 }
 
 static int window_keys(struct hfs *fs, const struct win_result *r, struct buf *out)
@@ -545,7 +286,9 @@ static int window_keys(struct hfs *fs, const struct win_result *r, struct buf *o
 
 static int kind_keys(struct hfs *fs, enum win_kind k, const struct win_result *r, struct buf *out)
 {
-	const struct win_params *p = &fs->win->p;
+	struct win_state_info w;
+	win_state_info(fs->win, &w);
+	const struct win_params *p = w.params;
 	int rc = 0;
 	switch (k) {
 	case WK_LEAK:
@@ -622,6 +365,9 @@ int render_windows_summary(struct hfs *fs, struct buf *out)
 	int rc = hfs_windows_results(fs, &res);
 	if (rc)
 		return rc;
+	struct win_state_info wi;
+	win_state_info(fs->win, &wi);
+	const struct win_params *params = wi.params;
 	struct table tb;
 	table_init(&tb, summary_cols, sizeof summary_cols / sizeof *summary_cols);
 	for (int k = 0; k < WK_COUNT && !rc; k++) {
@@ -629,7 +375,7 @@ int render_windows_summary(struct hfs *fs, struct buf *out)
 		const char *mname;
 		int64_t value = 0;
 		char thr[96];
-		metric_of(fs->win, (enum win_kind)k, r, &mname, &value, thr, sizeof thr);
+		metric_of(params, (enum win_kind)k, r, &mname, &value, thr, sizeof thr);
 		if ((rc = table_add_row(&tb)))
 			break;
 		table_set_str(&tb, 0, kind_names[k], strlen(kind_names[k]));
@@ -654,19 +400,16 @@ int render_windows_summary(struct hfs *fs, struct buf *out)
 
 int render_windows_status(struct hfs *fs, struct buf *out)
 {
-	struct hfs_windows *w = fs->win;
-	pthread_mutex_lock(&w->lock);
-	int st = w->reach_state, err = w->reach_err;
-	pthread_mutex_unlock(&w->lock);
-	const char *s = st == ST_READY ? "done" : st == ST_BUSY ? "running" : err ? "failed"
+	struct win_state_info w;
+	win_state_info(fs->win, &w);
+	const char *s = w.reach_ready ? "done" : w.reach_busy ? "running" : w.reach_err ? "failed"
 		: "not computed yet (on first read of timeline/ or windows/)";
 	int rc = buf_printf(out, "reachable_series\t%s\n", s);
-	if (!rc && st != ST_NONE)
+	if (!rc && (w.reach_ready || w.reach_busy))
 		rc = buf_printf(out, "reachable_done\t%" PRIu64 "\nreachable_total\t%" PRIu64 "\n",
-				__atomic_load_n(&w->done, __ATOMIC_RELAXED),
-				__atomic_load_n(&w->total, __ATOMIC_RELAXED));
+				w.done, w.total);
 	if (!rc)
-		rc = buf_printf(out, "reachable_every\t%" PRIu32 "\n", w->p.reachable_every);
+		rc = buf_printf(out, "reachable_every\t%" PRIu32 "\n", w.params->reachable_every);
 	return rc;
 }
 
@@ -790,7 +533,7 @@ static void plot_ranges(const struct trace *t, const uint64_t *reach, struct plo
 	double tmax = 0, vmax = 0;
 	for (uint32_t g = 0; g < t->ngcs; g++) {
 		const struct htr_gc_summary *x = &t->gcs[g];
-		double e = (double)rel_ns(t, x->end_ns) / 1e6;
+		double e = (double)win_rel_ns(t, x->end_ns) / 1e6;
 		tmax = e > tmax ? e : tmax;
 		if (x->used_before != NONE && (double)x->used_before > vmax)
 			vmax = (double)x->used_before;
@@ -799,7 +542,7 @@ static void plot_ranges(const struct trace *t, const uint64_t *reach, struct plo
 		if (reach[g] != NONE && (double)reach[g] > vmax)
 			vmax = (double)reach[g];
 	}
-	double last = (double)rel_ns(t, t->last_ns) / 1e6;
+	double last = (double)win_rel_ns(t, t->last_ns) / 1e6;
 	p->tmax_ms = last > tmax ? last : tmax;
 	if (p->tmax_ms <= 0)
 		p->tmax_ms = 1;
@@ -901,10 +644,10 @@ static int svg_used(struct buf *out, const struct plot *p, const struct trace *t
 	for (uint32_t g = 0; g < t->ngcs && !d.rc; g++) {
 		const struct htr_gc_summary *x = &t->gcs[g];
 		if (x->used_before != NONE)
-			ds_add(&d, px(p, (double)rel_ns(t, x->start_ns) / 1e6),
+			ds_add(&d, px(p, (double)win_rel_ns(t, x->start_ns) / 1e6),
 			       py(p, (double)x->used_before));
 		if (x->used_after != NONE)
-			ds_add(&d, px(p, (double)rel_ns(t, x->end_ns) / 1e6),
+			ds_add(&d, px(p, (double)win_rel_ns(t, x->end_ns) / 1e6),
 			       py(p, (double)x->used_after));
 	}
 	ds_flush(&d);
@@ -921,7 +664,7 @@ static int svg_reachable(struct buf *out, const struct plot *p, const struct tra
 			  "stroke-linejoin=\"round\" points=\"", REACH_COLOR);
 	for (uint32_t g = 0; g < t->ngcs && !d.rc; g++)
 		if (reach[g] != NONE)
-			ds_add(&d, px(p, (double)rel_ns(t, t->gcs[g].end_ns) / 1e6),
+			ds_add(&d, px(p, (double)win_rel_ns(t, t->gcs[g].end_ns) / 1e6),
 			       py(p, (double)reach[g]));
 	ds_flush(&d);
 	int rc = d.rc ? d.rc : buf_printf(out, "\"/>\n");
@@ -931,7 +674,7 @@ static int svg_reachable(struct buf *out, const struct plot *p, const struct tra
 	for (uint32_t g = 0; g < t->ngcs && !rc; g++)
 		if (reach[g] != NONE)
 			rc = buf_printf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\"/>",
-					px(p, (double)rel_ns(t, t->gcs[g].end_ns) / 1e6),
+					px(p, (double)win_rel_ns(t, t->gcs[g].end_ns) / 1e6),
 					py(p, (double)reach[g]));
 	return rc ? rc : buf_printf(out, "</g>\n");
 }
@@ -956,7 +699,7 @@ static int svg_pauses(struct buf *out, const struct plot *p, const struct trace 
 		if (g < t->ngcs) {
 			const struct htr_gc_summary *x = &t->gcs[g];
 			d = x->end_ns > x->start_ns ? (double)(x->end_ns - x->start_ns) / 1e6 : 0;
-			c = (int)floor(px(p, (double)rel_ns(t, x->start_ns) / 1e6));
+			c = (int)floor(px(p, (double)win_rel_ns(t, x->start_ns) / 1e6));
 		}
 		if (c != col && col >= 0 && maxp > 0)
 			rc = buf_printf(out, "M%d.5 %.1fV%.1f", col, GY1,
@@ -1028,8 +771,10 @@ int render_memory_svg(struct hfs *fs, struct buf *out)
 	if (!rc) rc = svg_axes(out, &p);
 	if (!rc) rc = svg_windows(out, &p, res, t);
 	if (!rc) rc = svg_used(out, &p, t);
-	if (!rc) rc = svg_reachable(out, &p, t, reach, fs->win->nsampled);
+	struct win_state_info wi;
+	win_state_info(fs->win, &wi);
+	if (!rc) rc = svg_reachable(out, &p, t, reach, wi.nsampled);
 	if (!rc) rc = svg_pauses(out, &p, t);
-	if (!rc) rc = svg_legend(out, res, fs->win->nsampled);
+	if (!rc) rc = svg_legend(out, res, wi.nsampled);
 	return rc ? rc : buf_printf(out, "</svg>\n");
 }

@@ -11,26 +11,11 @@
  *                         growing: groups by type and by allocation site
  *                         ranked by net growth over the window
  *
- * Reachable memory per GC (§3.2.1 of the windows paper) needs the heap
- * state of every GC with a graph, i.e. a rebuild per GC, unless the trace
- * records the GC's reachable summary (format 1.2, HTR_GC_HAS_REACHABLE;
- * `heapfs check` verifies it): it is computed once, on the first read that
- * needs it, with progress in `status`, and kept for the life of the mount
- * (8 bytes per GC).  With -o reachable_every=K only every K-th GC with a
- * graph has a value (recorded or rebuilt), as without summaries.
+ * The series and the detectors' results are computed once, by
+ * analyses/winstate.h, over this tree's trace and state cache.
  *
- * The leak detectors run on the reachable series when at least two GCs
- * have a reachable value, and otherwise on used_after at every GC (a trace
- * without graphs).  The two are never mixed: used_after includes floating
- * garbage, so alternating the two would turn every sample into a false
- * drop or rise.
- *
- * Ownership: struct hfs owns one struct hfs_windows (fs->win), created by
- * hfs_windows_new in hfs_open and freed by hfs_windows_free in hfs_close.
- *
- * Locking: hfs_windows.lock is a leaf; it is never held while a heap state
- * is built or a detector runs (one thread computes, the others wait on the
- * condition variable: single flight).
+ * Ownership: struct hfs owns one struct win_state (fs->win), created in
+ * hfs_open and freed in hfs_close.
  */
 #ifndef HEAPFS_FS_RENDER_WINDOWS_H
 #define HEAPFS_FS_RENDER_WINDOWS_H
@@ -38,21 +23,16 @@
 #include <stdint.h>
 
 #include "analyses/windows.h"
+#include "analyses/winstate.h"
 #include "model/buf.h"
 
 struct hfs;
-struct hfs_windows;
-
-enum win_kind { WK_LEAK, WK_NARROW, WK_REGRESSION, WK_GC_OVERHEAD, WK_CHURN, WK_COUNT };
 
 /* File name of a kind under windows/ ("leak", "leak-narrow", ...). */
 const char *win_kind_name(enum win_kind k);
 /* Kind of a name, or WK_COUNT. */
 enum win_kind win_kind_of(const char *name);
 
-/* p NULL: the paper's defaults. */
-int hfs_windows_new(struct hfs_windows **out, const struct win_params *p);
-void hfs_windows_free(struct hfs_windows *w);
 
 /* Reachable bytes per GC index ([ngcs], UINT64_MAX where not computed:
  * no graph, or not sampled), computed on first use.  Valid until

@@ -1772,7 +1772,7 @@ int hfs_open(struct hfs **out, const char *trace_path, const struct hfs_opts *o,
 	}
 	if ((rc = open_classifiers(fs, o, err)))
 		goto fail;
-	if ((rc = hfs_windows_new(&fs->win, o ? o->windows : NULL))) {
+	if ((rc = win_state_new(&fs->win, o ? o->windows : NULL))) {
 		htr_errf(err, rc, 0, "out of memory");
 		goto fail;
 	}
@@ -1798,7 +1798,7 @@ int hfs_open(struct hfs **out, const char *trace_path, const struct hfs_opts *o,
 fail:
 	hfs_stop_jobs(fs, UINT32_MAX);
 	hfs_adhoc_free(fs->adhoc);
-	hfs_windows_free(fs->win);
+	win_state_free(fs->win);
 	if (fs->reg_ready)
 		cls_registry_destroy(&fs->reg);
 	if (fs->rc)
@@ -1855,7 +1855,7 @@ void hfs_close(struct hfs *fs)
 		return;
 	hfs_stop_jobs(fs, UINT32_MAX);
 	cls_registry_destroy(&fs->reg);
-	hfs_windows_free(fs->win);
+	win_state_free(fs->win);
 	hfs_adhoc_free(fs->adhoc);
 	rcache_free(fs->rc);
 	state_cache_free(fs->states);

@@ -38,7 +38,7 @@ struct hfs {
 	FILE *progress;             /* borrowed */
 	pthread_mutex_t err_lock;
 	char last_error[600];       /* err_lock; "" = none */
-	struct hfs_windows *win;    /* owned; fs/render_windows.c, own lock (a leaf) */
+	struct win_state *win;      /* owned; analyses/winstate.h, own lock (a leaf) */
 	struct hfs_adhoc *adhoc;    /* owned; fs/render_closure.c, own lock (a leaf) */
 	struct sus_params sus;      /* suspects thresholds; immutable after open */
 	struct jobs *jobs;          /* owned; own lock; NULL once stopped: reads */
