@@ -1,10 +1,11 @@
-/* suspects.h - the pure decisions behind the `suspects` file (issue 10):
+/* suspects.h - the pure decisions behind the `suspects` file:
  * what counts as a big retainer, where a big retainer's objects accumulate,
  * which groups survived the most GCs of a window, whether ownership is
  * shared, whether a data structure's overhead dominates its data, and the
- * order of the findings.  fs/render_suspects.c gathers the inputs (results
- * the tree already computes: windows, dominators, closures, roles,
- * classifications) and renders the file.
+ * order of the findings.  analyses/suspects_find.c applies them to a
+ * trace's heap states and cached results (windows, dominators, closures,
+ * roles, classifications) and makes the report fs/render_suspects.c
+ * prints.
  *
  * Thresholds (each one a mount option, mountopts.c, documented in README):
  *   suspect_big_pct      a single object or a group is a big retainer when

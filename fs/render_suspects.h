@@ -1,6 +1,6 @@
 /* render_suspects.h - `suspects` and `suspects.json` at the top of the
- * tree (issue 10): what is wrong with the program's memory and where to
- * look, every claim naming the tree path that shows it.
+ * tree: what is wrong with the program's memory and where to look, every
+ * claim naming the tree path that shows it.
  *
  * Sections (most severe first, see README "Finding a leak"):
  *   leak          the leak window: net growth, the type and site groups
@@ -25,9 +25,9 @@
  * allocated bytes that died inside it; big-retainers = the largest share
  * retained; bloat = bytes flagged as % of the heap.  Ties keep that order.
  *
- * Computed once per mount on the first read of either file, into an
- * internal record blob in the rendered cache ("\x01suspects"); both files
- * are rendered from it.
+ * The findings are computed by analyses/suspects_find.c (a typed report,
+ * no text), once per mount on the first read of either file, and kept in
+ * the rendered cache ("\x01suspects"); both files print that report.
  */
 #ifndef HEAPFS_FS_RENDER_SUSPECTS_H
 #define HEAPFS_FS_RENDER_SUSPECTS_H
@@ -36,7 +36,8 @@
 
 struct hfs;
 
-/* json 0: the text file (80 columns), 1: suspects.json. */
+/* json 0: the text file (80 columns), 1: suspects.json.  Appends to out
+ * (the caller's). */
 int render_suspects(struct hfs *fs, int json, struct buf *out);
 
 #endif

@@ -1,0 +1,1459 @@
+/* suspects_find.c - the findings of the suspects report (suspects_find.h).
+ *
+ * Each section (leak, gc-overhead, churn, big retainers, bloat) adds one
+ * finding and its claims; claims are appended to one array as they are
+ * found, so the claims of a finding are contiguous.  The findings are
+ * sorted by severity when the report is written out.
+ */
+#include "analyses/suspects_find.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "analyses/bitset.h"
+#include "analyses/closure.h"
+#include "analyses/keyspace.h"
+
+#define MAX_FINDINGS 8
+#define ROOT_LEAVES_MAX 3   /* indirect roots named per group */
+#define ROOT_WALK_MAX 16    /* hierarchy nodes visited per group */
+#define ROOT_QUEUE_MAX 128  /* nodes waiting to be visited */
+#define HOLDER_SITES_MAX 2  /* head allocation sites named per group */
+#define DETAIL_GROUPS 2     /* leak groups per classifier with roots, holder, path */
+#define CLO_MEMO_MAX 16     /* GC closures remembered by member set */
+
+#define SUS_MAGIC 0x31535553u /* "SUS1" */
+
+struct sctx {
+	const struct sus_source *src;
+	const struct sus_params *p;
+	const struct trace *t;
+	uint32_t cls_type, cls_site, cls_ir, cls_ds, cls_ih;
+	const struct cls_def *dtype, *dsite, *dir, *dds, *dih;
+	struct sus_finding f[MAX_FINDINGS];
+	uint32_t nf;
+	struct sus_finding *cur;  /* the finding claims are added to */
+	/* the report's arrays, as they grow (each an array of its struct) */
+	struct buf checks, claims, ir_keys, hops, shares, strings;
+	/* GC closures computed so far, by GC and member set (exact: the sets
+	 * are compared): a type and a site often hold the same objects
+	 * (HashMap$Node and HashMap.newNode), and the groups of one leak share
+	 * their owners */
+	struct clo_memo {
+		uint32_t gci;
+		uint64_t count;
+		uint64_t *bits;       /* owned */
+		struct closure_metrics deep, ret;
+	} memo[CLO_MEMO_MAX];
+	uint32_t nmemo;
+};
+
+/* ---- timing ---- */
+
+/* HEAPFS_TIMING=1 in the environment: how long each part of the report
+ * took, wall clock and this process's CPU time (the machine may be shared),
+ * on stderr (what tests/bench/bench_suspects.sh shows). */
+struct lap_t {
+	double wall, cpu;
+};
+
+static void lap_now(struct lap_t *t)
+{
+	struct timespec w, c;
+	clock_gettime(CLOCK_MONOTONIC, &w);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c);
+	t->wall = (double)w.tv_sec + (double)w.tv_nsec * 1e-9;
+	t->cpu = (double)c.tv_sec + (double)c.tv_nsec * 1e-9;
+}
+
+static void lap(const char *what, struct lap_t *t0)
+{
+	/* read each time (a handful of laps per report): FUSE threads share
+	 * no lazily set flag */
+	const char *v = getenv("HEAPFS_TIMING");
+	if (!v || !*v || !strcmp(v, "0"))
+		return;
+	struct lap_t t1;
+	lap_now(&t1);
+	fprintf(stderr, "heapfs: suspects: %-22s %8.3f s wall %8.3f s cpu\n", what,
+		t1.wall - t0->wall, t1.cpu - t0->cpu);
+	*t0 = t1;
+}
+
+/* ---- building the report ---- */
+
+static int add_str(struct sctx *c, const char *s, size_t len, uint32_t *off)
+{
+	if (c->strings.len + len + 1 > UINT32_MAX)
+		return -ENOMEM;
+	*off = (uint32_t)c->strings.len;
+	int rc = buf_put(&c->strings, s, len);
+	return rc ? rc : buf_putc(&c->strings, '\0');
+}
+
+static uint32_t count_of(const struct buf *b, size_t size)
+{
+	return (uint32_t)(b->len / size);
+}
+
+static int add_check(struct sctx *c, struct sus_check ck)
+{
+	return buf_put(&c->checks, &ck, sizeof ck);
+}
+
+static struct sus_finding *finding_new(struct sctx *c, enum sus_kind k, uint32_t severity)
+{
+	if (c->nf == MAX_FINDINGS)
+		return NULL;
+	struct sus_finding *f = &c->f[c->nf++];
+	memset(f, 0, sizeof *f);
+	f->kind = k;
+	f->severity = severity;
+	f->first_claim = count_of(&c->claims, sizeof(struct sus_claim));
+	c->cur = f;
+	return f;
+}
+
+/* Appends a claim to the current finding. */
+static int add_claim(struct sctx *c, struct sus_claim cl)
+{
+	int rc = buf_put(&c->claims, &cl, sizeof cl);
+	if (!rc)
+		c->cur->nclaims++;
+	return rc;
+}
+
+/* ---- names ---- */
+
+/* The by-type key naming a type (types the trace does not know: by-type's
+ * unknown key). */
+static uint32_t type_key(struct sctx *c, uint32_t type)
+{
+	return type < c->t->ntypes ? type : c->dtype->unknown_key;
+}
+
+/* Key of a site's allocating frame in by-site's keyspace (its first level). */
+static uint32_t site_frame_key(struct sctx *c, uint32_t site)
+{
+	const struct cls_def *d = c->dsite;
+	if (site >= d->npaths || d->path_off[site] == d->path_off[site + 1])
+		return d->unknown_key;
+	return d->path_keys[d->path_off[site]];
+}
+
+static int has_graph(struct sctx *c, uint32_t gci)
+{
+	return gci < c->t->ngcs && (c->t->gcs[gci].flags & HTR_GC_HAS_GRAPH);
+}
+
+/* A group chain: one classifier step (type or site frame). */
+static void group_chain(struct sctx *c, int site, uint32_t key, struct chain *ch)
+{
+	chain_init(ch);
+	chain_push(ch, ST_CLS, site ? c->cls_site : c->cls_type, key);
+}
+
+static int state_get(struct sctx *c, uint32_t gci, const struct heap_state **s)
+{
+	return c->src->state_get(c->src->ctx, gci, s);
+}
+
+static void state_put(struct sctx *c, const struct heap_state *s)
+{
+	c->src->state_put(c->src->ctx, s);
+}
+
+static void release(struct sctx *c, void *pin)
+{
+	c->src->release(c->src->ctx, pin);
+}
+
+static int classification(struct sctx *c, uint32_t gci, const struct chain *ch, uint32_t cls,
+			  void **pin, const struct cls_row **rows, uint32_t *nrows)
+{
+	return c->src->classification(c->src->ctx, gci, ch, cls, pin, rows, nrows);
+}
+
+static int group_totals(struct sctx *c, uint32_t gci, const struct chain *ch, struct cls_row *row)
+{
+	return c->src->group_totals(c->src->ctx, gci, ch, row);
+}
+
+/* ---- GC closures of the groups the report ranks ---- */
+
+/* Transitive and GC closure metrics of a member set of state s (GC gci).
+ * Only the groups the report ranks are computed, one by one: the tree's
+ * closure tables (by-type/table) compute every sibling of a group, most of
+ * which the report never names.  *bits is taken over by the memo (set to
+ * NULL) when it is remembered. */
+static int set_closures(struct sctx *c, const struct heap_state *s, uint32_t gci, uint64_t **bits,
+			struct closure_metrics *deep, struct closure_metrics *ret)
+{
+	uint64_t count = bitset_count(*bits, s->n);
+	size_t words = ((size_t)s->n + 63) / 64;
+	for (uint32_t k = 0; k < c->nmemo; k++) {
+		const struct clo_memo *m = &c->memo[k];
+		if (m->gci == gci && m->count == count && !memcmp(m->bits, *bits, words * 8)) {
+			*deep = m->deep;
+			*ret = m->ret;
+			return 0;
+		}
+	}
+	struct closure_ctx *cc = NULL;
+	int rc = closure_ctx_new(&cc, s);
+	if (!rc)
+		rc = closure_metrics_of(cc, *bits, deep, ret);
+	closure_ctx_free(cc);
+	if (!rc && c->nmemo < CLO_MEMO_MAX) {
+		c->memo[c->nmemo++] = (struct clo_memo){ gci, count, *bits, *deep, *ret };
+		*bits = NULL;
+	}
+	return rc;
+}
+
+/* The GC closure (retained) bytes of a type or site group at GC gci, which
+ * has a graph: what by-type/NAME/retained_size shows. */
+static int group_retained(struct sctx *c, uint32_t gci, int site, uint32_t key, uint64_t *bytes)
+{
+	const struct heap_state *s;
+	uint64_t *bits = NULL;
+	struct chain ch;
+	struct closure_metrics deep, ret;
+	int rc = state_get(c, gci, &s);
+	if (rc)
+		return rc;
+	group_chain(c, site, key, &ch);
+	if (!(rc = group_members_bits(c->src->reg, s, &ch, &bits)) &&
+	    !(rc = set_closures(c, s, gci, &bits, &deep, &ret)))
+		*bytes = ret.bytes;
+	free(bits);
+	state_put(c, s);
+	return rc;
+}
+
+/* ---- leak: the groups that grew ---- */
+
+struct grower {
+	uint32_t key;
+	int64_t net_b, net_c;
+	uint64_t retained;   /* at the window's end; 0 without a graph */
+};
+
+static int grower_by_net(const void *a, const void *b)
+{
+	const struct grower *x = a, *y = b;
+	if (x->net_b != y->net_b)
+		return x->net_b > y->net_b ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static int grower_by_retained(const void *a, const void *b)
+{
+	const struct grower *x = a, *y = b;
+	if (x->retained != y->retained)
+		return x->retained > y->retained ? -1 : 1;
+	return grower_by_net(a, b);
+}
+
+/* The groups of one classifier that grew most between start and end: the
+ * 2 x top biggest net growers, re-ranked by retained size at end (what
+ * freeing them would give back; one GC closure each), top kept.  Returns
+ * how many in g. */
+static int growers(struct sctx *c, int site, uint32_t start, uint32_t end, struct grower *g,
+		   uint32_t *ng)
+{
+	struct chain ch;
+	chain_init(&ch);
+	ch.diff_gci = start;
+	void *e;
+	const struct cls_row *rows;
+	uint32_t nrows, cand = c->p->top * 2, m = 0;
+	*ng = 0;
+	int rc = classification(c, end, &ch, site ? c->cls_site : c->cls_type, &e, &rows, &nrows);
+	if (rc)
+		return rc;
+	struct grower *all = malloc(sizeof *all * (nrows ? nrows : 1));
+	if (!all) {
+		release(c, e);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < nrows; i++) {
+		/* in a diff, COL_LIVE holds the born */
+		int64_t nb = (int64_t)rows[i].b[COL_LIVE] - (int64_t)rows[i].b[COL_DIED];
+		int64_t nc = (int64_t)rows[i].c[COL_LIVE] - (int64_t)rows[i].c[COL_DIED];
+		if (nb > 0)
+			all[m++] = (struct grower){ rows[i].key, nb, nc, 0 };
+	}
+	release(c, e);
+	qsort(all, m, sizeof *all, grower_by_net);
+	if (m > cand)
+		m = cand;
+	for (uint32_t i = 0; i < m && has_graph(c, end); i++) {
+		if ((rc = group_retained(c, end, site, all[i].key, &all[i].retained)))
+			break;
+	}
+	if (!rc) {
+		qsort(all, m, sizeof *all, grower_by_retained);
+		*ng = m < c->p->top ? m : c->p->top;
+		memcpy(g, all, *ng * sizeof *g);
+	}
+	free(all);
+	return rc;
+}
+
+/* The indirect roots of a group: a walk down by-indirect-root's hierarchy
+ * (largest children first) to ROOT_LEAVES_MAX leaves.  The hierarchy comes
+ * in one pass over the group (src->ir_trie: what classifying the group
+ * level by level gives, without a pass over the heap per level). */
+struct ir_visit {
+	uint32_t node, key;
+	uint64_t count;
+};
+
+/* Largest first, then by key: the order of a classification's rows
+ * sorted by count (node indexes do not follow key order). */
+static int ir_by_count(const void *a, const void *b)
+{
+	const struct ir_visit *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* The by-indirect-root keys from the trie's root down to node, appended to
+ * the report's key array (at most CHAIN_KEYS_MAX: the deepest ones). */
+static int ir_keys(struct sctx *c, const struct sus_ir_node *t, uint32_t node, uint32_t *first,
+		   uint32_t *n)
+{
+	uint32_t keys[CHAIN_KEYS_MAX], k = 0;
+	for (; node != 0 && k < CHAIN_KEYS_MAX; node = t[node].parent)
+		keys[k++] = t[node].key;
+	*first = count_of(&c->ir_keys, sizeof(uint32_t));
+	*n = k;
+	for (; k > 0; k--) {
+		int rc = buf_put(&c->ir_keys, &keys[k - 1], sizeof keys[0]);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* The children of node x, largest first, then by key. */
+static uint32_t ir_children(const struct sus_ir_node *t, uint32_t nt, uint32_t x,
+			    struct ir_visit *out)
+{
+	uint32_t n = 0;
+	for (uint32_t i = x + 1; i < nt; i++) {
+		if (t[i].parent == x && t[i].count)
+			out[n++] = (struct ir_visit){ i, t[i].key, t[i].count };
+	}
+	qsort(out, n, sizeof *out, ir_by_count);
+	return n;
+}
+
+/* The roots keeping the group alive, best first; *top_first, *top_n get
+ * the first one's keys in the report's key array (*top_n 0 when none). */
+static int leak_roots(struct sctx *c, uint32_t end, int site, uint32_t key, uint64_t total,
+		      uint32_t *top_first, uint32_t *top_n)
+{
+	const struct heap_state *s;
+	uint64_t *bits = NULL;
+	struct ir_visit *q = NULL, *kids = NULL;
+	struct buf tb;
+	struct chain ch;
+	buf_init(&tb);
+	*top_first = *top_n = 0;
+	int rc = state_get(c, end, &s);
+	if (rc)
+		return rc;
+	group_chain(c, site, key, &ch);
+	if ((rc = group_members_bits(c->src->reg, s, &ch, &bits)) ||
+	    (rc = c->src->ir_trie(c->src->ctx, end, s, bits, &tb)))
+		goto out;
+	const struct sus_ir_node *t = (const struct sus_ir_node *)tb.data;
+	uint32_t nt = (uint32_t)(tb.len / sizeof *t), head = 0, tail = 0, leaves = 0, visits = 0;
+	q = malloc(sizeof *q * ROOT_QUEUE_MAX);
+	kids = malloc(sizeof *kids * (nt ? nt : 1));
+	if (!q || !kids) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	q[tail++] = (struct ir_visit){ 0, UINT32_MAX, total };
+	/* best first: the unvisited node reaching the most members (a queue of
+	 * at most ROOT_QUEUE_MAX nodes: a linear scan) */
+	while (head < tail && leaves < ROOT_LEAVES_MAX && visits++ < ROOT_WALK_MAX && !rc) {
+		uint32_t best = head;
+		for (uint32_t i = head + 1; i < tail; i++) {
+			if (q[i].count > q[best].count)
+				best = i;
+		}
+		struct ir_visit cur = q[best];
+		q[best] = q[head++];
+		uint32_t nk = ir_children(t, nt, cur.node, kids);
+		if (nk == 0 && cur.node != 0) { /* a leaf: a root */
+			struct sus_claim cl = { .what = SUS_C_GROUP_ROOT, .level = 1, .site = (uint8_t)site,
+						.gci = end, .key = key, .count = cur.count, .total = total };
+			if (!(rc = ir_keys(c, t, cur.node, &cl.ir_first, &cl.nir)))
+				rc = add_claim(c, cl);
+			if (!rc && !leaves) {
+				*top_first = cl.ir_first;
+				*top_n = cl.nir;
+			}
+			leaves++;
+		}
+		for (uint32_t r = 0; r < nk && tail < ROOT_QUEUE_MAX; r++)
+			q[tail++] = kids[r];
+	}
+out:
+	free(q);
+	free(kids);
+	free(bits);
+	buf_free(&tb);
+	state_put(c, s);
+	return rc;
+}
+
+/* The data structure holding a group: by-ds's largest element-of row (else
+ * member-of), and the allocation sites of the heads of that type that hold
+ * the group's members. */
+struct holder_ctx {
+	const struct sus_ds_roles *dv;
+	const struct heap_state *s;
+	uint32_t type;
+	uint64_t *per_site;  /* [nsites + 1] */
+	uint32_t nsites;
+	uint32_t last_slot;
+};
+
+static int holder_cb(void *vctx, uint32_t slot)
+{
+	struct holder_ctx *h = vctx;
+	if (slot == h->last_slot || slot >= h->dv->nheads)
+		return 0;
+	h->last_slot = slot;
+	const struct objinfo *oi = hs_info(h->s, h->dv->head_obj[slot]);
+	if (oi->type != h->type)
+		return 0;
+	h->per_site[oi->site < h->nsites ? oi->site : h->nsites]++;
+	return 0;
+}
+
+static int holder_sites(struct sctx *c, uint32_t end, int site, uint32_t key, uint32_t head_type)
+{
+	const struct heap_state *s;
+	void *e = NULL;
+	struct sus_ds_roles dv;
+	uint64_t *bits = NULL, *per_site = NULL;
+	struct chain ch;
+	int rc = state_get(c, end, &s);
+	if (rc)
+		return rc;
+	if ((rc = c->src->ds_roles(c->src->ctx, end, &e, &dv)))
+		goto out;
+	group_chain(c, site, key, &ch);
+	if ((rc = group_members_bits(c->src->reg, s, &ch, &bits)))
+		goto out;
+	uint32_t nsites = c->t->nsites;
+	per_site = calloc((size_t)nsites + 1, sizeof *per_site);
+	if (!per_site) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	struct holder_ctx h = { &dv, s, head_type, per_site, nsites, UINT32_MAX };
+	BITSET_FOREACH(bits, s->n, o) {
+		h.last_slot = UINT32_MAX;
+		ds_for_each_holder(s, dv.roles, dv.owner, o, holder_cb, &h);
+	}
+	/* sites can share their allocating frame: sum by by-site's first level */
+	uint32_t nkeys = ks_count(&c->dsite->ks);
+	uint64_t *per_key = calloc(nkeys ? nkeys : 1, sizeof *per_key);
+	if (!per_key) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t k = 0; k <= nsites; k++) {
+		uint32_t fk = k < nsites ? site_frame_key(c, k) : c->dsite->unknown_key;
+		if (fk < nkeys)
+			per_key[fk] += per_site[k];
+	}
+	uint32_t top[HOLDER_SITES_MAX];
+	uint32_t nt = sus_top_k(per_key, nkeys, HOLDER_SITES_MAX, top);
+	for (uint32_t i = 0; i < nt && !rc; i++)
+		rc = add_claim(c, (struct sus_claim){ .what = SUS_C_HOLDER_SITE, .level = 1,
+						      .site = 1, .gci = end, .key = top[i],
+						      .key2 = type_key(c, head_type),
+						      .count = per_key[top[i]] });
+	free(per_key);
+out:
+	free(per_site);
+	free(bits);
+	if (e)
+		release(c, e);
+	state_put(c, s);
+	return rc;
+}
+
+static int leak_holder(struct sctx *c, uint32_t end, int site, uint32_t key)
+{
+	struct chain ch;
+	void *e;
+	const struct cls_row *rows;
+	uint32_t nrows, best = UINT32_MAX;
+	int best_elem = 0;
+	group_chain(c, site, key, &ch);
+	int rc = classification(c, end, &ch, c->cls_ds, &e, &rows, &nrows);
+	if (rc)
+		return rc;
+	for (uint32_t r = 0; r < nrows; r++) {
+		const char *n = ks_raw(&c->dds->ks, rows[r].key);
+		int elem = strncmp(n, "element-of-", 11) == 0;
+		if (!elem && strncmp(n, "member-of-", 10) != 0)
+			continue;
+		if (best == UINT32_MAX || elem > best_elem ||
+		    (elem == best_elem && rows[r].c[COL_LIVE] > rows[best].c[COL_LIVE])) {
+			best = r;
+			best_elem = elem;
+		}
+	}
+	/* the head type's name as the claim shows it: at most 511 bytes of
+	 * the by-ds value */
+	char raw[512] = "";
+	if (best != UINT32_MAX) {
+		snprintf(raw, sizeof raw, "%s", ks_raw(&c->dds->ks, rows[best].key));
+		rc = add_claim(c, (struct sus_claim){ .what = SUS_C_GROUP_HOLDER, .level = 1,
+						      .site = (uint8_t)site, .gci = end, .key = key,
+						      .key2 = rows[best].key, .n = (uint32_t)best_elem,
+						      .count = rows[best].c[COL_LIVE] });
+	}
+	release(c, e);
+	if (rc || best == UINT32_MAX || !best_elem)
+		return rc;
+	/* the head type's id: by-type's keys are type ids */
+	const char *tn = raw + 11;
+	uint32_t tkey = ks_find_raw((struct keyspace *)&c->dtype->ks, tn, strlen(tn));
+	if (tkey == KS_NO_KEY || tkey >= c->t->ntypes)
+		return 0;
+	return holder_sites(c, end, site, key, tkey);
+}
+
+/* One path from a root: the first block of the paths file of the group's
+ * members that root reaches (none: all members), which starts at that
+ * root.  Not the whole group's paths file: it samples the oldest members,
+ * and for a recorded leak of HashMap$Nodes those were the JDK's system
+ * properties, not the leaking map's entries. */
+static int hop_cb(void *vctx, const char *via, size_t via_len, const char *type, size_t type_len)
+{
+	struct sctx *c = vctx;
+	struct sus_hop h;
+	int rc = add_str(c, via, via_len, &h.via);
+	if (!rc) rc = add_str(c, type, type_len, &h.type);
+	return rc ? rc : buf_put(&c->hops, &h, sizeof h);
+}
+
+static int leak_path(struct sctx *c, uint32_t end, int site, uint32_t key, uint32_t root_first,
+		     uint32_t root_n)
+{
+	uint32_t first = count_of(&c->hops, sizeof(struct sus_hop));
+	/* the keys stay put: hop_cb appends to other arrays */
+	const uint32_t *root = root_n ? (const uint32_t *)c->ir_keys.data + root_first : NULL;
+	int rc = c->src->group_path(c->src->ctx, end, site, key, root, root_n, hop_cb, c);
+	uint32_t n = count_of(&c->hops, sizeof(struct sus_hop)) - first;
+	if (!rc && n)
+		rc = add_claim(c, (struct sus_claim){ .what = SUS_C_GROUP_PATH, .level = 1,
+						      .site = (uint8_t)site, .gci = end, .key = key,
+						      .ir_first = root_first, .nir = root_n,
+						      .item_first = first, .nitems = n });
+	return rc == -ENOENT ? 0 : rc;
+}
+
+/* Shared ownership (gc-roots paper 5.1): the root objects that keep the
+ * group alive (its roots file) retain more together than the sum of what
+ * each retains. */
+struct owner {
+	uint64_t id, retained;
+};
+
+static int owner_cb(void *vctx, uint64_t id, uint64_t retained)
+{
+	struct owner o = { id, retained };
+	return buf_put(vctx, &o, sizeof o);
+}
+
+static int leak_shared(struct sctx *c, uint32_t end, int site, uint32_t key)
+{
+	struct buf ob;
+	buf_init(&ob);
+	const struct heap_state *s = NULL;
+	uint64_t *bits = NULL;
+	int rc = c->src->group_owners(c->src->ctx, end, site, key, owner_cb, &ob);
+	if (rc)
+		goto out;
+	if ((rc = state_get(c, end, &s)))
+		goto out;
+	bits = bitset_alloc(s->n);
+	if (!bits) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	uint32_t nowners = 0, one_type = UINT32_MAX;
+	int same_type = 1;
+	uint64_t sum_single = 0;
+	const struct owner *ow = (const struct owner *)ob.data;
+	for (size_t k = 0; k < ob.len / sizeof *ow; k++) {
+		uint32_t o = heap_state_find(s, ow[k].id);
+		if (o == UINT32_MAX)
+			continue;
+		sum_single += ow[k].retained;
+		bitset_set(bits, o);
+		uint32_t ty = hs_info(s, o)->type;
+		if (nowners++ && ty != one_type)
+			same_type = 0;
+		one_type = ty;
+	}
+	if (nowners < 2)
+		goto out;
+	struct closure_metrics deep, ret;
+	if ((rc = set_closures(c, s, end, &bits, &deep, &ret)))
+		goto out;
+	struct sus_claim cl = { .what = SUS_C_GROUP_NOT_SHARED, .level = 1, .site = (uint8_t)site,
+				.gci = end, .key = key, .n = nowners, .bytes = ret.bytes,
+				.key2 = KS_NO_KEY };
+	if (!sus_shared(nowners, ret.bytes, sum_single)) {
+		rc = add_claim(c, cl);
+		goto out;
+	}
+	cl.what = SUS_C_GROUP_SHARED;
+	cl.bytes2 = sum_single;
+	if (same_type) {
+		/* the owners' type group is exactly the owners: its retained size
+		 * is the joint one */
+		struct chain tc;
+		struct cls_row row;
+		group_chain(c, 0, one_type, &tc);
+		if (!group_totals(c, end, &tc, &row) && row.c[COL_LIVE] == nowners)
+			cl.key2 = type_key(c, one_type);
+	}
+	rc = add_claim(c, cl);
+out:
+	free(bits);
+	if (s)
+		state_put(c, s);
+	buf_free(&ob);
+	return rc == -ENOENT ? 0 : rc;
+}
+
+static int leak_group(struct sctx *c, uint32_t end, int site, const struct grower *g, int details)
+{
+	int graph = has_graph(c, end);
+	int rc = add_claim(c, (struct sus_claim){ .what = SUS_C_GROUP_GROWTH, .site = (uint8_t)site,
+						  .gci = end, .key = g->key, .n = (uint32_t)graph,
+						  .net_bytes = g->net_b, .net_count = g->net_c });
+	if (!rc && graph)
+		rc = add_claim(c, (struct sus_claim){ .what = SUS_C_GROUP_RETAINED, .level = 1,
+						      .site = (uint8_t)site, .gci = end, .key = g->key,
+						      .bytes = g->retained });
+	if (rc || !graph || !details)
+		return rc;
+	struct chain ch;
+	struct cls_row row;
+	uint32_t top_first, top_n;
+	group_chain(c, site, g->key, &ch);
+	if (!(rc = group_totals(c, end, &ch, &row)) &&
+	    !(rc = leak_roots(c, end, site, g->key, row.c[COL_LIVE], &top_first, &top_n)) &&
+	    !(rc = leak_holder(c, end, site, g->key)) &&
+	    !(rc = leak_path(c, end, site, g->key, top_first, top_n)))
+		rc = leak_shared(c, end, site, g->key);
+	return rc;
+}
+
+static uint64_t reachable_at(struct sctx *c, const struct sus_windows *w, uint32_t gci)
+{
+	if (w->reachable && w->reachable[gci] != UINT64_MAX)
+		return w->reachable[gci];
+	return c->t->gcs[gci].used_after;
+}
+
+static int sec_leak(struct sctx *c, const struct sus_windows *w)
+{
+	const struct win_result *r = w->leak;
+	uint64_t at_end = reachable_at(c, w, r->end_gci);
+	uint64_t growth = r->growth_bytes > 0 ? (uint64_t)r->growth_bytes : 0;
+	uint32_t sev = sus_pct(growth, at_end);
+	struct sus_finding *f = finding_new(c, SUS_LEAK, sev ? sev : 1);
+	if (!f)
+		return -ENOMEM;
+	f->start_gci = r->start_gci;
+	f->end_gci = r->end_gci;
+	f->bytes = growth;
+	f->per_s = r->per_s;
+	f->reachable = at_end;
+	int rc = add_claim(c, (struct sus_claim){ .what = SUS_C_LEAK_WINDOW, .gci = r->end_gci });
+	/* The heuristic cannot tell a leak from a program that builds up what
+	 * it needs (start-up, a batch job's result) when the growth starts
+	 * with the trace: say so, rather than let severity alone speak. */
+	if (!rc && r->first == 0)
+		rc = add_claim(c, (struct sus_claim){ .what = SUS_C_LEAK_CAUTION, .gci = r->end_gci });
+	if (rc || !w->leak_spans)
+		return rc;
+	rc = add_claim(c, (struct sus_claim){ .what = SUS_C_LEAK_GROWERS, .gci = r->end_gci });
+	for (int site = 0; site <= 1 && !rc; site++) {
+		struct grower g[16];
+		uint32_t ng = 0;
+		if (c->p->top > 16)
+			return -EINVAL;
+		struct lap_t t0;
+		lap_now(&t0);
+		rc = growers(c, site, r->start_gci, r->end_gci, g, &ng);
+		lap(site ? "leak: site growers" : "leak: type growers", &t0);
+		for (uint32_t i = 0; i < ng && !rc; i++)
+			rc = leak_group(c, r->end_gci, site, &g[i], i < DETAIL_GROUPS);
+		lap(site ? "leak: site details" : "leak: type details", &t0);
+	}
+	return rc;
+}
+
+/* ---- GC overhead: who survived the window's GCs ---- */
+
+static int survivors_rank(struct sctx *c, const struct heap_state *s, uint32_t start, uint32_t end,
+			  int site)
+{
+	uint32_t nkeys = site ? ks_count(&c->dsite->ks) : c->t->ntypes;
+	uint32_t *info_key = malloc(sizeof *info_key * (s->ninfos ? s->ninfos : 1));
+	uint64_t *info_size = malloc(sizeof *info_size * (s->ninfos ? s->ninfos : 1));
+	uint64_t *bg = calloc(nkeys ? nkeys : 1, sizeof *bg);
+	uint64_t *cnt = calloc(nkeys ? nkeys : 1, sizeof *cnt);
+	uint32_t top[16];
+	int rc = 0;
+	if (!info_key || !info_size || !bg || !cnt) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < s->ninfos; i++) {
+		info_key[i] = site ? site_frame_key(c, s->infos[i].site) : s->infos[i].type;
+		info_size[i] = s->infos[i].size;
+	}
+	sus_survivors(s->n, s->birth, s->info, info_key, info_size, nkeys, start, end, bg, cnt);
+	uint32_t nt = sus_top_k(bg, nkeys, c->p->top < 16 ? c->p->top : 16, top);
+	for (uint32_t i = 0; i < nt && !rc; i++)
+		rc = add_claim(c, (struct sus_claim){ .what = SUS_C_GROUP_SURVIVED, .level = 1,
+						      .site = (uint8_t)site, .gci = end, .key = top[i],
+						      .count = cnt[top[i]], .bytes = bg[top[i]] });
+out:
+	free(info_key);
+	free(info_size);
+	free(bg);
+	free(cnt);
+	return rc;
+}
+
+static int sec_gc_overhead(struct sctx *c, const struct win_result *r)
+{
+	uint32_t pct = (uint32_t)(r->per_s * 100 + 0.5);
+	struct sus_finding *f = finding_new(c, SUS_GC_OVERHEAD, pct);
+	if (!f)
+		return -ENOMEM;
+	f->start_gci = r->start_gci;
+	f->end_gci = r->end_gci;
+	f->pct = pct;
+	f->gc_ms = r->gc_ns / 1000000;
+	int rc = add_claim(c, (struct sus_claim){ .what = SUS_C_GCO_WINDOW, .gci = r->end_gci });
+	if (!rc)
+		rc = add_claim(c, (struct sus_claim){ .what = SUS_C_GCO_SURVIVORS, .gci = r->end_gci });
+	if (rc)
+		return rc;
+	const struct heap_state *s;
+	if ((rc = state_get(c, r->end_gci, &s)))
+		return rc;
+	rc = survivors_rank(c, s, r->start_gci, r->end_gci, 0);
+	if (!rc)
+		rc = survivors_rank(c, s, r->start_gci, r->end_gci, 1);
+	state_put(c, s);
+	return rc;
+}
+
+/* ---- churn: born and dead inside the window ---- */
+
+struct churn_tally {
+	uint64_t *tc, *tb;  /* per type: allocated in the window, then minus survivors */
+	uint64_t *sc, *sb;  /* per by-site first-level key */
+	uint32_t ntypes, nkeys;
+	uint64_t alloc_bytes;
+};
+
+static void churn_add(struct sctx *c, struct churn_tally *t, uint32_t type, uint32_t site,
+		      uint64_t size, int sub)
+{
+	uint32_t sk = site_frame_key(c, site);
+	if (type < t->ntypes) {
+		t->tc[type] += sub ? (uint64_t)-1 : 1;
+		t->tb[type] += sub ? (uint64_t)0 - size : size;
+	}
+	if (sk < t->nkeys) {
+		t->sc[sk] += sub ? (uint64_t)-1 : 1;
+		t->sb[sk] += sub ? (uint64_t)0 - size : size;
+	}
+}
+
+/* Allocations after GC start-1 ended and before GC end began, from the
+ * trace's event frames (frames end at GC boundaries: the ones before the
+ * window are skipped by their GC index range, never decoded). */
+static int churn_scan(struct sctx *c, uint32_t start, uint32_t end, struct churn_tally *t)
+{
+	const struct trace *tr = c->t;
+	/* GCs ended so far: the window's allocations are those seen after
+	 * `start` GCs ended and before GC `end` starts */
+	uint64_t ended = 0;
+	int rc = 0;
+	for (uint32_t fi = 0; fi < tr->nframes && !rc; fi++) {
+		const struct trace_frame *fr = &tr->frames[fi];
+		if (fr->kind != HTR_FRAME_EVENTS)
+			continue;
+		uint64_t after = fr->last_gc_index == UINT32_MAX ? ended : (uint64_t)fr->last_gc_index + 1;
+		if (after < start) { /* wholly before the window */
+			ended = after;
+			continue;
+		}
+		if (ended > end)
+			break;
+		struct htr_frame_hdr h;
+		struct htr_iter *it;
+		struct htr_err err;
+		memset(&err, 0, sizeof err);
+		if ((rc = htr_frame_header(tr->file, fr->offset, &h, &err)) ||
+		    (rc = htr_iter_open(&it, tr->file, &h, &err))) {
+			c->src->trace_error(c->src->ctx, &err);
+			return -EIO;
+		}
+		struct htr_event ev;
+		int more;
+		int in_gc = 0;
+		while ((more = htr_iter_next(it, &ev, &err)) > 0) {
+			if (ev.type == HTR_EV_GC_START)
+				in_gc = 1;
+			else if (ev.type == HTR_EV_GC_END) {
+				in_gc = 0;
+				ended++;
+			} else if (ev.type == HTR_EV_ALLOC && !in_gc && ended >= start && ended <= end &&
+				   !(ev.u.alloc.flags & HTR_ALLOC_PREEXISTING)) {
+				churn_add(c, t, ev.u.alloc.type, ev.u.alloc.site, ev.u.alloc.size, 0);
+				t->alloc_bytes += ev.u.alloc.size;
+			}
+		}
+		htr_iter_close(it);
+		if (more < 0) {
+			c->src->trace_error(c->src->ctx, &err);
+			return -EIO;
+		}
+		if (fr->last_gc_index != UINT32_MAX)
+			ended = (uint64_t)fr->last_gc_index + 1;
+	}
+	return rc;
+}
+
+static int churn_rank(struct sctx *c, const uint64_t *cnt, const uint64_t *bytes, uint32_t n,
+		      int site, uint32_t end)
+{
+	uint32_t top[16];
+	uint32_t nt = sus_top_k(bytes, n, c->p->top < 16 ? c->p->top : 16, top);
+	int rc = 0;
+	for (uint32_t i = 0; i < nt && !rc; i++) {
+		/* objects that never survived a GC are in no heap state: the
+		 * window files are the evidence; the group directory only when
+		 * some of its objects are alive at the window's end */
+		struct chain ch;
+		struct cls_row row;
+		group_chain(c, site, top[i], &ch);
+		int alive = !group_totals(c, end, &ch, &row) && row.c[COL_LIVE];
+		rc = add_claim(c, (struct sus_claim){ .what = SUS_C_GROUP_CHURNED, .level = 1,
+						      .site = (uint8_t)site, .gci = end, .key = top[i],
+						      .n = (uint32_t)alive, .count = cnt[top[i]],
+						      .bytes = bytes[top[i]] });
+	}
+	return rc;
+}
+
+static int sec_churn(struct sctx *c, const struct win_result *r)
+{
+	struct churn_tally t;
+	memset(&t, 0, sizeof t);
+	t.ntypes = c->t->ntypes;
+	t.nkeys = ks_count(&c->dsite->ks);
+	t.tc = calloc(t.ntypes + 1, sizeof *t.tc);
+	t.tb = calloc(t.ntypes + 1, sizeof *t.tb);
+	t.sc = calloc(t.nkeys + 1, sizeof *t.sc);
+	t.sb = calloc(t.nkeys + 1, sizeof *t.sb);
+	const struct heap_state *s = NULL;
+	int rc = -ENOMEM;
+	if (!t.tc || !t.tb || !t.sc || !t.sb)
+		goto out;
+	if ((rc = churn_scan(c, r->start_gci, r->end_gci, &t)))
+		goto out;
+	/* minus the window's allocations still alive at its end */
+	if ((rc = state_get(c, r->end_gci, &s)))
+		goto out;
+	for (uint32_t o = 0; o < s->n; o++) {
+		uint32_t bth = s->birth[o];
+		int in_window = bth == HS_NO_BIRTH ? r->start_gci == 0 && !(hs_info(s, o)->flags &
+									       HTR_ALLOC_PREEXISTING)
+						   : bth + 1 >= r->start_gci && bth < r->end_gci;
+		if (in_window) {
+			const struct objinfo *oi = hs_info(s, o);
+			churn_add(c, &t, oi->type, oi->site, oi->size, 1);
+		}
+	}
+	uint64_t died = 0;
+	for (uint32_t k = 0; k < t.ntypes; k++)
+		died += t.tb[k];
+	uint32_t sev = sus_pct(died, t.alloc_bytes);
+	struct sus_finding *f = finding_new(c, SUS_CHURN, sev ? sev : 1);
+	rc = -ENOMEM;
+	if (!f)
+		goto out;
+	f->start_gci = r->start_gci;
+	f->end_gci = r->end_gci;
+	f->per_s = r->per_s;
+	f->bytes = r->freed_bytes;
+	rc = add_claim(c, (struct sus_claim){ .what = SUS_C_CHURN_WINDOW, .gci = r->end_gci });
+	if (!rc)
+		rc = add_claim(c, (struct sus_claim){ .what = SUS_C_CHURN_BORN_DEAD, .gci = r->end_gci,
+						      .pct = sev });
+	if (!rc) rc = churn_rank(c, t.tc, t.tb, t.ntypes, 0, r->end_gci);
+	if (!rc) rc = churn_rank(c, t.sc, t.sb, t.nkeys, 1, r->end_gci);
+out:
+	if (s)
+		state_put(c, s);
+	free(t.tc);
+	free(t.tb);
+	free(t.sc);
+	free(t.sb);
+	return rc;
+}
+
+/* ---- big retainers ---- */
+
+static int big_objects(struct sctx *c, const struct heap_state *s, const struct dominators *d,
+		       const struct sus_domtree *dt, uint64_t min, uint64_t heap, uint32_t gci,
+		       uint32_t *maxpct)
+{
+	uint32_t big[16];
+	uint32_t nb = sus_big_objects(s->n, d->idom, d->retained, min, big,
+				      c->p->top < 16 ? c->p->top : 16);
+	int rc = 0;
+	for (uint32_t i = 0; i < nb && !rc; i++) {
+		uint32_t o = big[i], depth;
+		uint32_t pct = sus_pct(d->retained[o], heap);
+		if (pct > *maxpct)
+			*maxpct = pct;
+		rc = add_claim(c, (struct sus_claim){ .what = SUS_C_BIG_OBJECT, .gci = gci,
+						      .key = type_key(c, hs_info(s, o)->type),
+						      .object = s->id[o], .bytes = d->retained[o],
+						      .pct = pct });
+		uint32_t a = sus_accumulation_point(dt, d->retained, o, c->p->accum_pct, &depth);
+		if (!rc && a != o)
+			rc = add_claim(c, (struct sus_claim){ .what = SUS_C_ACCUMULATION, .level = 1,
+							      .gci = gci, .n = depth,
+							      .key = type_key(c, hs_info(s, a)->type),
+							      .object = s->id[a], .bytes = d->retained[a],
+							      .count = dt->off[a + 1] - dt->off[a] });
+	}
+	return rc;
+}
+
+static int big_types(struct sctx *c, const struct heap_state *s, const struct dominators *d,
+		     const struct sus_domtree *dt, uint64_t min, uint64_t heap, uint32_t gci,
+		     uint32_t *maxpct)
+{
+	uint32_t nt = c->t->ntypes, cand[32];
+	uint32_t *info_key = malloc(sizeof *info_key * (s->ninfos ? s->ninfos : 1));
+	uint64_t *lb = malloc(sizeof *lb * (nt ? nt : 1));
+	int rc = 0;
+	if (!info_key || !lb) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < s->ninfos; i++)
+		info_key[i] = s->infos[i].type;
+	if ((rc = sus_key_retained(dt, d->retained, s->info, info_key, nt, lb)))
+		goto out;
+	uint32_t ncand = sus_top_k(lb, nt, c->p->top < 32 ? c->p->top : 32, cand);
+	struct grower g[32];
+	uint32_t ng = 0;
+	for (uint32_t i = 0; i < ncand; i++) {
+		uint64_t retained;
+		if ((rc = group_retained(c, gci, 0, cand[i], &retained)))
+			goto out;
+		if (retained >= min && retained > 0)
+			g[ng++] = (struct grower){ cand[i], (int64_t)lb[cand[i]], 0, retained };
+	}
+	qsort(g, ng, sizeof *g, grower_by_retained);
+	for (uint32_t i = 0; i < ng && i < c->p->top && !rc; i++) {
+		uint32_t pct = sus_pct(g[i].retained, heap);
+		if (pct > *maxpct)
+			*maxpct = pct;
+		rc = add_claim(c, (struct sus_claim){ .what = SUS_C_BIG_TYPE, .gci = gci,
+						      .key = type_key(c, g[i].key),
+						      .bytes = g[i].retained, .pct = pct });
+		if (!rc && g[i].retained > (uint64_t)g[i].net_b)
+			rc = add_claim(c, (struct sus_claim){ .what = SUS_C_BIG_TYPE_SPLIT, .level = 1,
+							      .gci = gci, .key = type_key(c, g[i].key),
+							      .bytes = (uint64_t)g[i].net_b });
+	}
+out:
+	free(info_key);
+	free(lb);
+	return rc;
+}
+
+static int sec_big(struct sctx *c, uint32_t gci)
+{
+	const struct heap_state *s;
+	void *de = NULL;
+	struct dominators d;
+	struct sus_domtree dt;
+	memset(&dt, 0, sizeof dt);
+	int rc = state_get(c, gci, &s);
+	if (rc)
+		return rc;
+	if ((rc = c->src->dominators(c->src->ctx, gci, &de, &d)))
+		goto out;
+	if ((rc = sus_domtree_build(s->n, d.idom, &dt)))
+		goto out;
+	uint64_t heap = s->reachable_bytes;
+	uint64_t min = heap / 100 * c->p->big_pct + heap % 100 * c->p->big_pct / 100;
+	struct sus_finding *f = finding_new(c, SUS_BIG, 0);
+	if (!f) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	f->start_gci = f->end_gci = gci;
+	f->pct = c->p->big_pct;
+	f->bytes = heap;
+	uint32_t maxpct = 0;
+	rc = add_claim(c, (struct sus_claim){ .what = SUS_C_BIG_INTRO, .gci = gci });
+	if (!rc)
+		rc = big_objects(c, s, &d, &dt, min, heap, gci, &maxpct);
+	if (!rc)
+		rc = big_types(c, s, &d, &dt, min, heap, gci, &maxpct);
+	if (!rc && maxpct == 0)
+		rc = add_claim(c, (struct sus_claim){ .what = SUS_C_BIG_NONE, .gci = gci,
+						      .pct = c->p->big_pct });
+	f->severity = maxpct;
+out:
+	sus_domtree_free(&dt);
+	if (de)
+		release(c, de);
+	state_put(c, s);
+	return rc;
+}
+
+/* ---- bloat ---- */
+
+struct ds_agg {
+	uint64_t heads, own, data, empty, empty_bytes;
+};
+
+static int bloat_structures(struct sctx *c, uint32_t gci, uint64_t heap, uint64_t *flagged)
+{
+	const struct heap_state *s;
+	void *e;
+	const struct ds_head *h;
+	uint32_t nh, nt = c->t->ntypes;
+	int rc = state_get(c, gci, &s);
+	if (rc)
+		return rc;
+	if ((rc = c->src->ds_heads(c->src->ctx, gci, &e, &h, &nh))) {
+		state_put(c, s);
+		return rc;
+	}
+	struct ds_agg *a = calloc(nt + 1, sizeof *a);
+	uint64_t *own = calloc(nt + 1, sizeof *own), *empty = calloc(nt + 1, sizeof *empty);
+	uint32_t top[16];
+	if (!a || !own || !empty) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t k = 0; k < nh; k++) {
+		uint32_t ty = hs_info(s, h[k].obj)->type;
+		if (ty >= nt)
+			continue;
+		a[ty].heads++;
+		a[ty].own += h[k].member_bytes;
+		a[ty].data += h[k].element_bytes;
+		if (h[k].elements <= 1) {
+			a[ty].empty++;
+			a[ty].empty_bytes += h[k].member_bytes;
+		}
+	}
+	/* a kind of structure counts when it holds at least 1% of the heap */
+	for (uint32_t ty = 0; ty < nt; ty++) {
+		if (sus_overhead_dominates(a[ty].own, a[ty].data, c->p->overhead_pct) &&
+		    sus_pct(a[ty].own, heap) >= 1)
+			own[ty] = a[ty].own;
+		if (a[ty].empty >= c->p->empty_min)
+			empty[ty] = a[ty].empty;
+	}
+	uint32_t n = sus_top_k(own, nt, c->p->top < 16 ? c->p->top : 16, top);
+	for (uint32_t i = 0; i < n && !rc; i++) {
+		uint32_t ty = top[i];
+		*flagged += a[ty].own;
+		rc = add_claim(c, (struct sus_claim){ .what = SUS_C_OVERHEAD, .gci = gci,
+						      .key = type_key(c, ty), .count = a[ty].heads,
+						      .bytes = a[ty].own, .bytes2 = a[ty].data,
+						      .pct = sus_pct(a[ty].own, a[ty].own + a[ty].data) });
+	}
+	n = sus_top_k(empty, nt, c->p->top < 16 ? c->p->top : 16, top);
+	for (uint32_t i = 0; i < n && !rc; i++) {
+		uint32_t ty = top[i];
+		*flagged += a[ty].empty_bytes;
+		rc = add_claim(c, (struct sus_claim){ .what = SUS_C_EMPTY, .gci = gci,
+						      .key = type_key(c, ty), .count = a[ty].empty,
+						      .total = a[ty].heads, .bytes = a[ty].empty_bytes });
+	}
+out:
+	free(a);
+	free(own);
+	free(empty);
+	release(c, e);
+	state_put(c, s);
+	return rc;
+}
+
+static int bloat_health(struct sctx *c, uint32_t gci)
+{
+	struct chain ch;
+	void *e;
+	const struct cls_row *rows;
+	uint32_t nrows;
+	chain_init(&ch);
+	int rc = classification(c, gci, &ch, c->cls_ih, &e, &rows, &nrows);
+	if (rc)
+		return rc;
+	uint64_t total = 0;
+	for (uint32_t r = 0; r < nrows; r++)
+		total += rows[r].b[COL_LIVE];
+	uint32_t first = count_of(&c->shares, sizeof(struct sus_share));
+	for (uint32_t r = 0; r < nrows && !rc; r++) {
+		struct sus_share sh = { rows[r].key, sus_pct(rows[r].b[COL_LIVE], total),
+					rows[r].b[COL_LIVE] };
+		rc = buf_put(&c->shares, &sh, sizeof sh);
+	}
+	release(c, e);
+	if (!rc)
+		rc = add_claim(c, (struct sus_claim){ .what = SUS_C_HEALTH, .gci = gci,
+						      .item_first = first, .nitems = nrows });
+	return rc;
+}
+
+static int sec_bloat(struct sctx *c, uint32_t gci)
+{
+	const struct heap_state *s;
+	int rc = state_get(c, gci, &s);
+	if (rc)
+		return rc;
+	uint64_t heap = s->reachable_bytes;
+	state_put(c, s);
+	struct sus_finding *f = finding_new(c, SUS_BLOAT, 0);
+	if (!f)
+		return -ENOMEM;
+	f->start_gci = f->end_gci = gci;
+	uint64_t flagged = 0;
+	struct lap_t t0;
+	lap_now(&t0);
+	rc = bloat_structures(c, gci, heap, &flagged);
+	lap("bloat: structures", &t0);
+	if (!rc && flagged == 0)
+		rc = add_claim(c, (struct sus_claim){ .what = SUS_C_NO_BLOAT, .gci = gci,
+						      .pct = c->p->overhead_pct,
+						      .count = c->p->empty_min });
+	if (!rc)
+		rc = bloat_health(c, gci);
+	lap("bloat: instance health", &t0);
+	f->severity = sus_pct(flagged, heap);
+	return rc;
+}
+
+/* ---- assembling ---- */
+
+static int checked_windows(struct sctx *c, const struct sus_windows *w)
+{
+	const struct { enum sus_kind k; const struct win_result *r; } kinds[] = {
+		{ SUS_LEAK, w->leak }, { SUS_GC_OVERHEAD, w->gc_overhead }, { SUS_CHURN, w->churn },
+	};
+	int rc = 0;
+	for (size_t i = 0; i < 3 && !rc; i++) {
+		if (kinds[i].r->found)
+			continue;
+		const char *why = kinds[i].r->reason;
+		struct sus_check ck = { .what = SUS_CHECK_NO_WINDOW, .window = kinds[i].k };
+		rc = add_str(c, why, strnlen(why, sizeof kinds[i].r->reason), &ck.reason);
+		if (!rc)
+			rc = add_check(c, ck);
+	}
+	return rc;
+}
+
+/* Problems found over time (the windows) before snapshot findings (big
+ * retainers, bloat): a trend is the stronger evidence; by severity within
+ * each. */
+static int from_window(uint32_t k)
+{
+	return k == SUS_LEAK || k == SUS_GC_OVERHEAD || k == SUS_CHURN;
+}
+
+static int by_severity(const void *a, const void *b)
+{
+	const struct sus_finding *x = a, *y = b;
+	if (from_window(x->kind) != from_window(y->kind))
+		return from_window(x->kind) ? -1 : 1;
+	if (x->severity != y->severity)
+		return x->severity > y->severity ? -1 : 1;
+	return (int)x->kind - (int)y->kind;
+}
+
+static int sctx_init(struct sctx *c, const struct sus_source *src)
+{
+	memset(c, 0, sizeof *c);
+	c->src = src;
+	c->p = src->p;
+	c->t = src->trace;
+	buf_init(&c->checks);
+	buf_init(&c->claims);
+	buf_init(&c->ir_keys);
+	buf_init(&c->hops);
+	buf_init(&c->shares);
+	buf_init(&c->strings);
+	struct cls_registry *reg = src->reg;
+	c->cls_type = cls_find(reg, "type");
+	c->cls_site = cls_find(reg, "site");
+	c->cls_ir = cls_find(reg, "indirect-root");
+	c->cls_ds = cls_find(reg, "ds");
+	c->cls_ih = cls_find(reg, "instance-health");
+	if (c->cls_type == CLS_NONE || c->cls_site == CLS_NONE || c->cls_ir == CLS_NONE ||
+	    c->cls_ds == CLS_NONE || c->cls_ih == CLS_NONE)
+		return -EIO;
+	int rc = cls_prepare(reg, c->cls_type);
+	if (!rc) rc = cls_prepare(reg, c->cls_site);
+	if (rc)
+		return rc;
+	c->dtype = cls_get(reg, c->cls_type);
+	c->dsite = cls_get(reg, c->cls_site);
+	c->dir = cls_get(reg, c->cls_ir);
+	c->dds = cls_get(reg, c->cls_ds);
+	c->dih = cls_get(reg, c->cls_ih);
+	if (!c->dtype || !c->dsite || !c->dir || !c->dds || !c->dih)
+		return -EIO;
+	/* offset 0: the empty string */
+	return buf_putc(&c->strings, '\0');
+}
+
+static void sctx_free(struct sctx *c)
+{
+	for (uint32_t k = 0; k < c->nmemo; k++)
+		free(c->memo[k].bits);
+	buf_free(&c->checks);
+	buf_free(&c->claims);
+	buf_free(&c->ir_keys);
+	buf_free(&c->hops);
+	buf_free(&c->shares);
+	buf_free(&c->strings);
+}
+
+static uint32_t last_graph_gc(struct sctx *c)
+{
+	for (uint32_t i = c->t->ngcs; i > 0; i--) {
+		if (has_graph(c, i - 1))
+			return i - 1;
+	}
+	return UINT32_MAX;
+}
+
+static int gather(struct sctx *c)
+{
+	if (c->t->ngcs == 0)
+		return add_check(c, (struct sus_check){ .what = SUS_CHECK_NO_GC });
+	struct sus_windows w;
+	memset(&w, 0, sizeof w);
+	struct lap_t t0;
+	lap_now(&t0);
+	int rc = c->src->windows(c->src->ctx, &w);
+	if (rc)
+		return rc;
+	lap("windows", &t0);
+	uint32_t g = last_graph_gc(c);
+	rc = add_check(c, (struct sus_check){ .what = SUS_CHECK_SCOPE, .big_pct = c->p->big_pct,
+					      .graph = g != UINT32_MAX });
+	if (!rc) rc = checked_windows(c, &w);
+	if (!rc && w.leak->found) {
+		rc = sec_leak(c, &w);
+		lap("leak", &t0);
+	}
+	if (!rc && w.gc_overhead->found) {
+		rc = sec_gc_overhead(c, w.gc_overhead);
+		lap("gc-overhead", &t0);
+	}
+	if (!rc && w.churn->found) {
+		rc = sec_churn(c, w.churn);
+		lap("churn", &t0);
+	}
+	if (!rc && g != UINT32_MAX) {
+		rc = sec_big(c, g);
+		lap("big retainers", &t0);
+	}
+	if (!rc && g != UINT32_MAX) {
+		rc = sec_bloat(c, g);
+		lap("bloat", &t0);
+	}
+	if (!rc && !w.leak->found && !w.gc_overhead->found && !w.churn->found)
+		rc = add_check(c, (struct sus_check){ .what = SUS_CHECK_QUIET });
+	return rc;
+}
+
+/* ---- the flat form ---- */
+
+struct flat_hdr {
+	uint32_t magic;
+	uint32_t nchecks, nfindings, nclaims, nir_keys, nhops, nshares, strings_len;
+};
+
+enum { A_CHECKS, A_FINDINGS, A_CLAIMS, A_IR_KEYS, A_HOPS, A_SHARES, A_STRINGS, A_COUNT };
+
+/* Byte offsets of the arrays after the header (each 8-aligned), and the
+ * total size in off[A_COUNT]. */
+static void layout(const struct flat_hdr *h, uint64_t off[A_COUNT + 1])
+{
+	const uint64_t size[A_COUNT] = {
+		(uint64_t)h->nchecks * sizeof(struct sus_check),
+		(uint64_t)h->nfindings * sizeof(struct sus_finding),
+		(uint64_t)h->nclaims * sizeof(struct sus_claim),
+		(uint64_t)h->nir_keys * sizeof(uint32_t),
+		(uint64_t)h->nhops * sizeof(struct sus_hop),
+		(uint64_t)h->nshares * sizeof(struct sus_share),
+		h->strings_len,
+	};
+	uint64_t at = sizeof *h;
+	for (int k = 0; k < A_COUNT; k++) {
+		at = (at + 7) & ~(uint64_t)7;
+		off[k] = at;
+		at += size[k];
+	}
+	off[A_COUNT] = at;
+}
+
+static int put_array(struct buf *out, size_t base, uint64_t off, const void *p, size_t n)
+{
+	while (out->len - base < off) {
+		int rc = buf_putc(out, 0);
+		if (rc)
+			return rc;
+	}
+	return buf_put(out, p, n);
+}
+
+static int write_flat(struct sctx *c, struct buf *out)
+{
+	struct flat_hdr h = {
+		SUS_MAGIC,
+		count_of(&c->checks, sizeof(struct sus_check)),
+		c->nf,
+		count_of(&c->claims, sizeof(struct sus_claim)),
+		count_of(&c->ir_keys, sizeof(uint32_t)),
+		count_of(&c->hops, sizeof(struct sus_hop)),
+		count_of(&c->shares, sizeof(struct sus_share)),
+		(uint32_t)c->strings.len,
+	};
+	uint64_t off[A_COUNT + 1];
+	layout(&h, off);
+	size_t base = out->len;
+	const struct buf *arr[A_COUNT] = { &c->checks, NULL, &c->claims, &c->ir_keys,
+					   &c->hops, &c->shares, &c->strings };
+	int rc = buf_reserve(out, (size_t)off[A_COUNT]);
+	if (!rc)
+		rc = buf_put(out, &h, sizeof h);
+	for (int k = 0; k < A_COUNT && !rc; k++) {
+		if (k == A_FINDINGS)
+			rc = put_array(out, base, off[k], c->f, c->nf * sizeof c->f[0]);
+		else
+			rc = put_array(out, base, off[k], arr[k]->data, arr[k]->len);
+	}
+	return rc;
+}
+
+int sus_find(const struct sus_source *src, struct buf *out)
+{
+	struct sctx c;
+	int rc = sctx_init(&c, src);
+	if (!rc)
+		rc = gather(&c);
+	if (!rc) {
+		qsort(c.f, c.nf, sizeof *c.f, by_severity);
+		rc = write_flat(&c, out);
+	}
+	sctx_free(&c);
+	return rc;
+}
+
+/* ---- viewing ---- */
+
+static int in_range(uint32_t first, uint32_t n, uint32_t max)
+{
+	return first <= max && n <= max - first;
+}
+
+int sus_report_view(const void *data, size_t len, struct sus_report *r)
+{
+	struct flat_hdr h;
+	uint64_t off[A_COUNT + 1];
+	if (len < sizeof h)
+		return -EBADMSG;
+	memcpy(&h, data, sizeof h);
+	layout(&h, off);
+	if (h.magic != SUS_MAGIC || off[A_COUNT] > len || h.strings_len == 0)
+		return -EBADMSG;
+	const char *p = data;
+	memset(r, 0, sizeof *r);
+	r->nchecks = h.nchecks;
+	r->nfindings = h.nfindings;
+	r->nclaims = h.nclaims;
+	r->nir_keys = h.nir_keys;
+	r->nhops = h.nhops;
+	r->nshares = h.nshares;
+	r->strings_len = h.strings_len;
+	r->checks = (const struct sus_check *)(p + off[A_CHECKS]);
+	r->findings = (const struct sus_finding *)(p + off[A_FINDINGS]);
+	r->claims = (const struct sus_claim *)(p + off[A_CLAIMS]);
+	r->ir_keys = (const uint32_t *)(p + off[A_IR_KEYS]);
+	r->hops = (const struct sus_hop *)(p + off[A_HOPS]);
+	r->shares = (const struct sus_share *)(p + off[A_SHARES]);
+	r->strings = p + off[A_STRINGS];
+	if (r->strings[r->strings_len - 1] != '\0')
+		return -EBADMSG;
+	for (uint32_t k = 0; k < r->nchecks; k++) {
+		if (r->checks[k].reason >= r->strings_len)
+			return -EBADMSG;
+	}
+	for (uint32_t k = 0; k < r->nfindings; k++) {
+		const struct sus_finding *f = &r->findings[k];
+		if (f->kind >= SUS_KIND_COUNT || !in_range(f->first_claim, f->nclaims, r->nclaims))
+			return -EBADMSG;
+	}
+	for (uint32_t k = 0; k < r->nclaims; k++) {
+		const struct sus_claim *cl = &r->claims[k];
+		uint32_t items = cl->what == SUS_C_HEALTH ? r->nshares : r->nhops;
+		if (cl->what >= SUS_C_COUNT_ || !in_range(cl->ir_first, cl->nir, r->nir_keys) ||
+		    !in_range(cl->item_first, cl->nitems, items))
+			return -EBADMSG;
+	}
+	for (uint32_t k = 0; k < r->nhops; k++) {
+		if (r->hops[k].via >= r->strings_len || r->hops[k].type >= r->strings_len)
+			return -EBADMSG;
+	}
+	return 0;
+}
+
+const char *sus_str(const struct sus_report *r, uint32_t off)
+{
+	return off < r->strings_len ? r->strings + off : "";
+}
