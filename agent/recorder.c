@@ -14,34 +14,22 @@
  * epoch): a record of epoch e belongs after GC e's end and before GC e+1's
  * start.
  */
+#include "agent/recorder_internal.h"
+
 #include "agent/agent.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-struct held {                    /* records of a later epoch, oldest first */
-	struct arec *r;
-	size_t n, cap;
-};
-
-static struct rlist stolen;      /* drained, not yet written */
-static struct held held;
-static struct death *dheld;      /* deaths of GCs not yet written */
-static size_t ndheld, dheld_cap;
-static uint8_t *type_done, *site_done; /* symbols already written */
-static uint32_t type_done_cap, site_done_cap;
-static uint32_t processed;       /* last GC written */
-static uint32_t merged_gc;       /* GC whose deaths may include earlier GCs' */
-static int failed_rc;
-
-static void note_error(int rc)
+static void note_error(struct recorder *rec, int rc)
 {
-	if (rc && !failed_rc) {
-		failed_rc = rc;
-		fprintf(stderr, "heapfs-agent: writing %s failed: %s; recording stops\n", A.opts.out,
+	if (rc && !rec->failed_rc) {
+		rec->failed_rc = rc;
+		fprintf(stderr, "heapfs-agent: writing %s failed: %s; recording stops\n", rec->opts->out,
 			strerror(-rc));
 	}
 }
@@ -65,67 +53,67 @@ static int mark(uint8_t **bits, uint32_t *cap, uint32_t id)
 	return 0;
 }
 
-int recorder_write_rec(const struct arec *r)
+int recorder_write_rec(struct recorder *rec, const struct arec *r)
 {
-	if (failed_rc)
-		return failed_rc;
-	uint32_t type = sym_record_type(A.sym, r->type);
+	if (rec->failed_rc)
+		return rec->failed_rc;
+	uint32_t type = sym_record_type(rec->sym, r->type);
 	if (type == HTR_NO_TYPE)
 		return 0;
-	int rc = mark(&type_done, &type_done_cap, type);
+	int rc = mark(&rec->type_done, &rec->type_done_cap, type);
 	if (rc == 0)
-		rc = sym_emit_type(A.sym, A.w, type, r->size);
+		rc = sym_emit_type(rec->sym, rec->w, type, r->size);
 	if (rc >= 0 && r->site != HTR_NO_SITE) {
-		rc = mark(&site_done, &site_done_cap, r->site);
+		rc = mark(&rec->site_done, &rec->site_done_cap, r->site);
 		if (rc == 0)
-			rc = sym_emit_site(A.sym, A.w, r->site);
+			rc = sym_emit_site(rec->sym, rec->w, r->site);
 	}
 	if (rc < 0)
 		return rc;
-	if (!(r->flags & HTR_ALLOC_PREEXISTING) && r->time_ns >= A.used_base_ns)
-		A.epoch_bytes[r->epoch % GC_RING] += r->size;
+	if (!(r->flags & HTR_ALLOC_PREEXISTING) && r->time_ns >= rec->used_base_ns)
+		rec->epoch_bytes[r->epoch % GC_RING] += r->size;
 	struct htr_alloc a = { .id = r->id, .type = type, .site = r->site, .thread = r->thread,
 			       .size = r->size, .array_length = r->length, .time_ns = r->time_ns,
 			       .flags = r->flags };
-	return htr_write_alloc(A.w, &a);
+	return htr_write_alloc(rec->w, &a);
 }
 
 /* ---- draining -------------------------------------------------------------- */
 
-static void steal(struct tstate *ts)
+static void steal(struct recorder *rec, struct tstate *ts)
 {
 	if (!ts->announced && ts->thread_id) {
-		note_error(htr_write_thread(A.w, ts->thread_id, ts->name));
+		note_error(rec, htr_write_thread(rec->w, ts->thread_id, ts->name));
 		ts->announced = 1;
 	}
 	if (!ts->recs.head)
 		return;
-	if (stolen.tail)
-		stolen.tail->next = ts->recs.head;
+	if (rec->stolen.tail)
+		rec->stolen.tail->next = ts->recs.head;
 	else
-		stolen.head = ts->recs.head;
-	stolen.tail = ts->recs.tail;
+		rec->stolen.head = ts->recs.head;
+	rec->stolen.tail = ts->recs.tail;
 	ts->recs.head = ts->recs.tail = NULL;
 }
 
 /* Moves every thread's records to `stolen`; frees the states of ended
  * threads.  locked: the caller holds every mutex of the list from head. */
-static void drain_all(struct tstate *head, int locked)
+static void drain_all(struct recorder *rec, struct tstate *head, int locked)
 {
 	for (struct tstate *ts = head; ts; ts = ts->next) {
 		if (!locked)
 			pthread_mutex_lock(&ts->mu);
-		steal(ts);
+		steal(rec, ts);
 		if (!locked)
 			pthread_mutex_unlock(&ts->mu);
 	}
 	if (locked)
 		return;
-	pthread_mutex_lock(&A.threads_mu);
-	for (struct tstate **pp = &A.threads; *pp;) {
+	pthread_mutex_lock(&rec->threads_mu);
+	for (struct tstate **pp = &rec->threads; *pp;) {
 		struct tstate *ts = *pp;
 		int gone = 0;
-		if (ts != &A.init_ts && !ts->is_agent) {
+		if (ts != &rec->init_ts && !ts->is_agent) {
 			pthread_mutex_lock(&ts->mu);
 			gone = ts->ended && !ts->recs.head;
 			pthread_mutex_unlock(&ts->mu);
@@ -140,105 +128,105 @@ static void drain_all(struct tstate *head, int locked)
 			pp = &ts->next;
 		}
 	}
-	pthread_mutex_unlock(&A.threads_mu);
+	pthread_mutex_unlock(&rec->threads_mu);
 }
 
-static struct tstate *threads_head(void)
+static struct tstate *threads_head(struct recorder *rec)
 {
-	pthread_mutex_lock(&A.threads_mu);
-	struct tstate *h = A.threads;
-	pthread_mutex_unlock(&A.threads_mu);
+	pthread_mutex_lock(&rec->threads_mu);
+	struct tstate *h = rec->threads;
+	pthread_mutex_unlock(&rec->threads_mu);
 	return h;
 }
 
-static void hold(const struct arec *r)
+static void hold(struct recorder *rec, const struct arec *r)
 {
-	if (held.n == held.cap) {
-		size_t c = held.cap ? held.cap * 2 : 4096;
-		struct arec *p = realloc(held.r, c * sizeof(*p));
+	if (rec->held.n == rec->held.cap) {
+		size_t c = rec->held.cap ? rec->held.cap * 2 : 4096;
+		struct arec *p = realloc(rec->held.r, c * sizeof(*p));
 		if (!p) {
-			note_error(-ENOMEM);
+			note_error(rec, -ENOMEM);
 			return;
 		}
-		held.r = p;
-		held.cap = c;
+		rec->held.r = p;
+		rec->held.cap = c;
 	}
-	held.r[held.n++] = *r;
+	rec->held.r[rec->held.n++] = *r;
 }
 
 /* Writes held and stolen records of epoch <= limit, holds the others. */
-static void write_records(uint32_t limit)
+static void write_records(struct recorder *rec, uint32_t limit)
 {
 	size_t keep = 0;
-	for (size_t i = 0; i < held.n; i++) {
-		if (held.r[i].epoch <= limit)
-			note_error(recorder_write_rec(&held.r[i]));
+	for (size_t i = 0; i < rec->held.n; i++) {
+		if (rec->held.r[i].epoch <= limit)
+			note_error(rec, recorder_write_rec(rec, &rec->held.r[i]));
 		else
-			held.r[keep++] = held.r[i];
+			rec->held.r[keep++] = rec->held.r[i];
 	}
-	held.n = keep;
-	for (struct chunk *c = stolen.head; c; c = c->next)
+	rec->held.n = keep;
+	for (struct chunk *c = rec->stolen.head; c; c = c->next)
 		for (uint32_t i = 0; i < c->n; i++) {
 			if (c->r[i].epoch <= limit)
-				note_error(recorder_write_rec(&c->r[i]));
+				note_error(rec, recorder_write_rec(rec, &c->r[i]));
 			else
-				hold(&c->r[i]);
+				hold(rec, &c->r[i]);
 		}
-	chunk_put_list(stolen.head);
-	stolen.head = stolen.tail = NULL;
+	chunk_put_list(rec, rec->stolen.head);
+	rec->stolen.head = rec->stolen.tail = NULL;
 }
 
 /* Writes deaths attributed to GCs <= limit (runs of one GC per event). */
-static void write_deaths(uint32_t limit)
+static void write_deaths(struct recorder *rec, uint32_t limit)
 {
-	pthread_mutex_lock(&A.deaths_mu);
-	struct death *d = A.deaths;
-	size_t n = A.ndeaths;
-	A.deaths = NULL;
-	A.ndeaths = A.deaths_cap = 0;
-	pthread_mutex_unlock(&A.deaths_mu);
+	pthread_mutex_lock(&rec->deaths_mu);
+	struct death *d = rec->deaths;
+	size_t n = rec->ndeaths;
+	rec->deaths = NULL;
+	rec->ndeaths = rec->deaths_cap = 0;
+	pthread_mutex_unlock(&rec->deaths_mu);
 	if (n) {
-		if (ndheld + n > dheld_cap) {
-			size_t c = (ndheld + n) * 2;
-			struct death *p = realloc(dheld, c * sizeof(*p));
+		if (rec->ndheld + n > rec->dheld_cap) {
+			size_t c = (rec->ndheld + n) * 2;
+			struct death *p = realloc(rec->dheld, c * sizeof(*p));
 			if (!p) {
-				note_error(-ENOMEM);
+				note_error(rec, -ENOMEM);
 				free(d);
 				return;
 			}
-			dheld = p;
-			dheld_cap = c;
+			rec->dheld = p;
+			rec->dheld_cap = c;
 		}
-		memcpy(dheld + ndheld, d, n * sizeof(*d));
-		ndheld += n;
+		memcpy(rec->dheld + rec->ndheld, d, n * sizeof(*d));
+		rec->ndheld += n;
 		free(d);
 	}
 	uint64_t ids[HTR_MAX_CHUNK];
 	size_t keep = 0, i = 0;
-	while (i < ndheld) {
-		uint32_t gc = dheld[i].gc;
+	while (i < rec->ndheld) {
+		uint32_t gc = rec->dheld[i].gc;
 		if (gc > limit) {
-			dheld[keep++] = dheld[i++];
+			rec->dheld[keep++] = rec->dheld[i++];
 			continue;
 		}
 		uint32_t k = 0;
-		while (i < ndheld && dheld[i].gc == gc && k < HTR_MAX_CHUNK)
-			ids[k++] = dheld[i++].id;
-		note_error(htr_write_deaths(A.w, gc, k, ids));
-		A.n_deaths += k;
+		while (i < rec->ndheld && rec->dheld[i].gc == gc && k < HTR_MAX_CHUNK)
+			ids[k++] = rec->dheld[i++].id;
+		note_error(rec, htr_write_deaths(rec->w, gc, k, ids));
+		rec->n_deaths += k;
 	}
-	ndheld = keep;
+	rec->ndheld = keep;
 }
 
 /* ---- one GC ------------------------------------------------------------------ */
 
-static struct tstate *lock_all(void)
+static struct tstate *lock_all(struct recorder *rec)
 {
-	pthread_mutex_lock(&A.threads_mu);
-	struct tstate *h = A.threads;
+	pthread_mutex_lock(&rec->threads_mu);
+	struct tstate *h = rec->threads;
 	for (struct tstate *ts = h; ts; ts = ts->next)
 		pthread_mutex_lock(&ts->mu);
-	pthread_mutex_unlock(&A.threads_mu);
+	pthread_mutex_unlock(&rec->threads_mu);
 	return h;
 }
 
@@ -248,34 +236,34 @@ static void unlock_all(struct tstate *h)
 		pthread_mutex_unlock(&ts->mu);
 }
 
-static uint32_t started(void)
+static uint32_t started(struct recorder *rec)
 {
-	return __atomic_load_n(&A.gc_started, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&rec->gc_started, __ATOMIC_ACQUIRE);
 }
 
 /* The heap walk of GC n, or NULL when GC n+1 got in the way (the graph
  * would not be GC n's: *dropped = 1) or the walk failed (*dropped = 0). */
-static struct walk *graph_of(uint32_t n, int *dropped)
+static struct walk *graph_of(struct recorder *rec, uint32_t n, int *dropped)
 {
 	struct walk *wk = NULL;
-	*dropped = started() != n;
+	*dropped = started(rec) != n;
 	if (*dropped)
 		return NULL; /* GC n+1 began already: no locks taken, nothing drained */
-	struct tstate *h = lock_all();
-	*dropped = started() != n;
+	struct tstate *h = lock_all(rec);
+	*dropped = started(rec) != n;
 	if (!*dropped) {
-		__atomic_fetch_add(&A.walk_seq, 1, __ATOMIC_ACQ_REL);
+		__atomic_fetch_add(&rec->walk_seq, 1, __ATOMIC_ACQ_REL);
 		uint64_t t = agent_now_ns();
-		if (walk_collect(A.jvmti, &wk))
+		if (walk_collect(rec, rec->jvmti, &wk))
 			wk = NULL;
-		A.walk_ns += agent_now_ns() - t;
-		if (wk && started() != n) {
+		rec->walk_ns += agent_now_ns() - t;
+		if (wk && started(rec) != n) {
 			walk_free(wk);
 			wk = NULL;
 			*dropped = 1;
 		}
 	}
-	drain_all(h, 1);
+	drain_all(rec, h, 1);
 	unlock_all(h);
 	return wk;
 }
@@ -283,16 +271,16 @@ static struct walk *graph_of(uint32_t n, int *dropped)
 /* Kind, cause and heap use of GC n: from the counters sampled in the GC
  * callbacks, or asked from the management beans now (query: the first GC
  * of a batch; the beans only know the latest GC). */
-static void gc_info_of(JNIEnv *jni, uint32_t n, int query, struct gc_info *gi)
+static void gc_info_of(struct recorder *rec, JNIEnv *jni, uint32_t n, int query, struct gc_info *gi)
 {
-	if (A.have_perfdata) {
-		const struct gc_times *g = &A.gcs[n % GC_RING];
-		agent_gc_kind(n, &gi->full, gi->cause, sizeof(gi->cause));
+	if (rec->have_perfdata) {
+		const struct gc_times *g = &rec->gcs[n % GC_RING];
+		rec_gc_kind(rec, n, &gi->full, gi->cause, sizeof(gi->cause));
 		gi->used_before = g->before.used;
 		gi->used_after = g->after.used;
 		gi->capacity = g->after.capacity;
 	} else if (query) {
-		mgmt_query(jni, gi);
+		mgmt_query(&rec->beans, jni, gi);
 	}
 }
 
@@ -303,28 +291,28 @@ static void gc_info_of(JNIEnv *jni, uint32_t n, int query, struct gc_info *gi)
  * pauses, the use after GC n-1 plus the bytes recorded as allocated since
  * is also a lower bound of the true use: take the larger.  Called once
  * every record of epoch n-1 was written; not in mode=count (no records). */
-static void raise_used_before(uint32_t n, struct gc_info *gi)
+static void raise_used_before(struct recorder *rec, uint32_t n, struct gc_info *gi)
 {
-	if (A.opts.mode == AGENT_MODE_COUNT || !A.have_perfdata || !A.perfdata.frees_in_pauses_only ||
-	    A.prev_used == UINT64_MAX || gi->used_before == UINT64_MAX)
+	if (rec->opts->mode == AGENT_MODE_COUNT || !rec->have_perfdata || !rec->perfdata.frees_in_pauses_only ||
+	    rec->prev_used == UINT64_MAX || gi->used_before == UINT64_MAX)
 		return;
-	uint64_t floor = A.prev_used + A.epoch_bytes[(n - 1) % GC_RING];
+	uint64_t floor = rec->prev_used + rec->epoch_bytes[(n - 1) % GC_RING];
 	if (floor > gi->used_before) {
 		gi->used_before = floor;
-		A.n_used_raised++;
+		rec->n_used_raised++;
 	}
 }
 
 /* After GC n: its use after is the next GC's base (process_gc takes the
  * GCs in order); the ring slot of epoch n+1 starts from zero (no record of
  * that epoch is written before GC n+1 is processed). */
-static void note_used_after(uint32_t n, const struct gc_info *gi)
+static void note_used_after(struct recorder *rec, uint32_t n, const struct gc_info *gi)
 {
-	A.prev_used = gi->used_after;
-	A.epoch_bytes[(n + 1) % GC_RING] = 0;
+	rec->prev_used = gi->used_after;
+	rec->epoch_bytes[(n + 1) % GC_RING] = 0;
 }
 
-static void process_gc(JNIEnv *jni, uint32_t n, int query)
+static void process_gc(struct recorder *rec, JNIEnv *jni, uint32_t n, int query)
 {
 	struct gc_info gi;
 	memset(&gi, 0, sizeof(gi));
@@ -332,115 +320,115 @@ static void process_gc(JNIEnv *jni, uint32_t n, int query)
 	snprintf(gi.cause, sizeof(gi.cause), "GC pause");
 	/* graph=full needs the GC's kind before the walk; otherwise the walk
 	 * comes first, as close to the GC as the agent can get */
-	int full_only = A.opts.graph == AGENT_GRAPH_FULL;
+	int full_only = rec->opts->graph == AGENT_GRAPH_FULL;
 	if (full_only)
-		gc_info_of(jni, n, query, &gi);
+		gc_info_of(rec, jni, n, query, &gi);
 	struct walk *wk = NULL;
 	int dropped = 0; /* (a walk that failed is not dropped: the trace says only no graph) */
-	if (agent_opts_wants_graph(&A.opts, n, gi.full))
-		wk = graph_of(n, &dropped);
-	if (A.alloc_gate)
-		gcwait_walked(A.jvmti, n);
+	if (agent_opts_wants_graph(rec->opts, n, gi.full))
+		wk = graph_of(rec, n, &dropped);
+	if (rec->alloc_gate)
+		gcwait_walked(rec, rec->jvmti, n);
 	if (!full_only)
-		gc_info_of(jni, n, query, &gi);
-	uint32_t flags = (gi.full ? HTR_GC_FULL : 0) | (merged_gc == n ? HTR_GC_DEATHS_MERGED : 0);
+		gc_info_of(rec, jni, n, query, &gi);
+	uint32_t flags = (gi.full ? HTR_GC_FULL : 0) | (rec->merged_gc == n ? HTR_GC_DEATHS_MERGED : 0);
 	if (!wk) {
 		uint64_t t = agent_now_ns();
-		if (A.opts.deaths)
-			walk_flush_deaths(A.jvmti);
-		A.flush_ns += agent_now_ns() - t;
-		drain_all(threads_head(), 0);
+		if (rec->opts->deaths)
+			walk_flush_deaths(rec, rec->jvmti);
+		rec->flush_ns += agent_now_ns() - t;
+		drain_all(rec, threads_head(rec), 0);
 	}
 	/* deaths of n were all posted before GC n+1 started, or they may be
 	 * mixed into n+1's */
-	if (started() != n)
-		merged_gc = n + 1;
+	if (started(rec) != n)
+		rec->merged_gc = n + 1;
 	uint64_t t = agent_now_ns();
-	write_records(n - 1);
-	raise_used_before(n, &gi);
-	note_used_after(n, &gi);
-	struct htr_gc_event ev = { .gc = n, .time_ns = A.gcs[n % GC_RING].start_ns,
+	write_records(rec, n - 1);
+	raise_used_before(rec, n, &gi);
+	note_used_after(rec, n, &gi);
+	struct htr_gc_event ev = { .gc = n, .time_ns = rec->gcs[n % GC_RING].start_ns,
 				   .used = gi.used_before, .capacity = gi.capacity, .flags = flags,
 				   .cause = gi.cause };
-	note_error(htr_write_gc_start(A.w, &ev));
+	note_error(rec, htr_write_gc_start(rec->w, &ev));
 	if (wk)
-		write_records(n);
-	write_deaths(n);
+		write_records(rec, n);
+	write_deaths(rec, n);
 	if (wk) {
 		uint64_t nobj = 0;
-		note_error(walk_write(A.jvmti, jni, wk, A.w, n, &nobj));
-		A.n_walks++;
-		A.n_walk_objects += nobj;
+		note_error(rec, walk_write(wk, rec->jvmti, jni, n, &nobj));
+		rec->n_walks++;
+		rec->n_walk_objects += nobj;
 		walk_free(wk);
 		flags |= HTR_GC_HAS_GRAPH;
 	}
-	ev.time_ns = A.gcs[n % GC_RING].end_ns;
+	ev.time_ns = rec->gcs[n % GC_RING].end_ns;
 	ev.used = gi.used_after;
 	ev.flags = flags | (dropped ? HTR_GC_GRAPH_DROPPED : 0);
 	ev.cause = NULL;
-	note_error(htr_write_gc_end(A.w, &ev));
-	write_records(n);
-	if (A.cnt)
-		count_write(A.cnt, jni, A.w, n, 0);
-	A.write_ns += agent_now_ns() - t;
+	note_error(rec, htr_write_gc_end(rec->w, &ev));
+	write_records(rec, n);
+	if (rec->cnt)
+		count_write(rec->cnt, jni, rec->w, n, 0);
+	rec->write_ns += agent_now_ns() - t;
 }
 
-static void tick(void)
+static void tick(struct recorder *rec)
 {
 	uint64_t t = agent_now_ns();
-	drain_all(threads_head(), 0);
-	write_records(processed);
-	write_deaths(processed);
-	A.write_ns += agent_now_ns() - t;
+	drain_all(rec, threads_head(rec), 0);
+	write_records(rec, rec->processed);
+	write_deaths(rec, rec->processed);
+	rec->write_ns += agent_now_ns() - t;
 }
 
 /* ---- the thread ---------------------------------------------------------------- */
 
-static void write_property(jvmtiEnv *jvmti, const char *key, const char *prop)
+static void write_property(struct recorder *rec, jvmtiEnv *jvmti, const char *key, const char *prop)
 {
 	char *v = NULL;
 	if ((*jvmti)->GetSystemProperty(jvmti, prop, &v) == JVMTI_ERROR_NONE && v) {
-		note_error(htr_write_info(A.w, key, v));
+		note_error(rec, htr_write_info(rec->w, key, v));
 		(*jvmti)->Deallocate(jvmti, (unsigned char *)v);
 	}
 }
 
-static void write_info(jvmtiEnv *jvmti)
+static void write_info(struct recorder *rec, jvmtiEnv *jvmti)
 {
 	char buf[64];
-	note_error(htr_write_info(A.w, "recorder", "heapfs-agent (JVMTI)"));
-	write_property(jvmti, "vm.name", "java.vm.name");
-	write_property(jvmti, "vm.version", "java.vm.version");
-	write_property(jvmti, "java.version", "java.version");
-	write_property(jvmti, "command", "sun.java.command");
-	note_error(htr_write_info(A.w, "agent.options", A.opts_string));
-	snprintf(buf, sizeof(buf), "%u", A.opts.depth);
-	note_error(htr_write_info(A.w, "agent.depth", buf));
+	note_error(rec, htr_write_info(rec->w, "recorder", "heapfs-agent (JVMTI)"));
+	write_property(rec, jvmti, "vm.name", "java.vm.name");
+	write_property(rec, jvmti, "vm.version", "java.vm.version");
+	write_property(rec, jvmti, "java.version", "java.version");
+	write_property(rec, jvmti, "command", "sun.java.command");
+	note_error(rec, htr_write_info(rec->w, "agent.options", rec->opts_string));
+	snprintf(buf, sizeof(buf), "%u", rec->opts->depth);
+	note_error(rec, htr_write_info(rec->w, "agent.depth", buf));
 	snprintf(buf, sizeof(buf), "%d", (int)getpid());
-	note_error(htr_write_info(A.w, "pid", buf));
+	note_error(rec, htr_write_info(rec->w, "pid", buf));
 }
 
-static void print_stats(void)
+static void print_stats(struct recorder *rec)
 {
 	uint32_t nt = 0, nm = 0, ns = 0;
-	sym_stats(A.sym, &nt, &nm, &ns);
-	uint64_t allocs = __atomic_load_n(&A.next_tag, __ATOMIC_RELAXED) - CLASS_TAG_MAX - 1;
-	uint64_t bytes = htr_writer_bytes(A.w);
+	sym_stats(rec->sym, &nt, &nm, &ns);
+	uint64_t allocs = __atomic_load_n(&rec->next_tag, __ATOMIC_RELAXED) - CLASS_TAG_MAX - 1;
+	uint64_t bytes = htr_writer_bytes(rec->w);
 	fprintf(stderr,
 		"heapfs-agent: %s: %llu object ids (%llu via VMObjectAlloc, %llu duplicates skipped), "
 		"%llu deaths, %u GCs, %llu heap walks (%llu objects, %.1f ms), death flushes %.1f ms, "
 		"writing %.1f ms, %llu bytes (%.1f per object), %u types, %u methods, %u sites, "
 		"%llu site-cache misses\n",
-		A.opts.out, (unsigned long long)allocs, (unsigned long long)A.n_vm_allocs,
-		(unsigned long long)A.n_dup, (unsigned long long)A.n_deaths, processed,
-		(unsigned long long)A.n_walks, (unsigned long long)A.n_walk_objects, A.walk_ns / 1e6,
-		A.flush_ns / 1e6, A.write_ns / 1e6, (unsigned long long)bytes,
+		rec->opts->out, (unsigned long long)allocs, (unsigned long long)rec->n_vm_allocs,
+		(unsigned long long)rec->n_dup, (unsigned long long)rec->n_deaths, rec->processed,
+		(unsigned long long)rec->n_walks, (unsigned long long)rec->n_walk_objects, rec->walk_ns / 1e6,
+		rec->flush_ns / 1e6, rec->write_ns / 1e6, (unsigned long long)bytes,
 		allocs ? (double)bytes / (double)allocs : 0.0, nt, nm, ns,
-		(unsigned long long)A.n_site_miss);
-	if (agent_opts_gc_wait(&A.opts)) {
+		(unsigned long long)rec->n_site_miss);
+	if (agent_opts_gc_wait(rec->opts)) {
 		uint64_t waits = 0, alloc_waits = 0, timeouts = 0;
 		double ms = 0, alloc_ms = 0;
-		gcwait_stats(&waits, &ms, &alloc_waits, &alloc_ms, &timeouts);
+		gcwait_stats(rec, &waits, &ms, &alloc_waits, &alloc_ms, &timeouts);
 		fprintf(stderr, "heapfs-agent: GC calls waited for the agent %llu times, %.1f ms in all; "
 				"allocations waited for walks %llu times, %.1f ms in all; %llu timed out\n",
 			(unsigned long long)waits, ms, (unsigned long long)alloc_waits, alloc_ms,
@@ -448,65 +436,228 @@ static void print_stats(void)
 	}
 }
 
-static void finish(jvmtiEnv *jvmti)
+static void finish(struct recorder *rec, jvmtiEnv *jvmti)
 {
-	drain_all(threads_head(), 0);
-	write_records(UINT32_MAX);
-	write_deaths(UINT32_MAX);
-	if (A.opts.mode != AGENT_MODE_COUNT && A.have_perfdata) {
+	drain_all(rec, threads_head(rec), 0);
+	write_records(rec, UINT32_MAX);
+	write_deaths(rec, UINT32_MAX);
+	if (rec->opts->mode != AGENT_MODE_COUNT && rec->have_perfdata) {
 		/* how many GCs' use before is the floor, not the JVM's figure */
 		char buf[32];
-		snprintf(buf, sizeof(buf), "%u", A.n_used_raised);
-		note_error(htr_write_info(A.w, "gc.used_before_raised", buf));
+		snprintf(buf, sizeof(buf), "%u", rec->n_used_raised);
+		note_error(rec, htr_write_info(rec->w, "gc.used_before_raised", buf));
 	}
-	if (A.opts.verbose)
-		print_stats();
-	int rc = htr_writer_close(A.w);
-	if (rc && !failed_rc)
-		fprintf(stderr, "heapfs-agent: closing %s failed: %s\n", A.opts.out, strerror(-rc));
-	A.w = NULL;
-	(*jvmti)->RawMonitorEnter(jvmti, A.mon);
-	A.done = 1;
-	(*jvmti)->RawMonitorNotifyAll(jvmti, A.mon);
-	(*jvmti)->RawMonitorExit(jvmti, A.mon);
+	if (rec->opts->verbose)
+		print_stats(rec);
+	int rc = htr_writer_close(rec->w);
+	if (rc && !rec->failed_rc)
+		fprintf(stderr, "heapfs-agent: closing %s failed: %s\n", rec->opts->out, strerror(-rc));
+	rec->w = NULL;
+	(*jvmti)->RawMonitorEnter(jvmti, rec->mon);
+	rec->done = 1;
+	(*jvmti)->RawMonitorNotifyAll(jvmti, rec->mon);
+	(*jvmti)->RawMonitorExit(jvmti, rec->mon);
 }
 
 void JNICALL recorder_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 {
-	(void)arg;
+	struct recorder *rec = arg;
 	gcwait_agent_thread();
-	ts_current(jvmti, jni, NULL);
-	write_info(jvmti);
+	ts_current(rec, jvmti, jni, NULL);
+	write_info(rec, jvmti);
 	jlong wait_ms = POLL_MAX_MS;
 	for (;;) {
 		/* one wait: until a GC ends, stop, or the timeout (a notify
 		 * without news, or a spurious wake-up, makes an early tick) */
-		(*jvmti)->RawMonitorEnter(jvmti, A.mon);
-		if (!A.stop && processed == __atomic_load_n(&A.gc_finished, __ATOMIC_ACQUIRE))
-			(*jvmti)->RawMonitorWait(jvmti, A.mon, wait_ms);
-		int stop = A.stop;
-		(*jvmti)->RawMonitorExit(jvmti, A.mon);
+		(*jvmti)->RawMonitorEnter(jvmti, rec->mon);
+		if (!rec->stop && rec->processed == __atomic_load_n(&rec->gc_finished, __ATOMIC_ACQUIRE))
+			(*jvmti)->RawMonitorWait(jvmti, rec->mon, wait_ms);
+		int stop = rec->stop;
+		(*jvmti)->RawMonitorExit(jvmti, rec->mon);
 		if ((*jni)->PushLocalFrame(jni, 256) == 0) {
-			uint32_t fin = __atomic_load_n(&A.gc_finished, __ATOMIC_ACQUIRE);
-			if (processed < fin) {
-				for (int first = 1; processed < fin; first = 0) {
-					process_gc(jni, processed + 1, first);
-					processed++;
-					gcwait_processed(jvmti, processed);
+			uint32_t fin = __atomic_load_n(&rec->gc_finished, __ATOMIC_ACQUIRE);
+			if (rec->processed < fin) {
+				for (int first = 1; rec->processed < fin; first = 0) {
+					process_gc(rec, jni, rec->processed + 1, first);
+					rec->processed++;
+					gcwait_processed(rec, jvmti, rec->processed);
 				}
 			} else {
-				tick();
+				tick(rec);
 			}
-			if (A.cnt)
-				wait_ms = count_poll(A.cnt, jvmti, jni);
+			if (rec->cnt)
+				wait_ms = count_poll(rec->cnt, jvmti, jni);
 			(*jni)->PopLocalFrame(jni, NULL);
 		}
 		if (stop)
 			break;
 	}
-	if (A.cnt && (*jni)->PushLocalFrame(jni, 16) == 0) {
-		count_write(A.cnt, jni, A.w, processed, 1);
+	if (rec->cnt && (*jni)->PushLocalFrame(jni, 16) == 0) {
+		count_write(rec->cnt, jni, rec->w, rec->processed, 1);
 		(*jni)->PopLocalFrame(jni, NULL);
 	}
-	finish(jvmti);
+	finish(rec, jvmti);
+}
+
+/* ---- start and stop (recorder.h) ----------------------------------------------- */
+
+int recorder_new(struct recorder **out, const struct agent_opts *opts, const char *opts_string,
+		 struct symbols *sym, struct counting *cnt, enum ablate ablate)
+{
+	struct recorder *rec = calloc(1, sizeof(*rec));
+	if (!rec)
+		return -ENOMEM;
+	rec->opts = opts;
+	rec->opts_string = opts_string;
+	rec->sym = sym;
+	rec->cnt = cnt;
+	rec->ablate = ablate;
+	if (opts->stacks_asgct)
+		rec->asgct = (asgct_fn)dlsym(RTLD_DEFAULT, "AsyncGetCallTrace");
+	rec->next_tag = CLASS_TAG_MAX + 1;
+	pthread_mutex_init(&rec->threads_mu, NULL);
+	pthread_mutex_init(&rec->deaths_mu, NULL);
+	pthread_mutex_init(&rec->free_mu, NULL);
+	pthread_mutex_init(&rec->init_ts.mu, NULL);
+	snprintf(rec->init_ts.name, sizeof(rec->init_ts.name), "(before recording)");
+	rec->init_ts.next = NULL;
+	rec->threads = &rec->init_ts;
+	*out = rec;
+	return 0;
+}
+
+int recorder_open(struct recorder *rec)
+{
+	struct htr_writer_opts wo = { .zstd_level = rec->opts->zstd_level };
+	return htr_writer_open(&rec->w, rec->opts->out, &wo);
+}
+
+void recorder_capabilities(const struct recorder *rec, jvmtiCapabilities *c)
+{
+	c->can_tag_objects = 1;
+	c->can_generate_sampled_object_alloc_events = 1;
+	c->can_generate_vm_object_alloc_events = 1;
+	c->can_generate_object_free_events = 1;
+	c->can_generate_garbage_collection_events = 1;
+	c->can_get_line_numbers = 1;
+	c->can_get_source_file_name = 1;
+	if (agent_opts_gc_wait(rec->opts))
+		gcwait_capabilities(c);
+}
+
+int recorder_onload(struct recorder *rec, jvmtiEnv *jvmti)
+{
+	rec->jvmti = jvmti;
+	return (*jvmti)->CreateRawMonitor(jvmti, "heapfs-agent", &rec->mon) == JVMTI_ERROR_NONE ? 0 : -1;
+}
+
+int recorder_gcwait_onload(struct recorder *rec, jvmtiEnv *jvmti)
+{
+	return gcwait_onload(rec, jvmti);
+}
+
+static jthread new_agent_thread(JNIEnv *jni)
+{
+	jclass k = (*jni)->FindClass(jni, "java/lang/Thread");
+	if (!k)
+		return NULL;
+	jmethodID init = (*jni)->GetMethodID(jni, k, "<init>", "(Ljava/lang/String;)V");
+	jstring name = (*jni)->NewStringUTF(jni, "heapfs-agent");
+	if (!init || !name)
+		return NULL;
+	jthread t = (*jni)->NewObject(jni, k, init, name);
+	if (!t)
+		return NULL;
+	jmethodID daemon = (*jni)->GetMethodID(jni, k, "setDaemon", "(Z)V");
+	if (daemon)
+		(*jni)->CallVoidMethod(jni, t, daemon, JNI_TRUE);
+	return t;
+}
+
+int recorder_vm_init(struct recorder *rec, JNIEnv *jni)
+{
+	jthread t = new_agent_thread(jni);
+	if (!t || !(rec->agent_thread = (*jni)->NewGlobalRef(jni, t))) {
+		fprintf(stderr, "heapfs-agent: cannot create the agent thread; not recording\n");
+		return -1;
+	}
+	/* GC kind and heap use: the JVM's performance counters if it keeps
+	 * them in a file, else the management beans */
+	rec->have_perfdata = perfdata_open_self(&rec->perfdata) == 0;
+	if (!rec->have_perfdata) /* (says so on stderr if the beans are unavailable) */
+		mgmt_init(&rec->beans, jni, rec->opts->mode == AGENT_MODE_COUNT);
+	return 0;
+}
+
+void recorder_start_recording(struct recorder *rec)
+{
+	__atomic_store_n(&rec->recording, 1, __ATOMIC_RELEASE);
+}
+
+void recorder_forced_gc_done(struct recorder *rec)
+{
+	/* allocations recorded before its end are in its use after */
+	rec->used_base_ns = agent_now_ns();
+	rec->prev_used = UINT64_MAX;
+	if (rec->have_perfdata) {
+		struct perfdata_sample s;
+		perfdata_sample(&rec->perfdata, &s);
+		rec->prev_used = s.used;
+	}
+}
+
+void recorder_tag_preexisting(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni)
+{
+	/* the walk counter makes allocation callbacks racing with the
+	 * iteration check whether it tagged their object */
+	__atomic_fetch_add(&rec->walk_seq, 1, __ATOMIC_ACQ_REL);
+	pthread_mutex_lock(&rec->init_ts.mu);
+	walk_tag_preexisting(rec, jvmti, jni, &rec->init_ts);
+	pthread_mutex_unlock(&rec->init_ts.mu);
+}
+
+int recorder_start_thread(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+	ts_current(rec, jvmti, jni, thread);
+	jlong at = 0;
+	(*jvmti)->GetTag(jvmti, rec->agent_thread, &at);
+	rec->agent_thread_tag = (uint64_t)at;
+	jvmtiError e = (*jvmti)->RunAgentThread(jvmti, rec->agent_thread, recorder_main, rec,
+						JVMTI_THREAD_MAX_PRIORITY);
+	if (e != JVMTI_ERROR_NONE) {
+		fprintf(stderr, "heapfs-agent: cannot start the agent thread (error %d)\n", (int)e);
+		return -1;
+	}
+	rec->agent_started = 1;
+	if (agent_opts_gc_wait(rec->opts)) {
+		/* allocations wait for walks only where the agent thread runs no
+		 * Java code before a walk (gcwait.c) */
+		rec->alloc_gate = rec->have_perfdata;
+		gcwait_start(rec);
+	}
+	return 0;
+}
+
+void recorder_stop_recording(struct recorder *rec)
+{
+	__atomic_store_n(&rec->recording, 0, __ATOMIC_RELEASE);
+}
+
+void recorder_finish(struct recorder *rec, jvmtiEnv *jvmti)
+{
+	if (!rec->agent_started) {
+		/* setup failed before the agent thread ran: a valid, empty trace */
+		if (rec->w)
+			htr_writer_close(rec->w);
+		rec->w = NULL;
+		return;
+	}
+	if ((*jvmti)->RawMonitorEnter(jvmti, rec->mon) != JVMTI_ERROR_NONE)
+		return;
+	rec->stop = 1;
+	(*jvmti)->RawMonitorNotifyAll(jvmti, rec->mon);
+	while (!rec->done)
+		(*jvmti)->RawMonitorWait(jvmti, rec->mon, 1000);
+	(*jvmti)->RawMonitorExit(jvmti, rec->mon);
+	gcwait_stop(rec, jvmti);
 }

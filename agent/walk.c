@@ -12,6 +12,8 @@
  * unreachable after the GC are not (FollowReferences visits reachable
  * objects only).
  */
+#include "agent/recorder_internal.h"
+
 #include "agent/agent.h"
 
 #include <errno.h>
@@ -37,6 +39,8 @@ struct wnew {
 };
 
 struct walk {
+	struct recorder *rec;                     /* the walk's, not owned */
+	uint64_t agent_thread_tag;                /* its references are no roots */
 	uint64_t *seen;  uint64_t seen_words;     /* bitset over object ids */
 	struct wroot *roots; size_t nroots, roots_cap;
 	struct wedge *edges; size_t nedges, edges_cap;
@@ -83,7 +87,7 @@ static void mark_seen(struct walk *wk, uint64_t id)
 /* An object without a tag: give it an id, remember what it is. */
 static uint64_t tag_new(struct walk *wk, jlong class_tag, jlong size, jint length, jlong *tag_ptr)
 {
-	uint64_t id = agent_new_tag();
+	uint64_t id = rec_new_tag(wk->rec);
 	*tag_ptr = (jlong)id;
 	struct wnew *n = PUSH(wk, news, nnews, news_cap);
 	if (n) {
@@ -119,7 +123,7 @@ static void add_root(struct walk *wk, jvmtiHeapReferenceKind kind, const jvmtiHe
 	default: r.kind = HTR_ROOT_OTHER; break;
 	}
 	/* the agent's own references are no application root */
-	if (r.thread && r.thread == A.agent_thread_tag && kind != JVMTI_HEAP_REFERENCE_THREAD)
+	if (r.thread && r.thread == wk->agent_thread_tag && kind != JVMTI_HEAP_REFERENCE_THREAD)
 		return;
 	struct wroot *p = PUSH(wk, roots, nroots, roots_cap);
 	if (p)
@@ -174,12 +178,14 @@ static jint JNICALL on_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReference
 	return JVMTI_VISIT_OBJECTS;
 }
 
-static int walk_new(struct walk **out)
+static int walk_new(struct recorder *rec, struct walk **out)
 {
 	struct walk *wk = calloc(1, sizeof(*wk));
 	if (!wk)
 		return -ENOMEM;
-	wk->seen_words = (__atomic_load_n(&A.next_tag, __ATOMIC_RELAXED) >> 6) + 1024;
+	wk->rec = rec;
+	wk->agent_thread_tag = rec->agent_thread_tag;
+	wk->seen_words = (__atomic_load_n(&rec->next_tag, __ATOMIC_RELAXED) >> 6) + 1024;
 	wk->seen = calloc(wk->seen_words, sizeof(uint64_t));
 	if (!wk->seen) {
 		free(wk);
@@ -200,10 +206,10 @@ void walk_free(struct walk *wk)
 	free(wk);
 }
 
-int walk_collect(jvmtiEnv *jvmti, struct walk **out)
+int walk_collect(struct recorder *rec, jvmtiEnv *jvmti, struct walk **out)
 {
 	struct walk *wk = NULL;
-	int rc = walk_new(&wk);
+	int rc = walk_new(rec, &wk);
 	if (rc)
 		return rc;
 	jvmtiHeapCallbacks cb;
@@ -228,14 +234,14 @@ static jint JNICALL stop_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferen
 	return 0;
 }
 
-int walk_flush_deaths(jvmtiEnv *jvmti)
+int walk_flush_deaths(struct recorder *rec, jvmtiEnv *jvmti)
 {
 	/* A heap walk first posts every pending ObjectFree on the calling
 	 * thread; this one starts at one object and follows nothing. */
 	jvmtiHeapCallbacks cb;
 	memset(&cb, 0, sizeof(cb));
 	cb.heap_reference_callback = stop_ref;
-	return (*jvmti)->FollowReferences(jvmti, 0, NULL, A.agent_thread, &cb, NULL) == JVMTI_ERROR_NONE
+	return (*jvmti)->FollowReferences(jvmti, 0, NULL, rec->agent_thread, &cb, NULL) == JVMTI_ERROR_NONE
 		       ? 0 : -EIO;
 }
 
@@ -254,7 +260,7 @@ static void resolve_news(jvmtiEnv *jvmti, JNIEnv *jni, struct walk *wk, uint32_t
 			 struct tstate *ts)
 {
 	for (size_t i = 0; i < wk->nnews; i++) {
-		types[i] = sym_type_of_tag(A.sym, wk->news[i].class_tag);
+		types[i] = sym_type_of_tag(wk->rec->sym, wk->news[i].class_tag);
 		if (types[i] != HTR_NO_TYPE || !jni)
 			continue;
 		jlong tag = (jlong)wk->news[i].id;
@@ -267,7 +273,7 @@ static void resolve_news(jvmtiEnv *jvmti, JNIEnv *jni, struct walk *wk, uint32_t
 			if (k) {
 				if (ts)
 					pthread_mutex_lock(&ts->mu);
-				types[i] = ts_type_of_class(jvmti, jni, k, ts);
+				types[i] = ts_type_of_class(wk->rec, jvmti, jni, k, ts);
 				if (ts)
 					pthread_mutex_unlock(&ts->mu);
 				(*jni)->DeleteLocalRef(jni, k);
@@ -279,14 +285,12 @@ static void resolve_news(jvmtiEnv *jvmti, JNIEnv *jni, struct walk *wk, uint32_t
 	}
 }
 
-int walk_tag_preexisting(jvmtiEnv *jvmti, struct tstate *ts)
+int walk_tag_preexisting(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, struct tstate *ts)
 {
 	struct walk *wk = NULL;
-	int rc = walk_new(&wk);
+	int rc = walk_new(rec, &wk);
 	if (rc)
 		return rc;
-	JNIEnv *jni = NULL;
-	(*A.vm)->GetEnv(A.vm, (void **)&jni, JNI_VERSION_1_8);
 	jvmtiHeapCallbacks cb;
 	memset(&cb, 0, sizeof(cb));
 	cb.heap_iteration_callback = on_iter;
@@ -307,9 +311,9 @@ int walk_tag_preexisting(jvmtiEnv *jvmti, struct tstate *ts)
 		const struct wnew *n = &wk->news[i];
 		struct arec r = { .id = n->id, .size = n->size, .time_ns = 0, .type = types[i],
 				  .site = HTR_NO_SITE,
-				  .length = sym_type_kind(A.sym, types[i]) == HTR_TYPE_INSTANCE ? -1 : n->length,
+				  .length = sym_type_kind(rec->sym, types[i]) == HTR_TYPE_INSTANCE ? -1 : n->length,
 				  .flags = HTR_ALLOC_PREEXISTING };
-		ts_append(ts, &r);
+		ts_append(rec, ts, &r);
 	}
 	free(types);
 	walk_free(wk);
@@ -352,25 +356,26 @@ static struct run *make_runs(const struct walk *wk, size_t *nruns)
 	return r;
 }
 
-static int write_news(struct walk *wk, struct htr_writer *w, const uint32_t *types)
+static int write_news(struct walk *wk, const uint32_t *types)
 {
 	int rc = 0;
 	for (size_t i = 0; i < wk->nnews && !rc; i++) {
 		const struct wnew *n = &wk->news[i];
 		struct arec r = { .id = n->id, .size = n->size, .time_ns = wk->time_ns,
 				  .type = types[i], .site = HTR_NO_SITE,
-				  .length = sym_type_kind(A.sym, types[i]) == HTR_TYPE_INSTANCE ? -1 : n->length,
+				  .length = sym_type_kind(wk->rec->sym, types[i]) == HTR_TYPE_INSTANCE ? -1 : n->length,
 				  .flags = HTR_ALLOC_PREEXISTING };
 		if (r.type == HTR_NO_TYPE)
-			r.type = sym_class_type(A.sym); /* unknown: should not happen */
-		rc = recorder_write_rec(&r);
+			r.type = sym_class_type(wk->rec->sym); /* unknown: should not happen */
+		rc = recorder_write_rec(wk->rec, &r);
 	}
-	(void)w;
 	return rc;
 }
 
-static int write_roots(jvmtiEnv *jvmti, struct walk *wk, struct htr_writer *w, uint32_t gc)
+static int write_roots(jvmtiEnv *jvmti, struct walk *wk, uint32_t gc)
 {
+	struct symbols *sym = wk->rec->sym;
+	struct htr_writer *w = wk->rec->w;
 	struct htr_root *out = malloc((wk->nroots + 1) * sizeof(*out));
 	if (!out)
 		return -ENOMEM;
@@ -381,20 +386,20 @@ static int write_roots(jvmtiEnv *jvmti, struct walk *wk, struct htr_writer *w, u
 		struct htr_root h = { .kind = r->kind, .object = r->obj, .thread = r->thread,
 				      .depth = r->depth, .slot = r->slot };
 		if (r->kind == HTR_ROOT_LOCAL) {
-			h.method = sym_method(A.sym, jvmti, r->method);
+			h.method = sym_method(sym, jvmti, r->method);
 			if (h.method == UINT32_MAX)
 				h.kind = HTR_ROOT_OTHER;
 			else
-				rc = sym_emit_method(A.sym, w, h.method);
+				rc = sym_emit_method(sym, w, h.method);
 		} else if (r->kind == HTR_ROOT_STATIC) {
-			h.type = sym_type_of_tag(A.sym, r->aux);
-			int32_t f = h.type == HTR_NO_TYPE ? -1 : sym_field_slot(A.sym, h.type, r->slot, 1);
+			h.type = sym_type_of_tag(sym, r->aux);
+			int32_t f = h.type == HTR_NO_TYPE ? -1 : sym_field_slot(sym, h.type, r->slot, 1);
 			if (f < 0) {
 				h.kind = HTR_ROOT_OTHER;
 			} else {
 				h.field = (uint32_t)f;
 				h.slot = 0;
-				rc = sym_emit_type(A.sym, w, h.type, 0);
+				rc = sym_emit_type(sym, w, h.type, 0);
 			}
 		}
 		out[n++] = h;
@@ -433,10 +438,10 @@ static int object_refs(const struct walk *wk, const struct run *runs, size_t nru
 			} else {
 				if (ed->src_class != cached_class || cached_type == HTR_NO_TYPE) {
 					cached_class = ed->src_class;
-					cached_type = sym_type_of_tag(A.sym, ed->src_class);
+					cached_type = sym_type_of_tag(wk->rec->sym, ed->src_class);
 				}
 				if (cached_type != HTR_NO_TYPE)
-					slot = sym_field_slot(A.sym, cached_type, ed->index, 0);
+					slot = sym_field_slot(wk->rec->sym, cached_type, ed->index, 0);
 			}
 			if (slot < 0)
 				continue;
@@ -449,15 +454,16 @@ static int object_refs(const struct walk *wk, const struct run *runs, size_t nru
 	return 0;
 }
 
-static int write_graph(struct walk *wk, struct htr_writer *w, uint64_t *nobjects)
+static int write_graph(struct walk *wk, uint64_t *nobjects)
 {
 	size_t nruns = 0, ri = 0, cap = 0;
 	struct run *runs = make_runs(wk, &nruns);
 	struct htr_ref *refs = NULL;
 	if (!runs)
 		return -ENOMEM;
-	uint32_t class_type = sym_class_type(A.sym);
-	uint32_t class_nfields = class_type != HTR_NO_TYPE ? sym_nfields(A.sym, class_type) : 0;
+	struct htr_writer *w = wk->rec->w;
+	uint32_t class_type = sym_class_type(wk->rec->sym);
+	uint32_t class_nfields = class_type != HTR_NO_TYPE ? sym_nfields(wk->rec->sym, class_type) : 0;
 	int rc = 0;
 	uint64_t count = 0;
 	for (uint64_t word = 0; word < wk->seen_words && !rc; word++) {
@@ -478,18 +484,17 @@ static int write_graph(struct walk *wk, struct htr_writer *w, uint64_t *nobjects
 	return rc;
 }
 
-int walk_write(jvmtiEnv *jvmti, JNIEnv *jni, struct walk *wk, struct htr_writer *w, uint32_t gc,
-	       uint64_t *nobjects)
+int walk_write(struct walk *wk, jvmtiEnv *jvmti, JNIEnv *jni, uint32_t gc, uint64_t *nobjects)
 {
 	uint32_t *types = malloc((wk->nnews + 1) * sizeof(uint32_t));
 	if (!types)
 		return -ENOMEM;
-	resolve_news(jvmti, jni, wk, types, ts_current(jvmti, jni, NULL));
-	int rc = write_news(wk, w, types);
+	resolve_news(jvmti, jni, wk, types, ts_current(wk->rec, jvmti, jni, NULL));
+	int rc = write_news(wk, types);
 	free(types);
 	if (!rc)
-		rc = write_roots(jvmti, wk, w, gc);
+		rc = write_roots(jvmti, wk, gc);
 	if (!rc)
-		rc = write_graph(wk, w, nobjects);
+		rc = write_graph(wk, nobjects);
 	return rc;
 }

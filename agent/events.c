@@ -1,0 +1,476 @@
+/* events.c - the recorder's side of the JVMTI events: every allocation
+ * into the allocating thread's own record buffer, deaths into the death
+ * queue, GC start and end times, classes and threads as they appear.
+ * agent.c's callbacks call in here with the struct recorder; the agent
+ * thread (recorder.c) drains what these functions leave.  Threads and
+ * locks: recorder_internal.h.
+ */
+#include "agent/recorder_internal.h"
+
+#include "agent/agent.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The calling thread's buffer: plain TLS is cheaper than
+ * GetThreadLocalStorage on every allocation.  There is one recorder, so
+ * one buffer per thread. */
+static __thread struct tstate *tls_ts __attribute__((tls_model("initial-exec")));
+
+/* ---- record buffers ------------------------------------------------------ */
+
+struct chunk *chunk_get(struct recorder *rec)
+{
+	pthread_mutex_lock(&rec->free_mu);
+	struct chunk *c = rec->free_chunks;
+	if (c)
+		rec->free_chunks = c->next;
+	pthread_mutex_unlock(&rec->free_mu);
+	if (!c)
+		c = malloc(sizeof(*c));
+	if (c) {
+		c->next = NULL;
+		c->n = 0;
+	}
+	return c;
+}
+
+void chunk_put_list(struct recorder *rec, struct chunk *head)
+{
+	while (head) {
+		struct chunk *next = head->next;
+		pthread_mutex_lock(&rec->free_mu);
+		head->next = rec->free_chunks;
+		rec->free_chunks = head;
+		pthread_mutex_unlock(&rec->free_mu);
+		head = next;
+	}
+}
+
+int ts_append(struct recorder *rec, struct tstate *ts, const struct arec *r)
+{
+	struct chunk *c = ts->recs.tail;
+	if (!c || c->n == CHUNK_RECS) {
+		struct chunk *n = chunk_get(rec);
+		if (!n)
+			return -ENOMEM;
+		if (c)
+			c->next = n;
+		else
+			ts->recs.head = n;
+		ts->recs.tail = c = n;
+	}
+	c->r[c->n++] = *r;
+	return 0;
+}
+
+struct mirror_to {
+	struct recorder *rec;
+	struct tstate *ts;
+};
+
+/* A class mirror tagged by the symbol tables: recorded as an object that
+ * appeared without an allocation, in the buffer of ctx (a struct
+ * mirror_to). */
+static void record_mirror(void *ctx, uint64_t id, uint64_t size, uint32_t type)
+{
+	const struct mirror_to *to = ctx;
+	struct arec r = { .id = id, .size = size, .time_ns = agent_now_ns(), .type = type,
+			  .site = HTR_NO_SITE, .length = -1,
+			  .epoch = __atomic_load_n(&to->rec->gc_started, __ATOMIC_ACQUIRE),
+			  .flags = HTR_ALLOC_PREEXISTING };
+	ts_append(to->rec, to->ts, &r);
+}
+
+uint32_t ts_type_of_class(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, jclass klass, struct tstate *ts)
+{
+	struct mirror_to to = { rec, ts };
+	return sym_type_of_class(rec->sym, jvmti, jni, klass, ts ? record_mirror : NULL, &to);
+}
+
+static struct tstate *ts_new(struct recorder *rec)
+{
+	struct tstate *ts = calloc(1, sizeof(*ts));
+	if (!ts)
+		return NULL;
+	pthread_mutex_init(&ts->mu, NULL);
+	uint32_t d = rec->opts->depth ? rec->opts->depth : 1;
+	ts->frames = calloc(d, sizeof(jvmtiFrameInfo));
+	ts->sc_key = calloc((size_t)SITE_CACHE * d, sizeof(jvmtiFrameInfo));
+	if (!ts->frames || !ts->sc_key) {
+		free(ts->frames);
+		free(ts->sc_key);
+		free(ts);
+		return NULL;
+	}
+	ts->last_walk_seq = __atomic_load_n(&rec->walk_seq, __ATOMIC_ACQUIRE);
+	return ts;
+}
+
+static void ts_register(struct recorder *rec, struct tstate *ts)
+{
+	pthread_mutex_lock(&rec->threads_mu);
+	ts->next = rec->threads;
+	rec->threads = ts;
+	pthread_mutex_unlock(&rec->threads_mu);
+}
+
+/* Trace id of a thread: the tag of its Thread object, tagging (and
+ * recording as appeared-without-allocation) a Thread object not seen yet. */
+static uint64_t thread_tag(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, struct tstate *ts)
+{
+	jlong tag = 0;
+	if ((*jvmti)->GetTag(jvmti, thread, &tag) != JVMTI_ERROR_NONE)
+		return 0;
+	if (tag)
+		return (uint64_t)tag;
+	jclass k = (*jni)->GetObjectClass(jni, thread);
+	jlong size = 0;
+	(*jvmti)->GetObjectSize(jvmti, thread, &size);
+	uint64_t id = rec_new_tag(rec);
+	if ((*jvmti)->SetTag(jvmti, thread, (jlong)id) != JVMTI_ERROR_NONE)
+		return 0;
+	struct arec r = { .id = id, .size = (uint64_t)size, .time_ns = agent_now_ns(),
+			  .type = k ? ts_type_of_class(rec, jvmti, jni, k, ts) : HTR_NO_TYPE,
+			  .site = HTR_NO_SITE, .length = -1,
+			  .epoch = __atomic_load_n(&rec->gc_started, __ATOMIC_ACQUIRE),
+			  .flags = HTR_ALLOC_PREEXISTING };
+	if (k)
+		(*jni)->DeleteLocalRef(jni, k);
+	if (r.type != HTR_NO_TYPE)
+		ts_append(rec, ts, &r);
+	return id;
+}
+
+struct tstate *ts_current(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+	if (tls_ts)
+		return tls_ts;
+	struct tstate *ts = ts_new(rec);
+	if (!ts)
+		return NULL;
+	jthread self = thread;
+	if (!self && (*jvmti)->GetCurrentThread(jvmti, &self) != JVMTI_ERROR_NONE)
+		self = NULL;
+	if (self) {
+		jvmtiThreadInfo info;
+		memset(&info, 0, sizeof(info));
+		if ((*jvmti)->GetThreadInfo(jvmti, self, &info) == JVMTI_ERROR_NONE && info.name) {
+			snprintf(ts->name, sizeof(ts->name), "%s", info.name);
+			(*jvmti)->Deallocate(jvmti, (unsigned char *)info.name);
+		}
+		if (info.thread_group)
+			(*jni)->DeleteLocalRef(jni, info.thread_group);
+		if (info.context_class_loader)
+			(*jni)->DeleteLocalRef(jni, info.context_class_loader);
+		pthread_mutex_lock(&ts->mu);
+		ts->thread_id = thread_tag(rec, jvmti, jni, self, ts);
+		pthread_mutex_unlock(&ts->mu);
+		if (rec->agent_thread && (*jni)->IsSameObject(jni, self, rec->agent_thread))
+			ts->is_agent = 1;
+		if (self != thread)
+			(*jni)->DeleteLocalRef(jni, self);
+	}
+	ts_register(rec, ts);
+	tls_ts = ts;
+	return ts;
+}
+
+/* ---- allocation callbacks ------------------------------------------------ */
+
+/* AsyncGetCallTrace (exported by HotSpot, used by profilers) walks the
+ * calling thread's stack from its last Java frame without the VM
+ * transition, handles and resource marks of GetStackTrace: in the
+ * allocation callback the thread is in native state with a walkable last
+ * Java frame, which is all it needs.  It reports only methods whose
+ * jmethodID exists, so every class's jmethodIDs are created when it is
+ * prepared; a trace it cannot produce falls back to GetStackTrace.
+ * Measured on JDK 17: it fails (-4, frame not walkable) for allocations
+ * from C2-compiled code, i.e. on every hot path, so it is off by default
+ * (stacks=fast turns it on). */
+static int stack_asgct(asgct_fn asgct, JNIEnv *jni, struct tstate *ts, jint depth)
+{
+	asgct_frame f[AGENT_MAX_DEPTH];
+	asgct_trace tr = { jni, 0, f };
+	asgct(&tr, depth, NULL);
+	if (tr.num_frames <= 0)
+		return -1;
+	for (jint i = 0; i < tr.num_frames; i++) {
+		if (!f[i].method_id)
+			return -1;
+		ts->frames[i].method = f[i].method_id;
+		ts->frames[i].location = f[i].lineno >= 0 ? f[i].lineno : -1;
+	}
+	return tr.num_frames;
+}
+
+/* Creates the jmethodIDs of a class's methods (for AsyncGetCallTrace). */
+static void make_method_ids(const struct recorder *rec, jvmtiEnv *jvmti, jclass k)
+{
+	jint n = 0;
+	jmethodID *m = NULL;
+	if (rec->asgct && (*jvmti)->GetClassMethods(jvmti, k, &n, &m) == JVMTI_ERROR_NONE)
+		(*jvmti)->Deallocate(jvmti, (unsigned char *)m);
+}
+
+static uint64_t hash_frames(const jvmtiFrameInfo *f, int n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)n;
+	for (int i = 0; i < n; i++) {
+		h ^= (uint64_t)(uintptr_t)f[i].method;
+		h *= 0xff51afd7ed558ccdull;
+		h ^= (uint64_t)f[i].location + ((uint64_t)i << 56);
+		h *= 0xc4ceb9fe1a85ec53ull;
+		h ^= h >> 29;
+	}
+	return h | 1; /* 0 marks an empty cache entry */
+}
+
+/* Site of the current allocation: the thread's cache first, the shared
+ * table (symbols.h) on a miss.  *slot: the cache entry, -1 if none. */
+static uint32_t current_site(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, struct tstate *ts, int *slot_out)
+{
+	uint32_t depth = rec->opts->depth;
+	*slot_out = -1;
+	jint n = rec->asgct ? stack_asgct(rec->asgct, jni, ts, (jint)depth) : -1;
+	if (n <= 0 &&
+	    ((*jvmti)->GetStackTrace(jvmti, NULL, 0, (jint)depth, ts->frames, &n) != JVMTI_ERROR_NONE || n <= 0))
+		return HTR_NO_SITE;
+	uint64_t h = hash_frames(ts->frames, n);
+	uint32_t slot = (uint32_t)(h >> 20) & (SITE_CACHE - 1);
+	jvmtiFrameInfo *key = &ts->sc_key[(size_t)slot * depth];
+	if (ts->sc_hash[slot] == h && ts->sc_n[slot] == n) {
+		int same = 1;
+		for (jint i = 0; i < n && same; i++)
+			same = key[i].method == ts->frames[i].method &&
+			       key[i].location == ts->frames[i].location;
+		if (same) {
+			*slot_out = (int)slot;
+			return ts->sc_site[slot];
+		}
+	}
+	__atomic_fetch_add(&rec->n_site_miss, 1, __ATOMIC_RELAXED);
+	uint32_t site = sym_site(rec->sym, jvmti, ts->frames, n);
+	if (site != HTR_NO_SITE) {
+		memcpy(key, ts->frames, (size_t)n * sizeof(*key));
+		ts->sc_hash[slot] = h;
+		ts->sc_n[slot] = (uint8_t)n;
+		ts->sc_site[slot] = site;
+		if (ts->sc_class[slot])
+			(*jni)->DeleteWeakGlobalRef(jni, ts->sc_class[slot]);
+		ts->sc_class[slot] = NULL;
+		*slot_out = (int)slot;
+	}
+	return site;
+}
+
+static uint32_t class_type(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, jclass klass, struct tstate *ts)
+{
+	jlong ct = 0;
+	if ((*jvmti)->GetTag(jvmti, klass, &ct) == JVMTI_ERROR_NONE && ct > 0 &&
+	    (uint64_t)ct <= CLASS_TAG_MAX)
+		return (uint32_t)(ct - 1);
+	return ts_type_of_class(rec, jvmti, jni, klass, ts);
+}
+
+/* The type of an allocation at the site of cache entry slot (-1: none).
+ * A bytecode allocates one class, so the entry remembers the first class
+ * seen there; IsSameObject confirms it (reflection, clone and the like
+ * allocate several classes at one site: those go to the tag table). */
+static uint32_t site_class_type(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, jclass klass,
+				struct tstate *ts, int slot)
+{
+	if (slot >= 0 && ts->sc_class[slot] && (*jni)->IsSameObject(jni, klass, ts->sc_class[slot]))
+		return ts->sc_type[slot];
+	uint32_t type = class_type(rec, jvmti, jni, klass, ts);
+	if (slot >= 0 && !ts->sc_class[slot] && type != HTR_NO_TYPE) {
+		ts->sc_class[slot] = (*jni)->NewWeakGlobalRef(jni, klass);
+		ts->sc_type[slot] = type;
+	}
+	return type;
+}
+
+void recorder_alloc(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
+		    jclass klass, jlong size, int from_vm)
+{
+	if (!__atomic_load_n(&rec->recording, __ATOMIC_ACQUIRE) || rec->ablate == ABLATE_EVENTS)
+		return;
+	struct tstate *ts = ts_current(rec, jvmti, jni, thread);
+	if (!ts || ts->is_agent)
+		return;
+	if (rec->alloc_gate)
+		gcwait_allocation(rec, jvmti); /* after a GC with a graph: until its walk */
+	pthread_mutex_lock(&ts->mu);
+	uint32_t epoch = __atomic_load_n(&rec->gc_started, __ATOMIC_ACQUIRE);
+	uint32_t wseq = __atomic_load_n(&rec->walk_seq, __ATOMIC_ACQUIRE);
+	/* VMObjectAlloc repeats some sampled allocations (sampling posts first);
+	 * and a heap walk since this thread's last allocation may have tagged
+	 * this object already.  Only then is GetTag worth its cost. */
+	if (from_vm || wseq != ts->last_walk_seq) {
+		ts->last_walk_seq = wseq;
+		jlong t = 0;
+		if ((*jvmti)->GetTag(jvmti, object, &t) != JVMTI_ERROR_NONE || t) {
+			rec->n_dup++;
+			goto out;
+		}
+	}
+	struct arec r;
+	int slot = -1;
+	r.site = rec->opts->depth ? current_site(rec, jvmti, jni, ts, &slot) : HTR_NO_SITE;
+	r.type = site_class_type(rec, jvmti, jni, klass, ts, slot);
+	if (r.type == HTR_NO_TYPE)
+		goto out;
+	r.id = rec_new_tag(rec);
+	if (rec->ablate != ABLATE_NOTAG && (*jvmti)->SetTag(jvmti, object, (jlong)r.id) != JVMTI_ERROR_NONE)
+		goto out;
+	r.size = (uint64_t)size;
+	r.time_ns = agent_now_ns();
+	r.length = sym_type_kind(rec->sym, r.type) == HTR_TYPE_INSTANCE ? -1
+									: (*jni)->GetArrayLength(jni, object);
+	r.epoch = epoch;
+	r.thread = ts->thread_id;
+	r.flags = 0;
+	r.pad = 0;
+	ts_append(rec, ts, &r);
+	if (from_vm)
+		rec->n_vm_allocs++;
+out:
+	pthread_mutex_unlock(&ts->mu);
+}
+
+/* ---- deaths, GCs, classes, threads --------------------------------------- */
+
+void recorder_object_free(struct recorder *rec, jlong tag)
+{
+	/* Deaths are posted after the GC that freed them ended: attribute them
+	 * to the last GC finished now (see README, "deaths"). */
+	struct death d = { (uint64_t)tag, __atomic_load_n(&rec->gc_finished, __ATOMIC_ACQUIRE) };
+	pthread_mutex_lock(&rec->deaths_mu);
+	if (rec->ndeaths == rec->deaths_cap) {
+		size_t cap = rec->deaths_cap ? rec->deaths_cap * 2 : 65536;
+		struct death *p = realloc(rec->deaths, cap * sizeof(*p));
+		if (!p) {
+			pthread_mutex_unlock(&rec->deaths_mu);
+			return;
+		}
+		rec->deaths = p;
+		rec->deaths_cap = cap;
+	}
+	rec->deaths[rec->ndeaths++] = d;
+	pthread_mutex_unlock(&rec->deaths_mu);
+}
+
+void recorder_gc_start(struct recorder *rec)
+{
+	uint32_t n = __atomic_load_n(&rec->gc_started, __ATOMIC_RELAXED) + 1;
+	rec->gcs[n % GC_RING].start_ns = agent_now_ns();
+	rec->gcs[n % GC_RING].end_ns = 0;
+	if (rec->have_perfdata) /* memory loads only: allowed here */
+		perfdata_sample(&rec->perfdata, &rec->gcs[n % GC_RING].before);
+	__atomic_store_n(&rec->gc_started, n, __ATOMIC_RELEASE);
+}
+
+void rec_gc_kind(const struct recorder *rec, uint32_t n, int *full, char *cause, size_t cause_len)
+{
+	const struct gc_times *g = &rec->gcs[n % GC_RING];
+	/* which collector ran: its count grew since the previous GC ended,
+	 * not only between the callbacks (G1 counts its remark and cleanup
+	 * pauses before it posts their GC start) */
+	struct perfdata_sample base = g->before;
+	if (n > 1) {
+		const struct perfdata_sample *prev = &rec->gcs[(n - 1) % GC_RING].after;
+		for (uint32_t i = 0; i < PERFDATA_MAX_COLLECTORS; i++)
+			if (prev->invocations[i] < base.invocations[i])
+				base.invocations[i] = prev->invocations[i];
+	}
+	perfdata_gc(&rec->perfdata, &base, &g->after, full, cause, cause_len);
+}
+
+/* Whether the agent will walk GC n (as process_gc asks), from the
+ * counters just sampled: plain memory, allowed in the GC callbacks. */
+static int gc_gets_graph(const struct recorder *rec, uint32_t n)
+{
+	int full = 0;
+	char cause[PERFDATA_CAUSE_MAX];
+	rec_gc_kind(rec, n, &full, cause, sizeof(cause));
+	return agent_opts_wants_graph(rec->opts, n, full);
+}
+
+void recorder_gc_finish(struct recorder *rec, jvmtiEnv *jvmti)
+{
+	uint32_t n = __atomic_load_n(&rec->gc_started, __ATOMIC_ACQUIRE);
+	rec->gcs[n % GC_RING].end_ns = agent_now_ns();
+	if (rec->have_perfdata)
+		perfdata_sample(&rec->perfdata, &rec->gcs[n % GC_RING].after);
+	if (rec->alloc_gate && gc_gets_graph(rec, n))
+		gcwait_close_gate(rec, n);
+	__atomic_store_n(&rec->gc_finished, n, __ATOMIC_RELEASE);
+	/* only raw monitors are allowed here */
+	if ((*jvmti)->RawMonitorEnter(jvmti, rec->mon) == JVMTI_ERROR_NONE) {
+		(*jvmti)->RawMonitorNotifyAll(jvmti, rec->mon);
+		(*jvmti)->RawMonitorExit(jvmti, rec->mon);
+	}
+}
+
+void recorder_class_prepare(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
+{
+	struct tstate *ts = ts_current(rec, jvmti, jni, thread);
+	if (!ts)
+		return;
+	/* under the thread's mutex so that a heap walk sees the mirror's record */
+	pthread_mutex_lock(&ts->mu);
+	class_type(rec, jvmti, jni, klass, ts);
+	pthread_mutex_unlock(&ts->mu);
+	make_method_ids(rec, jvmti, klass);
+}
+
+void recorder_register_loaded_classes(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni)
+{
+	jint nclasses = 0;
+	jclass *classes = NULL;
+	pthread_mutex_lock(&rec->init_ts.mu);
+	if ((*jvmti)->GetLoadedClasses(jvmti, &nclasses, &classes) == JVMTI_ERROR_NONE) {
+		for (jint i = 0; i < nclasses; i++) {
+			ts_type_of_class(rec, jvmti, jni, classes[i], &rec->init_ts);
+			make_method_ids(rec, jvmti, classes[i]);
+			(*jni)->DeleteLocalRef(jni, classes[i]);
+		}
+		(*jvmti)->Deallocate(jvmti, (unsigned char *)classes);
+	}
+	pthread_mutex_unlock(&rec->init_ts.mu);
+}
+
+/* AsyncGetCallTrace works only while ClassLoad events are enabled. */
+int recorder_wants_class_load(const struct recorder *rec)
+{
+	return rec->asgct != NULL;
+}
+
+void recorder_thread_start(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+	ts_current(rec, jvmti, jni, thread);
+}
+
+int recorder_is_agent_thread(const struct recorder *rec, JNIEnv *jni, jthread thread)
+{
+	return rec->agent_thread && (*jni)->IsSameObject(jni, thread, rec->agent_thread);
+}
+
+void recorder_thread_end(struct recorder *rec, JNIEnv *jni)
+{
+	(void)rec;
+	struct tstate *ts = tls_ts;
+	if (!ts)
+		return;
+	pthread_mutex_lock(&ts->mu);
+	for (uint32_t i = 0; i < SITE_CACHE; i++)
+		if (ts->sc_class[i])
+			(*jni)->DeleteWeakGlobalRef(jni, ts->sc_class[i]);
+	memset(ts->sc_class, 0, sizeof(ts->sc_class));
+	ts->ended = 1;
+	pthread_mutex_unlock(&ts->mu);
+	tls_ts = NULL;
+}
+
