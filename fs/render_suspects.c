@@ -11,9 +11,9 @@
  * titles at 1,023, a path's part below gc/NNN/ at 1,799.
  *
  * Caching: the report takes seconds on a big heap and both files need it,
- * so it is computed once per mount into the rendered cache (key
- * "\x01suspects") in its flat form (sus_find writes it so), and each
- * render views it in place with sus_report_view.  The cache computes a key
+ * so it is computed once per mount into the rendered cache (result
+ * RES_SUSPECTS) in its flat form (sus_find writes it so), and each render
+ * views it in place with sus_report_view.  The cache computes a key
  * once however many readers ask at a time (single flight), never changes
  * a ready entry, and keeps it pinned until rcache_put, so concurrent
  * readers share one immutable report and none can see it freed or half
@@ -823,7 +823,8 @@ int render_suspects(struct hfs *fs, int json, struct buf *out)
 	struct rc_entry *e;
 	struct sus_report r;
 	struct rctx x;
-	int rc = rcache_get(fs->rc, "\x01suspects", suspects_cb, fs, &e);
+	const struct result_key k = { .what = RES_SUSPECTS };
+	int rc = hfs_result_get(fs, &k, suspects_cb, fs, &e);
 	if (rc)
 		return rc;
 	buf_init(&x.tmp);

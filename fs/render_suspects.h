@@ -27,7 +27,7 @@
  *
  * The findings are computed by analyses/suspects_find.c (a typed report,
  * no text), once per mount on the first read of either file, and kept in
- * the rendered cache ("\x01suspects"); both files print that report.
+ * the rendered cache (RES_SUSPECTS); both files print that report.
  */
 #ifndef HEAPFS_FS_RENDER_SUSPECTS_H
 #define HEAPFS_FS_RENDER_SUSPECTS_H
