@@ -1,6 +1,8 @@
-/* test_suspects.c - analyses/suspects.c on hand-built inputs, and the
- * `suspects` file of synthetic traces: every path it names resolves
- * (hfs_getattr), and what it says follows from docs/scenarios.md. */
+/* test_suspects.c - analyses/suspects.c on hand-built inputs, the report
+ * of analyses/suspects_find.c and its flat form, and the `suspects` file
+ * of synthetic traces: every path it names resolves (hfs_getattr), what it
+ * says follows from docs/scenarios.md, and suspects.json says the same. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,8 +14,10 @@
 
 #include <cmocka.h>
 
+#include "analyses/classify.h"
 #include "analyses/dominators.h"
 #include "analyses/suspects.h"
+#include "analyses/suspects_find.h"
 #include "fs/tree.h"
 #include "model/synth.h"
 
@@ -158,6 +162,72 @@ static void test_small_decisions(void **state)
 	assert_false(sus_overhead_dominates(0, 0, 50));
 	assert_int_equal(sus_pct(1, 3), 33);
 	assert_int_equal(sus_pct(5, 0), 0);
+}
+
+/* ---- the report, without the tree ---- */
+
+static int stub_acquire(void *ctx, struct keyspace *ks, uint32_t gci, void **h)
+{
+	(void)ctx, (void)ks, (void)gci, (void)h;
+	return -EINVAL;
+}
+
+static int stub_keys(void *h, const struct heap_state *s, uint32_t o, struct cls_keys *kb)
+{
+	(void)h, (void)s, (void)o, (void)kb;
+	return -EINVAL;
+}
+
+static void stub_release(void *ctx, void *h)
+{
+	(void)ctx, (void)h;
+}
+
+static const struct cls_ext_ops stub_ops = { stub_acquire, stub_keys, stub_release };
+
+/* Never called for a trace without GCs: nothing to read. */
+static int no_windows(void *ctx, struct sus_windows *w)
+{
+	(void)ctx, (void)w;
+	fail();
+	return -EIO;
+}
+
+/* A trace with no GC: one check says so, no finding; the flat form views
+ * back, and a cut or foreign block does not. */
+static void test_report_no_gc(void **state)
+{
+	(void)state;
+	struct trace t;
+	struct cls_registry reg;
+	struct sus_params p;
+	memset(&t, 0, sizeof t);
+	sus_params_default(&p);
+	assert_int_equal(cls_registry_init(&reg, &t, NULL), 0);
+	/* the two classifiers fs registers from its own analyses */
+	const struct cls_ext ds = { "ds", "", CARD_MANY, 0, 1, NULL, 0, &stub_ops, NULL };
+	const struct cls_ext ir = { "indirect-root", "", CARD_HIER, 1, 1, NULL, 0, &stub_ops, NULL };
+	assert_int_equal(cls_register_ext(&reg, &ds, NULL), 0);
+	assert_int_equal(cls_register_ext(&reg, &ir, NULL), 0);
+	const struct sus_source src = { .trace = &t, .reg = &reg, .p = &p, .windows = no_windows };
+	struct buf b;
+	buf_init(&b);
+	assert_int_equal(sus_find(&src, &b), 0);
+	struct sus_report r;
+	assert_int_equal(sus_report_view(b.data, b.len, &r), 0);
+	assert_int_equal(r.nchecks, 1);
+	assert_int_equal(r.checks[0].what, SUS_CHECK_NO_GC);
+	assert_int_equal(r.nfindings, 0);
+	assert_int_equal(r.nclaims, 0);
+	assert_string_equal(sus_str(&r, 0), "");
+	assert_string_equal(sus_str(&r, UINT32_MAX), "");
+	/* cut anywhere, or not a report */
+	for (size_t len = 0; len < b.len; len++)
+		assert_int_equal(sus_report_view(b.data, len, &r), -EBADMSG);
+	b.data[0] ^= 0xff;
+	assert_int_equal(sus_report_view(b.data, b.len, &r), -EBADMSG);
+	buf_free(&b);
+	cls_registry_destroy(&reg);
 }
 
 /* ---- the file in the tree ---- */
@@ -355,6 +425,98 @@ static void test_leakdrops(void **state)
 	hfs_close(fs);
 }
 
+/* s with every run of spaces and newlines made one space (the text file
+ * wraps lines), in place. */
+static char *squeeze(char *s)
+{
+	char *w = s;
+	for (const char *r = s; *r; r++) {
+		int sp = *r == ' ' || *r == '\n';
+		if (sp && (w == s || w[-1] == ' '))
+			continue;
+		*w++ = sp ? ' ' : *r;
+	}
+	*w = '\0';
+	return s;
+}
+
+/* The JSON strings after `"key": ` in json, one by one (no escapes in
+ * these traces' names: checked). */
+static const char *json_next(const char *json, const char *key, char *out, size_t size)
+{
+	const char *p = strstr(json, key);
+	if (!p)
+		return NULL;
+	p += strlen(key);
+	const char *e = strchr(p, '"');
+	assert_non_null(e);
+	assert_true((size_t)(e - p) < size);
+	assert_true(memchr(p, '\\', (size_t)(e - p)) == NULL);
+	memcpy(out, p, (size_t)(e - p));
+	out[e - p] = '\0';
+	return e + 1;
+}
+
+/* suspects.json says what suspects says: every title and claim text, and
+ * every path, in the same order. */
+static void check_json_agrees(struct hfs *fs)
+{
+	char *text = read_file(fs, "/suspects"), *json = read_file(fs, "/suspects.json");
+	char *flat = squeeze(strdup(text));
+	char item[4096];
+	const char *at = flat;
+	int n = 0;
+	/* titles and texts, in order */
+	for (const char *p = json; (p = strstr(p, "\"t")); n++) {
+		const char *next;
+		if (!strncmp(p, "\"title\": \"", 10))
+			next = json_next(p, "\"title\": \"", item, sizeof item);
+		else if (!strncmp(p, "\"text\": \"", 9))
+			next = json_next(p, "\"text\": \"", item, sizeof item);
+		else {
+			p += 2;
+			continue;
+		}
+		const char *found = strstr(at, squeeze(item));
+		if (!found)
+			fprintf(stderr, "suspects.json says, suspects does not: %s\n", item);
+		assert_non_null(found);
+		at = found + strlen(item);
+		p = next;
+	}
+	assert_true(n > 3);
+	/* paths: the JSON's, in order, are the text's "-> " lines */
+	const char *tp = text;
+	for (const char *p = strstr(json, "\"paths\": ["); p; p = strstr(p, "\"paths\": [")) {
+		p += 10;
+		while (*p == '"') {
+			const char *e = strchr(p + 1, '"');
+			assert_non_null(e);
+			snprintf(item, sizeof item, "-> %.*s\n", (int)(e - p - 1), p + 1);
+			const char *found = strstr(tp, item);
+			assert_non_null(found);
+			tp = found + strlen(item);
+			p = e + 1;
+			if (!strncmp(p, ", ", 2))
+				p += 2;
+		}
+	}
+	free(flat);
+	free(text);
+	free(json);
+}
+
+static void test_json_agrees(void **state)
+{
+	(void)state;
+	const char *const scen[] = { "multicache", "churn", "company", "leakdrops" };
+	for (size_t k = 0; k < sizeof scen / sizeof scen[0]; k++) {
+		struct hfs *fs = open_scenario(scen[k], 0, 0);
+		check_json_agrees(fs);
+		hfs_close(fs);
+	}
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -379,12 +541,14 @@ int main(void)
 		cmocka_unit_test(test_key_retained_long_chain),
 		cmocka_unit_test(test_survivors),
 		cmocka_unit_test(test_small_decisions),
+		cmocka_unit_test(test_report_no_gc),
 		cmocka_unit_test(test_multicache),
 		cmocka_unit_test(test_buggystack),
 		cmocka_unit_test(test_churn),
 		cmocka_unit_test(test_gcstress),
 		cmocka_unit_test(test_company),
 		cmocka_unit_test(test_leakdrops),
+		cmocka_unit_test(test_json_agrees),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
