@@ -31,8 +31,8 @@ struct sctx {
 	const struct sus_source *src;
 	const struct sus_params *p;
 	const struct trace *t;
-	uint32_t cls_type, cls_site, cls_ir, cls_ds, cls_ih;
-	const struct cls_def *dtype, *dsite, *dir, *dds, *dih;
+	uint32_t cls_type, cls_site, cls_ds, cls_ih;
+	const struct cls_def *dtype, *dsite, *dds;
 	struct sus_finding f[MAX_FINDINGS];
 	uint32_t nf;
 	struct sus_finding *cur;  /* the finding claims are added to */
@@ -1228,10 +1228,12 @@ static int sctx_init(struct sctx *c, const struct sus_source *src)
 	struct cls_registry *reg = src->reg;
 	c->cls_type = cls_find(reg, "type");
 	c->cls_site = cls_find(reg, "site");
-	c->cls_ir = cls_find(reg, "indirect-root");
+	/* indirect-root's keys are only passed on (the claims' roots), but a
+	 * report without it could not name them */
+	uint32_t cls_ir = cls_find(reg, "indirect-root");
 	c->cls_ds = cls_find(reg, "ds");
 	c->cls_ih = cls_find(reg, "instance-health");
-	if (c->cls_type == CLS_NONE || c->cls_site == CLS_NONE || c->cls_ir == CLS_NONE ||
+	if (c->cls_type == CLS_NONE || c->cls_site == CLS_NONE || cls_ir == CLS_NONE ||
 	    c->cls_ds == CLS_NONE || c->cls_ih == CLS_NONE)
 		return -EIO;
 	int rc = cls_prepare(reg, c->cls_type);
@@ -1240,10 +1242,8 @@ static int sctx_init(struct sctx *c, const struct sus_source *src)
 		return rc;
 	c->dtype = cls_get(reg, c->cls_type);
 	c->dsite = cls_get(reg, c->cls_site);
-	c->dir = cls_get(reg, c->cls_ir);
 	c->dds = cls_get(reg, c->cls_ds);
-	c->dih = cls_get(reg, c->cls_ih);
-	if (!c->dtype || !c->dsite || !c->dir || !c->dds || !c->dih)
+	if (!c->dtype || !c->dsite || !c->dds || !cls_get(reg, cls_ir) || !cls_get(reg, c->cls_ih))
 		return -EIO;
 	/* offset 0: the empty string */
 	return buf_putc(&c->strings, '\0');
