@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyses/adhoc.h"
 #include "analyses/bitset.h"
 #include "analyses/closure.h"
 #include "classify_ext.h"
@@ -1266,70 +1267,22 @@ int closure_dir_lookup(struct hfs *fs, const struct node *p, const char *name, s
 
 /* ---- ad-hoc groups ---- */
 
-struct adhoc_group {
-	char name[NAME_BUF];
-	char *text;            /* the selectors as written, owned */
-	size_t len;
-	uint32_t version;      /* current version id */
-	int removed;
-};
-
-struct adhoc_version {
-	uint64_t *ids;         /* sorted, distinct; owned */
-	uint32_t nids;
-};
-
-struct hfs_adhoc {
-	pthread_mutex_t lock;  /* a leaf: guards everything below */
-	struct adhoc_group *g;
-	uint32_t ng, capg;
-	struct adhoc_version *v; /* version id k is v[k - 1] */
-	uint32_t nv, capv;
-};
+/* The store lives in analyses/adhoc.c; the tree names its groups and
+ * parses their selectors. */
 
 static int adhoc_bits_cb(void *ctx, uint32_t version, const struct heap_state *s, uint64_t *bits)
 {
-	struct hfs_adhoc *a = ctx;
-	int rc = 0;
-	pthread_mutex_lock(&a->lock);
-	if (version == 0 || version > a->nv) {
-		rc = -ENOENT;
-	} else {
-		const struct adhoc_version *v = &a->v[version - 1];
-		for (uint32_t k = 0; k < v->nids; k++) {
-			uint32_t i = heap_state_find(s, v->ids[k]);
-			if (i != UINT32_MAX)
-				bitset_set(bits, i);
-		}
-	}
-	pthread_mutex_unlock(&a->lock);
-	return rc;
+	return adhoc_bits(ctx, version, s, bits);
 }
 
 int hfs_adhoc_new(struct hfs *fs)
 {
-	struct hfs_adhoc *a = calloc(1, sizeof *a);
-	if (!a)
-		return -ENOMEM;
-	pthread_mutex_init(&a->lock, NULL);
-	fs->adhoc = a;
+	int rc = adhoc_new(&fs->adhoc);
+	if (rc)
+		return rc;
 	fs->reg.adhoc_bits = adhoc_bits_cb;
-	fs->reg.adhoc_ctx = a;
+	fs->reg.adhoc_ctx = fs->adhoc;
 	return 0;
-}
-
-void hfs_adhoc_free(struct hfs_adhoc *a)
-{
-	if (!a)
-		return;
-	for (uint32_t k = 0; k < a->ng; k++)
-		free(a->g[k].text);
-	for (uint32_t k = 0; k < a->nv; k++)
-		free(a->v[k].ids);
-	free(a->g);
-	free(a->v);
-	pthread_mutex_destroy(&a->lock);
-	free(a);
 }
 
 static const char *after_prefix(const char *path, const char *prefix)
@@ -1366,97 +1319,20 @@ const char *adhoc_members_name(const char *path, char name[256])
 	return name;
 }
 
-/* index of the live group called name, or UINT32_MAX; lock held */
-static uint32_t adhoc_find_locked(const struct hfs_adhoc *a, const char *name)
-{
-	for (uint32_t k = 0; k < a->ng; k++) {
-		if (!a->g[k].removed && strcmp(a->g[k].name, name) == 0)
-			return k;
-	}
-	return UINT32_MAX;
-}
-
-/* New version holding ids (taken over); lock held. */
-static int adhoc_add_version_locked(struct hfs_adhoc *a, uint64_t *ids, uint32_t nids,
-				    uint32_t *version)
-{
-	if (a->nv == a->capv) {
-		uint32_t cap = a->capv ? a->capv * 2 : 16;
-		struct adhoc_version *v = realloc(a->v, cap * sizeof *v);
-		if (!v)
-			return -ENOMEM;
-		a->v = v;
-		a->capv = cap;
-	}
-	a->v[a->nv].ids = ids;
-	a->v[a->nv].nids = nids;
-	*version = ++a->nv;
-	return 0;
-}
-
-static int adhoc_name_ok(const char *name)
-{
-	size_t n = strlen(name);
-	if (n == 0 || n > NAME_MAX_BYTES || !strcmp(name, ".") || !strcmp(name, ".."))
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		if ((unsigned char)name[i] < 0x20 || name[i] == '/' || name[i] == 0x7f)
-			return 0;
-	}
-	return 1;
-}
-
 int hfs_adhoc_mkdir(struct hfs *fs, const char *name)
 {
-	struct hfs_adhoc *a = fs->adhoc;
-	int rc = 0;
-	if (!adhoc_name_ok(name))
-		return -EINVAL;
-	pthread_mutex_lock(&a->lock);
-	if (adhoc_find_locked(a, name) != UINT32_MAX) {
-		rc = -EEXIST;
-		goto out;
-	}
-	if (a->ng == a->capg) {
-		uint32_t cap = a->capg ? a->capg * 2 : 8;
-		struct adhoc_group *g = realloc(a->g, cap * sizeof *g);
-		if (!g) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		a->g = g;
-		a->capg = cap;
-	}
-	struct adhoc_group *g = &a->g[a->ng];
-	memset(g, 0, sizeof *g);
-	snprintf(g->name, sizeof g->name, "%s", name);
-	if (!(rc = adhoc_add_version_locked(a, NULL, 0, &g->version)))
-		a->ng++;
-out:
-	pthread_mutex_unlock(&a->lock);
-	return rc;
+	return adhoc_add(fs->adhoc, name);
 }
 
 int hfs_adhoc_rmdir(struct hfs *fs, const char *name)
 {
-	struct hfs_adhoc *a = fs->adhoc;
-	pthread_mutex_lock(&a->lock);
-	uint32_t k = adhoc_find_locked(a, name);
-	if (k != UINT32_MAX)
-		a->g[k].removed = 1;
-	pthread_mutex_unlock(&a->lock);
-	return k == UINT32_MAX ? -ENOENT : 0;
+	return adhoc_remove(fs->adhoc, name);
 }
 
 /* Current version of a group, or 0. */
 static uint32_t adhoc_version_of(struct hfs *fs, const char *name)
 {
-	struct hfs_adhoc *a = fs->adhoc;
-	pthread_mutex_lock(&a->lock);
-	uint32_t k = adhoc_find_locked(a, name);
-	uint32_t v = k == UINT32_MAX ? 0 : a->g[k].version;
-	pthread_mutex_unlock(&a->lock);
-	return v;
+	return adhoc_version(fs->adhoc, name);
 }
 
 struct idvec {
@@ -1603,54 +1479,22 @@ int hfs_adhoc_check_members(struct hfs *fs, const char *name, const char *data, 
 int hfs_adhoc_set_members(struct hfs *fs, const char *name, const char *data, size_t len,
 			  char *msg, size_t msglen)
 {
-	struct hfs_adhoc *a = fs->adhoc;
 	struct idvec iv = { 0 };
 	msg[0] = '\0';
 	if (!adhoc_version_of(fs, name))
 		return -ENOENT;
 	int rc = parse_members(fs, name, data, len, &iv, msg, msglen);
-	char *text = rc ? NULL : malloc(len + 1);
-	if (!rc && !text)
-		rc = -ENOMEM;
 	if (rc) {
 		free(iv.v);
-		free(text);
 		return rc;
 	}
-	memcpy(text, data, len);
-	text[len] = '\0';
-	pthread_mutex_lock(&a->lock);
-	uint32_t k = adhoc_find_locked(a, name), version = 0;
-	if (k == UINT32_MAX)
-		rc = -ENOENT;
-	else if (!(rc = adhoc_add_version_locked(a, iv.v, (uint32_t)iv.n, &version))) {
-		iv.v = NULL;
-		free(a->g[k].text);
-		a->g[k].text = text;
-		a->g[k].len = len;
-		a->g[k].version = version;
-		text = NULL;
-	}
-	pthread_mutex_unlock(&a->lock);
-	free(iv.v);
-	free(text);
-	return rc;
+	return adhoc_set(fs->adhoc, name, iv.v, (uint32_t)iv.n, data, len);
 }
 
 int render_adhoc_members(struct hfs *fs, const struct node *n, struct buf *out)
 {
-	struct hfs_adhoc *a = fs->adhoc;
-	int rc = -ENOENT;
 	uint32_t version = n->chain.depth ? n->chain.steps[0].cls : 0;
-	pthread_mutex_lock(&a->lock);
-	for (uint32_t k = 0; k < a->ng; k++) {
-		if (a->g[k].version == version && !a->g[k].removed) {
-			rc = a->g[k].len ? buf_put(out, a->g[k].text, a->g[k].len) : 0;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&a->lock);
-	return rc;
+	return adhoc_text(fs->adhoc, version, out);
 }
 
 static void adhoc_node(struct hfs *fs, const struct node *p, uint32_t version, struct node *c)
@@ -1665,22 +1509,10 @@ static void adhoc_node(struct hfs *fs, const struct node *p, uint32_t version, s
 
 int groups_dir_list(struct hfs *fs, const struct node *p, rclo_emit_fn emit, void *ctx)
 {
-	struct hfs_adhoc *a = fs->adhoc;
+	char name[NAME_BUF];
+	uint32_t version;
 	/* names copied out: emit may take other locks */
-	for (uint32_t k = 0;; k++) {
-		char name[NAME_BUF];
-		uint32_t version = 0;
-		int done = 0;
-		pthread_mutex_lock(&a->lock);
-		if (k >= a->ng)
-			done = 1;
-		else if (!a->g[k].removed) {
-			snprintf(name, sizeof name, "%s", a->g[k].name);
-			version = a->g[k].version;
-		}
-		pthread_mutex_unlock(&a->lock);
-		if (done)
-			return 0;
+	for (uint32_t k = 0; adhoc_nth(fs->adhoc, k, name, sizeof name, &version); k++) {
 		if (!version || !fs->trace->ngcs)
 			continue;
 		struct node c;
@@ -1688,6 +1520,7 @@ int groups_dir_list(struct hfs *fs, const struct node *p, rclo_emit_fn emit, voi
 		if (emit(ctx, name, &c))
 			return 1;
 	}
+	return 0;
 }
 
 int groups_dir_lookup(struct hfs *fs, const struct node *p, const char *name, struct node *c)

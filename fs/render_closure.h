@@ -110,9 +110,7 @@ int adhoc_gc_lookup(struct hfs *fs, const struct node *p, const char *name, stru
 
 /* ---- ad-hoc groups ---- */
 
-struct hfs_adhoc;
 int hfs_adhoc_new(struct hfs *fs);   /* sets fs->adhoc and the registry hook */
-void hfs_adhoc_free(struct hfs_adhoc *a);
 /* NAME when path is /groups/NAME (no further component), else NULL. */
 const char *adhoc_dir_name(const char *path, char name[256]);
 /* NAME when path is /groups/NAME/members, else NULL. */

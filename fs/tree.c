@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analyses/adhoc.h"
 #include "analyses/bitset.h"
 #include "analyses/diff.h"
 #include "classify_ext.h"
@@ -1797,7 +1798,7 @@ int hfs_open(struct hfs **out, const char *trace_path, const struct hfs_opts *o,
 	return 0;
 fail:
 	hfs_stop_jobs(fs, UINT32_MAX);
-	hfs_adhoc_free(fs->adhoc);
+	adhoc_free(fs->adhoc);
 	win_state_free(fs->win);
 	if (fs->reg_ready)
 		cls_registry_destroy(&fs->reg);
@@ -1856,7 +1857,7 @@ void hfs_close(struct hfs *fs)
 	hfs_stop_jobs(fs, UINT32_MAX);
 	cls_registry_destroy(&fs->reg);
 	win_state_free(fs->win);
-	hfs_adhoc_free(fs->adhoc);
+	adhoc_free(fs->adhoc);
 	rcache_free(fs->rc);
 	state_cache_free(fs->states);
 	trace_close(fs->trace);

@@ -39,7 +39,7 @@ struct hfs {
 	pthread_mutex_t err_lock;
 	char last_error[600];       /* err_lock; "" = none */
 	struct win_state *win;      /* owned; analyses/winstate.h, own lock (a leaf) */
-	struct hfs_adhoc *adhoc;    /* owned; fs/render_closure.c, own lock (a leaf) */
+	struct adhoc *adhoc;        /* owned; analyses/adhoc.h, own lock (a leaf) */
 	struct sus_params sus;      /* suspects thresholds; immutable after open */
 	struct jobs *jobs;          /* owned; own lock; NULL once stopped: reads */
 	struct jobs *list_jobs;     /* owned; own lock; NULL once stopped: listings */
