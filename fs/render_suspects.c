@@ -818,8 +818,9 @@ static int render_json(struct rctx *x, struct buf *out)
 	return rc;
 }
 
-int render_suspects(struct hfs *fs, int json, struct buf *out)
+int render_suspects(struct hfs *fs, enum sus_format fmt, struct buf *out)
 {
+	int json = fmt == SUS_JSON;
 	struct rc_entry *e;
 	struct sus_report r;
 	struct rctx x;

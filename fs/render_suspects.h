@@ -36,8 +36,9 @@
 
 struct hfs;
 
-/* json 0: the text file (80 columns), 1: suspects.json.  Appends to out
+enum sus_format { SUS_TEXT, SUS_JSON };
+/* suspects (the text file, 80 columns) or suspects.json.  Appends to out
  * (the caller's). */
-int render_suspects(struct hfs *fs, int json, struct buf *out);
+int render_suspects(struct hfs *fs, enum sus_format fmt, struct buf *out);
 
 #endif

@@ -791,11 +791,11 @@ static int window_growing_node(struct hfs *fs, const struct node *n, int arg, st
 	return render_window_growing(fs, (enum win_kind)n->win, out);
 }
 
-/* arg: 1 for suspects.json */
+/* arg: enum sus_format */
 static int suspects_node(struct hfs *fs, const struct node *n, int arg, struct buf *out)
 {
 	(void)n;
-	return render_suspects(fs, arg, out);
+	return render_suspects(fs, (enum sus_format)arg, out);
 }
 
 /* allocs/ files: the table and the format in one argument */
@@ -887,8 +887,8 @@ static const struct nt_def nt_defs[NT_COUNT_] = {
 	[NT_GROUPS_DIR] = { HFS_DIR, COST_NONE, .fixed = no_children, .dyn = &groups_ops },
 	[NT_ADHOC_MEMBERS] = { HFS_FILE, COST_VOLATILE, adhoc_members_node, 0 },
 	[NT_ADHOC_GC_DIR] = { HFS_DIR, COST_NONE, .fixed = no_children, .dyn = &adhoc_gc_ops },
-	[NT_SUSPECTS] = { HFS_FILE, COST_EXPENSIVE, suspects_node, 0 },
-	[NT_SUSPECTS_JSON] = { HFS_FILE, COST_EXPENSIVE, suspects_node, 1 },
+	[NT_SUSPECTS] = { HFS_FILE, COST_EXPENSIVE, suspects_node, SUS_TEXT },
+	[NT_SUSPECTS_JSON] = { HFS_FILE, COST_EXPENSIVE, suspects_node, SUS_JSON },
 	[NT_ALLOCS_DIR] = { HFS_DIR, COST_NONE, .fixed = allocs_children },
 	[NT_ALLOCS_BY_SITE] = { HFS_FILE, COST_EXPENSIVE, allocs_node, ALLOCS_ARG(ALLOCS_BY_SITE, ALLOCS_TSV) },
 	[NT_ALLOCS_BY_SITE_CSV] = { HFS_FILE, COST_EXPENSIVE, allocs_node, ALLOCS_ARG(ALLOCS_BY_SITE, ALLOCS_CSV) },

@@ -19,7 +19,7 @@
 # the machine may be shared, and CPU time is what load does not inflate.
 # The files stay in the page cache between runs (what "cold" leaves out is
 # the disk, not heapfs's work).  The last run of each input repeats with
-# HEAPFS_TIMING=1: the time of each part of the report (fs/render_suspects.c).
+# HEAPFS_TIMING=1: the time of each part of the report (analyses/suspects_find.c).
 #
 # The trace's run is long with the defaults: reachable memory at every one
 # of the 1,000 GCs (reachable_every=1, the paper's §3.2.1) rebuilds 1,000
