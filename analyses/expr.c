@@ -1207,7 +1207,9 @@ static int eval_str_fn(struct ectx *c, const struct xnode *x, uint32_t o, struct
 static int eval(struct ectx *c, uint32_t n, uint32_t o, struct xval *out)
 {
 	const struct xnode *x = &c->e->nodes[n];
-	const uint32_t *k = c->e->kids + x->kid0;
+	/* an expression without calls or operators has no kids array at all:
+	 * no offset may be added to its NULL */
+	const uint32_t *k = x->nkids ? c->e->kids + x->kid0 : NULL;
 	struct xval a;
 	int rc = 0;
 	memset(out, 0, sizeof *out);

@@ -9,7 +9,8 @@
  * twice and compared as the GC callbacks do.  A refused option string
  * must come with a NUL-terminated message naming it.
  *
- * Built by `make fuzz-short` / `make fuzz` (clang -fsanitize=fuzzer,...).
+ * Built by `make build-fuzz/fuzz_agent_input` (clang -fsanitize=fuzzer,...);
+ * tests/fuzz/README.md.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -18,6 +19,8 @@
 
 #include "agent/agent_opts.h"
 #include "agent/perfdata.h"
+
+#include "fuzz_common.h"
 
 static void options(const uint8_t *data, size_t size)
 {
@@ -55,7 +58,11 @@ static void hsperfdata(const uint8_t *data, size_t size)
 	free(buf);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	return fuzz_init(argc, argv, NULL);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size == 0)

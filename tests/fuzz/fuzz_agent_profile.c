@@ -5,7 +5,8 @@
  * but never crash or read outside it; every plan it accepts has its
  * frequencies, and the lookups find each entry again.
  *
- * Built by `make fuzz-short` / `make fuzz` (clang -fsanitize=fuzzer,...).
+ * Built by `make build-fuzz/fuzz_agent_profile` (clang -fsanitize=fuzzer,...);
+ * tests/fuzz/README.md.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -15,7 +16,12 @@
 
 #include "agent/profile.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz_common.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	return fuzz_init(argc, argv, NULL);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

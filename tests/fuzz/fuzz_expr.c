@@ -12,7 +12,8 @@
  * Compile errors must carry a line and column inside the text (or none),
  * and a NUL-terminated message.  Nothing may crash, hang or leak.
  *
- * Built by `make fuzz-short` / `make fuzz` (clang -fsanitize=fuzzer,...).
+ * Built by `make build-fuzz/fuzz_expr` (clang -fsanitize=fuzzer,...);
+ * tests/fuzz/README.md.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -22,6 +23,8 @@
 #include <string.h>
 
 #include "analyses/expr.h"
+
+#include "fuzz_common.h"
 
 #define NOBJ 5u
 #define ARENA_BYTES 2048
@@ -137,6 +140,11 @@ static int each_def(void *ctx, const char *name, struct expr *e)
 	evaluate(e);
 	expr_free(e);
 	return 0;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	return fuzz_init(argc, argv, NULL);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,4 +1,6 @@
-/* make_seeds.c - writes the seed corpus of fuzz_trace (tests/fuzz/seeds/fuzz_trace/).
+/* make_seeds.c - writes the hand-made seeds of fuzz_trace_frames and
+ * fuzz_trace_state (tests/fuzz/seeds/fuzz_trace_{frames,state}/: the same
+ * files in both).
  *
  * Run once; the resulting files are committed.  Each seed is a tiny valid
  * trace made with the real writer, so the fuzzer starts from inputs that
@@ -11,7 +13,7 @@
  *   truncated.trace footer.trace cut in the middle of its last frame
  *   minimal.trace   header, one empty GC, footer
  * and each of them again as a structured input (NAME.fz: uncompressed
- * payloads, see build_structured in fuzz_trace.c), which the harness
+ * payloads, see build_structured in fuzz_trace_input.h), which the harness
  * compresses and checksums back into the same file; footer-cut.fz is
  * footer.trace with its last 400 bytes cut off by the harness.
  * (Traces are named .trace, not .htr, because .gitignore ignores *.htr.)
