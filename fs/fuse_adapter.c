@@ -442,7 +442,7 @@ static int op_open(const char *path, struct fuse_file_info *fi)
 	h->append = writing && (fi->flags & O_APPEND);
 	h->cached = a.size_exact;
 	fi->fh = (uint64_t)(uintptr_t)h;
-	fi->direct_io = writing || !a.size_exact;
+	fi->direct_io = writing || !a.size_exact || a.changes;
 	fi->keep_cache = 0;
 	return 0;
 }

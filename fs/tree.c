@@ -1161,6 +1161,20 @@ static int node_attr(struct hfs *fs, const struct node *n, const char *canon, st
 		char key[NODE_KEY_MAX];
 		node_cache_key(fs, n, canon, key);
 		a->size_exact = rcache_peek_size(fs->rc, key, &a->size);
+	} else if (d->cost == COST_VOLATILE) {
+		/* cheap but changing (status, classifiers/, members): its size
+		 * now, because tools size their reading by it (sort given size
+		 * 0 reads a 1 MB members file 4 KB at a time into a hundred
+		 * temporary files); `changes` keeps it out of the page cache */
+		struct buf b;
+		buf_init(&b);
+		int rc = render_node(fs, n, &b);
+		a->size = b.len;
+		buf_free(&b);
+		if (rc)
+			return rc;
+		a->size_exact = 1;
+		a->changes = 1;
 	}
 	return 0;
 }

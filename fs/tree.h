@@ -84,6 +84,8 @@ struct hfs_attr {
 	uint64_t ino;          /* deterministic from the path, never 0 or 1 */
 	uint64_t size;         /* exact if size_exact, else 0 */
 	int size_exact;
+	int changes;           /* the content may differ at the next read (status,
+	                          written files): never serve it from a cache */
 	int writable;
 	uint32_t nlink;
 };
