@@ -223,20 +223,22 @@ struct htr_iter {
 	const struct htr_file *f;
 	struct htr_frame_hdr h;
 	ZSTD_DCtx *dctx;
-	uint8_t *in; size_t in_len, in_pos;  /* compressed bytes read so far */
+	uint8_t *in; size_t in_cap, in_len, in_pos;  /* compressed bytes read so far */
 	uint64_t comp_read;                  /* payload bytes read from file */
-	uint8_t *win; size_t win_len, win_pos;
+	uint8_t *win; size_t win_cap, win_len, win_pos;
 	uint64_t raw_consumed;               /* raw bytes before win[0] */
 	int stream_done;
 	uint32_t events;
-	/* decoded arrays */
+	/* decoded arrays; the chunk arrays are allocated at their first event
+	 * and the buffers sized to the frame, so that opening an iterator on a
+	 * small frame does not cost megabytes (ASan maps and poisons each) */
 	struct htr_field *fields; uint32_t fields_cap;
 	struct htr_site_frame frames[HTR_MAX_FRAMES_PER_SITE];
-	struct htr_ref refs[HTR_MAX_CHUNK];
-	struct htr_root roots[HTR_MAX_CHUNK];
-	uint64_t ids[HTR_MAX_CHUNK];
-	uint32_t count_sites[HTR_MAX_CHUNK]; /* ALLOC_COUNTS */
-	int64_t counts[HTR_MAX_CHUNK];
+	struct htr_ref *refs;
+	struct htr_root *roots;
+	uint64_t *ids;
+	uint32_t *count_sites; /* ALLOC_COUNTS */
+	int64_t *counts;
 	uint64_t prev_alloc_id, prev_time, prev_graph_id;
 };
 
@@ -249,8 +251,10 @@ int htr_iter_open(struct htr_iter **out, const struct htr_file *f, const struct 
 	it->f = f;
 	it->h = *h;
 	it->dctx = ZSTD_createDCtx();
-	it->in = malloc(READ_CHUNK);
-	it->win = malloc(WINDOW);
+	it->in_cap = h->comp_len < READ_CHUNK ? (size_t)h->comp_len + 1 : READ_CHUNK;
+	it->win_cap = h->raw_len < WINDOW - 1 ? (size_t)h->raw_len + 1 : WINDOW;
+	it->in = malloc(it->in_cap);
+	it->win = malloc(it->win_cap);
 	if (!it->dctx || !it->in || !it->win) {
 		htr_iter_close(it);
 		return htr_errf(err, -ENOMEM, h->offset, "out of memory");
@@ -269,6 +273,7 @@ void htr_iter_close(struct htr_iter *it)
 	free(it->in);
 	free(it->win);
 	free(it->fields);
+	free(it->refs); free(it->roots); free(it->ids); free(it->count_sites); free(it->counts);
 	free(it);
 }
 
@@ -294,7 +299,7 @@ static int refill(struct htr_iter *it, struct htr_err *err)
 			if (left == 0)
 				return htr_errf(err, -EBADMSG, it->h.offset,
 						"frame payload ends inside a compressed block");
-			size_t n = left < READ_CHUNK ? (size_t)left : READ_CHUNK;
+			size_t n = left < it->in_cap ? (size_t)left : it->in_cap;
 			int rc = pread_all(it->f->fd, it->in, n, payload + it->comp_read);
 			if (rc)
 				return htr_errf(err, -EIO, payload + it->comp_read, "read error: %s",
@@ -304,7 +309,7 @@ static int refill(struct htr_iter *it, struct htr_err *err)
 			it->in_pos = 0;
 		}
 		ZSTD_inBuffer in = { it->in, it->in_len, it->in_pos };
-		ZSTD_outBuffer ob = { it->win, WINDOW, it->win_len };
+		ZSTD_outBuffer ob = { it->win, it->win_cap, it->win_len };
 		size_t r = ZSTD_decompressStream(it->dctx, &ob, &in);
 		if (ZSTD_isError(r))
 			return htr_errf(err, -EBADMSG, payload + it->comp_read - (it->in_len - in.pos),
@@ -597,6 +602,8 @@ static int decode_event(struct htr_iter *it, struct cur *c, struct htr_event *ev
 		GET(cur_u32(c, &ev->u.deaths.count));
 		if (ev->u.deaths.count > HTR_MAX_CHUNK)
 			return -EBADMSG;
+		if (!it->ids && !(it->ids = malloc(HTR_MAX_CHUNK * sizeof *it->ids)))
+			return -ENOMEM;
 		uint64_t prev = 0;
 		for (uint32_t i = 0; i < ev->u.deaths.count; i++) {
 			GET(cur_uv(c, &v));
@@ -624,6 +631,9 @@ static int decode_event(struct htr_iter *it, struct cur *c, struct htr_event *ev
 		GET(cur_u32(c, &ev->u.alloc_counts.count));
 		if (ev->u.alloc_counts.count > HTR_MAX_CHUNK)
 			return -EBADMSG;
+		if ((!it->count_sites && !(it->count_sites = malloc(HTR_MAX_CHUNK * sizeof *it->count_sites))) ||
+		    (!it->counts && !(it->counts = malloc(HTR_MAX_CHUNK * sizeof *it->counts))))
+			return -ENOMEM;
 		uint64_t prev = 0;
 		for (uint32_t i = 0; i < ev->u.alloc_counts.count; i++) {
 			GET(cur_uv(c, &v));
@@ -646,6 +656,8 @@ static int decode_event(struct htr_iter *it, struct cur *c, struct htr_event *ev
 		GET(cur_u32(c, &ev->u.roots.count));
 		if (ev->u.roots.count > HTR_MAX_CHUNK)
 			return -EBADMSG;
+		if (!it->roots && !(it->roots = malloc(HTR_MAX_CHUNK * sizeof *it->roots)))
+			return -ENOMEM;
 		for (uint32_t i = 0; i < ev->u.roots.count; i++)
 			GET(decode_root(c, &it->roots[i]));
 		ev->u.roots.roots = it->roots;
@@ -653,6 +665,8 @@ static int decode_event(struct htr_iter *it, struct cur *c, struct htr_event *ev
 	case HTR_EV_GRAPH_OBJ: {
 		uint64_t id;
 		GET(decode_graph_head(it, c, &id, &ev->u.graph.count));
+		if (!it->refs && !(it->refs = malloc(HTR_MAX_CHUNK * sizeof *it->refs)))
+			return -ENOMEM;
 		ev->u.graph.id = id;
 		int64_t slot = 0;
 		for (uint32_t i = 0; i < ev->u.graph.count; i++)
