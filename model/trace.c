@@ -33,12 +33,17 @@ static char *dupn(const char *s, uint32_t n)
 	return p;
 }
 
+/* Ids of one kind are dense (docs/trace-format.md): an id may run ahead of
+ * the symbols read so far by this much and no more.  Without the bound a
+ * damaged 29-byte trace naming type 2^24 - 1 had the tables take 670 MB. */
+#define SYMBOL_ID_SLACK 65536u
+
 /* Grows a by-id table so that index id exists (zero-filled). */
-static int grow_table(void **tab, uint32_t *n, uint32_t id, size_t elem)
+static int grow_table(const struct trace *t, void **tab, uint32_t *n, uint32_t id, size_t elem)
 {
 	if (id < *n)
 		return 0;
-	if (id >= MAX_SYMBOL_ID)
+	if (id >= MAX_SYMBOL_ID || (uint64_t)id >= 2 * (uint64_t)t->nsymbols + SYMBOL_ID_SLACK)
 		return -EBADMSG;
 	uint32_t cap = *n ? *n : 64;
 	while (cap <= id)
@@ -66,9 +71,10 @@ static void free_type(struct trace_type *t)
 static int add_type(struct trace *t, const struct htr_event *ev)
 {
 	uint32_t id = ev->u.type.id;
-	int rc = grow_table((void **)&t->types, &t->ntypes, id, sizeof(*t->types));
+	int rc = grow_table(t, (void **)&t->types, &t->ntypes, id, sizeof(*t->types));
 	if (rc)
 		return rc;
+	t->nsymbols++;
 	struct trace_type *ty = &t->types[id];
 	free_type(ty); /* a redefinition replaces (footer after scan) */
 	ty->name = dupn(ev->u.type.name, ev->u.type.name_len);
@@ -94,9 +100,10 @@ static int add_type(struct trace *t, const struct htr_event *ev)
 static int add_method(struct trace *t, const struct htr_event *ev)
 {
 	uint32_t id = ev->u.method.id;
-	int rc = grow_table((void **)&t->methods, &t->nmethods, id, sizeof(*t->methods));
+	int rc = grow_table(t, (void **)&t->methods, &t->nmethods, id, sizeof(*t->methods));
 	if (rc)
 		return rc;
+	t->nsymbols++;
 	struct trace_method *m = &t->methods[id];
 	free(m->cls); free(m->name); free(m->sig); free(m->file);
 	m->cls = dupn(ev->u.method.cls, ev->u.method.cls_len);
@@ -109,9 +116,10 @@ static int add_method(struct trace *t, const struct htr_event *ev)
 static int add_count_site(struct trace *t, const struct htr_event *ev)
 {
 	uint32_t id = ev->u.count_site.id;
-	int rc = grow_table((void **)&t->count_sites, &t->ncount_sites, id, sizeof(*t->count_sites));
+	int rc = grow_table(t, (void **)&t->count_sites, &t->ncount_sites, id, sizeof(*t->count_sites));
 	if (rc)
 		return rc;
+	t->nsymbols++;
 	struct trace_count_site *s = &t->count_sites[id];
 	free(s->type);
 	s->method = ev->u.count_site.method;
@@ -126,7 +134,7 @@ static int add_counts(struct trace *t, const struct htr_event *ev)
 {
 	const uint32_t *ids = ev->u.alloc_counts.sites;
 	for (uint32_t i = 0; i < ev->u.alloc_counts.count; i++) {
-		int rc = grow_table((void **)&t->site_counts, &t->nsite_counts, ids[i], sizeof(*t->site_counts));
+		int rc = grow_table(t, (void **)&t->site_counts, &t->nsite_counts, ids[i], sizeof(*t->site_counts));
 		if (rc)
 			return rc;
 		t->site_counts[ids[i]] += ev->u.alloc_counts.counts[i];
@@ -141,9 +149,10 @@ static int add_counts(struct trace *t, const struct htr_event *ev)
 static int add_site(struct trace *t, const struct htr_event *ev)
 {
 	uint32_t id = ev->u.site.id;
-	int rc = grow_table((void **)&t->sites, &t->nsites, id, sizeof(*t->sites));
+	int rc = grow_table(t, (void **)&t->sites, &t->nsites, id, sizeof(*t->sites));
 	if (rc)
 		return rc;
+	t->nsymbols++;
 	struct trace_site *s = &t->sites[id];
 	free(s->frames);
 	s->frames = malloc(ev->u.site.nframes * sizeof(*s->frames));

@@ -84,6 +84,8 @@ struct trace {
 	struct trace_type *types;   uint32_t ntypes;    /* indexed by type id */
 	struct trace_method *methods; uint32_t nmethods;/* indexed by method id */
 	struct trace_site *sites;   uint32_t nsites;    /* indexed by site id */
+	uint32_t nsymbols;          /* type, method and site records read (ids are
+	                               dense: none runs far beyond this count) */
 	struct trace_thread *threads; uint32_t nthreads;/* dense thread index */
 
 	struct htr_gc_summary *gcs; uint32_t ngcs;      /* in trace order; gc index */
