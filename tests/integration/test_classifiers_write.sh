@@ -29,8 +29,8 @@ echo 'if is_array then "A" else "I"' > "$M/classifiers/shape" || fail "rewrite f
 [ -d "$M/gc/latest/by-shape/I" ] || fail "rewritten definition not in effect"
 ok "rewrite replaces the definition"
 
-# a bad definition: close fails (bash ignores close errors of redirections;
-# cp reports them), message names line and column
+# a bad definition: the write fails (EINVAL), cp reports it; the message
+# names line and column
 echo 'if size > 100 than "big" else "small"' > "$WORK/bad.def"
 if cp "$WORK/bad.def" "$M/classifiers/bigness" 2>"$WORK/cp.err"; then
 	fail "a bad definition was accepted"

@@ -253,7 +253,7 @@ static void save(struct hw *w, const char *path)
 	assert_non_null(f);
 	assert_int_equal(fwrite(w->b.data, 1, w->b.len, f), w->b.len);
 	assert_int_equal(fclose(f), 0);
-	const char *seeds = getenv("HEAPFS_HPROF_SEEDS");  /* tests/fuzz/seeds/fuzz_hprof */
+	const char *seeds = getenv("HEAPFS_HPROF_SEEDS");  /* tests/fuzz/seeds/fuzz_hprof_import */
 	if (seeds) {
 		char p[512];
 		snprintf(p, sizeof p, "%s/%s", seeds, strrchr(path, '/') + 1);
