@@ -1464,14 +1464,22 @@ static int parse_members(struct hfs *fs, const char *name, const char *data, siz
 	return rc;
 }
 
+/* The ids that group name's selector text names, into iv (the caller's):
+ * 0, -ENOENT (no such group), -EINVAL and msg (a bad line). */
+static int members_of(struct hfs *fs, const char *name, const char *data, size_t len,
+		      struct idvec *iv, char *msg, size_t msglen)
+{
+	msg[0] = '\0';
+	if (!adhoc_version_of(fs, name))
+		return -ENOENT;
+	return parse_members(fs, name, data, len, iv, msg, msglen);
+}
+
 int hfs_adhoc_check_members(struct hfs *fs, const char *name, const char *data, size_t len,
 			    char *msg, size_t msglen)
 {
 	struct idvec iv = { 0 };
-	msg[0] = '\0';
-	if (!adhoc_version_of(fs, name))
-		return -ENOENT;
-	int rc = parse_members(fs, name, data, len, &iv, msg, msglen);
+	int rc = members_of(fs, name, data, len, &iv, msg, msglen);
 	free(iv.v);
 	return rc;
 }
@@ -1480,10 +1488,7 @@ int hfs_adhoc_set_members(struct hfs *fs, const char *name, const char *data, si
 			  char *msg, size_t msglen)
 {
 	struct idvec iv = { 0 };
-	msg[0] = '\0';
-	if (!adhoc_version_of(fs, name))
-		return -ENOENT;
-	int rc = parse_members(fs, name, data, len, &iv, msg, msglen);
+	int rc = members_of(fs, name, data, len, &iv, msg, msglen);
 	if (rc) {
 		free(iv.v);
 		return rc;
