@@ -253,30 +253,13 @@ int render_gcs_csv(struct hfs *fs, struct buf *out)
 	return rc;
 }
 
-/* Resident bytes now (VmRSS) or at the peak (VmHWM), 0 if unknown. */
-static uint64_t proc_status_kb(const char *key)
-{
-	char line[256];
-	uint64_t v = 0;
-	size_t klen = strlen(key);
-	FILE *f = fopen("/proc/self/status", "r");
-	while (f && fgets(line, sizeof line, f)) {
-		if (!strncmp(line, key, klen) && line[klen] == ':') {
-			v = strtoull(line + klen + 1, NULL, 10);
-			break;
-		}
-	}
-	if (f)
-		fclose(f);
-	return v * 1024;
-}
 
 /* The memory bound (README, "Memory"): what is cached stays within
  * cache_mb, except states pinned by computations under way; at most
  * compute_threads computations run at once (renders and listings), each holding at most
  * WORKING_SET_STATES states' worth (two states and a build base pinned,
- * and temporaries no larger than two states); the rest is fixed: what
- * the process held after opening the trace, and the remembered sizes. */
+ * and temporaries no larger than two states); the rest is fixed: the
+ * process's peak while it opened the trace, and the remembered sizes. */
 #define WORKING_SET_STATES 5
 
 static int render_memory_status(struct hfs *fs, const struct state_cache_stats *ss,
@@ -287,7 +270,7 @@ static int render_memory_status(struct hfs *fs, const struct state_cache_stats *
 		jobs_stats(fs->jobs, &js);
 	if (fs->list_jobs)
 		jobs_stats(fs->list_jobs, &ls);
-	uint64_t fixed = fs->base_rss + rs->sizes_bytes;
+	uint64_t fixed = fs->open_peak + rs->sizes_bytes;
 	uint64_t ws = WORKING_SET_STATES * ss->largest;
 	/* listings need states too (a classification's census) */
 	uint64_t threads = (uint64_t)js.max_threads + ls.max_threads;
@@ -306,8 +289,8 @@ static int render_memory_status(struct hfs *fs, const struct state_cache_stats *
 	if (!rc) rc = kv_u64(out, "memory_fixed", fixed);
 	if (!rc) rc = kv_u64(out, "largest_working_set", ws);
 	if (!rc) rc = kv_u64(out, "memory_bound", fixed + fs->cache_budget + threads * ws);
-	if (!rc) rc = kv_u64(out, "rss", proc_status_kb("VmRSS"));
-	if (!rc) rc = kv_u64(out, "peak_rss", proc_status_kb("VmHWM"));
+	if (!rc) rc = kv_u64(out, "rss", proc_status_bytes("VmRSS"));
+	if (!rc) rc = kv_u64(out, "peak_rss", proc_status_bytes("VmHWM"));
 	return rc;
 }
 

@@ -1709,15 +1709,21 @@ int hfs_rmdir(struct hfs *fs, const char *path)
 
 /* ---- open / close ---- */
 
-uint64_t resident_bytes(void)
+uint64_t proc_status_bytes(const char *key)
 {
-	unsigned long long size, rss;
-	FILE *f = fopen("/proc/self/statm", "r");
-	int n = f ? fscanf(f, "%llu %llu", &size, &rss) : 0;
+	char line[256];
+	uint64_t v = 0;
+	size_t klen = strlen(key);
+	FILE *f = fopen("/proc/self/status", "r");
+	while (f && fgets(line, sizeof line, f)) {
+		if (!strncmp(line, key, klen) && line[klen] == ':') {
+			v = strtoull(line + klen + 1, NULL, 10);
+			break;
+		}
+	}
 	if (f)
 		fclose(f);
-	long page = sysconf(_SC_PAGESIZE);
-	return n == 2 && page > 0 ? (uint64_t)rss * (uint64_t)page : 0;
+	return v * 1024;
 }
 
 static uint32_t digits(uint32_t v)
@@ -1807,7 +1813,9 @@ int hfs_open(struct hfs **out, const char *trace_path, const struct hfs_opts *o,
 		htr_errf(err, rc, 0, "out of memory");
 		goto fail;
 	}
-	fs->base_rss = resident_bytes();
+	/* opening may need more than it keeps (importing a heap dump): its
+	 * peak is part of the fixed overhead */
+	fs->open_peak = proc_status_bytes("VmHWM");
 	*out = fs;
 	return 0;
 fail:

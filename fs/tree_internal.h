@@ -44,7 +44,7 @@ struct hfs {
 	struct jobs *jobs;          /* owned; own lock; NULL once stopped: reads */
 	struct jobs *list_jobs;     /* owned; own lock; NULL once stopped: listings */
 	uint64_t cache_budget;      /* cache_mb in bytes: states and rendered results */
-	uint64_t base_rss;          /* resident bytes after open: the fixed overhead */
+	uint64_t open_peak;         /* peak resident bytes by the end of open: the fixed overhead */
 };
 
 /* Node types.  A node is a value (no allocation): its type plus the
@@ -177,8 +177,9 @@ struct result_key {
 int hfs_result_get(struct hfs *fs, const struct result_key *k, rc_compute_fn fn, void *ctx,
 		   struct rc_entry **e);
 
-/* This process's resident memory (/proc/self/statm), 0 if unknown. */
-uint64_t resident_bytes(void);
+/* A byte count of /proc/self/status ("VmRSS": resident now, "VmHWM": the
+ * peak), 0 if unknown. */
+uint64_t proc_status_bytes(const char *key);
 
 /* Renders a file node into out.  Expensive renders get heap states and
  * censuses through the helpers below. */

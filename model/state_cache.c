@@ -53,6 +53,7 @@ int state_cache_new(struct state_cache **out, const struct trace *t, uint64_t bu
 		struct entry *e = &c->e[t->prebuilt->gc_index];
 		e->state = t->prebuilt;
 		c->used += t->prebuilt->mem_bytes;
+		c->peak_used = c->largest = t->prebuilt->mem_bytes;
 	}
 	c->progress = progress;
 	pthread_mutex_init(&c->lock, NULL);

@@ -203,6 +203,16 @@ grep -qx "hprof.0.layout	hotspot" "$WORK/mnt-hs/trace/info" ||
 unmount "$WORK/mnt-hs"
 mount_trace "$WORK/dg-0.hprof" "$WORK/mnt-vv"
 grep -qx "hprof.0.layout	visualvm" "$WORK/mnt-vv/trace/info" || fail "default layout is not visualvm"
+# A dump mounted directly brings its state along and is imported while the
+# trace opens: the memory bound counts both (before, largest_state was 0
+# and the import's peak was left out: a jcmd dump of 200 MB peaked at 275 MB
+# against a stated bound of 177 MB).
+t cat "$WORK/mnt-vv/suspects" "$WORK/mnt-vv/gc/latest/dominators/top" >/dev/null
+[ "$(status_value "$WORK/mnt-vv" largest_state)" -gt 0 ] || fail "status: largest_state 0 for a mounted dump"
+hwm=$(status_value "$WORK/mnt-vv" peak_rss)
+bound=$(status_value "$WORK/mnt-vv" memory_bound)
+[ "$hwm" -le "$bound" ] || fail "mounted dump: peak RSS $hwm above the stated bound $bound"
+ok "mounted dump: peak RSS $((hwm >> 20)) MB within the stated bound $((bound >> 20)) MB"
 unmount "$WORK/mnt-vv"
 rc=0
 t "$HEAPFS" -o layout=jvm "$WORK/dg-0.hprof" "$WORK/mnt-vv" 2>"$WORK/layout.err" || rc=$?
