@@ -66,13 +66,6 @@ static void deadline_in(struct timespec *ts, unsigned ms)
 	}
 }
 
-/* Drops one reference; returns the argument to free (outside the lock)
- * when it was the last one.  pool->lock held. */
-static int unref_locked(struct job *j)
-{
-	return --j->refs == 0;
-}
-
 static void job_destroy(struct job *j)
 {
 	if (j->drop)
@@ -127,11 +120,9 @@ static void *worker(void *vp)
 		p->running--;
 		j->done = 1;
 		pthread_cond_broadcast(&p->finished);
-		if (unref_locked(j)) {
-			pthread_mutex_unlock(&p->lock);
-			job_destroy(j);
-			pthread_mutex_lock(&p->lock);
-		}
+		pthread_mutex_unlock(&p->lock);
+		job_release(j); /* the pool's reference */
+		pthread_mutex_lock(&p->lock);
 	}
 leave:
 	p->threads--;
@@ -245,7 +236,7 @@ void job_release(struct job *j)
 {
 	struct jobs *p = j->pool;
 	pthread_mutex_lock(&p->lock);
-	int last = unref_locked(j);
+	int last = --j->refs == 0;
 	pthread_mutex_unlock(&p->lock);
 	if (last)
 		job_destroy(j);
