@@ -137,7 +137,10 @@ static int add_counts(struct trace *t, const struct htr_event *ev)
 		int rc = grow_table(t, (void **)&t->site_counts, &t->nsite_counts, ids[i], sizeof(*t->site_counts));
 		if (rc)
 			return rc;
-		t->site_counts[ids[i]] += ev->u.alloc_counts.counts[i];
+		/* a count no run can reach is damage, not a wrapped number */
+		if (__builtin_add_overflow(t->site_counts[ids[i]], ev->u.alloc_counts.counts[i],
+					   &t->site_counts[ids[i]]))
+			return -EBADMSG;
 	}
 	t->has_counts = 1;
 	t->count_increments = ev->u.alloc_counts.increments;
