@@ -126,7 +126,7 @@ static void visualvm_oop_size(struct dump *d)
 		return;
 	}
 	if (l->new_size) {
-		int32_t s = (int32_t)l->header - (int32_t)ids;
+		int64_t s = (int64_t)l->header - (int64_t)ids; /* a damaged header must not overflow */
 		l->oop = s == 4 || s == 8 ? (uint32_t)s : s < 8 ? 4 : 8;
 		l->oop_source = "java.lang.Object instance size";
 		return;
