@@ -45,7 +45,7 @@ static int ds_acquire(void *ctx, struct keyspace *ks, uint32_t gci, void **out)
 		return -ENOMEM;
 	h->fs = fs;
 	h->ks = ks;
-	h->ntypes = fs->trace->ntypes;
+	h->ntypes = fs->en.trace->ntypes;
 	int rc = hfs_ds_get(fs, gci, &h->e, &h->v);
 	if (rc) {
 		free(h);
@@ -59,7 +59,7 @@ static void ds_release(void *ctx, void *vh)
 {
 	struct hfs *fs = ctx;
 	struct ds_h *h = vh;
-	rcache_put(fs->rc, h->e);
+	rcache_put(fs->en.rc, h->e);
 	free(h->member_key);
 	free(h->element_key);
 	free(h);
@@ -94,7 +94,7 @@ static int head_type_key(struct ds_h *h, const struct heap_state *s, uint32_t sl
 	uint32_t t = type < h->ntypes ? type : h->ntypes;
 	if ((*tab)[t] == KS_NO_KEY) {
 		char scratch[64], name[600];
-		const char *tn = trace_type_name(h->fs->trace, type, scratch, sizeof scratch);
+		const char *tn = trace_type_name(h->fs->en.trace, type, scratch, sizeof scratch);
 		int len = snprintf(name, sizeof name, "%s-of-%s", element ? "element" : "member", tn);
 		if (len < 0 || (size_t)len >= sizeof name)
 			len = (int)sizeof name - 1;
@@ -429,7 +429,7 @@ static int put_indirect(struct hfs *fs, const struct heap_state *s, const uint32
 	if (rc)
 		return rc;
 	rc = dv.n == s->n ? rootlabels_indirect(s, label, dv.idom, RL_CAP_DEFAULT, &rl) : -EIO;
-	rcache_put(fs->rc, de);
+	rcache_put(fs->en.rc, de);
 	if (rc)
 		return rc;
 	h->nsets = rl.nsets;
@@ -467,9 +467,9 @@ static int rl_compute(void *vctx, struct buf *out)
 	const struct heap_state *s;
 	struct rl_hdr h = { .magic = RL_MAGIC, .variant = c->v };
 	uint32_t *label = NULL;
-	if (!hfs_gc_has_graph(c->fs, c->gci))
+	if (!eng_gc_has_graph(&c->fs->en, c->gci))
 		return -EINVAL;
-	int rc = hfs_state_get(c->fs, c->gci, &s);
+	int rc = eng_state_get(&c->fs->en, c->gci, &s);
 	if (rc)
 		return rc;
 	h.n = s->n;
@@ -480,7 +480,7 @@ static int rl_compute(void *vctx, struct buf *out)
 	if (!rc)
 		rc = buf_put(out, &h, sizeof h);
 	if (!rc)
-		rc = make_labels(c->fs->trace, s, c->ks, vars, label, &h, out);
+		rc = make_labels(c->fs->en.trace, s, c->ks, vars, label, &h, out);
 	if (!rc) {
 		switch (c->v) {
 		case V_DIRECT: case V_DIRECT_VAR: rc = put_direct(s, label, &h, out); break;
@@ -491,7 +491,7 @@ static int rl_compute(void *vctx, struct buf *out)
 	if (!rc)
 		memcpy(out->data + base, &h, sizeof h);
 	free(label);
-	hfs_state_put(c->fs, s);
+	eng_state_put(&c->fs->en, s);
 	return rc;
 }
 
@@ -508,9 +508,9 @@ static int rl_acquire(struct hfs *fs, struct keyspace *ks, uint32_t gci, enum rl
 	struct rl_h *h = calloc(1, sizeof *h);
 	if (!h)
 		return -ENOMEM;
-	int rc = hfs_result_get(fs, &k, rl_compute, &c, &h->e);
+	int rc = eng_result_get(&fs->en, &k, rl_compute, &c, &h->e);
 	if (!rc && (rc = rl_view_of(rc_data(h->e), rc_len(h->e), &h->v)))
-		rcache_put(fs->rc, h->e);
+		rcache_put(fs->en.rc, h->e);
 	if (rc) {
 		free(h);
 		return rc;
@@ -523,7 +523,7 @@ static void rl_release(void *ctx, void *vh)
 {
 	struct hfs *fs = ctx;
 	struct rl_h *h = vh;
-	rcache_put(fs->rc, h->e);
+	rcache_put(fs->en.rc, h->e);
 	free(h);
 }
 
@@ -663,8 +663,8 @@ static int trie_add_path(struct trie *t, const uint32_t *keys, uint32_t nkeys, u
 int hfs_indirect_root_trie(struct hfs *fs, uint32_t gci, const struct heap_state *s,
 			   const uint64_t *members, struct buf *out)
 {
-	uint32_t cls = cls_find(&fs->reg, "indirect-root");
-	struct cls_def *d = cls == CLS_NONE ? NULL : (struct cls_def *)cls_get(&fs->reg, cls);
+	uint32_t cls = cls_find(&fs->en.reg, "indirect-root");
+	struct cls_def *d = cls == CLS_NONE ? NULL : (struct cls_def *)cls_get(&fs->en.reg, cls);
 	struct trie t = { 0 };
 	uint64_t *per_set = NULL, none = 0, novar = 0, total = 0;
 	void *vh = NULL;
@@ -674,7 +674,7 @@ int hfs_indirect_root_trie(struct hfs *fs, uint32_t gci, const struct heap_state
 		return -EIO;
 	/* the fixed keys (<unreachable>, ...) first, as a classification
 	 * pass would have them */
-	int rc = cls_prepare(&fs->reg, cls);
+	int rc = cls_prepare(&fs->en.reg, cls);
 	if (!rc)
 		rc = rl_acquire(fs, &d->ks, gci, V_INDIRECT, &vh);
 	if (rc)
@@ -770,7 +770,7 @@ static const struct chain_step *root_step(struct hfs *fs, const struct chain *ch
 		const struct chain_step *st = &ch->steps[i];
 		if (st->op != ST_CLS && st->op != ST_FILTER)
 			return NULL; /* a transformer: the objects before it are others */
-		const struct cls_def *def = st->op == ST_CLS && st->nkeys ? cls_get(&fs->reg, st->cls) : NULL;
+		const struct cls_def *def = st->op == ST_CLS && st->nkeys ? cls_get(&fs->en.reg, st->cls) : NULL;
 		if (!def || !is_root_classifier(def))
 			continue;
 		if (ch->keys[st->key0] < def->ext_nfixed)
@@ -798,7 +798,7 @@ int hfs_chain_roots(struct hfs *fs, const struct heap_state *s, const struct cha
 	/* the names the classifier gave the roots, interned in its space
 	 * already: the keys compare as the names do */
 	for (uint32_t r = 0; r < s->nroots && !rc; r++) {
-		uint32_t n = root_path(fs->trace, &s->roots[r], (struct keyspace *)&d->ks, &b, path);
+		uint32_t n = root_path(fs->en.trace, &s->roots[r], (struct keyspace *)&d->ks, &b, path);
 		if (!n)
 			rc = -ENOMEM;
 		else if (n >= st->nkeys && !memcmp(path, ch->keys + st->key0, st->nkeys * sizeof *path))
@@ -837,7 +837,7 @@ int hfs_register_analysis_classifiers(struct hfs *fs)
 		  CARD_HIER, 0, 1, fixed_indirect, 1, &rl_ops[V_FIRST], fs },
 	};
 	for (size_t i = 0; i < sizeof defs / sizeof *defs; i++) {
-		int rc = cls_register_ext(&fs->reg, &defs[i], NULL);
+		int rc = cls_register_ext(&fs->en.reg, &defs[i], NULL);
 		if (rc)
 			return rc;
 	}

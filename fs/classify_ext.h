@@ -66,7 +66,7 @@ int hfs_indirect_root_trie(struct hfs *fs, uint32_t gci, const struct heap_state
 struct chain;
 int hfs_chain_roots(struct hfs *fs, const struct heap_state *s, const struct chain *ch, uint64_t **roots);
 
-/* Registers the classifiers above in fs->reg (after cls_registry_init,
+/* Registers the classifiers above in fs->en.reg (after cls_registry_init,
  * before user definitions, so that users cannot take their names). */
 int hfs_register_analysis_classifiers(struct hfs *fs);
 

@@ -157,7 +157,7 @@ struct st_count {
 
 static int scan_allocs(struct hfs *fs, struct st_count **h)
 {
-	const struct trace *tr = fs->trace;
+	const struct trace *tr = fs->en.trace;
 	for (uint32_t fi = 0; fi < tr->nframes; fi++) {
 		const struct trace_frame *fr = &tr->frames[fi];
 		if (fr->kind != HTR_FRAME_EVENTS)
@@ -167,7 +167,7 @@ static int scan_allocs(struct hfs *fs, struct st_count **h)
 		struct htr_err err;
 		memset(&err, 0, sizeof(err));
 		if (htr_frame_header(tr->file, fr->offset, &hdr, &err) || htr_iter_open(&it, tr->file, &hdr, &err)) {
-			hfs_set_error(fs, &err);
+			eng_set_error(&fs->en, &err);
 			return -EIO;
 		}
 		struct htr_event ev;
@@ -192,7 +192,7 @@ static int scan_allocs(struct hfs *fs, struct st_count **h)
 		if (rc)
 			return rc;
 		if (more < 0) {
-			hfs_set_error(fs, &err);
+			eng_set_error(&fs->en, &err);
 			return -EIO;
 		}
 	}
@@ -201,7 +201,7 @@ static int scan_allocs(struct hfs *fs, struct st_count **h)
 
 static int rows_from_events(struct hfs *fs, struct arows *a)
 {
-	const struct trace *t = fs->trace;
+	const struct trace *t = fs->en.trace;
 	struct st_count *h = NULL, *e, *tmp;
 	struct agg *g = NULL;
 	int rc = scan_allocs(fs, &h);
@@ -400,7 +400,7 @@ int render_allocs(struct hfs *fs, enum allocs_table which, enum allocs_format fm
 	struct arows a = { 0 };
 	struct table t;
 	memset(&t, 0, sizeof(t));
-	int rc = fs->trace->has_counts ? rows_from_counts(fs->trace, &a) : rows_from_events(fs, &a);
+	int rc = fs->en.trace->has_counts ? rows_from_counts(fs->en.trace, &a) : rows_from_events(fs, &a);
 	if (rc)
 		goto out;
 	qsort(a.r, a.n, sizeof(*a.r), by_count);
@@ -409,7 +409,7 @@ int render_allocs(struct hfs *fs, enum allocs_table which, enum allocs_format fm
 	else if (which == ALLOCS_BY_METHOD)
 		rc = table_by_method(&a, &t);
 	else
-		rc = table_stats(fs->trace, &a, &t);
+		rc = table_stats(fs->en.trace, &a, &t);
 	if (rc)
 		goto out;
 	if (fmt == ALLOCS_CSV)

@@ -40,7 +40,7 @@ static int put_u64(struct buf *out, uint64_t v)
 static int put_type_of(struct hfs *fs, const struct heap_state *s, uint32_t o, struct buf *out)
 {
 	char scratch[64];
-	const char *tn = trace_type_name(fs->trace, hs_info(s, o)->type, scratch, sizeof scratch);
+	const char *tn = trace_type_name(fs->en.trace, hs_info(s, o)->type, scratch, sizeof scratch);
 	return put_tsv_field(out, tn, strlen(tn));
 }
 
@@ -65,15 +65,15 @@ static int dom_cb(void *vctx, struct buf *out)
 	struct gc_ctx *c = vctx;
 	const struct heap_state *s;
 	struct dominators *d = NULL;
-	int rc = hfs_state_get(c->fs, c->gci, &s);
+	int rc = eng_state_get(&c->fs->en, c->gci, &s);
 	if (rc)
 		return rc;
 	if (!s->has_graph) {
 		rc = -EINVAL;
 		goto out;
 	}
-	if (c->fs->progress)
-		fprintf(c->fs->progress, "heapfs: dominator tree of %u objects...\n", s->n);
+	if (c->fs->en.progress)
+		fprintf(c->fs->en.progress, "heapfs: dominator tree of %u objects...\n", s->n);
 	if ((rc = dominators_compute(s, &d)))
 		goto out;
 	struct dom_blob_hdr h = { DOM_BLOB_MAGIC, d->n, d->nreachable, 0 };
@@ -85,7 +85,7 @@ static int dom_cb(void *vctx, struct buf *out)
 	if (!rc) rc = buf_put(out, d->retained_count, (size_t)d->n * sizeof(uint32_t));
 out:
 	dominators_free(d);
-	hfs_state_put(c->fs, s);
+	eng_state_put(&c->fs->en, s);
 	return rc;
 }
 
@@ -93,13 +93,13 @@ int hfs_dominators_get(struct hfs *fs, uint32_t gci, struct rc_entry **e, struct
 {
 	struct gc_ctx ctx = { fs, gci };
 	struct result_key k = { .what = RES_DOMINATORS, .gci = gci };
-	int rc = hfs_result_get(fs, &k, dom_cb, &ctx, e);
+	int rc = eng_result_get(&fs->en, &k, dom_cb, &ctx, e);
 	if (rc)
 		return rc;
 	const struct dom_blob_hdr *h = rc_data(*e);
 	if (rc_len(*e) < sizeof *h || h->magic != DOM_BLOB_MAGIC ||
 	    rc_len(*e) != dom_blob_size(h->n)) {
-		rcache_put(fs->rc, *e);
+		rcache_put(fs->en.rc, *e);
 		return -EIO;
 	}
 	v->n = h->n;
@@ -123,7 +123,7 @@ void dom_view_as_dominators(const struct dom_view *v, struct dominators *d)
 
 int closure_files_present(const struct hfs *fs, const struct node *n)
 {
-	return n->chain.diff_gci == UINT32_MAX && hfs_gc_has_graph(fs, n->gci);
+	return n->chain.diff_gci == UINT32_MAX && eng_gc_has_graph(&fs->en, n->gci);
 }
 
 struct grp_ctx {
@@ -149,14 +149,14 @@ static int group_cb(void *vctx, struct buf *out)
 	struct closure_ctx *cc = NULL;
 	uint64_t *bits = NULL, *clo = NULL;
 	struct closure_metrics deep = { 0, 0 }, ret = { 0, 0 };
-	int rc = hfs_state_get(c->fs, c->gci, &s);
+	int rc = eng_state_get(&c->fs->en, c->gci, &s);
 	if (rc)
 		return rc;
 	if (!s->has_graph) {
 		rc = -ENOENT;
 		goto out;
 	}
-	if ((rc = group_members_bits(&c->fs->reg, s, c->ch, &bits)))
+	if ((rc = group_members_bits(&c->fs->en.reg, s, c->ch, &bits)))
 		goto out;
 	if (!(clo = bitset_alloc(s->n))) {
 		rc = -ENOMEM;
@@ -172,7 +172,7 @@ out:
 	closure_ctx_free(cc);
 	free(clo);
 	free(bits);
-	hfs_state_put(c->fs, s);
+	eng_state_put(&c->fs->en, s);
 	return rc;
 }
 
@@ -182,14 +182,14 @@ static int group_metrics_cached(struct hfs *fs, uint32_t gci, const struct chain
 	struct rc_entry *e;
 	struct grp_ctx ctx = { fs, gci, CLS_NONE, ch, deep_only };
 	struct result_key k = group_key(gci, ch, deep_only);
-	int rc = hfs_result_get(fs, &k, group_cb, &ctx, &e);
+	int rc = eng_result_get(&fs->en, &k, group_cb, &ctx, &e);
 	if (rc)
 		return rc;
 	if (rc_len(e) == sizeof *m)
 		memcpy(m, rc_data(e), sizeof *m);
 	else
 		rc = -EIO;
-	rcache_put(fs->rc, e);
+	rcache_put(fs->en.rc, e);
 	return rc;
 }
 
@@ -210,7 +210,7 @@ static int group_metrics(struct hfs *fs, uint32_t gci, const struct chain *ch, i
 			 struct clo_metrics *m)
 {
 	const struct chain_step *last = ch->depth ? &ch->steps[ch->depth - 1] : NULL;
-	if (ch->diff_gci != UINT32_MAX || !hfs_gc_has_graph(fs, gci))
+	if (ch->diff_gci != UINT32_MAX || !eng_gc_has_graph(&fs->en, gci))
 		return -ENOENT;
 	if (last && last->op == ST_CLS) {
 		struct chain parent;
@@ -227,7 +227,7 @@ static int group_metrics(struct hfs *fs, uint32_t gci, const struct chain *ch, i
 			if (rows[r].key == key)
 				*m = rows[r].m;
 		}
-		rcache_put(fs->rc, e);
+		rcache_put(fs->en.rc, e);
 		return 0;
 	}
 	return group_metrics_cached(fs, gci, ch, deep_only, m);
@@ -253,8 +253,8 @@ static void seed_parent_deep(struct hfs *fs, uint32_t gci, const struct chain *c
 	struct rc_entry *e;
 	struct clo_metrics m = { u->count, u->bytes, 0, 0 };
 	struct result_key k = group_key(gci, ch, 1);
-	if (!hfs_result_get(fs, &k, deep_seed_cb, &m, &e))
-		rcache_put(fs->rc, e);
+	if (!eng_result_get(&fs->en, &k, deep_seed_cb, &m, &e))
+		rcache_put(fs->en.rc, e);
 }
 
 struct tab_work {
@@ -279,7 +279,7 @@ static int tab_cb(void *vctx, struct buf *out)
 	struct tab_work w = { 0 };
 	struct buf pairs;
 	buf_init(&pairs);
-	int rc = hfs_state_get(c->fs, c->gci, &w.s);
+	int rc = eng_state_get(&c->fs->en, c->gci, &w.s);
 	if (rc)
 		return rc;
 	const struct heap_state *s = w.s;
@@ -287,8 +287,8 @@ static int tab_cb(void *vctx, struct buf *out)
 		rc = -ENOENT;
 		goto out;
 	}
-	if ((rc = classify_member_pairs(&c->fs->reg, s, c->ch, c->cls, &pairs)) ||
-	    (rc = group_members_bits(&c->fs->reg, s, c->ch, &w.parent)))
+	if ((rc = classify_member_pairs(&c->fs->en.reg, s, c->ch, c->cls, &pairs)) ||
+	    (rc = group_members_bits(&c->fs->en.reg, s, c->ch, &w.parent)))
 		goto out;
 	w.group = bitset_alloc(s->n);
 	w.clo = bitset_alloc(s->n);
@@ -331,7 +331,7 @@ static int tab_cb(void *vctx, struct buf *out)
 out:
 	tab_work_free(&w);
 	buf_free(&pairs);
-	hfs_state_put(c->fs, s);
+	eng_state_put(&c->fs->en, s);
 	return rc;
 }
 
@@ -340,7 +340,7 @@ int hfs_class_closures_get(struct hfs *fs, uint32_t gci, const struct chain *ch,
 {
 	struct grp_ctx ctx = { fs, gci, cls, ch, 0 };
 	struct result_key k = { .what = RES_CLOSURE_TABLE, .gci = gci, .cls = cls, .chain = ch };
-	int rc = hfs_result_get(fs, &k, tab_cb, &ctx, e);
+	int rc = eng_result_get(&fs->en, &k, tab_cb, &ctx, e);
 	if (rc)
 		return rc;
 	*rows = rc_data(*e);
@@ -404,7 +404,7 @@ static int put_roots_of(struct hfs *fs, const struct heap_state *s, uint32_t o, 
 		if (!rc) {
 			size_t before = d.len;
 			rc = buf_putc(&d, ' ');
-			if (!rc) rc = render_root_detail(fs->trace, root, &d);
+			if (!rc) rc = render_root_detail(fs->en.trace, root, &d);
 			if (!rc && d.len == before + 1)
 				d.len = before;
 		}
@@ -440,7 +440,7 @@ int render_group_roots(struct hfs *fs, const struct node *n, struct buf *out)
 	struct rc_entry *de = NULL;
 	struct dom_view dv;
 	size_t nfound = 0, head = 0, tail = 0;
-	int rc = hfs_state_get(fs, n->gci, &s);
+	int rc = eng_state_get(&fs->en, n->gci, &s);
 	if (rc)
 		return rc;
 	if (!s->has_graph) {
@@ -449,7 +449,7 @@ int render_group_roots(struct hfs *fs, const struct node *n, struct buf *out)
 	}
 	if ((rc = hfs_dominators_get(fs, n->gci, &de, &dv)))
 		goto out;
-	if ((rc = group_members_bits(&fs->reg, s, &n->chain, &bits)))
+	if ((rc = group_members_bits(&fs->en.reg, s, &n->chain, &bits)))
 		goto out;
 	seen = bitset_alloc(s->n);
 	rooted = rooted_bits(s);
@@ -490,13 +490,13 @@ int render_group_roots(struct hfs *fs, const struct node *n, struct buf *out)
 	}
 out:
 	if (de)
-		rcache_put(fs->rc, de);
+		rcache_put(fs->en.rc, de);
 	free(bits);
 	free(seen);
 	free(rooted);
 	free(queue);
 	free(found);
-	hfs_state_put(fs, s);
+	eng_state_put(&fs->en, s);
 	return rc;
 }
 
@@ -594,7 +594,7 @@ static uint32_t nearest_root(struct path_work *w, uint32_t t, int *named)
 static int put_field_to(struct hfs *fs, const struct heap_state *s, uint32_t from, uint32_t to,
 			struct buf *out)
 {
-	const struct trace *t = fs->trace;
+	const struct trace *t = fs->en.trace;
 	uint32_t type = hs_info(s, from)->type;
 	for (uint64_t e = s->out_off[from]; e < s->out_off[from + 1]; e++) {
 		if (s->out_tgt[e] != to)
@@ -635,7 +635,7 @@ int render_group_paths(struct hfs *fs, const struct node *n, struct buf *out)
 	const struct heap_state *s;
 	struct path_work w;
 	uint64_t *bits = NULL;
-	int rc = hfs_state_get(fs, n->gci, &s);
+	int rc = eng_state_get(&fs->en, n->gci, &s);
 	if (rc)
 		return rc;
 	memset(&w, 0, sizeof w);
@@ -643,7 +643,7 @@ int render_group_paths(struct hfs *fs, const struct node *n, struct buf *out)
 		rc = -ENOENT;
 		goto out;
 	}
-	if ((rc = group_members_bits(&fs->reg, s, &n->chain, &bits)) || (rc = path_work_init(&w, s)) ||
+	if ((rc = group_members_bits(&fs->en.reg, s, &n->chain, &bits)) || (rc = path_work_init(&w, s)) ||
 	    (rc = path_work_name_roots(fs, &w, &n->chain)))
 		goto out;
 	/* a sample: the first PATH_SAMPLES members in id order */
@@ -660,7 +660,7 @@ int render_group_paths(struct hfs *fs, const struct node *n, struct buf *out)
 out:
 	path_work_free(&w);
 	free(bits);
-	hfs_state_put(fs, s);
+	eng_state_put(&fs->en, s);
 	return rc;
 }
 
@@ -669,12 +669,12 @@ out:
 static int object_index(struct hfs *fs, const struct node *n, const struct heap_state **s,
 			uint32_t *i)
 {
-	int rc = hfs_state_get(fs, n->gci, s);
+	int rc = eng_state_get(&fs->en, n->gci, s);
 	if (rc)
 		return rc;
 	*i = heap_state_find(*s, n->obj);
 	if (*i == UINT32_MAX || !(*s)->has_graph) {
-		hfs_state_put(fs, *s);
+		eng_state_put(&fs->en, *s);
 		return -ENOENT;
 	}
 	return 0;
@@ -698,9 +698,9 @@ static int object_dom(struct hfs *fs, const struct node *n, int dominator, struc
 			rc = buf_printf(out, "unreachable\n");
 		else
 			rc = buf_printf(out, "%" PRIu64 "\n", s->id[v.idom[i]]);
-		rcache_put(fs->rc, e);
+		rcache_put(fs->en.rc, e);
 	}
-	hfs_state_put(fs, s);
+	eng_state_put(&fs->en, s);
 	return rc;
 }
 
@@ -730,7 +730,7 @@ int render_object_path(struct hfs *fs, const struct node *n, struct buf *out)
 			rc = root == UINT32_MAX ? 0 : put_path(fs, &w, root, named, out);
 	}
 	path_work_free(&w);
-	hfs_state_put(fs, s);
+	eng_state_put(&fs->en, s);
 	return rc;
 }
 
@@ -774,11 +774,11 @@ int render_dominators_top(struct hfs *fs, const struct node *n, struct buf *out)
 	struct dom_view v;
 	struct ret_sort h[TOP_MAX];
 	size_t nh = 0;
-	int rc = hfs_state_get(fs, n->gci, &s);
+	int rc = eng_state_get(&fs->en, n->gci, &s);
 	if (rc)
 		return rc;
 	if ((rc = hfs_dominators_get(fs, n->gci, &e, &v))) {
-		hfs_state_put(fs, s);
+		eng_state_put(&fs->en, s);
 		return rc;
 	}
 	/* heap root = the smallest kept (by_retained_desc orders largest first,
@@ -810,8 +810,8 @@ int render_dominators_top(struct hfs *fs, const struct node *n, struct buf *out)
 		if (!rc) rc = put_roots_of(fs, s, o, NULL, out);
 		if (!rc) rc = buf_putc(out, '\n');
 	}
-	rcache_put(fs->rc, e);
-	hfs_state_put(fs, s);
+	rcache_put(fs->en.rc, e);
+	eng_state_put(&fs->en, s);
 	return rc;
 }
 
@@ -941,7 +941,7 @@ static int rp_cb(void *vctx, struct buf *out)
 	const struct heap_state *s;
 	struct buf text, one;
 	struct rp_sort *v = NULL;
-	int rc = hfs_state_get(c->fs, c->gci, &s);
+	int rc = eng_state_get(&c->fs->en, c->gci, &s);
 	if (rc)
 		return rc;
 	buf_init(&text);
@@ -953,7 +953,7 @@ static int rp_cb(void *vctx, struct buf *out)
 	}
 	for (uint32_t r = 0; r < s->nroots && !rc; r++) {
 		buf_reset(&one);
-		if (!(rc = root_path(c->fs->trace, s, &s->roots[r], &one))) {
+		if (!(rc = root_path(c->fs->en.trace, s, &s->roots[r], &one))) {
 			v[r] = (struct rp_sort){ NULL, r, (uint32_t)text.len, (uint32_t)one.len };
 			rc = buf_put(&text, one.data, one.len);
 		}
@@ -979,7 +979,7 @@ out:
 	free(v);
 	buf_free(&text);
 	buf_free(&one);
-	hfs_state_put(c->fs, s);
+	eng_state_put(&c->fs->en, s);
 	return rc;
 }
 
@@ -987,14 +987,14 @@ static int rp_get(struct hfs *fs, uint32_t gci, struct rc_entry **e, struct rp_v
 {
 	struct gc_ctx ctx = { fs, gci };
 	struct result_key k = { .what = RES_ROOT_PATHS, .gci = gci };
-	int rc = hfs_result_get(fs, &k, rp_cb, &ctx, e);
+	int rc = eng_result_get(&fs->en, &k, rp_cb, &ctx, e);
 	if (rc)
 		return rc;
 	const struct rp_hdr *h = rc_data(*e);
 	size_t len = rc_len(*e);
 	if (len < sizeof *h || h->magic != ROOTS_BLOB_MAGIC ||
 	    len < sizeof *h + (2 * (size_t)h->n + 1) * sizeof(uint32_t)) {
-		rcache_put(fs->rc, *e);
+		rcache_put(fs->en.rc, *e);
 		return -EIO;
 	}
 	v->n = h->n;
@@ -1095,7 +1095,7 @@ static int rp_walk(struct hfs *fs, const struct node *p, struct rp_emit_ctx *ec)
 	uint32_t f = p->type == NT_ROOTS_DIR ? 0 : p->aux[1];
 	if (v.n && f < v.n)
 		rc = rp_children(&v, d, f, rp_emit_one, ec);
-	rcache_put(fs->rc, e);
+	rcache_put(fs->en.rc, e);
 	return rc;
 }
 
@@ -1122,11 +1122,11 @@ int render_roots_file(struct hfs *fs, const struct node *n, struct buf *out)
 	struct rc_entry *e, *de;
 	struct rp_view v;
 	struct dom_view dv;
-	int rc = hfs_state_get(fs, n->gci, &s);
+	int rc = eng_state_get(&fs->en, n->gci, &s);
 	if (rc)
 		return rc;
 	if ((rc = rp_get(fs, n->gci, &e, &v))) {
-		hfs_state_put(fs, s);
+		eng_state_put(&fs->en, s);
 		return rc;
 	}
 	if ((rc = hfs_dominators_get(fs, n->gci, &de, &dv)))
@@ -1144,10 +1144,10 @@ int render_roots_file(struct hfs *fs, const struct node *n, struct buf *out)
 		if (!rc) rc = put_type_of(fs, s, o, out);
 		if (!rc) rc = buf_printf(out, "\t%" PRIu64 "\n", dv.retained[o]);
 	}
-	rcache_put(fs->rc, de);
+	rcache_put(fs->en.rc, de);
 out:
-	rcache_put(fs->rc, e);
-	hfs_state_put(fs, s);
+	rcache_put(fs->en.rc, e);
+	eng_state_put(&fs->en, s);
 	return rc;
 }
 
@@ -1155,9 +1155,9 @@ out:
 
 int threads_dir_list(struct hfs *fs, const struct node *p, rclo_emit_fn emit, void *ctx)
 {
-	for (uint32_t k = 0; k < fs->trace->nthreads; k++) {
+	for (uint32_t k = 0; k < fs->en.trace->nthreads; k++) {
 		char name[NAME_BUF];
-		const char *raw = sym_thread(fs->trace, k);
+		const char *raw = sym_thread(fs->en.trace, k);
 		name_escape(raw, strlen(raw), name);
 		struct node c = *p;
 		c.type = NT_THREAD_DIR;
@@ -1170,9 +1170,9 @@ int threads_dir_list(struct hfs *fs, const struct node *p, rclo_emit_fn emit, vo
 
 int threads_dir_lookup(struct hfs *fs, const struct node *p, const char *name, struct node *c)
 {
-	for (uint32_t k = 0; k < fs->trace->nthreads; k++) {
+	for (uint32_t k = 0; k < fs->en.trace->nthreads; k++) {
 		char esc[NAME_BUF];
-		const char *raw = sym_thread(fs->trace, k);
+		const char *raw = sym_thread(fs->en.trace, k);
 		name_escape(raw, strlen(raw), esc);
 		if (strcmp(esc, name) == 0) {
 			*c = *p;
@@ -1199,7 +1199,7 @@ int render_thread_stack(struct hfs *fs, const struct node *n, struct buf *out)
 	const struct heap_state *s;
 	const struct hs_root **v = NULL;
 	uint32_t nv = 0;
-	int rc = hfs_state_get(fs, n->gci, &s);
+	int rc = eng_state_get(&fs->en, n->gci, &s);
 	if (rc)
 		return rc;
 	v = malloc(((size_t)s->nroots + 1) * sizeof *v);
@@ -1216,7 +1216,7 @@ int render_thread_stack(struct hfs *fs, const struct node *n, struct buf *out)
 	for (uint32_t k = 0; k < nv && !rc; k++) {
 		struct buf m;
 		buf_init(&m);
-		rc = sym_method(fs->trace, v[k]->method, &m);
+		rc = sym_method(fs->en.trace, v[k]->method, &m);
 		if (!rc) rc = buf_printf(out, "%" PRIu32 "\t", v[k]->depth);
 		if (!rc) rc = put_tsv_field(out, (const char *)m.data, m.len);
 		if (!rc) rc = buf_printf(out, "\t%" PRIu32 "\t%" PRIu64 "\t", v[k]->slot,
@@ -1227,7 +1227,7 @@ int render_thread_stack(struct hfs *fs, const struct node *n, struct buf *out)
 	}
 out:
 	free(v);
-	hfs_state_put(fs, s);
+	eng_state_put(&fs->en, s);
 	return rc;
 }
 
@@ -1277,11 +1277,11 @@ static int adhoc_bits_cb(void *ctx, uint32_t version, const struct heap_state *s
 
 int hfs_adhoc_new(struct hfs *fs)
 {
-	int rc = adhoc_new(&fs->adhoc);
+	int rc = adhoc_new(&fs->en.adhoc);
 	if (rc)
 		return rc;
-	fs->reg.adhoc_bits = adhoc_bits_cb;
-	fs->reg.adhoc_ctx = fs->adhoc;
+	fs->en.reg.adhoc_bits = adhoc_bits_cb;
+	fs->en.reg.adhoc_ctx = fs->en.adhoc;
 	return 0;
 }
 
@@ -1321,18 +1321,18 @@ const char *adhoc_members_name(const char *path, char name[256])
 
 int hfs_adhoc_mkdir(struct hfs *fs, const char *name)
 {
-	return adhoc_add(fs->adhoc, name);
+	return adhoc_add(fs->en.adhoc, name);
 }
 
 int hfs_adhoc_rmdir(struct hfs *fs, const char *name)
 {
-	return adhoc_remove(fs->adhoc, name);
+	return adhoc_remove(fs->en.adhoc, name);
 }
 
 /* Current version of a group, or 0. */
 static uint32_t adhoc_version_of(struct hfs *fs, const char *name)
 {
-	return adhoc_version(fs->adhoc, name);
+	return adhoc_version(fs->en.adhoc, name);
 }
 
 struct idvec {
@@ -1385,12 +1385,12 @@ static int add_selector(struct hfs *fs, const char *sel, struct idvec *iv, char 
 	if (sel[strspn(sel, "0123456789")] == '\0' && strlen(sel) <= 20) {
 		const struct heap_state *s;
 		uint64_t id = strtoull(sel, NULL, 10);
-		if (!fs->trace->ngcs)
+		if (!fs->en.trace->ngcs)
 			return -EINVAL;
-		if ((rc = hfs_state_get(fs, fs->trace->ngcs - 1, &s)))
+		if ((rc = eng_state_get(&fs->en, fs->en.trace->ngcs - 1, &s)))
 			return rc;
 		int live = heap_state_find(s, id) != UINT32_MAX;
-		hfs_state_put(fs, s);
+		eng_state_put(&fs->en, s);
 		if (!live) {
 			snprintf(msg, msglen, "%.200s: no object with this id at gc/latest", sel);
 			return -EINVAL;
@@ -1493,20 +1493,20 @@ int hfs_adhoc_set_members(struct hfs *fs, const char *name, const char *data, si
 		free(iv.v);
 		return rc;
 	}
-	return adhoc_set(fs->adhoc, name, iv.v, (uint32_t)iv.n, data, len);
+	return adhoc_set(fs->en.adhoc, name, iv.v, (uint32_t)iv.n, data, len);
 }
 
 int render_adhoc_members(struct hfs *fs, const struct node *n, struct buf *out)
 {
 	uint32_t version = n->chain.depth ? n->chain.steps[0].cls : 0;
-	return adhoc_text(fs->adhoc, version, out);
+	return adhoc_text(fs->en.adhoc, version, out);
 }
 
 static void adhoc_node(struct hfs *fs, const struct node *p, uint32_t version, struct node *c)
 {
 	*c = *p;
 	c->type = NT_GROUP;
-	c->gci = fs->trace->ngcs ? fs->trace->ngcs - 1 : 0;
+	c->gci = fs->en.trace->ngcs ? fs->en.trace->ngcs - 1 : 0;
 	c->aux[0] = 1;
 	chain_init(&c->chain);
 	chain_push(&c->chain, ST_ADHOC, version, 0);
@@ -1517,8 +1517,8 @@ int groups_dir_list(struct hfs *fs, const struct node *p, rclo_emit_fn emit, voi
 	char name[NAME_BUF];
 	uint32_t version;
 	/* names copied out: emit may take other locks */
-	for (uint32_t k = 0; adhoc_nth(fs->adhoc, k, name, sizeof name, &version); k++) {
-		if (!version || !fs->trace->ngcs)
+	for (uint32_t k = 0; adhoc_nth(fs->en.adhoc, k, name, sizeof name, &version); k++) {
+		if (!version || !fs->en.trace->ngcs)
 			continue;
 		struct node c;
 		adhoc_node(fs, p, version, &c);
@@ -1531,7 +1531,7 @@ int groups_dir_list(struct hfs *fs, const struct node *p, rclo_emit_fn emit, voi
 int groups_dir_lookup(struct hfs *fs, const struct node *p, const char *name, struct node *c)
 {
 	uint32_t version = adhoc_version_of(fs, name);
-	if (!version || !fs->trace->ngcs)
+	if (!version || !fs->en.trace->ngcs)
 		return -ENOENT;
 	adhoc_node(fs, p, version, c);
 	return 0;
@@ -1539,7 +1539,7 @@ int groups_dir_lookup(struct hfs *fs, const struct node *p, const char *name, st
 
 int adhoc_gc_list(struct hfs *fs, const struct node *p, rclo_emit_fn emit, void *ctx)
 {
-	for (uint32_t i = 0; i < fs->trace->ngcs; i++) {
+	for (uint32_t i = 0; i < fs->en.trace->ngcs; i++) {
 		char name[16];
 		struct node c = *p;
 		c.type = NT_GROUP;
@@ -1554,7 +1554,7 @@ int adhoc_gc_list(struct hfs *fs, const struct node *p, rclo_emit_fn emit, void 
 
 int adhoc_gc_lookup(struct hfs *fs, const struct node *p, const char *name, struct node *c)
 {
-	for (uint32_t i = 0; i < fs->trace->ngcs; i++) {
+	for (uint32_t i = 0; i < fs->en.trace->ngcs; i++) {
 		char gname[16];
 		hfs_gc_name(fs, i, gname);
 		if (strcmp(gname, name) == 0) {

@@ -13,14 +13,14 @@
  * blobs stay valid after the state is evicted.
  *
  * Ad-hoc groups (groups/NAME): a registry of named object-id sets (owned by
- * struct hfs through fs->adhoc, own leaf lock).  Every change of a group's
+ * struct hfs through fs->en.adhoc, own leaf lock).  Every change of a group's
  * members makes a new version (an id that is never reused), and the group
  * node's chain carries the version in an ST_ADHOC step, so cached results of
  * an old version are never served for a new one.  Files under /groups are
  * rendered uncached for the same reason (tree.c).
  *
  * Ownership: views borrow pinned cache entries (release with
- * rcache_put(fs->rc, e)); everything else is written into caller bufs.
+ * rcache_put(fs->en.rc, e)); everything else is written into caller bufs.
  */
 #ifndef HEAPFS_FS_RENDER_CLOSURE_H
 #define HEAPFS_FS_RENDER_CLOSURE_H
@@ -110,7 +110,7 @@ int adhoc_gc_lookup(struct hfs *fs, const struct node *p, const char *name, stru
 
 /* ---- ad-hoc groups ---- */
 
-int hfs_adhoc_new(struct hfs *fs);   /* sets fs->adhoc and the registry hook */
+int hfs_adhoc_new(struct hfs *fs);   /* sets fs->en.adhoc and the registry hook */
 /* NAME when path is /groups/NAME (no further component), else NULL. */
 const char *adhoc_dir_name(const char *path, char name[256]);
 /* NAME when path is /groups/NAME/members, else NULL. */

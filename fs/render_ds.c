@@ -83,13 +83,13 @@ static int ds_cb(void *vctx, struct buf *out)
 {
 	struct ds_ctx *c = vctx;
 	const struct heap_state *s;
-	if (!hfs_gc_has_graph(c->fs, c->gci))
+	if (!eng_gc_has_graph(&c->fs->en, c->gci))
 		return -EINVAL;
-	int rc = hfs_state_get(c->fs, c->gci, &s);
+	int rc = eng_state_get(&c->fs->en, c->gci, &s);
 	if (rc)
 		return rc;
-	rc = ds_compute(s, c->fs->trace, out);
-	hfs_state_put(c->fs, s);
+	rc = ds_compute(s, c->fs->en.trace, out);
+	eng_state_put(&c->fs->en, s);
 	return rc;
 }
 
@@ -97,11 +97,11 @@ int hfs_ds_get(struct hfs *fs, uint32_t gci, struct rc_entry **e, struct ds_view
 {
 	struct ds_ctx ctx = { fs, gci };
 	struct result_key k = { .what = RES_DS_ROLES, .gci = gci };
-	int rc = hfs_result_get(fs, &k, ds_cb, &ctx, e);
+	int rc = eng_result_get(&fs->en, &k, ds_cb, &ctx, e);
 	if (rc)
 		return rc;
 	if ((rc = ds_view_of(rc_data(*e), rc_len(*e), v)))
-		rcache_put(fs->rc, *e);
+		rcache_put(fs->en.rc, *e);
 	return rc;
 }
 
@@ -117,8 +117,8 @@ static int heads_cb(void *vctx, struct buf *out)
 	int rc = hfs_ds_get(c->fs, c->gci, &e, &v);
 	if (rc)
 		return rc;
-	if ((rc = hfs_state_get(c->fs, c->gci, &s))) {
-		rcache_put(c->fs->rc, e);
+	if ((rc = eng_state_get(&c->fs->en, c->gci, &s))) {
+		rcache_put(c->fs->en.rc, e);
 		return rc;
 	}
 	size_t bytes = (size_t)v.nheads * sizeof(struct ds_head);
@@ -132,9 +132,9 @@ static int heads_cb(void *vctx, struct buf *out)
 			out->len += bytes;
 	}
 	if (de)
-		rcache_put(c->fs->rc, de);
-	hfs_state_put(c->fs, s);
-	rcache_put(c->fs->rc, e);
+		rcache_put(c->fs->en.rc, de);
+	eng_state_put(&c->fs->en, s);
+	rcache_put(c->fs->en.rc, e);
 	return rc;
 }
 
@@ -143,7 +143,7 @@ int hfs_ds_heads_get(struct hfs *fs, uint32_t gci, struct rc_entry **e,
 {
 	struct ds_ctx ctx = { fs, gci };
 	struct result_key k = { .what = RES_DS_HEADS, .gci = gci };
-	int rc = hfs_result_get(fs, &k, heads_cb, &ctx, e);
+	int rc = eng_result_get(&fs->en, &k, heads_cb, &ctx, e);
 	if (rc)
 		return rc;
 	*heads = rc_data(*e);
@@ -232,24 +232,24 @@ static int render_roles(struct hfs *fs, const struct node *n, struct buf *out)
 	int rc = hfs_ds_get(fs, n->gci, &e, &v);
 	if (rc)
 		return rc;
-	if ((rc = hfs_state_get(fs, n->gci, &s))) {
-		rcache_put(fs->rc, e);
+	if ((rc = eng_state_get(&fs->en, n->gci, &s))) {
+		rcache_put(fs->en.rc, e);
 		return rc;
 	}
-	rc = names_init(&nm, fs->trace);
+	rc = names_init(&nm, fs->en.trace);
 	if (!rc)
 		rc = buf_printf(out, "id\ttype\troles\n");
 	for (uint32_t i = 0; i < v.n && !rc; i++) {
 		rc = put_u64(out, s->id[i]);
 		if (!rc) rc = buf_putc(out, '\t');
-		if (!rc) rc = put_type(out, &nm, fs->trace, hs_info(s, i)->type);
+		if (!rc) rc = put_type(out, &nm, fs->en.trace, hs_info(s, i)->type);
 		if (!rc) rc = buf_putc(out, '\t');
 		if (!rc) rc = put_roles(out, v.roles[i]);
 		if (!rc) rc = buf_putc(out, '\n');
 	}
 	names_free(&nm);
-	hfs_state_put(fs, s);
-	rcache_put(fs->rc, e);
+	eng_state_put(&fs->en, s);
+	rcache_put(fs->en.rc, e);
 	return rc;
 }
 
@@ -270,12 +270,12 @@ static int render_heads(struct hfs *fs, const struct node *n, struct buf *out)
 	if (rc)
 		return rc;
 	if ((rc = hfs_ds_heads_get(fs, n->gci, &eh, &heads, &nheads))) {
-		rcache_put(fs->rc, e);
+		rcache_put(fs->en.rc, e);
 		return rc;
 	}
-	if ((rc = hfs_state_get(fs, n->gci, &s)))
+	if ((rc = eng_state_get(&fs->en, n->gci, &s)))
 		goto out_entries;
-	rc = names_init(&nm, fs->trace);
+	rc = names_init(&nm, fs->en.trace);
 	if (!rc)
 		rc = buf_printf(out, "id\ttype\tmembers\tmember_bytes\telements\telement_bytes\t"
 				     "heads_held\thead_types\tretained_size\ticontainer\t"
@@ -286,7 +286,7 @@ static int render_heads(struct hfs *fs, const struct node *n, struct buf *out)
 				    h->heads_held, h->head_types };
 		rc = put_u64(out, s->id[h->obj]);
 		if (!rc) rc = buf_putc(out, '\t');
-		if (!rc) rc = put_type(out, &nm, fs->trace, hs_info(s, h->obj)->type);
+		if (!rc) rc = put_type(out, &nm, fs->en.trace, hs_info(s, h->obj)->type);
 		for (size_t c = 0; c < sizeof cols / sizeof cols[0] && !rc; c++) {
 			rc = buf_putc(out, '\t');
 			if (!rc) rc = put_u64(out, cols[c]);
@@ -297,7 +297,7 @@ static int render_heads(struct hfs *fs, const struct node *n, struct buf *out)
 		if (!rc) rc = put_opt_id(out, s, h->icontainer);
 		if (!rc) rc = buf_putc(out, '\t');
 		if (!rc && h->icontainer != DS_NONE)
-			rc = put_type(out, &nm, fs->trace, hs_info(s, h->icontainer)->type);
+			rc = put_type(out, &nm, fs->en.trace, hs_info(s, h->icontainer)->type);
 		if (!rc) rc = buf_putc(out, '\t');
 		if (!rc) rc = put_opt_id(out, s, h->outer == DS_NONE ? DS_NONE : heads[h->outer].obj);
 		if (!rc) rc = buf_putc(out, '\t');
@@ -305,10 +305,10 @@ static int render_heads(struct hfs *fs, const struct node *n, struct buf *out)
 		if (!rc) rc = buf_putc(out, '\n');
 	}
 	names_free(&nm);
-	hfs_state_put(fs, s);
+	eng_state_put(&fs->en, s);
 out_entries:
-	rcache_put(fs->rc, eh);
-	rcache_put(fs->rc, e);
+	rcache_put(fs->en.rc, eh);
+	rcache_put(fs->en.rc, e);
 	return rc;
 }
 
@@ -383,8 +383,8 @@ static int render_table_file(struct hfs *fs, const struct node *n, struct buf *o
 	int rc = hfs_ds_heads_get(fs, n->gci, &eh, &heads, &nheads);
 	if (rc)
 		return rc;
-	if ((rc = hfs_state_get(fs, n->gci, &s))) {
-		rcache_put(fs->rc, eh);
+	if ((rc = eng_state_get(&fs->en, n->gci, &s))) {
+		rcache_put(fs->en.rc, eh);
 		return rc;
 	}
 	table_init(&tb, ds_table_cols, sizeof ds_table_cols / sizeof ds_table_cols[0]);
@@ -393,14 +393,14 @@ static int render_table_file(struct hfs *fs, const struct node *n, struct buf *o
 	/* names point into the trace (or scratch, copied into the table below) */
 	for (uint32_t r = 0; r < nrows; r++) {
 		uint32_t ty = rows[r].type;
-		rows[r].name = ty < fs->trace->ntypes && fs->trace->types[ty].name ?
-				       fs->trace->types[ty].name : "";
+		rows[r].name = ty < fs->en.trace->ntypes && fs->en.trace->types[ty].name ?
+				       fs->en.trace->types[ty].name : "";
 	}
 	qsort(rows, nrows, sizeof *rows, by_bytes_then_name);
 	for (uint32_t r = 0; r < nrows && !rc; r++) {
 		const struct type_row *x = &rows[r];
 		const char *name = x->name[0] ? x->name :
-				   trace_type_name(fs->trace, x->type, scratch, sizeof scratch);
+				   trace_type_name(fs->en.trace, x->type, scratch, sizeof scratch);
 		if ((rc = table_add_row(&tb)))
 			break;
 		table_set_str(&tb, 0, name, strlen(name));
@@ -414,8 +414,8 @@ static int render_table_file(struct hfs *fs, const struct node *n, struct buf *o
 out:
 	free(rows);
 	table_free(&tb);
-	hfs_state_put(fs, s);
-	rcache_put(fs->rc, eh);
+	eng_state_put(&fs->en, s);
+	rcache_put(fs->en.rc, eh);
 	return rc;
 }
 

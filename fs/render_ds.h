@@ -12,7 +12,7 @@
  * blobs stay valid after the state itself is evicted.
  *
  * Ownership: views borrow the pinned cache entry; release it with
- * rcache_put(fs->rc, e).
+ * rcache_put(fs->en.rc, e).
  */
 #ifndef HEAPFS_FS_RENDER_DS_H
 #define HEAPFS_FS_RENDER_DS_H

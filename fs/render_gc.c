@@ -40,7 +40,7 @@ static uint64_t ms_since_start(const struct trace *t, uint64_t ns)
 int render_gc_info(struct hfs *fs, const struct node *n, int arg, struct buf *out)
 {
 	(void)arg;
-	const struct trace *t = fs->trace;
+	const struct trace *t = fs->en.trace;
 	const struct htr_gc_summary *g = &t->gcs[n->gci];
 	struct rc_entry *e;
 	struct census c;
@@ -74,7 +74,7 @@ int render_gc_info(struct hfs *fs, const struct node *n, int arg, struct buf *ou
 	if (!rc) rc = kv_opt(out, "roots", graph, c.h->nroots);
 	if (!rc) rc = kv_opt(out, "edges", graph, c.h->nedges);
 	if (!rc) rc = kv_u64(out, "unknown_objects", c.h->unknown_objects);
-	rcache_put(fs->rc, e);
+	rcache_put(fs->en.rc, e);
 	return rc;
 }
 
@@ -94,7 +94,7 @@ static int chain_label(struct hfs *fs, const struct chain *ch, struct buf *out)
 	}
 	for (uint32_t d = 0; d < ch->depth && !rc; d++, sep = "/") {
 		const struct chain_step *st = &ch->steps[d];
-		const struct cls_def *def = st->cls < cls_count(&fs->reg) ? fs->reg.defs[st->cls] : NULL;
+		const struct cls_def *def = st->cls < cls_count(&fs->en.reg) ? fs->en.reg.defs[st->cls] : NULL;
 		switch (st->op) {
 		case ST_POINTS_TO: rc = buf_printf(out, "%spoints-to", sep); break;
 		case ST_POINTED_FROM: rc = buf_printf(out, "%spointed-from", sep); break;
@@ -222,7 +222,7 @@ static int by_retained_then_name(const void *a, const void *b)
 static int render_class_table(struct hfs *fs, const struct node *n, enum table_fmt f,
 			      struct buf *out)
 {
-	const struct cls_def *d = cls_get(&fs->reg, n->cls);
+	const struct cls_def *d = cls_get(&fs->en.reg, n->cls);
 	const struct cls_row *rows;
 	struct rc_entry *e;
 	struct sort_row *sorted = NULL;
@@ -236,9 +236,9 @@ static int render_class_table(struct hfs *fs, const struct node *n, enum table_f
 		return -ENOENT;
 	if ((rc = hfs_classification_get(fs, n->gci, &n->chain, n->cls, &e, &rows, &nrows)))
 		return rc;
-	if (!diff && hfs_gc_has_graph(fs, n->gci) &&
+	if (!diff && eng_gc_has_graph(&fs->en, n->gci) &&
 	    (rc = hfs_class_closures_get(fs, n->gci, &n->chain, n->cls, &ce, &clo, &nclo))) {
-		rcache_put(fs->rc, e);
+		rcache_put(fs->en.rc, e);
 		return rc;
 	}
 	if (ce)
@@ -291,8 +291,8 @@ out:
 	free(sorted);
 	table_free(&tb);
 	if (ce)
-		rcache_put(fs->rc, ce);
-	rcache_put(fs->rc, e);
+		rcache_put(fs->en.rc, ce);
+	rcache_put(fs->en.rc, e);
 	return rc;
 }
 
@@ -304,7 +304,7 @@ int render_table(struct hfs *fs, const struct node *n, int arg, struct buf *out)
 	struct node m = *n;
 	const struct chain *ch = &n->chain;
 	if (ch->depth && ch->steps[ch->depth - 1].op == ST_CLS) {
-		const struct cls_def *d = cls_get(&fs->reg, ch->steps[ch->depth - 1].cls);
+		const struct cls_def *d = cls_get(&fs->en.reg, ch->steps[ch->depth - 1].cls);
 		if (d && d->card == CARD_HIER && n->cls == ch->steps[ch->depth - 1].cls)
 			m.cls = ch->steps[ch->depth - 1].cls;
 	}
@@ -314,7 +314,7 @@ int render_table(struct hfs *fs, const struct node *n, int arg, struct buf *out)
 int render_classifier_def(struct hfs *fs, const struct node *n, int arg, struct buf *out)
 {
 	(void)arg;
-	const struct cls_def *d = cls_get(&fs->reg, n->cls);
+	const struct cls_def *d = cls_get(&fs->en.reg, n->cls);
 	if (!d || !d->source)
 		return -ENOENT;
 	size_t len = strlen(d->source);
@@ -342,8 +342,8 @@ int render_classifiers_list(struct hfs *fs, const struct node *n, int arg, struc
 	(void)n;
 	(void)arg;
 	int rc = buf_printf(out, "name\tdirectory\tcardinality\torigin\tabout\n");
-	for (uint32_t k = 0; k < cls_count(&fs->reg) && !rc; k++) {
-		const struct cls_def *d = cls_get(&fs->reg, k);
+	for (uint32_t k = 0; k < cls_count(&fs->en.reg) && !rc; k++) {
+		const struct cls_def *d = cls_get(&fs->en.reg, k);
 		if (!d)
 			continue;
 		rc = buf_printf(out, "%s\t%s%s\t%s\t%s\t%s\n", d->name,

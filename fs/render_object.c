@@ -62,12 +62,12 @@ static int put_site(const struct trace *t, uint32_t site, int all_frames, struct
 static int find_object(struct hfs *fs, const struct node *n, const struct heap_state **s,
 		       uint32_t *i)
 {
-	int rc = hfs_state_get(fs, n->gci, s);
+	int rc = eng_state_get(&fs->en, n->gci, s);
 	if (rc)
 		return rc;
 	*i = heap_state_find(*s, n->obj);
 	if (*i == UINT32_MAX) {
-		hfs_state_put(fs, *s);
+		eng_state_put(&fs->en, *s);
 		return -ENOENT;
 	}
 	return 0;
@@ -75,7 +75,7 @@ static int find_object(struct hfs *fs, const struct node *n, const struct heap_s
 
 static int put_info_body(struct hfs *fs, const struct heap_state *s, uint32_t i, struct buf *out)
 {
-	const struct trace *t = fs->trace;
+	const struct trace *t = fs->en.trace;
 	const struct objinfo *oi = hs_info(s, i);
 	char scratch[64];
 	const char *tn = type_name(t, oi->type, scratch, sizeof scratch);
@@ -118,7 +118,7 @@ int render_object_info(struct hfs *fs, const struct node *n, struct buf *out)
 	if (rc)
 		return rc;
 	rc = put_info_body(fs, s, i, out);
-	hfs_state_put(fs, s);
+	eng_state_put(&fs->en, s);
 	return rc;
 }
 
@@ -138,14 +138,14 @@ int render_object_refs(struct hfs *fs, const struct node *n, struct buf *out)
 	rc = buf_printf(out, "field\ttarget_id\ttarget_type\n");
 	for (uint64_t e = s->out_off[i]; e < s->out_off[i + 1] && !rc; e++) {
 		uint32_t tgt = s->out_tgt[e];
-		const char *tn = type_name(fs->trace, hs_info(s, tgt)->type, scratch, sizeof scratch);
-		rc = put_slot_name(fs->trace, type, hs_ref_slot(s, i, e), out);
+		const char *tn = type_name(fs->en.trace, hs_info(s, tgt)->type, scratch, sizeof scratch);
+		rc = put_slot_name(fs->en.trace, type, hs_ref_slot(s, i, e), out);
 		if (!rc) rc = buf_printf(out, "\t%" PRIu64 "\t", s->id[tgt]);
 		if (!rc) rc = put_tsv_field(out, tn, strlen(tn));
 		if (!rc) rc = buf_putc(out, '\n');
 	}
 out:
-	hfs_state_put(fs, s);
+	eng_state_put(&fs->en, s);
 	return rc;
 }
 
@@ -171,14 +171,14 @@ static int put_referrers(struct hfs *fs, const struct heap_state *s, uint32_t i,
 		if (k && src[k] == src[k - 1])
 			continue;
 		uint32_t from = src[k], type = hs_info(s, from)->type;
-		const char *tn = type_name(fs->trace, type, scratch, sizeof scratch);
+		const char *tn = type_name(fs->en.trace, type, scratch, sizeof scratch);
 		for (uint64_t e = s->out_off[from]; e < s->out_off[from + 1] && !rc; e++) {
 			if (s->out_tgt[e] != i)
 				continue;
 			rc = buf_printf(out, "%" PRIu64 "\t", s->id[from]);
 			if (!rc) rc = put_tsv_field(out, tn, strlen(tn));
 			if (!rc) rc = buf_putc(out, '\t');
-			if (!rc) rc = put_slot_name(fs->trace, type, hs_ref_slot(s, from, e), out);
+			if (!rc) rc = put_slot_name(fs->en.trace, type, hs_ref_slot(s, from, e), out);
 			if (!rc) rc = buf_putc(out, '\n');
 		}
 	}
@@ -194,7 +194,7 @@ int render_object_referrers(struct hfs *fs, const struct node *n, struct buf *ou
 	if (rc)
 		return rc;
 	rc = s->has_graph ? put_referrers(fs, s, i, out) : -ENOENT;
-	hfs_state_put(fs, s);
+	eng_state_put(&fs->en, s);
 	return rc;
 }
 
@@ -261,7 +261,7 @@ int render_roots_table(struct hfs *fs, const struct node *n, struct buf *out)
 	struct rc_entry *de = NULL;
 	struct dom_view dv;
 	uint32_t *order = NULL;
-	int rc = hfs_state_get(fs, n->gci, &s);
+	int rc = eng_state_get(&fs->en, n->gci, &s);
 	if (rc)
 		return rc;
 	table_init(&tb, root_cols, sizeof root_cols / sizeof *root_cols);
@@ -288,14 +288,14 @@ int render_roots_table(struct hfs *fs, const struct node *n, struct buf *out)
 			break;
 		table_set_str(&tb, 0, kind, strlen(kind));
 		if (root->object < s->n) {
-			const char *tn = trace_type_name(fs->trace, hs_info(s, root->object)->type,
+			const char *tn = trace_type_name(fs->en.trace, hs_info(s, root->object)->type,
 							 scratch, sizeof scratch);
 			table_set_u64(&tb, 1, s->id[root->object]);
 			table_set_str(&tb, 2, tn, strlen(tn));
 			table_set_u64(&tb, 4, dv.retained[root->object]);
 		}
 		buf_reset(&detail);
-		rc = render_root_detail(fs->trace, root, &detail);
+		rc = render_root_detail(fs->en.trace, root, &detail);
 		if (!rc)
 			table_set_str(&tb, 3, detail.len ? (const char *)detail.data : "", detail.len);
 	}
@@ -305,7 +305,7 @@ int render_roots_table(struct hfs *fs, const struct node *n, struct buf *out)
 	table_free(&tb);
 	free(order);
 	if (de)
-		rcache_put(fs->rc, de);
-	hfs_state_put(fs, s);
+		rcache_put(fs->en.rc, de);
+	eng_state_put(&fs->en, s);
 	return rc;
 }

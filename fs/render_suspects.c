@@ -66,18 +66,18 @@ static int src_windows(void *ctx, struct sus_windows *w)
 
 static int src_state_get(void *ctx, uint32_t gci, const struct heap_state **s)
 {
-	return hfs_state_get(ctx, gci, s);
+	return eng_state_get(&((struct hfs *)ctx)->en, gci, s);
 }
 
 static void src_state_put(void *ctx, const struct heap_state *s)
 {
-	hfs_state_put(ctx, s);
+	eng_state_put(&((struct hfs *)ctx)->en, s);
 }
 
 static void src_release(void *ctx, void *pin)
 {
 	struct hfs *fs = ctx;
-	rcache_put(fs->rc, pin);
+	rcache_put(fs->en.rc, pin);
 }
 
 static int src_classification(void *ctx, uint32_t gci, const struct chain *ch, uint32_t cls,
@@ -156,12 +156,12 @@ static int names_init(struct names *nm, struct hfs *fs)
 	const struct cls_def **slot[5] = { &nm->type, &nm->site, &nm->ir, &nm->ds, &nm->ih };
 	nm->fs = fs;
 	for (int k = 0; k < 5; k++) {
-		uint32_t id = cls_find(&fs->reg, want[k]);
+		uint32_t id = cls_find(&fs->en.reg, want[k]);
 		/* type and site fill their keyspaces from the trace on first use */
-		int rc = id == CLS_NONE ? -EIO : k < 2 ? cls_prepare(&fs->reg, id) : 0;
+		int rc = id == CLS_NONE ? -EIO : k < 2 ? cls_prepare(&fs->en.reg, id) : 0;
 		if (rc)
 			return rc;
-		if (!(*slot[k] = cls_get(&fs->reg, id)))
+		if (!(*slot[k] = cls_get(&fs->en.reg, id)))
 			return -EIO;
 	}
 	return 0;
@@ -276,7 +276,7 @@ out:
 
 static void src_trace_error(void *ctx, const struct htr_err *err)
 {
-	hfs_set_error(ctx, err);
+	eng_set_error(&((struct hfs *)ctx)->en, err);
 }
 
 static int suspects_cb(void *vctx, struct buf *out)
@@ -284,9 +284,9 @@ static int suspects_cb(void *vctx, struct buf *out)
 	struct hfs *fs = vctx;
 	const struct sus_source src = {
 		.ctx = fs,
-		.trace = fs->trace,
-		.reg = &fs->reg,
-		.p = &fs->sus,
+		.trace = fs->en.trace,
+		.reg = &fs->en.reg,
+		.p = &fs->en.sus,
 		.windows = src_windows,
 		.state_get = src_state_get,
 		.state_put = src_state_put,
@@ -345,7 +345,7 @@ static const char *gc_name(const struct rctx *x, uint32_t gci, char buf[16])
 
 static size_t heading_text(const struct rctx *x, char out[2048])
 {
-	const struct trace *t = x->nm.fs->trace;
+	const struct trace *t = x->nm.fs->en.trace;
 	const char *base = strrchr(t->path, '/');
 	return say(out, 2048, "heapfs suspects: %s, %" PRIu32 " GCs", base ? base + 1 : t->path,
 		   t->ngcs);
@@ -825,7 +825,7 @@ int render_suspects(struct hfs *fs, enum sus_format fmt, struct buf *out)
 	struct sus_report r;
 	struct rctx x;
 	const struct result_key k = { .what = RES_SUSPECTS };
-	int rc = hfs_result_get(fs, &k, suspects_cb, fs, &e);
+	int rc = eng_result_get(&fs->en, &k, suspects_cb, fs, &e);
 	if (rc)
 		return rc;
 	buf_init(&x.tmp);
@@ -833,6 +833,6 @@ int render_suspects(struct hfs *fs, enum sus_format fmt, struct buf *out)
 	if (!(rc = sus_report_view(rc_data(e), rc_len(e), &r)) && !(rc = names_init(&x.nm, fs)))
 		rc = json ? render_json(&x, out) : render_text(&x, out);
 	buf_free(&x.tmp);
-	rcache_put(fs->rc, e);
+	rcache_put(fs->en.rc, e);
 	return rc;
 }

@@ -97,8 +97,8 @@ int render_readme(struct hfs *fs, struct buf *out)
 {
 	int rc = buf_put(out, readme_text, sizeof readme_text - 1);
 	/* The classifiers known at mount (classifiers/list has them all). */
-	for (uint32_t k = 0; k < cls_count(&fs->reg) && !rc; k++) {
-		const struct cls_def *d = cls_get(&fs->reg, k);
+	for (uint32_t k = 0; k < cls_count(&fs->en.reg) && !rc; k++) {
+		const struct cls_def *d = cls_get(&fs->en.reg, k);
 		if (d)
 			rc = buf_printf(out, "  %s%-18s %s\n", d->card == CARD_FILTER ? "only-" : "by-",
 					d->name, d->about);
@@ -143,7 +143,7 @@ static uint32_t defined_sites(const struct trace *t)
 
 int render_trace_info(struct hfs *fs, struct buf *out)
 {
-	return render_trace_summary(fs->trace, out);
+	return render_trace_summary(fs->en.trace, out);
 }
 
 int render_trace_summary(const struct trace *t, struct buf *out)
@@ -241,7 +241,7 @@ static int gcs_row(struct buf *out, const struct trace *t, const struct htr_gc_s
 
 int render_gcs_csv(struct hfs *fs, struct buf *out)
 {
-	const struct trace *t = fs->trace;
+	const struct trace *t = fs->en.trace;
 	const uint64_t *reach;
 	int rc = hfs_reachable_series(fs, &reach);
 	if (!rc)
@@ -296,12 +296,12 @@ static int render_memory_status(struct hfs *fs, const struct state_cache_stats *
 
 int render_status(struct hfs *fs, struct buf *out)
 {
-	const struct trace *t = fs->trace;
+	const struct trace *t = fs->en.trace;
 	struct state_cache_stats ss;
 	struct rcache_stats rs;
-	char err[sizeof fs->last_error];
-	state_cache_stats(fs->states, &ss);
-	rcache_stats(fs->rc, &rs);
+	char err[sizeof fs->en.last_error];
+	state_cache_stats(fs->en.states, &ss);
+	rcache_stats(fs->en.rc, &rs);
 	uint64_t done = __atomic_load_n(&t->progress_done, __ATOMIC_RELAXED);
 	uint64_t total = __atomic_load_n(&t->progress_total, __ATOMIC_RELAXED);
 	int rc = kv_str(out, "trace", t->path);

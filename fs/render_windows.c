@@ -37,22 +37,22 @@ enum win_kind win_kind_of(const char *name)
  * state cache and its damage report. */
 static int tree_state_get(void *ctx, uint32_t g, const struct heap_state **s)
 {
-	return hfs_state_get(ctx, g, s);
+	return eng_state_get(&((struct hfs *)ctx)->en, g, s);
 }
 
 static void tree_state_put(void *ctx, const struct heap_state *s)
 {
-	hfs_state_put(ctx, s);
+	eng_state_put(&((struct hfs *)ctx)->en, s);
 }
 
 static void tree_damage(void *ctx, const struct htr_err *err)
 {
-	hfs_set_error(ctx, err);
+	eng_set_error(&((struct hfs *)ctx)->en, err);
 }
 
 static struct win_inputs tree_inputs(struct hfs *fs)
 {
-	return (struct win_inputs){ .t = fs->trace, .progress = fs->progress,
+	return (struct win_inputs){ .t = fs->en.trace, .progress = fs->en.progress,
 				    .state_get = tree_state_get, .state_put = tree_state_put,
 				    .damage = tree_damage, .ctx = fs };
 }
@@ -60,13 +60,13 @@ static struct win_inputs tree_inputs(struct hfs *fs)
 int hfs_reachable_series(struct hfs *fs, const uint64_t **reachable)
 {
 	struct win_inputs in = tree_inputs(fs);
-	return win_state_reachable(fs->win, &in, reachable);
+	return win_state_reachable(fs->en.win, &in, reachable);
 }
 
 int hfs_windows_results(struct hfs *fs, const struct win_result **res)
 {
 	struct win_inputs in = tree_inputs(fs);
-	return win_state_results(fs->win, &in, res);
+	return win_state_results(fs->en.win, &in, res);
 }
 
 int hfs_window_link(struct hfs *fs, enum win_kind k, int end, char *buf, size_t len)
@@ -134,8 +134,8 @@ static const struct tcol growing_cols[] = {
 static int growing_rows(struct hfs *fs, uint32_t start, uint32_t end, const char *cls_name,
 			struct table *tb)
 {
-	uint32_t cls = cls_find(&fs->reg, cls_name);
-	const struct cls_def *d = cls == CLS_NONE ? NULL : cls_get(&fs->reg, cls);
+	uint32_t cls = cls_find(&fs->en.reg, cls_name);
+	const struct cls_def *d = cls == CLS_NONE ? NULL : cls_get(&fs->en.reg, cls);
 	if (!d)
 		return -EIO;
 	struct chain ch;
@@ -179,7 +179,7 @@ static int growing_rows(struct hfs *fs, uint32_t start, uint32_t end, const char
 	}
 	free(g);
 out:
-	rcache_put(fs->rc, e);
+	rcache_put(fs->en.rc, e);
 	return rc;
 }
 
@@ -264,17 +264,17 @@ static void metric_of(const struct win_params *p, enum win_kind k, const struct 
 static int leak_source(struct hfs *fs, char *buf, size_t len)
 {
 	struct win_state_info w;
-	win_state_info(fs->win, &w);
+	win_state_info(fs->en.win, &w);
 	if (w.leak_on_reachable)
 		return snprintf(buf, len, "reachable (%" PRIu32 " of %" PRIu32 " GCs%s)", w.nsampled,
-				fs->trace->ngcs, w.params->reachable_every > 1 ? ", sampled" : "");
+				fs->en.trace->ngcs, w.params->reachable_every > 1 ? ", sampled" : "");
 	return snprintf(buf, len, "used_after (fewer than 2 GCs with a graph%s)",
 			w.params->reachable_every > 1 ? " sampled" : "");
 }
 
 static int window_keys(struct hfs *fs, const struct win_result *r, struct buf *out)
 {
-	const struct trace *t = fs->trace;
+	const struct trace *t = fs->en.trace;
 	int rc = kv(out, "start_gc", "%" PRIu32, t->gcs[r->start_gci].gc);
 	if (!rc) rc = kv(out, "end_gc", "%" PRIu32, t->gcs[r->end_gci].gc);
 	if (!rc) rc = kv(out, "start_ms", "%" PRIu64, ms(r->start_ns));
@@ -287,7 +287,7 @@ static int window_keys(struct hfs *fs, const struct win_result *r, struct buf *o
 static int kind_keys(struct hfs *fs, enum win_kind k, const struct win_result *r, struct buf *out)
 {
 	struct win_state_info w;
-	win_state_info(fs->win, &w);
+	win_state_info(fs->en.win, &w);
 	const struct win_params *p = w.params;
 	int rc = 0;
 	switch (k) {
@@ -366,7 +366,7 @@ int render_windows_summary(struct hfs *fs, struct buf *out)
 	if (rc)
 		return rc;
 	struct win_state_info wi;
-	win_state_info(fs->win, &wi);
+	win_state_info(fs->en.win, &wi);
 	const struct win_params *params = wi.params;
 	struct table tb;
 	table_init(&tb, summary_cols, sizeof summary_cols / sizeof *summary_cols);
@@ -381,8 +381,8 @@ int render_windows_summary(struct hfs *fs, struct buf *out)
 		table_set_str(&tb, 0, kind_names[k], strlen(kind_names[k]));
 		table_set_str(&tb, 1, r->found ? "yes" : "no", r->found ? 3 : 2);
 		if (r->found) {
-			table_set_u64(&tb, 2, fs->trace->gcs[r->start_gci].gc);
-			table_set_u64(&tb, 3, fs->trace->gcs[r->end_gci].gc);
+			table_set_u64(&tb, 2, fs->en.trace->gcs[r->start_gci].gc);
+			table_set_u64(&tb, 3, fs->en.trace->gcs[r->end_gci].gc);
 			table_set_u64(&tb, 4, ms(r->start_ns));
 			table_set_u64(&tb, 5, ms(r->end_ns));
 			table_set_u64(&tb, 6, r->end_gci - r->start_gci + 1);
@@ -401,7 +401,7 @@ int render_windows_summary(struct hfs *fs, struct buf *out)
 int render_windows_status(struct hfs *fs, struct buf *out)
 {
 	struct win_state_info w;
-	win_state_info(fs->win, &w);
+	win_state_info(fs->en.win, &w);
 	const char *s = w.reach_ready ? "done" : w.reach_busy ? "running" : w.reach_err ? "failed"
 		: "not computed yet (on first read of timeline/ or windows/)";
 	int rc = buf_printf(out, "reachable_series\t%s\n", s);
@@ -746,7 +746,7 @@ static int svg_legend(struct buf *out, const struct win_result *res, uint32_t ns
 
 int render_memory_svg(struct hfs *fs, struct buf *out)
 {
-	const struct trace *t = fs->trace;
+	const struct trace *t = fs->en.trace;
 	const uint64_t *reach;
 	const struct win_result *res;
 	int rc = hfs_windows_results(fs, &res);
@@ -772,7 +772,7 @@ int render_memory_svg(struct hfs *fs, struct buf *out)
 	if (!rc) rc = svg_windows(out, &p, res, t);
 	if (!rc) rc = svg_used(out, &p, t);
 	struct win_state_info wi;
-	win_state_info(fs->win, &wi);
+	win_state_info(fs->en.win, &wi);
 	if (!rc) rc = svg_reachable(out, &p, t, reach, wi.nsampled);
 	if (!rc) rc = svg_pauses(out, &p, t);
 	if (!rc) rc = svg_legend(out, res, wi.nsampled);

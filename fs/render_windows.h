@@ -14,7 +14,7 @@
  * The series and the detectors' results are computed once, by
  * analyses/winstate.h, over this tree's trace and state cache.
  *
- * Ownership: struct hfs owns one struct win_state (fs->win), created in
+ * Ownership: struct hfs owns one struct win_state (fs->en.win), created in
  * hfs_open and freed in hfs_close.
  */
 #ifndef HEAPFS_FS_RENDER_WINDOWS_H

@@ -6,11 +6,11 @@
  * getattr and readdir all go through these tables, so a name that is listed
  * is a name that resolves, and nothing else does.
  *
- * Rendered files are cached in fs->rc keyed by their canonical path (the
+ * Rendered files are cached in fs->en.rc keyed by their canonical path (the
  * path with every symlink resolved), which is also what the inode number is
  * hashed from, followed by the ids of the user classifiers it goes through.
  * Analysis results (census, classifications, closures, dominators...) live
- * in the same cache under typed keys (struct result_key, hfs_result_get).
+ * in the same cache under typed keys (analyses/engine.h).
  */
 #include "tree.h"
 
@@ -65,13 +65,13 @@ typedef int (*present_fn)(const struct hfs *fs, const struct node *parent);
 static int has_gcs(const struct hfs *fs, const struct node *p)
 {
 	(void)p;
-	return fs->trace->ngcs > 0;
+	return fs->en.trace->ngcs > 0;
 }
 
 static int latest_has_graph(const struct hfs *fs, const struct node *p)
 {
 	(void)p;
-	return fs->trace->ngcs > 0 && hfs_gc_has_graph(fs, fs->trace->ngcs - 1);
+	return fs->en.trace->ngcs > 0 && eng_gc_has_graph(&fs->en, fs->en.trace->ngcs - 1);
 }
 
 static int is_gc_root_group(const struct hfs *fs, const struct node *p)
@@ -94,7 +94,7 @@ static int is_diff_group(const struct hfs *fs, const struct node *p)
 
 static int gc_root_with_others(const struct hfs *fs, const struct node *p)
 {
-	return is_gc_root_group(fs, p) && fs->trace->ngcs > 1;
+	return is_gc_root_group(fs, p) && fs->en.trace->ngcs > 1;
 }
 
 /* A level of a one-to-hierarchy classifier (by-site/A/B): its table lists
@@ -104,18 +104,18 @@ static int is_hier_level(const struct hfs *fs, const struct node *p)
 	const struct chain *c = &p->chain;
 	if (!c->depth || c->steps[c->depth - 1].op != ST_CLS)
 		return 0;
-	const struct cls_def *d = cls_get(&fs->reg, c->steps[c->depth - 1].cls);
+	const struct cls_def *d = cls_get(&fs->en.reg, c->steps[c->depth - 1].cls);
 	return d && d->card == CARD_HIER;
 }
 
 static int gc_root_with_graph(const struct hfs *fs, const struct node *p)
 {
-	return is_gc_root_group(fs, p) && hfs_gc_has_graph(fs, p->gci);
+	return is_gc_root_group(fs, p) && eng_gc_has_graph(&fs->en, p->gci);
 }
 
 static int gc_with_graph(const struct hfs *fs, const struct node *p)
 {
-	return hfs_gc_has_graph(fs, p->gci);
+	return eng_gc_has_graph(&fs->en, p->gci);
 }
 
 /* closure files on plain groups at GCs with a graph */
@@ -297,7 +297,7 @@ struct dyn_ops {
 
 static int gc_dir_list(struct hfs *fs, const struct node *p, emit_fn emit, void *ctx)
 {
-	for (uint32_t i = 0; i < fs->trace->ngcs; i++) {
+	for (uint32_t i = 0; i < fs->en.trace->ngcs; i++) {
 		char name[16];
 		struct node c = *p;
 		c.type = NT_GROUP;
@@ -322,7 +322,7 @@ static int gc_dir_lookup(struct hfs *fs, const struct node *p, const char *name,
 	}
 	if (v > UINT32_MAX)
 		return -ENOENT;
-	uint32_t gci = trace_gc_index(fs->trace, (uint32_t)v);
+	uint32_t gci = trace_gc_index(fs->en.trace, (uint32_t)v);
 	if (gci == UINT32_MAX)
 		return -ENOENT;
 	*c = *p;
@@ -354,10 +354,10 @@ static int lists_children(const struct node *classification)
 
 static int listable(const struct hfs *fs, const struct node *p, uint32_t cls)
 {
-	const struct cls_def *d = cls_get(&fs->reg, cls);
+	const struct cls_def *d = cls_get(&fs->en.reg, cls);
 	if (!d || chain_uses(&p->chain, cls))
 		return 0;
-	return !d->needs_graph || hfs_gc_has_graph(fs, p->gci);
+	return !d->needs_graph || eng_gc_has_graph(&fs->en, p->gci);
 }
 
 static int step_room(const struct node *p)
@@ -370,10 +370,10 @@ static int emit_steps(struct hfs *fs, const struct node *p, emit_fn emit, void *
 	char name[80];
 	if (!step_room(p))
 		return 0;
-	for (uint32_t k = 0; k < cls_count(&fs->reg); k++) {
+	for (uint32_t k = 0; k < cls_count(&fs->en.reg); k++) {
 		if (!listable(fs, p, k))
 			continue;
-		const struct cls_def *d = cls_get(&fs->reg, k);
+		const struct cls_def *d = cls_get(&fs->en.reg, k);
 		struct node c = *p;
 		if (d->card == CARD_FILTER) {
 			if (chain_push(&c.chain, ST_FILTER, k, 0))
@@ -391,7 +391,7 @@ static int emit_steps(struct hfs *fs, const struct node *p, emit_fn emit, void *
 	static const struct { const char *name; enum step_op op; } tr[] = {
 		{ "points-to", ST_POINTS_TO }, { "pointed-from", ST_POINTED_FROM },
 	};
-	for (size_t t = 0; t < 2 && hfs_gc_has_graph(fs, p->gci); t++) {
+	for (size_t t = 0; t < 2 && eng_gc_has_graph(&fs->en, p->gci); t++) {
 		struct node c = *p;
 		c.type = NT_GROUP;
 		if (!chain_push(&c.chain, tr[t].op, CLS_NONE, 0) && emit(ctx, tr[t].name, &c))
@@ -411,7 +411,7 @@ static int hier_children(struct hfs *fs, const struct node *p, emit_fn emit, voi
 {
 	const struct chain *ch = &p->chain;
 	uint32_t cls = ch->steps[ch->depth - 1].cls;
-	const struct cls_def *d = cls_get(&fs->reg, cls);
+	const struct cls_def *d = cls_get(&fs->en.reg, cls);
 	const struct cls_row *rows;
 	struct rc_entry *e;
 	uint32_t nrows;
@@ -425,7 +425,7 @@ static int hier_children(struct hfs *fs, const struct node *p, emit_fn emit, voi
 			break;
 		rc = emit(ctx, ks_name(&d->ks, rows[r].key), &c);
 	}
-	rcache_put(fs->rc, e);
+	rcache_put(fs->en.rc, e);
 	return rc > 0 ? 1 : rc;
 }
 
@@ -462,7 +462,7 @@ static int hier_lookup(struct hfs *fs, const struct node *p, const char *name, s
 {
 	const struct chain *ch = &p->chain;
 	uint32_t cls = ch->steps[ch->depth - 1].cls;
-	const struct cls_def *d = cls_get(&fs->reg, cls);
+	const struct cls_def *d = cls_get(&fs->en.reg, cls);
 	const struct cls_row *rows;
 	struct rc_entry *e;
 	uint32_t nrows;
@@ -479,7 +479,7 @@ static int hier_lookup(struct hfs *fs, const struct node *p, const char *name, s
 			break;
 		}
 	}
-	rcache_put(fs->rc, e);
+	rcache_put(fs->en.rc, e);
 	if (!rc) {
 		*c = *p;
 		c->cls = cls;
@@ -512,7 +512,7 @@ static void child_group(const struct node *p, uint32_t key, struct node *c)
 
 static int classification_list(struct hfs *fs, const struct node *p, emit_fn emit, void *ctx)
 {
-	const struct cls_def *d = cls_get(&fs->reg, p->cls);
+	const struct cls_def *d = cls_get(&fs->en.reg, p->cls);
 	const struct cls_row *rows;
 	struct rc_entry *e;
 	uint32_t nrows;
@@ -530,14 +530,14 @@ static int classification_list(struct hfs *fs, const struct node *p, emit_fn emi
 			break;
 		rc = emit(ctx, ks_name(&d->ks, rows[r].key), &c);
 	}
-	rcache_put(fs->rc, e);
+	rcache_put(fs->en.rc, e);
 	return rc > 0 ? 1 : rc;
 }
 
 static int classification_lookup(struct hfs *fs, const struct node *p, const char *name,
 				 struct node *c)
 {
-	const struct cls_def *d = cls_get(&fs->reg, p->cls);
+	const struct cls_def *d = cls_get(&fs->en.reg, p->cls);
 	const struct cls_row *rows;
 	struct rc_entry *e;
 	uint32_t nrows;
@@ -557,7 +557,7 @@ static int classification_lookup(struct hfs *fs, const struct node *p, const cha
 			hi = mid;
 	}
 	rc = (lo < nrows && rows[lo].key == key) ? 0 : -ENOENT;
-	rcache_put(fs->rc, e);
+	rcache_put(fs->en.rc, e);
 	if (!rc) {
 		child_group(p, key, c);
 		if (c->type != NT_GROUP)
@@ -569,7 +569,7 @@ static int classification_lookup(struct hfs *fs, const struct node *p, const cha
 /* gc/NNN/diff/MMM: every other GC. */
 static int diff_dir_list(struct hfs *fs, const struct node *p, emit_fn emit, void *ctx)
 {
-	for (uint32_t i = 0; i < fs->trace->ngcs; i++) {
+	for (uint32_t i = 0; i < fs->en.trace->ngcs; i++) {
 		if (i == p->gci)
 			continue;
 		char name[16];
@@ -598,8 +598,8 @@ static int diff_dir_lookup(struct hfs *fs, const struct node *p, const char *nam
 /* classifiers/NAME: the user-defined classifiers. */
 static int classifiers_list(struct hfs *fs, const struct node *p, emit_fn emit, void *ctx)
 {
-	for (uint32_t k = 0; k < cls_count(&fs->reg); k++) {
-		const struct cls_def *d = cls_get(&fs->reg, k);
+	for (uint32_t k = 0; k < cls_count(&fs->en.reg); k++) {
+		const struct cls_def *d = cls_get(&fs->en.reg, k);
 		if (!d || !d->user)
 			continue;
 		struct node c = *p;
@@ -614,8 +614,8 @@ static int classifiers_list(struct hfs *fs, const struct node *p, emit_fn emit, 
 static int classifiers_lookup(struct hfs *fs, const struct node *p, const char *name,
 			      struct node *c)
 {
-	uint32_t k = cls_find(&fs->reg, name);
-	const struct cls_def *d = k == CLS_NONE ? NULL : cls_get(&fs->reg, k);
+	uint32_t k = cls_find(&fs->en.reg, name);
+	const struct cls_def *d = k == CLS_NONE ? NULL : cls_get(&fs->en.reg, k);
 	if (!d || !d->user)
 		return -ENOENT;
 	*c = *p;
@@ -640,11 +640,11 @@ static int objects_lookup(struct hfs *fs, const struct node *p, const char *name
 		id = id * 10 + d;
 	}
 	const struct heap_state *s;
-	int rc = hfs_state_get(fs, p->gci, &s);
+	int rc = eng_state_get(&fs->en, p->gci, &s);
 	if (rc)
 		return rc;
 	rc = heap_state_find(s, id) == UINT32_MAX ? -ENOENT : 0;
-	hfs_state_put(fs, s);
+	eng_state_put(&fs->en, s);
 	if (!rc) {
 		*c = *p;
 		c->type = NT_OBJECT_DIR;
@@ -776,7 +776,7 @@ static int classifiers_errors_node(struct hfs *fs, const struct node *n, int arg
 {
 	(void)n;
 	(void)arg;
-	return cls_errors(&fs->reg, out);
+	return cls_errors(&fs->en.reg, out);
 }
 
 static int window_file_node(struct hfs *fs, const struct node *n, int arg, struct buf *out)
@@ -950,7 +950,7 @@ static int link_target(struct hfs *fs, const struct node *n, char *buf, size_t l
 	char name[16];
 	switch (n->type) {
 	case NT_GC_LATEST:
-		hfs_gc_name(fs, fs->trace->ngcs - 1, name);
+		hfs_gc_name(fs, fs->en.trace->ngcs - 1, name);
 		snprintf(buf, len, "%s", name);
 		return 0;
 	case NT_DS_LINK:
@@ -1107,7 +1107,7 @@ static void node_cache_key(struct hfs *fs, const struct node *n, const char *can
 		} else {
 			id = n->cls;
 		}
-		if (is_user_classifier(&fs->reg, id) && at < NODE_KEY_MAX)
+		if (is_user_classifier(&fs->en.reg, id) && at < NODE_KEY_MAX)
 			at += (size_t)snprintf(key + at, NODE_KEY_MAX - at, "\x02%" PRIu32, id);
 	}
 }
@@ -1118,7 +1118,7 @@ static int render_cached(struct hfs *fs, const struct node *n, const char *canon
 	struct render_ctx ctx = { fs, n };
 	char key[NODE_KEY_MAX];
 	node_cache_key(fs, n, canon, key);
-	return rcache_get(fs->rc, key, render_cb, &ctx, e);
+	return rcache_get(fs->en.rc, key, render_cb, &ctx, e);
 }
 
 /* ---- attributes ---- */
@@ -1156,11 +1156,11 @@ static int node_attr(struct hfs *fs, const struct node *n, const char *canon, st
 			return rc;
 		a->size = rc_len(e);
 		a->size_exact = 1;
-		rcache_put(fs->rc, e);
+		rcache_put(fs->en.rc, e);
 	} else if (d->cost == COST_EXPENSIVE) {
 		char key[NODE_KEY_MAX];
 		node_cache_key(fs, n, canon, key);
-		a->size_exact = rcache_peek_size(fs->rc, key, &a->size);
+		a->size_exact = rcache_peek_size(fs->en.rc, key, &a->size);
 	} else if (d->cost == COST_VOLATILE) {
 		/* cheap but changing (status, classifiers/, members): its size
 		 * now, because tools size their reading by it (sort given size
@@ -1266,27 +1266,7 @@ int hfs_read(struct hfs *fs, const char *path, struct buf *out)
 	if ((rc = render_cached(fs, &n, canon, &e)))
 		return rc;
 	rc = buf_put(out, rc_data(e), rc_len(e));
-	rcache_put(fs->rc, e);
-	return rc;
-}
-
-/* ---- analysis results ---- */
-
-int hfs_result_get(struct hfs *fs, const struct result_key *k, rc_compute_fn fn, void *ctx,
-		   struct rc_entry **e)
-{
-	/* "\x01" starts no path: results never meet rendered files */
-	struct buf key;
-	buf_init(&key);
-	int rc = buf_printf(&key, "\x01%d/%" PRIu32 "/%" PRIu32 "/%" PRIu32 "/%d/", (int)k->what,
-			    k->gci, k->gci2, k->cls, k->variant);
-	if (!rc && k->chain)
-		rc = chain_key(k->chain, &key);
-	if (!rc)
-		rc = buf_putc(&key, '\0');
-	if (!rc)
-		rc = rcache_get(fs->rc, (const char *)key.data, fn, ctx, e);
-	buf_free(&key);
+	rcache_put(fs->en.rc, e);
 	return rc;
 }
 
@@ -1294,48 +1274,12 @@ int hfs_result_get(struct hfs *fs, const struct result_key *k, rc_compute_fn fn,
 
 void hfs_gc_name(const struct hfs *fs, uint32_t gci, char out[16])
 {
-	snprintf(out, 16, "%0*" PRIu32, (int)fs->gc_width, fs->trace->gcs[gci].gc);
-}
-
-int hfs_gc_has_graph(const struct hfs *fs, uint32_t gci)
-{
-	return gci < fs->trace->ngcs && (fs->trace->gcs[gci].flags & HTR_GC_HAS_GRAPH);
-}
-
-void hfs_set_error(struct hfs *fs, const struct htr_err *err)
-{
-	pthread_mutex_lock(&fs->err_lock);
-	snprintf(fs->last_error, sizeof fs->last_error, "%s: offset %" PRIu64 ": %s",
-		 fs->trace->path, err->offset, err->msg);
-	pthread_mutex_unlock(&fs->err_lock);
+	snprintf(out, 16, "%0*" PRIu32, (int)fs->gc_width, fs->en.trace->gcs[gci].gc);
 }
 
 int hfs_last_error(struct hfs *fs, char *buf, size_t len)
 {
-	pthread_mutex_lock(&fs->err_lock);
-	snprintf(buf, len, "%s", fs->last_error);
-	int have = fs->last_error[0] != '\0';
-	pthread_mutex_unlock(&fs->err_lock);
-	return have;
-}
-
-int hfs_state_get(struct hfs *fs, uint32_t gci, const struct heap_state **s)
-{
-	struct htr_err err;
-	memset(&err, 0, sizeof err);
-	int rc = state_cache_get(fs->states, gci, s, &err);
-	if (rc == 0 || rc == -ENOMEM)
-		return rc;
-	hfs_set_error(fs, &err);
-	if (fs->progress)
-		fprintf(fs->progress, "heapfs: %s: offset %" PRIu64 ": %s\n", fs->trace->path,
-			err.offset, err.msg);
-	return -EIO;
-}
-
-void hfs_state_put(struct hfs *fs, const struct heap_state *s)
-{
-	state_cache_put(fs->states, s);
+	return eng_last_error(&fs->en, buf, len);
 }
 
 struct census_ctx {
@@ -1347,11 +1291,11 @@ static int census_cb(void *vctx, struct buf *out)
 {
 	struct census_ctx *c = vctx;
 	const struct heap_state *s;
-	int rc = hfs_state_get(c->fs, c->gci, &s);
+	int rc = eng_state_get(&c->fs->en, c->gci, &s);
 	if (rc)
 		return rc;
 	rc = census_compute(s, out);
-	hfs_state_put(c->fs, s);
+	eng_state_put(&c->fs->en, s);
 	return rc;
 }
 
@@ -1359,12 +1303,12 @@ int hfs_census_get(struct hfs *fs, uint32_t gci, struct rc_entry **e, struct cen
 {
 	struct census_ctx ctx = { fs, gci };
 	struct result_key k = { .what = RES_CENSUS, .gci = gci };
-	int rc = hfs_result_get(fs, &k, census_cb, &ctx, e);
+	int rc = eng_result_get(&fs->en, &k, census_cb, &ctx, e);
 	if (rc)
 		return rc;
 	rc = census_view(rc_data(*e), rc_len(*e), c);
 	if (rc)
-		rcache_put(fs->rc, *e);
+		rcache_put(fs->en.rc, *e);
 	return rc;
 }
 
@@ -1379,14 +1323,14 @@ static int dcensus_cb(void *vctx, struct buf *out)
 {
 	struct dcensus_ctx *c = vctx;
 	const struct heap_state *sn, *sm;
-	int rc = hfs_state_get(c->fs, c->gci, &sn);
+	int rc = eng_state_get(&c->fs->en, c->gci, &sn);
 	if (rc)
 		return rc;
-	if (!(rc = hfs_state_get(c->fs, c->other, &sm))) {
+	if (!(rc = eng_state_get(&c->fs->en, c->other, &sm))) {
 		rc = diff_census_compute(sn, sm, out);
-		hfs_state_put(c->fs, sm);
+		eng_state_put(&c->fs->en, sm);
 	}
-	hfs_state_put(c->fs, sn);
+	eng_state_put(&c->fs->en, sn);
 	return rc;
 }
 
@@ -1407,11 +1351,11 @@ int hfs_tallies_get(struct hfs *fs, uint32_t gci, uint32_t diff_gci, struct rc_e
 	}
 	struct dcensus_ctx ctx = { fs, gci, diff_gci };
 	struct result_key k = { .what = RES_DIFF_CENSUS, .gci = gci, .gci2 = diff_gci };
-	int rc = hfs_result_get(fs, &k, dcensus_cb, &ctx, e);
+	int rc = eng_result_get(&fs->en, &k, dcensus_cb, &ctx, e);
 	if (rc)
 		return rc;
 	if ((rc = diff_census_view(rc_data(*e), rc_len(*e), t))) {
-		rcache_put(fs->rc, *e);
+		rcache_put(fs->en.rc, *e);
 		return rc;
 	}
 	*nt = 2;
@@ -1429,7 +1373,7 @@ struct objsrcs {
 static void objsrcs_put(struct hfs *fs, struct objsrcs *o)
 {
 	for (uint32_t k = 0; k < o->n; k++) {
-		hfs_state_put(fs, o->src[k].s);
+		eng_state_put(&fs->en, o->src[k].s);
 		free(o->in_other[k]);
 	}
 	o->n = 0;
@@ -1438,13 +1382,13 @@ static void objsrcs_put(struct hfs *fs, struct objsrcs *o)
 static int objsrcs_get(struct hfs *fs, uint32_t gci, uint32_t diff_gci, struct objsrcs *o)
 {
 	memset(o, 0, sizeof *o);
-	int rc = hfs_state_get(fs, gci, &o->src[0].s);
+	int rc = eng_state_get(&fs->en, gci, &o->src[0].s);
 	if (rc)
 		return rc;
 	o->n = 1;
 	if (diff_gci == UINT32_MAX)
 		return 0;
-	if ((rc = hfs_state_get(fs, diff_gci, &o->src[1].s)))
+	if ((rc = eng_state_get(&fs->en, diff_gci, &o->src[1].s)))
 		goto fail;
 	o->n = 2;
 	o->src[1].side = 1;
@@ -1473,20 +1417,20 @@ static int classify_cb(void *vctx, struct buf *out)
 {
 	struct classify_ctx *c = vctx;
 	int rc;
-	if (chain_info_level(&c->fs->reg, c->ch, c->cls)) {
+	if (chain_info_level(&c->fs->en.reg, c->ch, c->cls)) {
 		struct rc_entry *e;
 		struct tally t[2];
 		uint32_t nt;
 		if ((rc = hfs_tallies_get(c->fs, c->gci, c->ch->diff_gci, &e, t, &nt)))
 			return rc;
-		rc = classify_tallies(&c->fs->reg, c->gci, t, nt, c->ch, c->cls, out);
-		rcache_put(c->fs->rc, e);
+		rc = classify_tallies(&c->fs->en.reg, c->gci, t, nt, c->ch, c->cls, out);
+		rcache_put(c->fs->en.rc, e);
 		return rc;
 	}
 	struct objsrcs o;
 	if ((rc = objsrcs_get(c->fs, c->gci, c->ch->diff_gci, &o)))
 		return rc;
-	rc = classify_objects(&c->fs->reg, o.src, o.n, c->ch, c->cls, out);
+	rc = classify_objects(&c->fs->en.reg, o.src, o.n, c->ch, c->cls, out);
 	objsrcs_put(c->fs, &o);
 	return rc;
 }
@@ -1497,7 +1441,7 @@ int hfs_classification_get(struct hfs *fs, uint32_t gci, const struct chain *ch,
 {
 	struct classify_ctx ctx = { fs, gci, cls, ch };
 	struct result_key k = { .what = RES_CLASSIFICATION, .gci = gci, .cls = cls, .chain = ch };
-	int rc = hfs_result_get(fs, &k, classify_cb, &ctx, e);
+	int rc = eng_result_get(&fs->en, &k, classify_cb, &ctx, e);
 	if (rc)
 		return rc;
 	*rows = rc_data(*e);
@@ -1510,19 +1454,19 @@ static int totals_cb(void *vctx, struct buf *out)
 	struct classify_ctx *c = vctx;
 	struct cls_row row;
 	int rc;
-	if (chain_info_level(&c->fs->reg, c->ch, CLS_NONE)) {
+	if (chain_info_level(&c->fs->en.reg, c->ch, CLS_NONE)) {
 		struct rc_entry *e;
 		struct tally t[2];
 		uint32_t nt;
 		if ((rc = hfs_tallies_get(c->fs, c->gci, c->ch->diff_gci, &e, t, &nt)))
 			return rc;
-		rc = group_totals_tallies(&c->fs->reg, c->gci, t, nt, c->ch, &row);
-		rcache_put(c->fs->rc, e);
+		rc = group_totals_tallies(&c->fs->en.reg, c->gci, t, nt, c->ch, &row);
+		rcache_put(c->fs->en.rc, e);
 	} else {
 		struct objsrcs o;
 		if ((rc = objsrcs_get(c->fs, c->gci, c->ch->diff_gci, &o)))
 			return rc;
-		rc = group_totals_objects(&c->fs->reg, o.src, o.n, c->ch, &row);
+		rc = group_totals_objects(&c->fs->en.reg, o.src, o.n, c->ch, &row);
 		objsrcs_put(c->fs, &o);
 	}
 	return rc ? rc : buf_put(out, &row, sizeof row);
@@ -1550,19 +1494,19 @@ int hfs_group_totals(struct hfs *fs, uint32_t gci, const struct chain *ch, struc
 			if (rows[r].key == key)
 				*row = rows[r];
 		}
-		rcache_put(fs->rc, e);
+		rcache_put(fs->en.rc, e);
 		return 0;
 	}
 	struct classify_ctx ctx = { fs, gci, CLS_NONE, ch };
 	struct result_key k = { .what = RES_GROUP_TOTALS, .gci = gci, .chain = ch };
-	rc = hfs_result_get(fs, &k, totals_cb, &ctx, &e);
+	rc = eng_result_get(&fs->en, &k, totals_cb, &ctx, &e);
 	if (rc)
 		return rc;
 	if (rc_len(e) == sizeof *row)
 		memcpy(row, rc_data(e), sizeof *row);
 	else
 		rc = -EIO;
-	rcache_put(fs->rc, e);
+	rcache_put(fs->en.rc, e);
 	return rc;
 }
 
@@ -1573,7 +1517,7 @@ int hfs_group_objects(struct hfs *fs, uint32_t gci, const struct chain *ch, stru
 	if (rc)
 		return rc;
 	for (uint32_t k = 0; k < o.n && !rc; k++)
-		rc = group_member_ids(&fs->reg, &o.src[k], ch, out);
+		rc = group_member_ids(&fs->en.reg, &o.src[k], ch, out);
 	objsrcs_put(fs, &o);
 	return rc;
 }
@@ -1653,19 +1597,19 @@ static int write_text(struct hfs *fs, const char *path, const char *data, size_t
 	if (adhoc_members_name(path, gname)) {
 		int rc = check_only ? hfs_adhoc_check_members(fs, gname, data, len, msg, msglen)
 				    : hfs_adhoc_set_members(fs, gname, data, len, msg, msglen);
-		if (rc == -EINVAL && fs->progress)
-			fprintf(fs->progress, "heapfs: %s\n", msg);
+		if (rc == -EINVAL && fs->en.progress)
+			fprintf(fs->en.progress, "heapfs: %s\n", msg);
 		return rc;
 	}
 	const char *name = classifier_file_name(path);
 	if (!name || reserved_in_classifiers(name))
 		return -EROFS;
 	int rc = check_only ? check_definition(name, data, len, msg, msglen)
-			    : cls_define(&fs->reg, name, data, len, msg, msglen);
+			    : cls_define(&fs->en.reg, name, data, len, msg, msglen);
 	if (rc == -EINVAL) {
-		cls_log_error(&fs->reg, msg);
-		if (fs->progress)
-			fprintf(fs->progress, "heapfs: classifiers/%s\n", msg);
+		cls_log_error(&fs->en.reg, msg);
+		if (fs->en.progress)
+			fprintf(fs->en.progress, "heapfs: classifiers/%s\n", msg);
 	}
 	return rc;
 }
@@ -1687,7 +1631,7 @@ int hfs_unlink(struct hfs *fs, const char *path)
 	const char *name = classifier_file_name(path);
 	if (!name || reserved_in_classifiers(name))
 		return -EROFS;
-	return cls_undefine(&fs->reg, name);
+	return cls_undefine(&fs->en.reg, name);
 }
 
 /* groups/NAME */
@@ -1748,15 +1692,15 @@ static int open_classifiers(struct hfs *fs, const struct hfs_opts *o, struct htr
 			return htr_errf_as(err, HTR_ERR_WHOLE, rc, "features=%s: %s", o->features, msg);
 		have_fm = 1;
 	}
-	if ((rc = cls_registry_init(&fs->reg, fs->trace, have_fm ? &fm : NULL))) {
+	if ((rc = cls_registry_init(&fs->en.reg, fs->en.trace, have_fm ? &fm : NULL))) {
 		if (have_fm)
 			feature_map_free(&fm);
 		return htr_errf(err, rc, 0, "cannot initialize classifiers");
 	}
-	fs->reg_ready = 1;
+	fs->en.reg_ready = 1;
 	if ((rc = hfs_register_analysis_classifiers(fs)))
 		return htr_errf(err, rc, 0, "cannot register the analysis classifiers");
-	if (o && o->classifiers && (rc = cls_define_file(&fs->reg, o->classifiers, msg, sizeof msg)))
+	if (o && o->classifiers && (rc = cls_define_file(&fs->en.reg, o->classifiers, msg, sizeof msg)))
 		return htr_errf_as(err, HTR_ERR_WHOLE, rc, "classifiers=%s: %s", o->classifiers, msg);
 	return 0;
 }
@@ -1768,32 +1712,32 @@ int hfs_open(struct hfs **out, const char *trace_path, const struct hfs_opts *o,
 	int rc = -ENOMEM;
 	if (!fs)
 		return htr_errf(err, -ENOMEM, 0, "out of memory");
-	pthread_mutex_init(&fs->err_lock, NULL);
-	fs->progress = o ? o->progress : NULL;
+	eng_init(&fs->en);
+	fs->en.progress = o ? o->progress : NULL;
 	if (o && o->suspects)
-		fs->sus = *o->suspects;
+		fs->en.sus = *o->suspects;
 	else
-		sus_params_default(&fs->sus);
+		sus_params_default(&fs->en.sus);
 	uint64_t mb = (o && o->cache_mb) ? o->cache_mb : 1024;
 	/* cache_mb is everything cached: three quarters for heap states, a
 	 * quarter for rendered files and analysis results */
 	fs->cache_budget = mb << 20;
-	fs->state_budget = fs->cache_budget - fs->cache_budget / 4;
-	struct trace_open_opts to = { .progress = fs->progress,
+	fs->en.state_budget = fs->cache_budget - fs->cache_budget / 4;
+	struct trace_open_opts to = { .progress = fs->en.progress,
 				      .hprof_layout = o ? o->hprof_layout : 0 };
-	if ((rc = trace_open(&fs->trace, trace_path, &to, err)))
+	if ((rc = trace_open(&fs->en.trace, trace_path, &to, err)))
 		goto fail;
-	if ((rc = state_cache_new(&fs->states, fs->trace, fs->state_budget, fs->progress))) {
+	if ((rc = state_cache_new(&fs->en.states, fs->en.trace, fs->en.state_budget, fs->en.progress))) {
 		htr_errf(err, rc, 0, "cannot create the state cache");
 		goto fail;
 	}
-	if ((rc = rcache_new(&fs->rc, fs->cache_budget / 4))) {
+	if ((rc = rcache_new(&fs->en.rc, fs->cache_budget / 4))) {
 		htr_errf(err, rc, 0, "out of memory");
 		goto fail;
 	}
 	if ((rc = open_classifiers(fs, o, err)))
 		goto fail;
-	if ((rc = win_state_new(&fs->win, o ? o->windows : NULL))) {
+	if ((rc = win_state_new(&fs->en.win, o ? o->windows : NULL))) {
 		htr_errf(err, rc, 0, "out of memory");
 		goto fail;
 	}
@@ -1802,9 +1746,9 @@ int hfs_open(struct hfs **out, const char *trace_path, const struct hfs_opts *o,
 		goto fail;
 	}
 	uint32_t maxgc = 0;
-	for (uint32_t i = 0; i < fs->trace->ngcs; i++) {
-		if (fs->trace->gcs[i].gc > maxgc)
-			maxgc = fs->trace->gcs[i].gc;
+	for (uint32_t i = 0; i < fs->en.trace->ngcs; i++) {
+		if (fs->en.trace->gcs[i].gc > maxgc)
+			maxgc = fs->en.trace->gcs[i].gc;
 	}
 	fs->gc_width = digits(maxgc) < 3 ? 3 : digits(maxgc);
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -1820,17 +1764,7 @@ int hfs_open(struct hfs **out, const char *trace_path, const struct hfs_opts *o,
 	return 0;
 fail:
 	hfs_stop_jobs(fs, UINT32_MAX);
-	adhoc_free(fs->adhoc);
-	win_state_free(fs->win);
-	if (fs->reg_ready)
-		cls_registry_destroy(&fs->reg);
-	if (fs->rc)
-		rcache_free(fs->rc);
-	if (fs->states)
-		state_cache_free(fs->states);
-	if (fs->trace)
-		trace_close(fs->trace);
-	pthread_mutex_destroy(&fs->err_lock);
+	eng_destroy(&fs->en);
 	free(fs);
 	return rc;
 }
@@ -1877,12 +1811,6 @@ void hfs_close(struct hfs *fs)
 	if (!fs)
 		return;
 	hfs_stop_jobs(fs, UINT32_MAX);
-	cls_registry_destroy(&fs->reg);
-	win_state_free(fs->win);
-	adhoc_free(fs->adhoc);
-	rcache_free(fs->rc);
-	state_cache_free(fs->states);
-	trace_close(fs->trace);
-	pthread_mutex_destroy(&fs->err_lock);
+	eng_destroy(&fs->en);
 	free(fs);
 }

@@ -1,15 +1,9 @@
 /* tree_internal.h - what fs/tree.c (paths, nodes, dispatch) and the
  * renderers (fs/render_*.c) share.  Not for the front ends: they use tree.h.
  *
- * Lock order (outermost first); no function holds two of these at once
- * except as listed, and none is held across a heap-state build or a render:
- *   1. state cache lock (model/state_cache.c, internal)
- *   2. rendered cache lock (fs->rc, fs/rcache.c, a leaf)
- *   3. classifier registry lock (fs->reg.lock, a leaf: held only while one
- *      key space is built from the trace)
- *   4. fs->err_lock (a leaf: held only to copy the last error message)
- * In practice every lock is a leaf: a render runs with no lock held and takes
- * each lock only for short, non-nested sections.
+ * Locks: the engine's (analyses/engine.h) are all leaves, and the job
+ * pools' (fs/jobs.h); a render runs with no lock held and takes each lock
+ * only for short, non-nested sections.
  */
 #ifndef HEAPFS_FS_TREE_INTERNAL_H
 #define HEAPFS_FS_TREE_INTERNAL_H
@@ -17,30 +11,21 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "analyses/suspects.h"
 #include "analyses/classify.h"
+#include "analyses/engine.h"
+#include "analyses/suspects.h"
 #include "model/heap_state.h"
 #include "model/state_cache.h"
 #include "model/trace.h"
-#include "rcache.h"
+#include "analyses/rcache.h"
 #include "tree.h"
 
 #define HFS_PATH_MAX 4096
 
 struct hfs {
-	struct trace *trace;        /* owned; immutable after open */
-	struct state_cache *states; /* owned; own lock */
-	struct rcache *rc;          /* owned; own lock */
-	struct cls_registry reg;    /* owned; own lock */
-	int reg_ready;              /* reg initialized (for cleanup) */
+	struct engine en;           /* the analyses (analyses/engine.h): trace, states,
+	                               results, classifiers, windows, ad-hoc groups */
 	uint32_t gc_width;          /* digits of gc/NNN names */
-	uint64_t state_budget;
-	FILE *progress;             /* borrowed */
-	pthread_mutex_t err_lock;
-	char last_error[600];       /* err_lock; "" = none */
-	struct win_state *win;      /* owned; analyses/winstate.h, own lock (a leaf) */
-	struct adhoc *adhoc;        /* owned; analyses/adhoc.h, own lock (a leaf) */
-	struct sus_params sus;      /* suspects thresholds; immutable after open */
 	struct jobs *jobs;          /* owned; own lock; NULL once stopped: reads */
 	struct jobs *list_jobs;     /* owned; own lock; NULL once stopped: listings */
 	uint64_t cache_budget;      /* cache_mb in bytes: states and rendered results */
@@ -142,41 +127,6 @@ struct node {
 	                          position, thread index, groups/NAME flag */
 };
 
-/* What an analysis result is: the one key under which the render cache
- * keeps it.  Every result a file or another result needs (a GC's census,
- * a classification, a group's closures, dominators...) is looked up
- * through hfs_result_get with such a key; only hfs_result_get turns it
- * into the cache's key, so two kinds of result can never share one. */
-enum result_kind {
-	RES_CENSUS,          /* gci: objects per classifier key at a GC */
-	RES_DIFF_CENSUS,     /* gci against gci2 */
-	RES_CLASSIFICATION,  /* gci, chain, cls: the children of a classification */
-	RES_GROUP_TOTALS,    /* gci, chain: a group's counts and bytes */
-	RES_GROUP_DEEP,      /* gci, chain: a group's transitive closure metrics */
-	RES_GROUP_RETAINED,  /* gci, chain: its transitive and GC closure metrics */
-	RES_CLOSURE_TABLE,   /* gci, chain, cls: closure columns of a classification */
-	RES_DOMINATORS,      /* gci: the dominator tree */
-	RES_ROOT_PATHS,      /* gci: each object's nearest root */
-	RES_ROOT_LABELS,     /* gci, variant: which roots reach each object */
-	RES_DS_ROLES,        /* gci: data-structure roles */
-	RES_DS_HEADS,        /* gci: data-structure heads */
-	RES_SUSPECTS,        /* the whole trace: the suspects findings */
-	RES_KINDS_
-};
-
-struct result_key {
-	enum result_kind what;
-	uint32_t gci, gci2;        /* the GC(s), 0 where the kind has none */
-	uint32_t cls;              /* classifier id, 0 where the kind has none */
-	int variant;               /* the kind's own variant, 0 if none */
-	const struct chain *chain; /* the group's chain, or NULL (borrowed) */
-};
-
-/* The result k names, computed by fn(ctx) if the cache does not have it
- * (rcache_get's single flight and pinning: release with rcache_put). */
-int hfs_result_get(struct hfs *fs, const struct result_key *k, rc_compute_fn fn, void *ctx,
-		   struct rc_entry **e);
-
 /* A byte count of /proc/self/status ("VmRSS": resident now, "VmHWM": the
  * peak), 0 if unknown. */
 uint64_t proc_status_bytes(const char *key);
@@ -184,11 +134,6 @@ uint64_t proc_status_bytes(const char *key);
 /* Renders a file node into out.  Expensive renders get heap states and
  * censuses through the helpers below. */
 int render_node(struct hfs *fs, const struct node *n, struct buf *out);
-
-/* State after GC gci, pinned; failures are recorded for hfs_last_error and
- * returned as -EIO (or -ENOMEM). */
-int hfs_state_get(struct hfs *fs, uint32_t gci, const struct heap_state **s);
-void hfs_state_put(struct hfs *fs, const struct heap_state *s);
 
 /* Tallies of a group's GC: the census (plain) or the diff census (diff
  * groups); nt is 1 or 2.  Release *e with rcache_put. */
@@ -198,7 +143,7 @@ int hfs_tallies_get(struct hfs *fs, uint32_t gci, uint32_t diff_gci, struct rc_e
 /* Totals of a group (count and bytes per column). */
 int hfs_group_totals(struct hfs *fs, uint32_t gci, const struct chain *ch, struct cls_row *row);
 
-/* Census of GC gci (cached); release *e with rcache_put(fs->rc, *e). */
+/* Census of GC gci (cached); release *e with rcache_put(fs->en.rc, *e). */
 int hfs_census_get(struct hfs *fs, uint32_t gci, struct rc_entry **e, struct census *c);
 
 /* Classification of the chain's group at gci by cls (cached): rows sorted
@@ -209,9 +154,6 @@ int hfs_classification_get(struct hfs *fs, uint32_t gci, const struct chain *ch,
 
 /* gc/NNN directory name of a gc index. */
 void hfs_gc_name(const struct hfs *fs, uint32_t gci, char out[16]);
-int hfs_gc_has_graph(const struct hfs *fs, uint32_t gci);
-
-void hfs_set_error(struct hfs *fs, const struct htr_err *err);
 
 /* The ids of a group's members (objects file). */
 int hfs_group_objects(struct hfs *fs, uint32_t gci, const struct chain *ch, struct buf *out);

@@ -194,28 +194,28 @@ static void check_trie(struct hfs *fs, const char *group_dir, const char *type)
 	struct chain ch;
 	struct buf tb;
 	buf_init(&tb);
-	uint32_t gci = 3, cls_type = cls_find(&fs->reg, "type");
-	const struct cls_def *dir = cls_get(&fs->reg, cls_find(&fs->reg, "indirect-root"));
-	assert_int_equal(hfs_state_get(fs, gci, &s), 0);
+	uint32_t gci = 3, cls_type = cls_find(&fs->en.reg, "type");
+	const struct cls_def *dir = cls_get(&fs->en.reg, cls_find(&fs->en.reg, "indirect-root"));
+	assert_int_equal(eng_state_get(&fs->en, gci, &s), 0);
 	chain_init(&ch);
 	if (type) {
 		uint32_t key = UINT32_MAX;
-		for (uint32_t t = 0; t < fs->trace->ntypes; t++) {
+		for (uint32_t t = 0; t < fs->en.trace->ntypes; t++) {
 			char sc[128];
-			if (strcmp(trace_type_name(fs->trace, t, sc, sizeof sc), type) == 0)
+			if (strcmp(trace_type_name(fs->en.trace, t, sc, sizeof sc), type) == 0)
 				key = t;
 		}
 		assert_int_not_equal(key, UINT32_MAX);
 		assert_int_equal(chain_push(&ch, ST_CLS, cls_type, key), 0);
 	}
-	assert_int_equal(group_members_bits(&fs->reg, s, &ch, &bits), 0);
+	assert_int_equal(group_members_bits(&fs->en.reg, s, &ch, &bits), 0);
 	assert_int_equal(hfs_indirect_root_trie(fs, gci, s, bits, &tb), 0);
 	const struct hfs_ir_node *t = (const struct hfs_ir_node *)tb.data;
 	uint32_t nt = (uint32_t)(tb.len / sizeof *t);
 	assert_true(nt >= 2);
 	assert_int_equal(t[0].count, bitset_count(bits, s->n));
 	free(bits);
-	hfs_state_put(fs, s);
+	eng_state_put(&fs->en, s);
 	for (uint32_t i = 0; i < nt; i++) {
 		/* the directory of node i */
 		char path[1024], rel[512] = "";

@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "fs/rcache.h"
+#include "analyses/rcache.h"
 
 struct counter {
 	int calls;          /* atomic */

@@ -20,8 +20,8 @@
  *
  * Ownership: the cache owns keys and bytes; callers borrow them while pinned.
  */
-#ifndef HEAPFS_FS_RCACHE_H
-#define HEAPFS_FS_RCACHE_H
+#ifndef HEAPFS_ANALYSES_RCACHE_H
+#define HEAPFS_ANALYSES_RCACHE_H
 
 #include <stddef.h>
 #include <stdint.h>

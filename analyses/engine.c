@@ -1,0 +1,95 @@
+/* engine.c - see engine.h */
+#include "engine.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "analyses/adhoc.h"
+#include "analyses/winstate.h"
+
+void eng_init(struct engine *en)
+{
+	memset(en, 0, sizeof *en);
+	pthread_mutex_init(&en->err_lock, NULL);
+}
+
+void eng_destroy(struct engine *en)
+{
+	adhoc_free(en->adhoc);
+	win_state_free(en->win);
+	if (en->reg_ready)
+		cls_registry_destroy(&en->reg);
+	if (en->rc)
+		rcache_free(en->rc);
+	if (en->states)
+		state_cache_free(en->states);
+	if (en->trace)
+		trace_close(en->trace);
+	pthread_mutex_destroy(&en->err_lock);
+	memset(en, 0, sizeof *en);
+}
+
+int eng_result_get(struct engine *en, const struct result_key *k, rc_compute_fn fn, void *ctx,
+		   struct rc_entry **e)
+{
+	/* "\x01" starts no path: results never meet rendered files */
+	struct buf key;
+	buf_init(&key);
+	int rc = buf_printf(&key, "\x01%d/%" PRIu32 "/%" PRIu32 "/%" PRIu32 "/%d/", (int)k->what,
+			    k->gci, k->gci2, k->cls, k->variant);
+	if (!rc && k->chain)
+		rc = chain_key(k->chain, &key);
+	if (!rc)
+		rc = buf_putc(&key, '\0');
+	if (!rc)
+		rc = rcache_get(en->rc, (const char *)key.data, fn, ctx, e);
+	buf_free(&key);
+	return rc;
+}
+
+void eng_put(struct engine *en, struct rc_entry *e)
+{
+	rcache_put(en->rc, e);
+}
+
+void eng_set_error(struct engine *en, const struct htr_err *err)
+{
+	pthread_mutex_lock(&en->err_lock);
+	snprintf(en->last_error, sizeof en->last_error, "%s: offset %" PRIu64 ": %s",
+		 en->trace->path, err->offset, err->msg);
+	pthread_mutex_unlock(&en->err_lock);
+}
+
+int eng_last_error(struct engine *en, char *buf, size_t len)
+{
+	pthread_mutex_lock(&en->err_lock);
+	snprintf(buf, len, "%s", en->last_error);
+	int have = en->last_error[0] != '\0';
+	pthread_mutex_unlock(&en->err_lock);
+	return have;
+}
+
+int eng_state_get(struct engine *en, uint32_t gci, const struct heap_state **s)
+{
+	struct htr_err err;
+	memset(&err, 0, sizeof err);
+	int rc = state_cache_get(en->states, gci, s, &err);
+	if (rc == 0 || rc == -ENOMEM)
+		return rc;
+	eng_set_error(en, &err);
+	if (en->progress)
+		fprintf(en->progress, "heapfs: %s: offset %" PRIu64 ": %s\n", en->trace->path,
+			err.offset, err.msg);
+	return -EIO;
+}
+
+void eng_state_put(struct engine *en, const struct heap_state *s)
+{
+	state_cache_put(en->states, s);
+}
+
+int eng_gc_has_graph(const struct engine *en, uint32_t gci)
+{
+	return gci < en->trace->ngcs && (en->trace->gcs[gci].flags & HTR_GC_HAS_GRAPH);
+}
