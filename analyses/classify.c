@@ -2035,18 +2035,8 @@ int group_member_ids(struct cls_registry *r, const struct objsrc *src, const str
 		rc = members(&p, ch, &bits);
 	for (uint64_t i = rc ? s->n : bitset_next(bits, s->n, 0); i < s->n && !rc;
 	     i = bitset_next(bits, s->n, i + 1)) {
-		if (column_of(src, i) < 0)
-			continue;
-		/* Hand-rolled decimal: this loop writes millions of lines. */
-		char tmp[24];
-		int n = sizeof tmp;
-		uint64_t v = s->id[i];
-		tmp[--n] = '\n';
-		do {
-			tmp[--n] = (char)('0' + v % 10);
-			v /= 10;
-		} while (v);
-		rc = buf_put(out, tmp + n, sizeof tmp - (size_t)n);
+		if (column_of(src, i) >= 0)
+			rc = buf_put(out, &s->id[i], sizeof s->id[i]);
 	}
 	free(bits);
 	pass_free(&p);

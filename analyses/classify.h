@@ -312,7 +312,7 @@ int group_totals_tallies(struct cls_registry *r, uint32_t gci, const struct tall
 int group_totals_objects(struct cls_registry *r, const struct objsrc *src, uint32_t nsrc,
 			 const struct chain *ch, struct cls_row *row);
 
-/* Appends the ids of the group's members, ascending, one per line. */
+/* Appends the ids of the group's members in src, ascending, as uint64_t values. */
 int group_member_ids(struct cls_registry *r, const struct objsrc *src, const struct chain *ch,
 		     struct buf *out);
 

@@ -44,7 +44,7 @@ int render_gc_info(struct hfs *fs, const struct node *n, int arg, struct buf *ou
 	const struct htr_gc_summary *g = &t->gcs[n->gci];
 	struct rc_entry *e;
 	struct census c;
-	int rc = hfs_census_get(fs, n->gci, &e, &c);
+	int rc = eng_census_get(&fs->en, n->gci, &e, &c);
 	if (rc)
 		return rc;
 	char cause[sizeof g->cause + 1];
@@ -117,7 +117,7 @@ int render_group_metric(struct hfs *fs, const struct node *n, int arg, struct bu
 {
 	enum group_file which = (enum group_file)arg;
 	struct cls_row r;
-	int rc = hfs_group_totals(fs, n->gci, &n->chain, &r);
+	int rc = eng_group_totals(&fs->en, n->gci, &n->chain, &r);
 	if (rc)
 		return rc;
 	/* count and shallow_size: the objects at this GC (born + perm in a diff) */
@@ -158,7 +158,25 @@ int render_group_objects(struct hfs *fs, const struct node *n, int arg, struct b
 {
 	(void)arg;
 	/* objects/all is the root group: n->chain is empty there. */
-	return hfs_group_objects(fs, n->gci, &n->chain, out);
+	struct buf ids;
+	buf_init(&ids);
+	int rc = eng_group_member_ids(&fs->en, n->gci, &n->chain, &ids);
+	const uint64_t *id = (const uint64_t *)ids.data;
+	size_t nids = rc ? 0 : ids.len / sizeof *id;
+	for (size_t i = 0; i < nids && !rc; i++) {
+		/* Hand-rolled decimal: this loop writes millions of lines. */
+		char tmp[24];
+		int k = sizeof tmp;
+		uint64_t v = id[i];
+		tmp[--k] = '\n';
+		do {
+			tmp[--k] = (char)('0' + v % 10);
+			v /= 10;
+		} while (v);
+		rc = buf_put(out, tmp + k, sizeof tmp - (size_t)k);
+	}
+	buf_free(&ids);
+	return rc;
 }
 
 /* The columns of a classification table.  Closures add deep_size,
@@ -234,7 +252,7 @@ static int render_class_table(struct hfs *fs, const struct node *n, enum table_f
 	uint32_t nclo = 0;
 	if (!d)
 		return -ENOENT;
-	if ((rc = hfs_classification_get(fs, n->gci, &n->chain, n->cls, &e, &rows, &nrows)))
+	if ((rc = eng_classification_get(&fs->en, n->gci, &n->chain, n->cls, &e, &rows, &nrows)))
 		return rc;
 	if (!diff && eng_gc_has_graph(&fs->en, n->gci) &&
 	    (rc = hfs_class_closures_get(fs, n->gci, &n->chain, n->cls, &ce, &clo, &nclo))) {

@@ -84,7 +84,7 @@ static int src_classification(void *ctx, uint32_t gci, const struct chain *ch, u
 			      void **pin, const struct cls_row **rows, uint32_t *nrows)
 {
 	struct rc_entry *e;
-	int rc = hfs_classification_get(ctx, gci, ch, cls, &e, rows, nrows);
+	int rc = eng_classification_get(&((struct hfs *)ctx)->en, gci, ch, cls, &e, rows, nrows);
 	if (!rc)
 		*pin = e;
 	return rc;
@@ -92,7 +92,7 @@ static int src_classification(void *ctx, uint32_t gci, const struct chain *ch, u
 
 static int src_group_totals(void *ctx, uint32_t gci, const struct chain *ch, struct cls_row *row)
 {
-	return hfs_group_totals(ctx, gci, ch, row);
+	return eng_group_totals(&((struct hfs *)ctx)->en, gci, ch, row);
 }
 
 static int src_dominators(void *ctx, uint32_t gci, void **pin, struct dominators *d)

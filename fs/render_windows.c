@@ -144,7 +144,7 @@ static int growing_rows(struct hfs *fs, uint32_t start, uint32_t end, const char
 	struct rc_entry *e;
 	const struct cls_row *rows;
 	uint32_t nrows;
-	int rc = hfs_classification_get(fs, end, &ch, cls, &e, &rows, &nrows);
+	int rc = eng_classification_get(&fs->en, end, &ch, cls, &e, &rows, &nrows);
 	if (rc)
 		return rc;
 	struct grow_row *g = malloc(sizeof *g * (nrows ? nrows : 1));

@@ -415,7 +415,7 @@ static int hier_children(struct hfs *fs, const struct node *p, emit_fn emit, voi
 	const struct cls_row *rows;
 	struct rc_entry *e;
 	uint32_t nrows;
-	int rc = hfs_classification_get(fs, p->gci, ch, cls, &e, &rows, &nrows);
+	int rc = eng_classification_get(&fs->en, p->gci, ch, cls, &e, &rows, &nrows);
 	if (rc)
 		return rc;
 	for (uint32_t r = 0; r < nrows && !rc; r++) {
@@ -468,7 +468,7 @@ static int hier_lookup(struct hfs *fs, const struct node *p, const char *name, s
 	uint32_t nrows;
 	if (!d)
 		return -ENOENT;
-	int rc = hfs_classification_get(fs, p->gci, ch, cls, &e, &rows, &nrows);
+	int rc = eng_classification_get(&fs->en, p->gci, ch, cls, &e, &rows, &nrows);
 	if (rc)
 		return rc;
 	uint32_t key = ks_find_name((struct keyspace *)&d->ks, name);
@@ -520,7 +520,7 @@ static int classification_list(struct hfs *fs, const struct node *p, emit_fn emi
 		return -ENOENT;
 	if (!lists_children(p))
 		return 0; /* the tables (fixed children) name them */
-	int rc = hfs_classification_get(fs, p->gci, &p->chain, p->cls, &e, &rows, &nrows);
+	int rc = eng_classification_get(&fs->en, p->gci, &p->chain, p->cls, &e, &rows, &nrows);
 	if (rc)
 		return rc;
 	for (uint32_t r = 0; r < nrows && !rc; r++) {
@@ -544,7 +544,7 @@ static int classification_lookup(struct hfs *fs, const struct node *p, const cha
 	if (!d)
 		return -ENOENT;
 	/* Classify first: dynamic keyspaces learn their keys while classifying. */
-	int rc = hfs_classification_get(fs, p->gci, &p->chain, p->cls, &e, &rows, &nrows);
+	int rc = eng_classification_get(&fs->en, p->gci, &p->chain, p->cls, &e, &rows, &nrows);
 	if (rc)
 		return rc;
 	uint32_t key = ks_find_name((struct keyspace *)&d->ks, name);
@@ -1280,246 +1280,6 @@ void hfs_gc_name(const struct hfs *fs, uint32_t gci, char out[16])
 int hfs_last_error(struct hfs *fs, char *buf, size_t len)
 {
 	return eng_last_error(&fs->en, buf, len);
-}
-
-struct census_ctx {
-	struct hfs *fs;
-	uint32_t gci;
-};
-
-static int census_cb(void *vctx, struct buf *out)
-{
-	struct census_ctx *c = vctx;
-	const struct heap_state *s;
-	int rc = eng_state_get(&c->fs->en, c->gci, &s);
-	if (rc)
-		return rc;
-	rc = census_compute(s, out);
-	eng_state_put(&c->fs->en, s);
-	return rc;
-}
-
-int hfs_census_get(struct hfs *fs, uint32_t gci, struct rc_entry **e, struct census *c)
-{
-	struct census_ctx ctx = { fs, gci };
-	struct result_key k = { .what = RES_CENSUS, .gci = gci };
-	int rc = eng_result_get(&fs->en, &k, census_cb, &ctx, e);
-	if (rc)
-		return rc;
-	rc = census_view(rc_data(*e), rc_len(*e), c);
-	if (rc)
-		rcache_put(fs->en.rc, *e);
-	return rc;
-}
-
-/* ---- groups: tallies, classifications, totals, members ---- */
-
-struct dcensus_ctx {
-	struct hfs *fs;
-	uint32_t gci, other;
-};
-
-static int dcensus_cb(void *vctx, struct buf *out)
-{
-	struct dcensus_ctx *c = vctx;
-	const struct heap_state *sn, *sm;
-	int rc = eng_state_get(&c->fs->en, c->gci, &sn);
-	if (rc)
-		return rc;
-	if (!(rc = eng_state_get(&c->fs->en, c->other, &sm))) {
-		rc = diff_census_compute(sn, sm, out);
-		eng_state_put(&c->fs->en, sm);
-	}
-	eng_state_put(&c->fs->en, sn);
-	return rc;
-}
-
-int hfs_tallies_get(struct hfs *fs, uint32_t gci, uint32_t diff_gci, struct rc_entry **e,
-		    struct tally t[2], uint32_t *nt)
-{
-	memset(t, 0, 2 * sizeof *t);
-	if (diff_gci == UINT32_MAX) {
-		struct census c;
-		int rc = hfs_census_get(fs, gci, e, &c);
-		if (rc)
-			return rc;
-		t[0].infos = c.infos;
-		t[0].ninfos = c.h->ninfos;
-		t[0].col[COL_LIVE] = c.counts;
-		*nt = 1;
-		return 0;
-	}
-	struct dcensus_ctx ctx = { fs, gci, diff_gci };
-	struct result_key k = { .what = RES_DIFF_CENSUS, .gci = gci, .gci2 = diff_gci };
-	int rc = eng_result_get(&fs->en, &k, dcensus_cb, &ctx, e);
-	if (rc)
-		return rc;
-	if ((rc = diff_census_view(rc_data(*e), rc_len(*e), t))) {
-		rcache_put(fs->en.rc, *e);
-		return rc;
-	}
-	*nt = 2;
-	return 0;
-}
-
-/* The heap states of a group (one, or two for a diff) with, for a diff,
- * which objects are alive in the other state. */
-struct objsrcs {
-	struct objsrc src[2];
-	uint32_t n;
-	uint64_t *in_other[2];
-};
-
-static void objsrcs_put(struct hfs *fs, struct objsrcs *o)
-{
-	for (uint32_t k = 0; k < o->n; k++) {
-		eng_state_put(&fs->en, o->src[k].s);
-		free(o->in_other[k]);
-	}
-	o->n = 0;
-}
-
-static int objsrcs_get(struct hfs *fs, uint32_t gci, uint32_t diff_gci, struct objsrcs *o)
-{
-	memset(o, 0, sizeof *o);
-	int rc = eng_state_get(&fs->en, gci, &o->src[0].s);
-	if (rc)
-		return rc;
-	o->n = 1;
-	if (diff_gci == UINT32_MAX)
-		return 0;
-	if ((rc = eng_state_get(&fs->en, diff_gci, &o->src[1].s)))
-		goto fail;
-	o->n = 2;
-	o->src[1].side = 1;
-	o->in_other[0] = bitset_alloc(o->src[0].s->n);
-	o->in_other[1] = bitset_alloc(o->src[1].s->n);
-	rc = -ENOMEM;
-	if (!o->in_other[0] || !o->in_other[1])
-		goto fail;
-	diff_mark_common(o->src[0].s->id, o->src[0].s->n, o->src[1].s->id, o->src[1].s->n,
-			 o->in_other[0], o->in_other[1]);
-	o->src[0].in_other = o->in_other[0];
-	o->src[1].in_other = o->in_other[1];
-	return 0;
-fail:
-	objsrcs_put(fs, o);
-	return rc;
-}
-
-struct classify_ctx {
-	struct hfs *fs;
-	uint32_t gci, cls;
-	const struct chain *ch;
-};
-
-static int classify_cb(void *vctx, struct buf *out)
-{
-	struct classify_ctx *c = vctx;
-	int rc;
-	if (chain_info_level(&c->fs->en.reg, c->ch, c->cls)) {
-		struct rc_entry *e;
-		struct tally t[2];
-		uint32_t nt;
-		if ((rc = hfs_tallies_get(c->fs, c->gci, c->ch->diff_gci, &e, t, &nt)))
-			return rc;
-		rc = classify_tallies(&c->fs->en.reg, c->gci, t, nt, c->ch, c->cls, out);
-		rcache_put(c->fs->en.rc, e);
-		return rc;
-	}
-	struct objsrcs o;
-	if ((rc = objsrcs_get(c->fs, c->gci, c->ch->diff_gci, &o)))
-		return rc;
-	rc = classify_objects(&c->fs->en.reg, o.src, o.n, c->ch, c->cls, out);
-	objsrcs_put(c->fs, &o);
-	return rc;
-}
-
-
-int hfs_classification_get(struct hfs *fs, uint32_t gci, const struct chain *ch, uint32_t cls,
-			   struct rc_entry **e, const struct cls_row **rows, uint32_t *nrows)
-{
-	struct classify_ctx ctx = { fs, gci, cls, ch };
-	struct result_key k = { .what = RES_CLASSIFICATION, .gci = gci, .cls = cls, .chain = ch };
-	int rc = eng_result_get(&fs->en, &k, classify_cb, &ctx, e);
-	if (rc)
-		return rc;
-	*rows = rc_data(*e);
-	*nrows = (uint32_t)(rc_len(*e) / sizeof **rows);
-	return 0;
-}
-
-static int totals_cb(void *vctx, struct buf *out)
-{
-	struct classify_ctx *c = vctx;
-	struct cls_row row;
-	int rc;
-	if (chain_info_level(&c->fs->en.reg, c->ch, CLS_NONE)) {
-		struct rc_entry *e;
-		struct tally t[2];
-		uint32_t nt;
-		if ((rc = hfs_tallies_get(c->fs, c->gci, c->ch->diff_gci, &e, t, &nt)))
-			return rc;
-		rc = group_totals_tallies(&c->fs->en.reg, c->gci, t, nt, c->ch, &row);
-		rcache_put(c->fs->en.rc, e);
-	} else {
-		struct objsrcs o;
-		if ((rc = objsrcs_get(c->fs, c->gci, c->ch->diff_gci, &o)))
-			return rc;
-		rc = group_totals_objects(&c->fs->en.reg, o.src, o.n, c->ch, &row);
-		objsrcs_put(c->fs, &o);
-	}
-	return rc ? rc : buf_put(out, &row, sizeof row);
-}
-
-/* A classifier step's group is one row of its parent's classification
- * (computed once for all siblings); other groups are counted directly. */
-int hfs_group_totals(struct hfs *fs, uint32_t gci, const struct chain *ch, struct cls_row *row)
-{
-	const struct chain_step *last = ch->depth ? &ch->steps[ch->depth - 1] : NULL;
-	struct rc_entry *e;
-	int rc;
-	if (last && last->op == ST_CLS) {
-		struct chain parent = *ch;
-		uint32_t key = ch->keys[last->key0 + last->nkeys - 1];
-		parent.nkeys--;
-		if (--parent.steps[parent.depth - 1].nkeys == 0)
-			parent.depth--;
-		const struct cls_row *rows;
-		uint32_t nrows;
-		if ((rc = hfs_classification_get(fs, gci, &parent, last->cls, &e, &rows, &nrows)))
-			return rc;
-		memset(row, 0, sizeof *row);
-		for (uint32_t r = 0; r < nrows; r++) {
-			if (rows[r].key == key)
-				*row = rows[r];
-		}
-		rcache_put(fs->en.rc, e);
-		return 0;
-	}
-	struct classify_ctx ctx = { fs, gci, CLS_NONE, ch };
-	struct result_key k = { .what = RES_GROUP_TOTALS, .gci = gci, .chain = ch };
-	rc = eng_result_get(&fs->en, &k, totals_cb, &ctx, &e);
-	if (rc)
-		return rc;
-	if (rc_len(e) == sizeof *row)
-		memcpy(row, rc_data(e), sizeof *row);
-	else
-		rc = -EIO;
-	rcache_put(fs->en.rc, e);
-	return rc;
-}
-
-int hfs_group_objects(struct hfs *fs, uint32_t gci, const struct chain *ch, struct buf *out)
-{
-	struct objsrcs o;
-	int rc = objsrcs_get(fs, gci, ch->diff_gci, &o);
-	if (rc)
-		return rc;
-	for (uint32_t k = 0; k < o.n && !rc; k++)
-		rc = group_member_ids(&fs->en.reg, &o.src[k], ch, out);
-	objsrcs_put(fs, &o);
-	return rc;
 }
 
 /* ---- writable classifiers/ ---- */

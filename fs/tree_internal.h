@@ -13,6 +13,7 @@
 
 #include "analyses/classify.h"
 #include "analyses/engine.h"
+#include "analyses/groups.h"
 #include "analyses/suspects.h"
 #include "model/heap_state.h"
 #include "model/state_cache.h"
@@ -131,31 +132,10 @@ struct node {
  * peak), 0 if unknown. */
 uint64_t proc_status_bytes(const char *key);
 
-/* Renders a file node into out.  Expensive renders get heap states and
- * censuses through the helpers below. */
+/* Renders a file node into out. */
 int render_node(struct hfs *fs, const struct node *n, struct buf *out);
-
-/* Tallies of a group's GC: the census (plain) or the diff census (diff
- * groups); nt is 1 or 2.  Release *e with rcache_put. */
-int hfs_tallies_get(struct hfs *fs, uint32_t gci, uint32_t diff_gci, struct rc_entry **e,
-		    struct tally t[2], uint32_t *nt);
-
-/* Totals of a group (count and bytes per column). */
-int hfs_group_totals(struct hfs *fs, uint32_t gci, const struct chain *ch, struct cls_row *row);
-
-/* Census of GC gci (cached); release *e with rcache_put(fs->en.rc, *e). */
-int hfs_census_get(struct hfs *fs, uint32_t gci, struct rc_entry **e, struct census *c);
-
-/* Classification of the chain's group at gci by cls (cached): rows sorted
- * by key; the next level when the chain ends at a level of hierarchy
- * classifier cls.  Release *e with rcache_put. */
-int hfs_classification_get(struct hfs *fs, uint32_t gci, const struct chain *ch, uint32_t cls,
-			   struct rc_entry **e, const struct cls_row **rows, uint32_t *nrows);
 
 /* gc/NNN directory name of a gc index. */
 void hfs_gc_name(const struct hfs *fs, uint32_t gci, char out[16]);
-
-/* The ids of a group's members (objects file). */
-int hfs_group_objects(struct hfs *fs, uint32_t gci, const struct chain *ch, struct buf *out);
 
 #endif
