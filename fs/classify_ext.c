@@ -425,7 +425,7 @@ static int put_indirect(struct hfs *fs, const struct heap_state *s, const uint32
 	struct rc_entry *de;
 	struct dom_view dv;
 	struct rootlabels rl;
-	int rc = hfs_dominators_get(fs, s->gc_index, &de, &dv);
+	int rc = eng_dominators_get(&fs->en, s->gc_index, &de, &dv);
 	if (rc)
 		return rc;
 	rc = dv.n == s->n ? rootlabels_indirect(s, label, dv.idom, RL_CAP_DEFAULT, &rl) : -EIO;

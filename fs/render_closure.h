@@ -1,16 +1,9 @@
 /* render_closure.h - closures, retained sizes, dominators, GC roots
  * and ad-hoc groups in the tree (gc-roots paper §3-§5).
  *
- * Cached internal results (fs/rcache.h, keys start with "\x01"), computed
- * once per heap state whatever the number of readers:
- *   "\x01dom/<gci>"          the dominator tree: retained[n] (u64),
- *                            idom[n], retained_count[n] (u32): 16 B/object
- *   "\x01clodeep/..." and "\x01cloret/..."   a group's deep / retained metrics
- *   "\x01clotab/..."         per child of a classification: deep and retained
- *                            metrics (one GC closure per child, sorted by key)
- *   "\x01rootpaths/<gci>"    every GC root's path under roots/, sorted
- * Dense indexes are stable across rebuilds of a state (id order), so the
- * blobs stay valid after the state is evicted.
+ * The closures and dominators themselves are engine results
+ * (analyses/retained.h); this file walks the graph for roots and paths,
+ * caches every GC root's name for the roots/ directories, and prints.
  *
  * Ad-hoc groups (groups/NAME): a registry of named object-id sets (owned by
  * struct hfs through fs->en.adhoc, own leaf lock).  Every change of a group's
@@ -28,45 +21,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analyses/dominators.h"
+#include "analyses/retained.h"
 #include "model/buf.h"
 
 struct hfs;
 struct node;
 struct chain;
 struct rc_entry;
-
-/* ---- dominators ---- */
-
-struct dom_view {
-	uint32_t n, nreachable;
-	const uint64_t *retained;       /* [n] bytes of the dominator subtree */
-	const uint32_t *idom;           /* [n] DOM_ROOT / DOM_UNREACHABLE */
-	const uint32_t *retained_count; /* [n] */
-};
-
-/* The dominator tree of GC gci (computed once, cached); -EINVAL at a GC
- * without a graph. */
-int hfs_dominators_get(struct hfs *fs, uint32_t gci, struct rc_entry **e, struct dom_view *v);
-
-/* A struct dominators over a view (borrowed arrays, for analyses that take
- * one; never pass it to dominators_free). */
-void dom_view_as_dominators(const struct dom_view *v, struct dominators *d);
-
-/* ---- closure metrics ---- */
-
-struct clo_metrics {
-	uint64_t deep_count, deep_bytes, retained_count, retained_bytes;
-};
-
-
-/* Per child of classifying the chain's group by cls, sorted by key. */
-struct clo_row {
-	uint32_t key, reserved;
-	struct clo_metrics m;
-};
-int hfs_class_closures_get(struct hfs *fs, uint32_t gci, const struct chain *ch, uint32_t cls,
-			   struct rc_entry **e, const struct clo_row **rows, uint32_t *nrows);
 
 /* 1 if closure files exist for this group node (plain group, graph). */
 int closure_files_present(const struct hfs *fs, const struct node *n);

@@ -123,7 +123,7 @@ static int heads_cb(void *vctx, struct buf *out)
 	}
 	size_t bytes = (size_t)v.nheads * sizeof(struct ds_head);
 	/* the shared per-GC dominator tree (render_closure.h), computed once */
-	if (!(rc = hfs_dominators_get(c->fs, c->gci, &de, &dv)) &&
+	if (!(rc = eng_dominators_get(&c->fs->en, c->gci, &de, &dv)) &&
 	    !(rc = buf_reserve(out, bytes ? bytes : 1))) {
 		dom_view_as_dominators(&dv, &dom);
 		rc = ds_heads_measure(s, v.roles, v.owner, v.head_obj, v.nheads, &dom,

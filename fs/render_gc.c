@@ -255,7 +255,7 @@ static int render_class_table(struct hfs *fs, const struct node *n, enum table_f
 	if ((rc = eng_classification_get(&fs->en, n->gci, &n->chain, n->cls, &e, &rows, &nrows)))
 		return rc;
 	if (!diff && eng_gc_has_graph(&fs->en, n->gci) &&
-	    (rc = hfs_class_closures_get(fs, n->gci, &n->chain, n->cls, &ce, &clo, &nclo))) {
+	    (rc = eng_class_closures_get(&fs->en, n->gci, &n->chain, n->cls, &ce, &clo, &nclo))) {
 		rcache_put(fs->en.rc, e);
 		return rc;
 	}

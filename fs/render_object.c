@@ -269,7 +269,7 @@ int render_roots_table(struct hfs *fs, const struct node *n, struct buf *out)
 	order = malloc(((size_t)s->nroots + 1) * sizeof *order);
 	if (!order)
 		rc = -ENOMEM;
-	else if (!(rc = hfs_dominators_get(fs, n->gci, &de, &dv))) {
+	else if (!(rc = eng_dominators_get(&fs->en, n->gci, &de, &dv))) {
 		struct root_order ro = { dv.retained, s->roots };
 		for (uint32_t r = 0; r < s->nroots; r++)
 			order[r] = r;

@@ -99,7 +99,7 @@ static int src_dominators(void *ctx, uint32_t gci, void **pin, struct dominators
 {
 	struct rc_entry *e;
 	struct dom_view v;
-	int rc = hfs_dominators_get(ctx, gci, &e, &v);
+	int rc = eng_dominators_get(&((struct hfs *)ctx)->en, gci, &e, &v);
 	if (!rc) {
 		dom_view_as_dominators(&v, d);
 		*pin = e;

@@ -1,0 +1,312 @@
+/* retained.c - see retained.h */
+#include "retained.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyses/bitset.h"
+#include "analyses/closure.h"
+
+#define DOM_BLOB_MAGIC 0x314d4f44u   /* "DOM1" */
+
+/* ---- dominators ---- */
+
+struct dom_blob_hdr {
+	uint32_t magic, n, nreachable, reserved;
+};
+
+static size_t dom_blob_size(uint32_t n)
+{
+	return sizeof(struct dom_blob_hdr) + (size_t)n * (sizeof(uint64_t) + 2 * sizeof(uint32_t));
+}
+
+struct gc_ctx {
+	struct engine *en;
+	uint32_t gci;
+};
+
+static int dom_cb(void *vctx, struct buf *out)
+{
+	struct gc_ctx *c = vctx;
+	const struct heap_state *s;
+	struct dominators *d = NULL;
+	int rc = eng_state_get(c->en, c->gci, &s);
+	if (rc)
+		return rc;
+	if (!s->has_graph) {
+		rc = -EINVAL;
+		goto out;
+	}
+	if (c->en->progress)
+		fprintf(c->en->progress, "heapfs: dominator tree of %u objects...\n", s->n);
+	if ((rc = dominators_compute(s, &d)))
+		goto out;
+	struct dom_blob_hdr h = { DOM_BLOB_MAGIC, d->n, d->nreachable, 0 };
+	if ((rc = buf_reserve(out, dom_blob_size(d->n))))
+		goto out;
+	if (!rc) rc = buf_put(out, &h, sizeof h);
+	if (!rc) rc = buf_put(out, d->retained, (size_t)d->n * sizeof(uint64_t));
+	if (!rc) rc = buf_put(out, d->idom, (size_t)d->n * sizeof(uint32_t));
+	if (!rc) rc = buf_put(out, d->retained_count, (size_t)d->n * sizeof(uint32_t));
+out:
+	dominators_free(d);
+	eng_state_put(c->en, s);
+	return rc;
+}
+
+int eng_dominators_get(struct engine *en, uint32_t gci, struct rc_entry **e, struct dom_view *v)
+{
+	struct gc_ctx ctx = { en, gci };
+	struct result_key k = { .what = RES_DOMINATORS, .gci = gci };
+	int rc = eng_result_get(en, &k, dom_cb, &ctx, e);
+	if (rc)
+		return rc;
+	const struct dom_blob_hdr *h = rc_data(*e);
+	if (rc_len(*e) < sizeof *h || h->magic != DOM_BLOB_MAGIC ||
+	    rc_len(*e) != dom_blob_size(h->n)) {
+		eng_put(en, *e);
+		return -EIO;
+	}
+	v->n = h->n;
+	v->nreachable = h->nreachable;
+	v->retained = (const uint64_t *)(h + 1);
+	v->idom = (const uint32_t *)(v->retained + h->n);
+	v->retained_count = v->idom + h->n;
+	return 0;
+}
+
+void dom_view_as_dominators(const struct dom_view *v, struct dominators *d)
+{
+	d->n = v->n;
+	d->nreachable = v->nreachable;
+	d->idom = (uint32_t *)v->idom;
+	d->retained = (uint64_t *)v->retained;
+	d->retained_count = (uint32_t *)v->retained_count;
+}
+
+/* ---- group metrics ---- */
+
+
+struct grp_ctx {
+	struct engine *en;
+	uint32_t gci, cls;
+	const struct chain *ch;
+	int deep_only;
+};
+
+/* The key of a group's closure metrics: deep only, or both. */
+static struct result_key group_key(uint32_t gci, const struct chain *ch, int deep_only)
+{
+	return (struct result_key){ .what = deep_only ? RES_GROUP_DEEP : RES_GROUP_RETAINED,
+				    .gci = gci, .chain = ch };
+}
+
+/* One group: transitive closure, then (unless deep_only) the GC closure
+ * from it (the paper's improved algorithm, closure.h). */
+static int group_cb(void *vctx, struct buf *out)
+{
+	struct grp_ctx *c = vctx;
+	const struct heap_state *s;
+	struct closure_ctx *cc = NULL;
+	uint64_t *bits = NULL, *clo = NULL;
+	struct closure_metrics deep = { 0, 0 }, ret = { 0, 0 };
+	int rc = eng_state_get(c->en, c->gci, &s);
+	if (rc)
+		return rc;
+	if (!s->has_graph) {
+		rc = -ENOENT;
+		goto out;
+	}
+	if ((rc = group_members_bits(&c->en->reg, s, c->ch, &bits)))
+		goto out;
+	if (!(clo = bitset_alloc(s->n))) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if ((rc = closure_ctx_new(&cc, s)) || (rc = closure_transitive(cc, bits, clo, &deep)))
+		goto out;
+	if (!c->deep_only && (rc = closure_retained(cc, bits, clo, &ret)))
+		goto out;
+	struct clo_metrics m = { deep.count, deep.bytes, ret.count, ret.bytes };
+	rc = buf_put(out, &m, sizeof m);
+out:
+	closure_ctx_free(cc);
+	free(clo);
+	free(bits);
+	eng_state_put(c->en, s);
+	return rc;
+}
+
+static int group_metrics_cached(struct engine *en, uint32_t gci, const struct chain *ch, int deep_only,
+				struct clo_metrics *m)
+{
+	struct rc_entry *e;
+	struct grp_ctx ctx = { en, gci, CLS_NONE, ch, deep_only };
+	struct result_key k = group_key(gci, ch, deep_only);
+	int rc = eng_result_get(en, &k, group_cb, &ctx, &e);
+	if (rc)
+		return rc;
+	if (rc_len(e) == sizeof *m)
+		memcpy(m, rc_data(e), sizeof *m);
+	else
+		rc = -EIO;
+	eng_put(en, e);
+	return rc;
+}
+
+/* The parent chain of a classifier step and the child's key. */
+static void parent_chain(const struct chain *ch, struct chain *parent, uint32_t *key)
+{
+	const struct chain_step *last = &ch->steps[ch->depth - 1];
+	*parent = *ch;
+	*key = ch->keys[last->key0 + last->nkeys - 1];
+	parent->nkeys--;
+	if (--parent->steps[parent->depth - 1].nkeys == 0)
+		parent->depth--;
+}
+
+/* A classifier step's group is one row of its parent's closure table
+ * (computed once for all siblings); other groups are computed alone. */
+int eng_group_closures(struct engine *en, uint32_t gci, const struct chain *ch, int deep_only,
+			 struct clo_metrics *m)
+{
+	const struct chain_step *last = ch->depth ? &ch->steps[ch->depth - 1] : NULL;
+	if (ch->diff_gci != UINT32_MAX || !eng_gc_has_graph(en, gci))
+		return -ENOENT;
+	if (last && last->op == ST_CLS) {
+		struct chain parent;
+		uint32_t key;
+		const struct clo_row *rows;
+		struct rc_entry *e;
+		uint32_t nrows;
+		parent_chain(ch, &parent, &key);
+		int rc = eng_class_closures_get(en, gci, &parent, last->cls, &e, &rows, &nrows);
+		if (rc)
+			return rc;
+		memset(m, 0, sizeof *m);
+		for (uint32_t r = 0; r < nrows; r++) {
+			if (rows[r].key == key)
+				*m = rows[r].m;
+		}
+		eng_put(en, e);
+		return 0;
+	}
+	return group_metrics_cached(en, gci, ch, deep_only, m);
+}
+
+/* ---- a classification's children: one GC closure per child ---- */
+
+struct deep_seed {
+	struct clo_metrics m;
+};
+
+static int deep_seed_cb(void *vctx, struct buf *out)
+{
+	return buf_put(out, vctx, sizeof(struct clo_metrics));
+}
+
+/* §4.2: the parent's transitive closure is the union of its children's
+ * when the children cover it; the table computes every child's anyway, so
+ * the parent's deep metrics come for free and are cached for deep_* files. */
+static void seed_parent_deep(struct engine *en, uint32_t gci, const struct chain *ch,
+			     const struct closure_metrics *u)
+{
+	struct rc_entry *e;
+	struct clo_metrics m = { u->count, u->bytes, 0, 0 };
+	struct result_key k = group_key(gci, ch, 1);
+	if (!eng_result_get(en, &k, deep_seed_cb, &m, &e))
+		eng_put(en, e);
+}
+
+struct tab_work {
+	const struct heap_state *s;
+	struct closure_ctx *cc;
+	uint64_t *group, *clo, *uni, *parent, *covered;
+};
+
+static void tab_work_free(struct tab_work *w)
+{
+	closure_ctx_free(w->cc);
+	free(w->group);
+	free(w->clo);
+	free(w->uni);
+	free(w->parent);
+	free(w->covered);
+}
+
+static int tab_cb(void *vctx, struct buf *out)
+{
+	struct grp_ctx *c = vctx;
+	struct tab_work w = { 0 };
+	struct buf pairs;
+	buf_init(&pairs);
+	int rc = eng_state_get(c->en, c->gci, &w.s);
+	if (rc)
+		return rc;
+	const struct heap_state *s = w.s;
+	if (!s->has_graph) {
+		rc = -ENOENT;
+		goto out;
+	}
+	if ((rc = classify_member_pairs(&c->en->reg, s, c->ch, c->cls, &pairs)) ||
+	    (rc = group_members_bits(&c->en->reg, s, c->ch, &w.parent)))
+		goto out;
+	w.group = bitset_alloc(s->n);
+	w.clo = bitset_alloc(s->n);
+	w.uni = bitset_alloc(s->n);
+	w.covered = bitset_alloc(s->n);
+	if (!w.group || !w.clo || !w.uni || !w.covered) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if ((rc = closure_ctx_new(&w.cc, s)))
+		goto out;
+	const struct cls_pair *pr = (const struct cls_pair *)pairs.data;
+	size_t np = pairs.len / sizeof *pr;
+	for (size_t i = 0; i < np && !rc;) {
+		size_t j = i;
+		while (j < np && pr[j].key == pr[i].key)
+			bitset_set(w.group, pr[j++].obj);
+		struct closure_metrics deep, ret;
+		struct clo_row row = { pr[i].key, 0, { 0, 0, 0, 0 } };
+		if (!(rc = closure_transitive(w.cc, w.group, w.clo, &deep))) {
+			bitset_or(w.uni, w.clo, s->n);
+			rc = closure_retained(w.cc, w.group, w.clo, &ret);
+		}
+		row.m = (struct clo_metrics){ deep.count, deep.bytes, ret.count, ret.bytes };
+		if (!rc)
+			rc = buf_put(out, &row, sizeof row);
+		for (size_t k = i; k < j; k++) {
+			bitset_clear(w.group, pr[k].obj);
+			bitset_set(w.covered, pr[k].obj);
+		}
+		i = j;
+	}
+	/* children cover the parent exactly when every member got a key (the
+	 * covered objects are members, so equal counts mean equal sets) */
+	if (!rc && bitset_count(w.covered, s->n) == bitset_count(w.parent, s->n)) {
+		struct closure_metrics u;
+		closure_measure(s, w.uni, &u);
+		seed_parent_deep(c->en, c->gci, c->ch, &u);
+	}
+out:
+	tab_work_free(&w);
+	buf_free(&pairs);
+	eng_state_put(c->en, s);
+	return rc;
+}
+
+int eng_class_closures_get(struct engine *en, uint32_t gci, const struct chain *ch, uint32_t cls,
+			   struct rc_entry **e, const struct clo_row **rows, uint32_t *nrows)
+{
+	struct grp_ctx ctx = { en, gci, cls, ch, 0 };
+	struct result_key k = { .what = RES_CLOSURE_TABLE, .gci = gci, .cls = cls, .chain = ch };
+	int rc = eng_result_get(en, &k, tab_cb, &ctx, e);
+	if (rc)
+		return rc;
+	*rows = rc_data(*e);
+	*nrows = (uint32_t)(rc_len(*e) / sizeof **rows);
+	return 0;
+}
+
