@@ -46,7 +46,7 @@ static int ds_acquire(void *ctx, struct keyspace *ks, uint32_t gci, void **out)
 	h->fs = fs;
 	h->ks = ks;
 	h->ntypes = fs->en.trace->ntypes;
-	int rc = hfs_ds_get(fs, gci, &h->e, &h->v);
+	int rc = eng_ds_get(&fs->en, gci, &h->e, &h->v);
 	if (rc) {
 		free(h);
 		return rc;

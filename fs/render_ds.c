@@ -1,7 +1,6 @@
-/* render_ds.c - gc/NNN/ds/{roles,heads,table} and the cached results
- * behind them (render_ds.h).  The analysis is analyses/roles.c; this file
- * only caches, measures and prints.
- */
+/* render_ds.c - gc/NNN/ds/{roles,heads,table} (render_ds.h).  The
+ * analysis is analyses/roles.c, its results analyses/ds.h; this file
+ * prints. */
 #include "render_ds.h"
 
 #include <errno.h>
@@ -9,147 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyses/dominators.h"
+#include "analyses/ds.h"
 #include "render_closure.h"
 #include "table.h"
 #include "tree_internal.h"
-
-#define DS_BLOB_MAGIC 0x31534448u /* "HDS1" */
-
-/* Blob layout: hdr | u16 roles[n] | pad to 4 | u32 owner[n] | u32 head_obj[nheads] */
-struct ds_blob_hdr {
-	uint32_t magic, n, nheads, reserved;
-};
-
-static size_t owner_offset(uint32_t n)
-{
-	size_t off = sizeof(struct ds_blob_hdr) + (size_t)n * sizeof(uint16_t);
-	return (off + 3) & ~(size_t)3;
-}
-
-static size_t blob_size(uint32_t n, uint32_t nheads)
-{
-	return owner_offset(n) + ((size_t)n + nheads) * sizeof(uint32_t);
-}
-
-static int ds_view_of(const void *data, size_t len, struct ds_view *v)
-{
-	const struct ds_blob_hdr *h = data;
-	if (len < sizeof *h || h->magic != DS_BLOB_MAGIC || len != blob_size(h->n, h->nheads))
-		return -EINVAL;
-	const uint8_t *base = data;
-	v->n = h->n;
-	v->nheads = h->nheads;
-	v->roles = (const uint16_t *)(base + sizeof *h);
-	v->owner = (const uint32_t *)(base + owner_offset(h->n));
-	v->head_obj = v->owner + h->n;
-	return 0;
-}
-
-struct ds_ctx {
-	struct hfs *fs;
-	uint32_t gci;
-};
-
-/* Roles first (into the blob), then heads counted, the blob grown to
- * hold them, and owners. */
-static int ds_compute(const struct heap_state *s, const struct trace *t, struct buf *out)
-{
-	size_t base = out->len;
-	int rc = buf_reserve(out, blob_size(s->n, 0));
-	if (rc)
-		return rc;
-	struct ds_blob_hdr h = { DS_BLOB_MAGIC, s->n, 0, 0 };
-	memset(out->data + base, 0, blob_size(s->n, 0));
-	uint16_t *roles = (uint16_t *)(out->data + base + sizeof h);
-	if ((rc = ds_roles_compute(s, t->types, t->ntypes, roles)))
-		return rc;
-	h.nheads = ds_heads_index(s, roles, NULL);
-	if ((rc = buf_reserve(out, blob_size(s->n, h.nheads))))
-		return rc;
-	/* the reserve may have moved the data */
-	roles = (uint16_t *)(out->data + base + sizeof h);
-	uint32_t *owner = (uint32_t *)(out->data + base + owner_offset(s->n));
-	uint32_t *head_obj = owner + s->n;
-	ds_heads_index(s, roles, head_obj);
-	if ((rc = ds_owners_compute(s, roles, head_obj, h.nheads, owner)))
-		return rc;
-	memcpy(out->data + base, &h, sizeof h);
-	out->len = base + blob_size(s->n, h.nheads);
-	return 0;
-}
-
-static int ds_cb(void *vctx, struct buf *out)
-{
-	struct ds_ctx *c = vctx;
-	const struct heap_state *s;
-	if (!eng_gc_has_graph(&c->fs->en, c->gci))
-		return -EINVAL;
-	int rc = eng_state_get(&c->fs->en, c->gci, &s);
-	if (rc)
-		return rc;
-	rc = ds_compute(s, c->fs->en.trace, out);
-	eng_state_put(&c->fs->en, s);
-	return rc;
-}
-
-int hfs_ds_get(struct hfs *fs, uint32_t gci, struct rc_entry **e, struct ds_view *v)
-{
-	struct ds_ctx ctx = { fs, gci };
-	struct result_key k = { .what = RES_DS_ROLES, .gci = gci };
-	int rc = eng_result_get(&fs->en, &k, ds_cb, &ctx, e);
-	if (rc)
-		return rc;
-	if ((rc = ds_view_of(rc_data(*e), rc_len(*e), v)))
-		rcache_put(fs->en.rc, *e);
-	return rc;
-}
-
-static int heads_cb(void *vctx, struct buf *out)
-{
-	struct ds_ctx *c = vctx;
-	struct rc_entry *e;
-	struct ds_view v;
-	struct rc_entry *de = NULL;
-	struct dom_view dv;
-	struct dominators dom;
-	const struct heap_state *s;
-	int rc = hfs_ds_get(c->fs, c->gci, &e, &v);
-	if (rc)
-		return rc;
-	if ((rc = eng_state_get(&c->fs->en, c->gci, &s))) {
-		rcache_put(c->fs->en.rc, e);
-		return rc;
-	}
-	size_t bytes = (size_t)v.nheads * sizeof(struct ds_head);
-	/* the shared per-GC dominator tree (render_closure.h), computed once */
-	if (!(rc = eng_dominators_get(&c->fs->en, c->gci, &de, &dv)) &&
-	    !(rc = buf_reserve(out, bytes ? bytes : 1))) {
-		dom_view_as_dominators(&dv, &dom);
-		rc = ds_heads_measure(s, v.roles, v.owner, v.head_obj, v.nheads, &dom,
-				      (struct ds_head *)(out->data + out->len));
-		if (!rc)
-			out->len += bytes;
-	}
-	if (de)
-		rcache_put(c->fs->en.rc, de);
-	eng_state_put(&c->fs->en, s);
-	rcache_put(c->fs->en.rc, e);
-	return rc;
-}
-
-int hfs_ds_heads_get(struct hfs *fs, uint32_t gci, struct rc_entry **e,
-		     const struct ds_head **heads, uint32_t *nheads)
-{
-	struct ds_ctx ctx = { fs, gci };
-	struct result_key k = { .what = RES_DS_HEADS, .gci = gci };
-	int rc = eng_result_get(&fs->en, &k, heads_cb, &ctx, e);
-	if (rc)
-		return rc;
-	*heads = rc_data(*e);
-	*nheads = (uint32_t)(rc_len(*e) / sizeof **heads);
-	return 0;
-}
 
 /* ---- printing ---- */
 
@@ -229,7 +91,7 @@ static int render_roles(struct hfs *fs, const struct node *n, struct buf *out)
 	struct ds_view v;
 	struct names nm;
 	const struct heap_state *s;
-	int rc = hfs_ds_get(fs, n->gci, &e, &v);
+	int rc = eng_ds_get(&fs->en, n->gci, &e, &v);
 	if (rc)
 		return rc;
 	if ((rc = eng_state_get(&fs->en, n->gci, &s))) {
@@ -266,10 +128,10 @@ static int render_heads(struct hfs *fs, const struct node *n, struct buf *out)
 	const struct heap_state *s;
 	const struct ds_head *heads;
 	uint32_t nheads;
-	int rc = hfs_ds_get(fs, n->gci, &e, &v);
+	int rc = eng_ds_get(&fs->en, n->gci, &e, &v);
 	if (rc)
 		return rc;
-	if ((rc = hfs_ds_heads_get(fs, n->gci, &eh, &heads, &nheads))) {
+	if ((rc = eng_ds_heads_get(&fs->en, n->gci, &eh, &heads, &nheads))) {
 		rcache_put(fs->en.rc, e);
 		return rc;
 	}
@@ -380,7 +242,7 @@ static int render_table_file(struct hfs *fs, const struct node *n, struct buf *o
 	struct table tb;
 	uint32_t nheads, nrows = 0;
 	char scratch[64];
-	int rc = hfs_ds_heads_get(fs, n->gci, &eh, &heads, &nheads);
+	int rc = eng_ds_heads_get(&fs->en, n->gci, &eh, &heads, &nheads);
 	if (rc)
 		return rc;
 	if ((rc = eng_state_get(&fs->en, n->gci, &s))) {

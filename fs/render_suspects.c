@@ -111,7 +111,7 @@ static int src_ds_roles(void *ctx, uint32_t gci, void **pin, struct sus_ds_roles
 {
 	struct rc_entry *e;
 	struct ds_view dv;
-	int rc = hfs_ds_get(ctx, gci, &e, &dv);
+	int rc = eng_ds_get(&((struct hfs *)ctx)->en, gci, &e, &dv);
 	if (!rc) {
 		*v = (struct sus_ds_roles){ dv.nheads, dv.roles, dv.owner, dv.head_obj };
 		*pin = e;
@@ -123,7 +123,7 @@ static int src_ds_heads(void *ctx, uint32_t gci, void **pin, const struct ds_hea
 			uint32_t *nheads)
 {
 	struct rc_entry *e;
-	int rc = hfs_ds_heads_get(ctx, gci, &e, heads, nheads);
+	int rc = eng_ds_heads_get(&((struct hfs *)ctx)->en, gci, &e, heads, nheads);
 	if (!rc)
 		*pin = e;
 	return rc;
