@@ -12,7 +12,7 @@
 #include "analyses/adhoc.h"
 #include "analyses/bitset.h"
 #include "analyses/closure.h"
-#include "classify_ext.h"
+#include "analyses/classify_ext.h"
 #include "model/buf.h"
 #include "model/names.h"
 #include "render.h"
@@ -244,7 +244,7 @@ static void path_work_free(struct path_work *w)
 static int path_work_name_roots(struct hfs *fs, struct path_work *w, const struct chain *ch)
 {
 	const struct heap_state *s = w->s;
-	int rc = hfs_chain_roots(fs, s, ch, &w->named_roots);
+	int rc = eng_chain_roots(&fs->en, s, ch, &w->named_roots);
 	if (rc || !w->named_roots)
 		return rc;
 	if (!(w->named = bitset_alloc(s->n)))

@@ -29,7 +29,7 @@
 #include <string.h>
 
 #include "analyses/suspects_find.h"
-#include "classify_ext.h"
+#include "analyses/classify_ext.h"
 #include "render_closure.h"
 #include "render_ds.h"
 #include "render_windows.h"
@@ -134,8 +134,8 @@ static int src_ir_trie(void *ctx, uint32_t gci, const struct heap_state *s, cons
 {
 	struct buf tb;
 	buf_init(&tb);
-	int rc = hfs_indirect_root_trie(ctx, gci, s, members, &tb);
-	const struct hfs_ir_node *t = (const struct hfs_ir_node *)tb.data;
+	int rc = eng_indirect_root_trie(&((struct hfs *)ctx)->en, gci, s, members, &tb);
+	const struct ir_node *t = (const struct ir_node *)tb.data;
 	for (size_t k = 0; !rc && k < tb.len / sizeof *t; k++) {
 		struct sus_ir_node n = { t[k].parent, t[k].key, t[k].count };
 		rc = buf_put(out, &n, sizeof n);

@@ -23,7 +23,7 @@
 #include "analyses/adhoc.h"
 #include "analyses/bitset.h"
 #include "analyses/diff.h"
-#include "classify_ext.h"
+#include "analyses/classify_ext.h"
 #include "fs/jobs.h"
 #include "model/names.h"
 #include "render.h"
@@ -1458,7 +1458,7 @@ static int open_classifiers(struct hfs *fs, const struct hfs_opts *o, struct htr
 		return htr_errf(err, rc, 0, "cannot initialize classifiers");
 	}
 	fs->en.reg_ready = 1;
-	if ((rc = hfs_register_analysis_classifiers(fs)))
+	if ((rc = eng_register_analysis_classifiers(&fs->en)))
 		return htr_errf(err, rc, 0, "cannot register the analysis classifiers");
 	if (o && o->classifiers && (rc = cls_define_file(&fs->en.reg, o->classifiers, msg, sizeof msg)))
 		return htr_errf_as(err, HTR_ERR_WHOLE, rc, "classifiers=%s: %s", o->classifiers, msg);

@@ -38,7 +38,7 @@
 #include <cmocka.h>
 
 #include "analyses/bitset.h"
-#include "fs/classify_ext.h"
+#include "analyses/classify_ext.h"
 #include "fs/tree.h"
 #include "fs/tree_internal.h"
 #include "model/synth.h"
@@ -209,8 +209,8 @@ static void check_trie(struct hfs *fs, const char *group_dir, const char *type)
 		assert_int_equal(chain_push(&ch, ST_CLS, cls_type, key), 0);
 	}
 	assert_int_equal(group_members_bits(&fs->en.reg, s, &ch, &bits), 0);
-	assert_int_equal(hfs_indirect_root_trie(fs, gci, s, bits, &tb), 0);
-	const struct hfs_ir_node *t = (const struct hfs_ir_node *)tb.data;
+	assert_int_equal(eng_indirect_root_trie(&fs->en, gci, s, bits, &tb), 0);
+	const struct ir_node *t = (const struct ir_node *)tb.data;
 	uint32_t nt = (uint32_t)(tb.len / sizeof *t);
 	assert_true(nt >= 2);
 	assert_int_equal(t[0].count, bitset_count(bits, s->n));

@@ -11,9 +11,8 @@
 
 #include "analyses/bitset.h"
 #include "analyses/rootlabels.h"
-#include "render_closure.h"
-#include "render_ds.h"
-#include "tree_internal.h"
+#include "analyses/ds.h"
+#include "analyses/retained.h"
 
 /* ---- by-role ---- */
 
@@ -29,7 +28,7 @@ enum { DS_KEY_NONE = 0 };
 static const char *const ds_fixed[] = { "none" };
 
 struct ds_h {
-	struct hfs *fs;
+	struct engine *en;
 	struct keyspace *ks;
 	struct rc_entry *e;
 	struct ds_view v;
@@ -39,14 +38,14 @@ struct ds_h {
 
 static int ds_acquire(void *ctx, struct keyspace *ks, uint32_t gci, void **out)
 {
-	struct hfs *fs = ctx;
+	struct engine *en = ctx;
 	struct ds_h *h = calloc(1, sizeof *h);
 	if (!h)
 		return -ENOMEM;
-	h->fs = fs;
+	h->en = en;
 	h->ks = ks;
-	h->ntypes = fs->en.trace->ntypes;
-	int rc = eng_ds_get(&fs->en, gci, &h->e, &h->v);
+	h->ntypes = en->trace->ntypes;
+	int rc = eng_ds_get(en, gci, &h->e, &h->v);
 	if (rc) {
 		free(h);
 		return rc;
@@ -57,9 +56,9 @@ static int ds_acquire(void *ctx, struct keyspace *ks, uint32_t gci, void **out)
 
 static void ds_release(void *ctx, void *vh)
 {
-	struct hfs *fs = ctx;
+	struct engine *en = ctx;
 	struct ds_h *h = vh;
-	rcache_put(fs->en.rc, h->e);
+	eng_put(en, h->e);
 	free(h->member_key);
 	free(h->element_key);
 	free(h);
@@ -94,7 +93,7 @@ static int head_type_key(struct ds_h *h, const struct heap_state *s, uint32_t sl
 	uint32_t t = type < h->ntypes ? type : h->ntypes;
 	if ((*tab)[t] == KS_NO_KEY) {
 		char scratch[64], name[600];
-		const char *tn = trace_type_name(h->fs->en.trace, type, scratch, sizeof scratch);
+		const char *tn = trace_type_name(h->en->trace, type, scratch, sizeof scratch);
 		int len = snprintf(name, sizeof name, "%s-of-%s", element ? "element" : "member", tn);
 		if (len < 0 || (size_t)len >= sizeof name)
 			len = (int)sizeof name - 1;
@@ -419,17 +418,17 @@ static int put_direct(const struct heap_state *s, const uint32_t *label, struct 
 	return 0;
 }
 
-static int put_indirect(struct hfs *fs, const struct heap_state *s, const uint32_t *label,
+static int put_indirect(struct engine *en, const struct heap_state *s, const uint32_t *label,
 			struct rl_hdr *h, struct buf *out)
 {
 	struct rc_entry *de;
 	struct dom_view dv;
 	struct rootlabels rl;
-	int rc = eng_dominators_get(&fs->en, s->gc_index, &de, &dv);
+	int rc = eng_dominators_get(en, s->gc_index, &de, &dv);
 	if (rc)
 		return rc;
 	rc = dv.n == s->n ? rootlabels_indirect(s, label, dv.idom, RL_CAP_DEFAULT, &rl) : -EIO;
-	rcache_put(fs->en.rc, de);
+	eng_put(en, de);
 	if (rc)
 		return rc;
 	h->nsets = rl.nsets;
@@ -455,7 +454,7 @@ static int put_first(const struct heap_state *s, const uint32_t *label, struct b
 }
 
 struct rl_ctx {
-	struct hfs *fs;
+	struct engine *en;
 	struct keyspace *ks;
 	uint32_t gci;
 	enum rl_variant v;
@@ -467,9 +466,9 @@ static int rl_compute(void *vctx, struct buf *out)
 	const struct heap_state *s;
 	struct rl_hdr h = { .magic = RL_MAGIC, .variant = c->v };
 	uint32_t *label = NULL;
-	if (!eng_gc_has_graph(&c->fs->en, c->gci))
+	if (!eng_gc_has_graph(c->en, c->gci))
 		return -EINVAL;
-	int rc = eng_state_get(&c->fs->en, c->gci, &s);
+	int rc = eng_state_get(c->en, c->gci, &s);
 	if (rc)
 		return rc;
 	h.n = s->n;
@@ -480,18 +479,18 @@ static int rl_compute(void *vctx, struct buf *out)
 	if (!rc)
 		rc = buf_put(out, &h, sizeof h);
 	if (!rc)
-		rc = make_labels(c->fs->en.trace, s, c->ks, vars, label, &h, out);
+		rc = make_labels(c->en->trace, s, c->ks, vars, label, &h, out);
 	if (!rc) {
 		switch (c->v) {
 		case V_DIRECT: case V_DIRECT_VAR: rc = put_direct(s, label, &h, out); break;
-		case V_INDIRECT: case V_INDIRECT_VAR: rc = put_indirect(c->fs, s, label, &h, out); break;
+		case V_INDIRECT: case V_INDIRECT_VAR: rc = put_indirect(c->en, s, label, &h, out); break;
 		default: rc = put_first(s, label, out); break;
 		}
 	}
 	if (!rc)
 		memcpy(out->data + base, &h, sizeof h);
 	free(label);
-	eng_state_put(&c->fs->en, s);
+	eng_state_put(c->en, s);
 	return rc;
 }
 
@@ -500,17 +499,17 @@ struct rl_h {
 	struct rl_view v;
 };
 
-static int rl_acquire(struct hfs *fs, struct keyspace *ks, uint32_t gci, enum rl_variant v,
+static int rl_acquire(struct engine *en, struct keyspace *ks, uint32_t gci, enum rl_variant v,
 		      void **out)
 {
-	struct rl_ctx c = { fs, ks, gci, v };
+	struct rl_ctx c = { en, ks, gci, v };
 	struct result_key k = { .what = RES_ROOT_LABELS, .gci = gci, .variant = (int)v };
 	struct rl_h *h = calloc(1, sizeof *h);
 	if (!h)
 		return -ENOMEM;
-	int rc = eng_result_get(&fs->en, &k, rl_compute, &c, &h->e);
+	int rc = eng_result_get(en, &k, rl_compute, &c, &h->e);
 	if (!rc && (rc = rl_view_of(rc_data(h->e), rc_len(h->e), &h->v)))
-		rcache_put(fs->en.rc, h->e);
+		eng_put(en, h->e);
 	if (rc) {
 		free(h);
 		return rc;
@@ -521,9 +520,9 @@ static int rl_acquire(struct hfs *fs, struct keyspace *ks, uint32_t gci, enum rl
 
 static void rl_release(void *ctx, void *vh)
 {
-	struct hfs *fs = ctx;
+	struct engine *en = ctx;
 	struct rl_h *h = vh;
-	rcache_put(fs->en.rc, h->e);
+	eng_put(en, h->e);
 	free(h);
 }
 
@@ -586,7 +585,7 @@ static int rl_keys(void *vh, const struct heap_state *s, uint32_t o, struct cls_
 /* ---- by-indirect-root of one group, every level at once ---- */
 
 struct trie {
-	struct hfs_ir_node *nodes; uint32_t n, cap;
+	struct ir_node *nodes; uint32_t n, cap;
 	uint32_t *slots; uint32_t nslots;   /* node index + 1; 0 empty */
 	uint32_t *stamp;                    /* [cap]: last set counted + 1 */
 };
@@ -600,7 +599,7 @@ static uint32_t trie_hash(uint32_t parent, uint32_t key, uint32_t mask)
 static int trie_grow(struct trie *t)
 {
 	uint32_t cap = t->cap ? t->cap * 2 : 64, nslots = cap * 2;
-	struct hfs_ir_node *nn = realloc(t->nodes, sizeof *nn * cap);
+	struct ir_node *nn = realloc(t->nodes, sizeof *nn * cap);
 	if (!nn)
 		return -ENOMEM;
 	t->nodes = nn;
@@ -632,11 +631,11 @@ static uint32_t trie_child(struct trie *t, uint32_t parent, uint32_t key)
 		return UINT32_MAX;
 	uint32_t mask = t->nslots - 1, h = trie_hash(parent, key, mask);
 	for (; t->slots[h]; h = (h + 1) & mask) {
-		const struct hfs_ir_node *x = &t->nodes[t->slots[h] - 1];
+		const struct ir_node *x = &t->nodes[t->slots[h] - 1];
 		if (x->parent == parent && x->key == key)
 			return t->slots[h] - 1;
 	}
-	t->nodes[t->n] = (struct hfs_ir_node){ parent, key, 0 };
+	t->nodes[t->n] = (struct ir_node){ parent, key, 0 };
 	t->stamp[t->n] = 0;
 	t->slots[h] = t->n + 1;
 	return t->n++;
@@ -660,11 +659,11 @@ static int trie_add_path(struct trie *t, const uint32_t *keys, uint32_t nkeys, u
 	return 0;
 }
 
-int hfs_indirect_root_trie(struct hfs *fs, uint32_t gci, const struct heap_state *s,
+int eng_indirect_root_trie(struct engine *en, uint32_t gci, const struct heap_state *s,
 			   const uint64_t *members, struct buf *out)
 {
-	uint32_t cls = cls_find(&fs->en.reg, "indirect-root");
-	struct cls_def *d = cls == CLS_NONE ? NULL : (struct cls_def *)cls_get(&fs->en.reg, cls);
+	uint32_t cls = cls_find(&en->reg, "indirect-root");
+	struct cls_def *d = cls == CLS_NONE ? NULL : (struct cls_def *)cls_get(&en->reg, cls);
 	struct trie t = { 0 };
 	uint64_t *per_set = NULL, none = 0, novar = 0, total = 0;
 	void *vh = NULL;
@@ -674,9 +673,9 @@ int hfs_indirect_root_trie(struct hfs *fs, uint32_t gci, const struct heap_state
 		return -EIO;
 	/* the fixed keys (<unreachable>, ...) first, as a classification
 	 * pass would have them */
-	int rc = cls_prepare(&fs->en.reg, cls);
+	int rc = cls_prepare(&en->reg, cls);
 	if (!rc)
-		rc = rl_acquire(fs, &d->ks, gci, V_INDIRECT, &vh);
+		rc = rl_acquire(en, &d->ks, gci, V_INDIRECT, &vh);
 	if (rc)
 		return rc;
 	const struct rl_view *v = &((struct rl_h *)vh)->v;
@@ -701,7 +700,7 @@ int hfs_indirect_root_trie(struct hfs *fs, uint32_t gci, const struct heap_state
 	}
 	if ((rc = trie_grow(&t)))
 		goto out;
-	t.nodes[0] = (struct hfs_ir_node){ UINT32_MAX, UINT32_MAX, total };
+	t.nodes[0] = (struct ir_node){ UINT32_MAX, UINT32_MAX, total };
 	t.stamp[0] = 0;
 	t.n = 1;
 	/* then the sets' key paths, as rl_keys gives them */
@@ -730,7 +729,7 @@ out:
 	free(t.nodes);
 	free(t.slots);
 	free(t.stamp);
-	rl_release(fs, vh);
+	rl_release(en, vh);
 	return rc;
 }
 
@@ -764,13 +763,13 @@ static int is_root_classifier(const struct cls_def *d)
 /* The last step of ch's last segment that names a root by a root
  * classifier (one of rl_ops'); its classifier's definition in *d.  NULL
  * if none, or if the step's key is a fixed one (<many roots>, ...). */
-static const struct chain_step *root_step(struct hfs *fs, const struct chain *ch, const struct cls_def **d)
+static const struct chain_step *root_step(struct engine *en, const struct chain *ch, const struct cls_def **d)
 {
 	for (uint32_t i = ch->depth; i-- > 0;) {
 		const struct chain_step *st = &ch->steps[i];
 		if (st->op != ST_CLS && st->op != ST_FILTER)
 			return NULL; /* a transformer: the objects before it are others */
-		const struct cls_def *def = st->op == ST_CLS && st->nkeys ? cls_get(&fs->en.reg, st->cls) : NULL;
+		const struct cls_def *def = st->op == ST_CLS && st->nkeys ? cls_get(&en->reg, st->cls) : NULL;
 		if (!def || !is_root_classifier(def))
 			continue;
 		if (ch->keys[st->key0] < def->ext_nfixed)
@@ -781,10 +780,10 @@ static const struct chain_step *root_step(struct hfs *fs, const struct chain *ch
 	return NULL;
 }
 
-int hfs_chain_roots(struct hfs *fs, const struct heap_state *s, const struct chain *ch, uint64_t **roots)
+int eng_chain_roots(struct engine *en, const struct heap_state *s, const struct chain *ch, uint64_t **roots)
 {
 	const struct cls_def *d = NULL;
-	const struct chain_step *st = root_step(fs, ch, &d);
+	const struct chain_step *st = root_step(en, ch, &d);
 	*roots = NULL;
 	if (!st)
 		return 0;
@@ -798,7 +797,7 @@ int hfs_chain_roots(struct hfs *fs, const struct heap_state *s, const struct cha
 	/* the names the classifier gave the roots, interned in its space
 	 * already: the keys compare as the names do */
 	for (uint32_t r = 0; r < s->nroots && !rc; r++) {
-		uint32_t n = root_path(fs->en.trace, &s->roots[r], (struct keyspace *)&d->ks, &b, path);
+		uint32_t n = root_path(en->trace, &s->roots[r], (struct keyspace *)&d->ks, &b, path);
 		if (!n)
 			rc = -ENOMEM;
 		else if (n >= st->nkeys && !memcmp(path, ch->keys + st->key0, st->nkeys * sizeof *path))
@@ -812,7 +811,7 @@ int hfs_chain_roots(struct hfs *fs, const struct heap_state *s, const struct cha
 	return rc;
 }
 
-int hfs_register_analysis_classifiers(struct hfs *fs)
+int eng_register_analysis_classifiers(struct engine *en)
 {
 	for (uint32_t k = 0; k < DS_NROLES; k++) {
 		if (!ds_role_name(k) || strcmp(ds_role_name(k), role_names[k]))
@@ -820,24 +819,24 @@ int hfs_register_analysis_classifiers(struct hfs *fs)
 	}
 	const struct cls_ext defs[] = {
 		{ "role", "data-structure roles (ds/roles); an object with two roles sits under both",
-		  CARD_MANY, 0, 1, role_names, DS_NROLES, &role_ops, fs },
+		  CARD_MANY, 0, 1, role_names, DS_NROLES, &role_ops, en },
 		{ "ds", "member-of-<type> / element-of-<type> of the data structures the object "
 			"belongs to (ds/heads), none",
-		  CARD_MANY, 0, 1, ds_fixed, 1, &ds_ops, fs },
+		  CARD_MANY, 0, 1, ds_fixed, 1, &ds_ops, en },
 		{ "root", "directly GC-rooted: kind/class/field, kind/thread/frame/slot, ... of the "
 			  "roots pointing at the object",
-		  CARD_HIER, 1, 1, fixed_direct, 1, &rl_ops[V_DIRECT], fs },
+		  CARD_HIER, 1, 1, fixed_direct, 1, &rl_ops[V_DIRECT], en },
 		{ "root-var", "directly GC-rooted by a variable (static field, local, JNI local)",
-		  CARD_HIER, 1, 1, fixed_direct_var, 1, &rl_ops[V_DIRECT_VAR], fs },
+		  CARD_HIER, 1, 1, fixed_direct_var, 1, &rl_ops[V_DIRECT_VAR], en },
 		{ "indirect-root", "every GC root reaching the object, as by-root",
-		  CARD_HIER, 1, 1, fixed_indirect, 3, &rl_ops[V_INDIRECT], fs },
+		  CARD_HIER, 1, 1, fixed_indirect, 3, &rl_ops[V_INDIRECT], en },
 		{ "indirect-root-var", "every variable root reaching the object, as by-root-var",
-		  CARD_HIER, 1, 1, fixed_indirect, 3, &rl_ops[V_INDIRECT_VAR], fs },
+		  CARD_HIER, 1, 1, fixed_indirect, 3, &rl_ops[V_INDIRECT_VAR], en },
 		{ "first-root", "the nearest GC root (the first found by a search from all roots)",
-		  CARD_HIER, 0, 1, fixed_indirect, 1, &rl_ops[V_FIRST], fs },
+		  CARD_HIER, 0, 1, fixed_indirect, 1, &rl_ops[V_FIRST], en },
 	};
 	for (size_t i = 0; i < sizeof defs / sizeof *defs; i++) {
-		int rc = cls_register_ext(&fs->en.reg, &defs[i], NULL);
+		int rc = cls_register_ext(&en->reg, &defs[i], NULL);
 		if (rc)
 			return rc;
 	}

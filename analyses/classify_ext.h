@@ -1,5 +1,5 @@
 /* classify_ext.h - classifiers whose keys come from a per-GC analysis kept
- * in the rendered cache (fs/classify.h: cls_register_ext).
+ * as an engine result (analyses/classify.h: cls_register_ext).
  *
  *   by-role               one-to-many: the object's data-structure roles
  *                         (analyses/roles.h; an object with two roles sits
@@ -25,20 +25,20 @@
  *   by-first-root         the nearest root (smallest by name among the
  *                         nearest): "stop at the first root found"
  *
- * Each needs the GC's graph.  Results are cached per GC and classifier:
- * "\x01rootlab/<gci>/<cls>" (4 bytes per object for the indirect and first
- * variants, a few bytes per root for the direct ones) and the roles blob of
- * fs/render_ds.h.
+ * Each needs the GC's graph.  Results are cached per GC and variant
+ * (RES_ROOT_LABELS: 4 bytes per object for the indirect and first
+ * variants, a few bytes per root for the direct ones) and the roles of
+ * analyses/ds.h.
  */
-#ifndef HEAPFS_FS_CLASSIFY_EXT_H
-#define HEAPFS_FS_CLASSIFY_EXT_H
+#ifndef HEAPFS_ANALYSES_CLASSIFY_EXT_H
+#define HEAPFS_ANALYSES_CLASSIFY_EXT_H
 
 #include <stdint.h>
 
 #include "model/buf.h"
 #include "model/heap_state.h"
 
-struct hfs;
+struct engine;
 
 /* by-indirect-root of one set of objects, every level of the hierarchy in
  * one pass over the members (classifying the group level by level takes a
@@ -48,12 +48,12 @@ struct hfs;
  * one root path through it: an object counts once per node whatever the
  * number of its paths through it (paper §3.6), as classifying gives.
  * members: bitset over s, the state of GC gci (with a graph).  Appends
- * struct hfs_ir_node[] to out.  -ENOMEM, -EINVAL (no graph). */
-struct hfs_ir_node {
+ * struct ir_node[] to out.  -ENOMEM, -EINVAL (no graph). */
+struct ir_node {
 	uint32_t parent, key;
 	uint64_t count;
 };
-int hfs_indirect_root_trie(struct hfs *fs, uint32_t gci, const struct heap_state *s,
+int eng_indirect_root_trie(struct engine *en, uint32_t gci, const struct heap_state *s,
 			   const uint64_t *members, struct buf *out);
 
 /* The roots a group is named after: when the chain's last segment (after
@@ -64,10 +64,10 @@ int hfs_indirect_root_trie(struct hfs *fs, uint32_t gci, const struct heap_state
  * names no root (no such step, or a fixed key such as <many roots>).
  * The last such step counts.  0 or -ENOMEM. */
 struct chain;
-int hfs_chain_roots(struct hfs *fs, const struct heap_state *s, const struct chain *ch, uint64_t **roots);
+int eng_chain_roots(struct engine *en, const struct heap_state *s, const struct chain *ch, uint64_t **roots);
 
-/* Registers the classifiers above in fs->en.reg (after cls_registry_init,
+/* Registers the classifiers above in en->reg (after cls_registry_init,
  * before user definitions, so that users cannot take their names). */
-int hfs_register_analysis_classifiers(struct hfs *fs);
+int eng_register_analysis_classifiers(struct engine *en);
 
 #endif
