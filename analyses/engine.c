@@ -50,7 +50,8 @@ int eng_result_get(struct engine *en, const struct result_key *k, rc_compute_fn 
 
 void eng_put(struct engine *en, struct rc_entry *e)
 {
-	rcache_put(en->rc, e);
+	if (e)
+		rcache_put(en->rc, e);
 }
 
 void eng_set_error(struct engine *en, const struct htr_err *err)

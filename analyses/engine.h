@@ -88,7 +88,8 @@ void eng_init(struct engine *en);
 void eng_destroy(struct engine *en);
 
 /* The result k names, computed by fn(ctx) if the cache does not have it
- * (rcache_get's single flight and pinning: release with eng_put). */
+ * (rcache_get's single flight and pinning: release with eng_put, which
+ * takes NULL too). */
 int eng_result_get(struct engine *en, const struct result_key *k, rc_compute_fn fn, void *ctx,
 		   struct rc_entry **e);
 void eng_put(struct engine *en, struct rc_entry *e);

@@ -310,3 +310,83 @@ int eng_class_closures_get(struct engine *en, uint32_t gci, const struct chain *
 	return 0;
 }
 
+
+/* ---- the largest retainers ---- */
+
+struct ret_sort {
+	uint32_t o;
+	uint64_t bytes;
+};
+
+/* Larger retained first, then smaller index. */
+static int by_retained_desc(const struct ret_sort *x, const struct ret_sort *y)
+{
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return x->o < y->o ? -1 : x->o > y->o;
+}
+
+static int by_retained_desc_q(const void *a, const void *b)
+{
+	return by_retained_desc(a, b);
+}
+
+static void heap_sift_down(struct ret_sort *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < n && by_retained_desc(&h[l], &h[m]) > 0)
+			m = l;
+		if (r < n && by_retained_desc(&h[r], &h[m]) > 0)
+			m = r;
+		if (m == i)
+			return;
+		struct ret_sort t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+static void heap_sift_up(struct ret_sort *h, size_t i)
+{
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+		if (by_retained_desc(&h[i], &h[p]) <= 0)
+			return;
+		struct ret_sort t = h[i];
+		h[i] = h[p];
+		h[p] = t;
+		i = p;
+	}
+}
+
+int dom_top(const struct dom_view *v, uint32_t max, uint32_t *top, uint32_t *ntop)
+{
+	struct ret_sort *h = malloc((size_t)(max ? max : 1) * sizeof *h);
+	size_t nh = 0;
+	*ntop = 0;
+	if (!h)
+		return -ENOMEM;
+	/* a heap of the max kept so far, its root the smallest of them (by_
+	 * retained_desc orders largest first, so "greater" under it means
+	 * smaller) */
+	for (uint32_t i = 0; i < v->n && max; i++) {
+		if (v->idom[i] == DOM_UNREACHABLE)
+			continue;
+		struct ret_sort x = { i, v->retained[i] };
+		if (nh < max) {
+			h[nh] = x;
+			heap_sift_up(h, nh++);
+		} else if (by_retained_desc(&x, &h[0]) < 0) {
+			h[0] = x;
+			heap_sift_down(h, nh, 0);
+		}
+	}
+	qsort(h, nh, sizeof *h, by_retained_desc_q);
+	for (size_t k = 0; k < nh; k++)
+		top[k] = h[k].o;
+	free(h);
+	*ntop = (uint32_t)nh;
+	return 0;
+}

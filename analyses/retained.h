@@ -58,4 +58,9 @@ struct clo_row {
 int eng_class_closures_get(struct engine *en, uint32_t gci, const struct chain *ch, uint32_t cls,
 			   struct rc_entry **e, const struct clo_row **rows, uint32_t *nrows);
 
+/* The dense indexes of the (at most) max reachable objects that retain
+ * the most, largest first (ties: smaller index first), into top[max],
+ * and how many into *ntop.  0 or -ENOMEM. */
+int dom_top(const struct dom_view *v, uint32_t max, uint32_t *top, uint32_t *ntop);
+
 #endif

@@ -41,9 +41,5 @@ int render_object_info(struct hfs *fs, const struct node *n, struct buf *out);
 int render_object_refs(struct hfs *fs, const struct node *n, struct buf *out);
 int render_object_referrers(struct hfs *fs, const struct node *n, struct buf *out);
 int render_roots_table(struct hfs *fs, const struct node *n, struct buf *out);
-struct hs_root;
-/* What identifies a root beyond its object (the static field, the thread,
- * the frame); nothing for kinds without detail. */
-int render_root_detail(const struct trace *t, const struct hs_root *r, struct buf *out);
 
 #endif

@@ -12,9 +12,11 @@
 #include "analyses/adhoc.h"
 #include "analyses/bitset.h"
 #include "analyses/closure.h"
+#include "analyses/paths.h"
 #include "analyses/classify_ext.h"
 #include "model/buf.h"
 #include "model/names.h"
+#include "model/symbols.h"
 #include "render.h"
 #include "table.h"
 #include "tree_internal.h"
@@ -81,17 +83,7 @@ int render_group_closure_summary(struct hfs *fs, const struct node *n, struct bu
 			  m.deep_count, m.deep_bytes, m.retained_count, m.retained_bytes);
 }
 
-/* ---- roots of a state ---- */
-
-static uint64_t *rooted_bits(const struct heap_state *s)
-{
-	uint64_t *b = bitset_alloc(s->n);
-	if (b) {
-		for (uint32_t r = 0; r < s->nroots; r++)
-			bitset_set(b, s->roots[r].object);
-	}
-	return b;
-}
+/* ---- roots and paths of a group (analyses/paths.h) ---- */
 
 /* "kind detail" of every root pointing at o (only: of those in the bitset
  * over s->roots, if not NULL), "; "-separated. */
@@ -105,16 +97,9 @@ static int put_roots_of(struct hfs *fs, const struct heap_state *s, uint32_t o, 
 		const struct hs_root *root = &s->roots[r];
 		if (root->object != o || (only && !bitset_get(only, r)))
 			continue;
-		const char *k = htr_root_kind_name(root->kind);
 		buf_reset(&d);
-		rc = buf_printf(&d, "%s%s", first ? "" : "; ", k ? k : "root");
-		if (!rc) {
-			size_t before = d.len;
-			rc = buf_putc(&d, ' ');
-			if (!rc) rc = render_root_detail(fs->en.trace, root, &d);
-			if (!rc && d.len == before + 1)
-				d.len = before;
-		}
+		rc = buf_printf(&d, "%s", first ? "" : "; ");
+		if (!rc) rc = sym_root(fs->en.trace, root, &d);
 		if (!rc)
 			rc = put_tsv_field(out, (const char *)d.data, d.len);
 		first = 0;
@@ -123,249 +108,93 @@ static int put_roots_of(struct hfs *fs, const struct heap_state *s, uint32_t o, 
 	return rc;
 }
 
-struct ret_sort {
-	uint32_t o;
-	uint64_t bytes;
-};
-
-static int by_retained_desc(const void *a, const void *b)
-{
-	const struct ret_sort *x = a, *y = b;
-	if (x->bytes != y->bytes)
-		return x->bytes > y->bytes ? -1 : 1;
-	return x->o < y->o ? -1 : x->o > y->o;
-}
-
-/* roots: the root objects from which the group is reachable (§3.4.1):
- * a backwards BFS from the group's members over in-edges, explicit queue. */
+/* roots: the root objects from which the group is reachable (§3.4.1). */
 int render_group_roots(struct hfs *fs, const struct node *n, struct buf *out)
 {
 	const struct heap_state *s;
-	uint64_t *bits = NULL, *seen = NULL, *rooted = NULL;
-	uint32_t *queue = NULL;
-	struct ret_sort *found = NULL;
-	struct rc_entry *de = NULL;
-	struct dom_view dv;
-	size_t nfound = 0, head = 0, tail = 0;
+	struct buf ob;
+	buf_init(&ob);
 	int rc = eng_state_get(&fs->en, n->gci, &s);
 	if (rc)
 		return rc;
-	if (!s->has_graph) {
-		rc = -ENOENT;
+	if ((rc = eng_group_owners(&fs->en, s, &n->chain, &ob)))
 		goto out;
-	}
-	if ((rc = eng_dominators_get(&fs->en, n->gci, &de, &dv)))
-		goto out;
-	if ((rc = group_members_bits(&fs->en.reg, s, &n->chain, &bits)))
-		goto out;
-	seen = bitset_alloc(s->n);
-	rooted = rooted_bits(s);
-	queue = malloc(((size_t)s->n + 1) * sizeof *queue);
-	found = malloc(((size_t)s->nroots + 1) * sizeof *found);
-	if (!seen || !rooted || !queue || !found) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	BITSET_FOREACH(bits, s->n, g) {
-		if (hs_is_reachable(s, g)) {
-			bitset_set(seen, g);
-			queue[tail++] = g;
-		}
-	}
-	while (head < tail) {
-		uint32_t o = queue[head++];
-		if (bitset_get(rooted, o))
-			found[nfound++] = (struct ret_sort){ o, dv.retained[o] };
-		for (uint32_t e = s->in_off[o]; e < s->in_off[o + 1]; e++) {
-			uint32_t src = s->in_src[e];
-			if (!bitset_get(seen, src)) {
-				bitset_set(seen, src);
-				queue[tail++] = src;
-			}
-		}
-	}
-	qsort(found, nfound, sizeof *found, by_retained_desc);
+	const struct group_owner *w = (const struct group_owner *)ob.data;
+	size_t nw = ob.len / sizeof *w;
 	rc = buf_printf(out, "id\ttype\tretained_size\troots\n");
-	for (size_t k = 0; k < nfound && !rc; k++) {
-		uint32_t o = found[k].o;
+	for (size_t k = 0; k < nw && !rc; k++) {
+		uint32_t o = w[k].obj;
 		rc = put_u64(out, s->id[o]);
 		if (!rc) rc = buf_putc(out, '\t');
 		if (!rc) rc = put_type_of(fs, s, o, out);
-		if (!rc) rc = buf_printf(out, "\t%" PRIu64 "\t", found[k].bytes);
+		if (!rc) rc = buf_printf(out, "\t%" PRIu64 "\t", w[k].retained);
 		if (!rc) rc = put_roots_of(fs, s, o, NULL, out);
 		if (!rc) rc = buf_putc(out, '\n');
 	}
 out:
-	if (de)
-		rcache_put(fs->en.rc, de);
-	free(bits);
-	free(seen);
-	free(rooted);
-	free(queue);
-	free(found);
+	buf_free(&ob);
 	eng_state_put(&fs->en, s);
 	return rc;
 }
 
-/* ---- shortest paths from a root (§3.4.2) ---- */
-
-struct path_work {
-	const struct heap_state *s;
-	uint64_t *seen, *rooted;
-	uint32_t *queue, *next;   /* next[x]: the object x refers to on the way to the target */
-	/* a group named after roots (by-indirect-root/static/C/f/...): those
-	 * roots (bitset over s->roots) and the objects they hold, where paths
-	 * start; NULL otherwise */
-	uint64_t *named_roots, *named;
-};
-
-static int path_work_init(struct path_work *w, const struct heap_state *s)
+/* Lines "id type via" from the root to the target: via is the root for
+ * the first line (the group's named roots only, if it started there), the
+ * referring field of the line before for the others. */
+static int put_path(struct hfs *fs, const struct heap_state *s, const struct path_finder *pf,
+		    uint32_t root, int named, struct buf *out)
 {
-	memset(w, 0, sizeof *w);
-	w->s = s;
-	w->seen = bitset_alloc(s->n);
-	w->rooted = rooted_bits(s);
-	w->queue = malloc(((size_t)s->n + 1) * sizeof *w->queue);
-	w->next = malloc(((size_t)s->n + 1) * sizeof *w->next);
-	return w->seen && w->rooted && w->queue && w->next ? 0 : -ENOMEM;
-}
-
-static void path_work_free(struct path_work *w)
-{
-	free(w->named_roots);
-	free(w->named);
-	free(w->seen);
-	free(w->rooted);
-	free(w->queue);
-	free(w->next);
-}
-
-/* Paths of a group named after roots start at those roots' objects. */
-static int path_work_name_roots(struct hfs *fs, struct path_work *w, const struct chain *ch)
-{
-	const struct heap_state *s = w->s;
-	int rc = eng_chain_roots(&fs->en, s, ch, &w->named_roots);
-	if (rc || !w->named_roots)
-		return rc;
-	if (!(w->named = bitset_alloc(s->n)))
-		return -ENOMEM;
-	BITSET_FOREACH(w->named_roots, s->nroots, r)
-		bitset_set(w->named, s->roots[r].object);
-	return 0;
-}
-
-/* Backwards BFS from t over in-edges to the nearest object in starts:
- * returns it, or UINT32_MAX when no path leads there. */
-static uint32_t nearest_in(struct path_work *w, uint32_t t, const uint64_t *starts)
-{
-	const struct heap_state *s = w->s;
-	size_t head = 0, tail = 0;
-	memset(w->seen, 0, bitset_words(s->n) * sizeof *w->seen);
-	if (!hs_is_reachable(s, t))
-		return UINT32_MAX;
-	bitset_set(w->seen, t);
-	w->next[t] = UINT32_MAX;
-	w->queue[tail++] = t;
-	while (head < tail) {
-		uint32_t o = w->queue[head++];
-		if (bitset_get(starts, o))
-			return o;
-		for (uint32_t e = s->in_off[o]; e < s->in_off[o + 1]; e++) {
-			uint32_t src = s->in_src[e];
-			if (!bitset_get(w->seen, src)) {
-				bitset_set(w->seen, src);
-				w->next[src] = o;
-				w->queue[tail++] = src;
-			}
-		}
-	}
-	return UINT32_MAX;
-}
-
-/* The nearest rooted object, from the group's named roots if it has them
- * (*named set), else from any root; UINT32_MAX when t is unreachable. */
-static uint32_t nearest_root(struct path_work *w, uint32_t t, int *named)
-{
-	*named = 0;
-	if (w->named) {
-		uint32_t o = nearest_in(w, t, w->named);
-		if (o != UINT32_MAX) {
-			*named = 1;
-			return o;
-		}
-	}
-	return nearest_in(w, t, w->rooted);
-}
-
-/* The name of the field of `from` that refers to `to` (the first one). */
-static int put_field_to(struct hfs *fs, const struct heap_state *s, uint32_t from, uint32_t to,
-			struct buf *out)
-{
-	const struct trace *t = fs->en.trace;
-	uint32_t type = hs_info(s, from)->type;
-	for (uint64_t e = s->out_off[from]; e < s->out_off[from + 1]; e++) {
-		if (s->out_tgt[e] != to)
-			continue;
-		uint32_t slot = hs_ref_slot(s, from, e);
-		const struct trace_type *ty = type < t->ntypes ? &t->types[type] : NULL;
-		if (ty && ty->name && ty->kind != HTR_TYPE_INSTANCE)
-			return buf_printf(out, "[%" PRIu32 "]", slot);
-		if (ty && ty->name && slot < ty->nfields && ty->fields[slot].name)
-			return put_tsv_field(out, ty->fields[slot].name, strlen(ty->fields[slot].name));
-		return buf_printf(out, "#%" PRIu32, slot);
-	}
-	return buf_putc(out, '?');
-}
-
-/* Lines "id type via" from the root to t: via is the root for the first
- * line (the group's named roots only, if it started there), the referring
- * field of the line before for the others. */
-static int put_path(struct hfs *fs, struct path_work *w, uint32_t root, int named, struct buf *out)
-{
-	const struct heap_state *s = w->s;
+	struct buf via;
+	buf_init(&via);
 	int rc = 0;
 	uint32_t prev = UINT32_MAX;
-	for (uint32_t o = root; o != UINT32_MAX && !rc; prev = o, o = w->next[o]) {
+	for (uint32_t o = root; o != UINT32_MAX && !rc; prev = o, o = path_finder_next(pf, o)) {
 		rc = put_u64(out, s->id[o]);
 		if (!rc) rc = buf_putc(out, '\t');
 		if (!rc) rc = put_type_of(fs, s, o, out);
 		if (!rc) rc = buf_putc(out, '\t');
-		if (!rc) rc = prev == UINT32_MAX ? put_roots_of(fs, s, o, named ? w->named_roots : NULL, out) :
-						   put_field_to(fs, s, prev, o, out);
+		if (rc)
+			break;
+		if (prev == UINT32_MAX) {
+			rc = put_roots_of(fs, s, o, named ? path_finder_named_roots(pf) : NULL, out);
+		} else {
+			buf_reset(&via);
+			if (!(rc = sym_ref(fs->en.trace, s, prev, o, &via)))
+				rc = put_tsv_field(out, (const char *)via.data, via.len);
+		}
 		if (!rc) rc = buf_putc(out, '\n');
 	}
+	buf_free(&via);
 	return rc;
 }
 
 int render_group_paths(struct hfs *fs, const struct node *n, struct buf *out)
 {
 	const struct heap_state *s;
-	struct path_work w;
+	struct path_finder *pf = NULL;
 	uint64_t *bits = NULL;
 	int rc = eng_state_get(&fs->en, n->gci, &s);
 	if (rc)
 		return rc;
-	memset(&w, 0, sizeof w);
 	if (!s->has_graph) {
 		rc = -ENOENT;
 		goto out;
 	}
-	if ((rc = group_members_bits(&fs->en.reg, s, &n->chain, &bits)) || (rc = path_work_init(&w, s)) ||
-	    (rc = path_work_name_roots(fs, &w, &n->chain)))
+	if ((rc = group_members_bits(&fs->en.reg, s, &n->chain, &bits)) ||
+	    (rc = path_finder_new(&pf, &fs->en, s, &n->chain)))
 		goto out;
 	/* a sample: the first PATH_SAMPLES members in id order */
 	uint32_t k = 0;
 	for (uint64_t i = bitset_next(bits, s->n, 0); i < s->n && k < PATH_SAMPLES && !rc;
 	     i = bitset_next(bits, s->n, i + 1), k++) {
 		int named;
-		uint32_t root = nearest_root(&w, (uint32_t)i, &named);
+		uint32_t root = path_finder_root(pf, (uint32_t)i, &named);
 		rc = buf_printf(out, "%s# object %" PRIu64 "\n", k ? "\n" : "", s->id[i]);
 		if (!rc)
 			rc = root == UINT32_MAX ? buf_printf(out, "unreachable\n") :
-						  put_path(fs, &w, root, named, out);
+						  put_path(fs, s, pf, root, named, out);
 	}
 out:
-	path_work_free(&w);
+	path_finder_free(pf);
 	free(bits);
 	eng_state_put(&fs->en, s);
 	return rc;
@@ -424,19 +253,21 @@ int render_object_dominator(struct hfs *fs, const struct node *n, struct buf *ou
 int render_object_path(struct hfs *fs, const struct node *n, struct buf *out)
 {
 	const struct heap_state *s;
-	struct path_work w;
+	struct path_finder *pf = NULL;
+	struct chain none; /* no group: paths from any root */
 	uint32_t i;
+	chain_init(&none);
 	int rc = object_index(fs, n, &s, &i);
 	if (rc)
 		return rc;
-	if (!(rc = path_work_init(&w, s))) {
+	if (!(rc = path_finder_new(&pf, &fs->en, s, &none))) {
 		int named;
-		uint32_t root = nearest_root(&w, i, &named);
+		uint32_t root = path_finder_root(pf, i, &named);
 		rc = buf_printf(out, "id\ttype\tvia\n");
 		if (!rc)
-			rc = root == UINT32_MAX ? 0 : put_path(fs, &w, root, named, out);
+			rc = root == UINT32_MAX ? 0 : put_path(fs, s, pf, root, named, out);
 	}
-	path_work_free(&w);
+	path_finder_free(pf);
 	eng_state_put(&fs->en, s);
 	return rc;
 }
@@ -444,43 +275,12 @@ int render_object_path(struct hfs *fs, const struct node *n, struct buf *out)
 /* ---- dominators/top ---- */
 
 /* Min-heap of the TOP_MAX largest retained sizes. */
-static void heap_sift_down(struct ret_sort *h, size_t n, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-		if (l < n && by_retained_desc(&h[l], &h[m]) > 0)
-			m = l;
-		if (r < n && by_retained_desc(&h[r], &h[m]) > 0)
-			m = r;
-		if (m == i)
-			return;
-		struct ret_sort t = h[i];
-		h[i] = h[m];
-		h[m] = t;
-		i = m;
-	}
-}
-
-static void heap_sift_up(struct ret_sort *h, size_t i)
-{
-	while (i > 0) {
-		size_t p = (i - 1) / 2;
-		if (by_retained_desc(&h[i], &h[p]) <= 0)
-			return;
-		struct ret_sort t = h[i];
-		h[i] = h[p];
-		h[p] = t;
-		i = p;
-	}
-}
-
 int render_dominators_top(struct hfs *fs, const struct node *n, struct buf *out)
 {
 	const struct heap_state *s;
 	struct rc_entry *e;
 	struct dom_view v;
-	struct ret_sort h[TOP_MAX];
-	size_t nh = 0;
+	uint32_t top[TOP_MAX];
 	int rc = eng_state_get(&fs->en, n->gci, &s);
 	if (rc)
 		return rc;
@@ -488,24 +288,12 @@ int render_dominators_top(struct hfs *fs, const struct node *n, struct buf *out)
 		eng_state_put(&fs->en, s);
 		return rc;
 	}
-	/* heap root = the smallest kept (by_retained_desc orders largest first,
-	 * so "greater" under it means smaller) */
-	for (uint32_t i = 0; i < v.n; i++) {
-		if (v.idom[i] == DOM_UNREACHABLE)
-			continue;
-		struct ret_sort x = { i, v.retained[i] };
-		if (nh < TOP_MAX) {
-			h[nh] = x;
-			heap_sift_up(h, nh++);
-		} else if (by_retained_desc(&x, &h[0]) < 0) {
-			h[0] = x;
-			heap_sift_down(h, nh, 0);
-		}
-	}
-	qsort(h, nh, sizeof *h, by_retained_desc);
-	rc = buf_printf(out, "id\ttype\tretained_size\tretained_count\tshallow_size\tdominator\troot\n");
-	for (size_t k = 0; k < nh && !rc; k++) {
-		uint32_t o = h[k].o;
+	uint32_t nh;
+	rc = dom_top(&v, TOP_MAX, top, &nh);
+	if (!rc)
+		rc = buf_printf(out, "id\ttype\tretained_size\tretained_count\tshallow_size\tdominator\troot\n");
+	for (uint32_t k = 0; k < nh && !rc; k++) {
+		uint32_t o = top[k];
 		rc = put_u64(out, s->id[o]);
 		if (!rc) rc = buf_putc(out, '\t');
 		if (!rc) rc = put_type_of(fs, s, o, out);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/symbols.h"
 #include "render.h"
 #include "render_closure.h"
 #include "table.h"
@@ -200,36 +201,6 @@ int render_object_referrers(struct hfs *fs, const struct node *n, struct buf *ou
 
 /* What identifies a root beyond its object: the static field, the thread,
  * the frame. */
-int render_root_detail(const struct trace *t, const struct hs_root *r, struct buf *out)
-{
-	char scratch[64];
-	switch (r->kind) {
-	case HTR_ROOT_STATIC: {
-		const char *tn = trace_type_name(t, r->type, scratch, sizeof scratch);
-		const struct trace_type *ty = r->type < t->ntypes ? &t->types[r->type] : NULL;
-		int rc = buf_printf(out, "%s.", tn);
-		if (!rc && ty && r->field < ty->nfields && ty->fields[r->field].name)
-			return buf_printf(out, "%s", ty->fields[r->field].name);
-		return rc ? rc : buf_printf(out, "#%" PRIu32, r->field);
-	}
-	case HTR_ROOT_THREAD:
-	case HTR_ROOT_NATIVE_STACK:
-	case HTR_ROOT_THREAD_BLOCK:
-		return buf_printf(out, "%s", sym_thread(t, r->thread));
-	case HTR_ROOT_LOCAL: {
-		int rc = buf_printf(out, "%s #%" PRIu32 " ", sym_thread(t, r->thread), r->depth);
-		if (!rc) rc = sym_method(t, r->method, out);
-		return rc ? rc : buf_printf(out, " slot %" PRIu32, r->slot);
-	}
-	case HTR_ROOT_JNI_LOCAL:
-		return buf_printf(out, "%s #%" PRIu32, sym_thread(t, r->thread), r->depth);
-	case HTR_ROOT_CODE_BLOB:
-		return sym_method(t, r->method, out);
-	default:
-		return 0;
-	}
-}
-
 static const struct tcol root_cols[] = {
 	{ "kind", TCOL_STR }, { "object", TCOL_U64 }, { "type", TCOL_STR }, { "detail", TCOL_STR },
 	{ "retained_size", TCOL_U64 },
@@ -295,7 +266,7 @@ int render_roots_table(struct hfs *fs, const struct node *n, struct buf *out)
 			table_set_u64(&tb, 4, dv.retained[root->object]);
 		}
 		buf_reset(&detail);
-		rc = render_root_detail(fs->en.trace, root, &detail);
+		rc = sym_root_detail(fs->en.trace, root, &detail);
 		if (!rc)
 			table_set_str(&tb, 3, detail.len ? (const char *)detail.data : "", detail.len);
 	}

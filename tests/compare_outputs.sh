@@ -49,6 +49,10 @@ file_list() {
 		printf 'gc/latest/by-type/%s/%s\n' "$ty" count summary retained_size deep_size paths roots \
 			pointed-from/by-type/table by-site/table
 	done
+	# groups named after roots: their paths start at those roots
+	for k in $("$h" ls "$t" gc/latest/by-indirect-root 2>/dev/null | grep -v '^table' | head -n 3); do
+		printf 'gc/latest/by-indirect-root/%s/%s\n' "$k" count paths roots
+	done
 	for g in $("$h" ls "$t" gc/latest/diff 2>/dev/null | head -n 2); do
 		printf 'gc/latest/diff/%s/%s\n' "$g" count by-type/table
 	done
