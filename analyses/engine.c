@@ -94,3 +94,39 @@ int eng_gc_has_graph(const struct engine *en, uint32_t gci)
 {
 	return gci < en->trace->ngcs && (en->trace->gcs[gci].flags & HTR_GC_HAS_GRAPH);
 }
+
+/* ---- windows (analyses/winstate.h) over the engine's states ---- */
+
+static int win_state_get_cb(void *ctx, uint32_t g, const struct heap_state **s)
+{
+	return eng_state_get(ctx, g, s);
+}
+
+static void win_state_put_cb(void *ctx, const struct heap_state *s)
+{
+	eng_state_put(ctx, s);
+}
+
+static void win_damage_cb(void *ctx, const struct htr_err *err)
+{
+	eng_set_error(ctx, err);
+}
+
+static struct win_inputs win_inputs_of(struct engine *en)
+{
+	return (struct win_inputs){ .t = en->trace, .progress = en->progress,
+				    .state_get = win_state_get_cb, .state_put = win_state_put_cb,
+				    .damage = win_damage_cb, .ctx = en };
+}
+
+int eng_reachable_series(struct engine *en, const uint64_t **reachable)
+{
+	struct win_inputs in = win_inputs_of(en);
+	return win_state_reachable(en->win, &in, reachable);
+}
+
+int eng_windows_results(struct engine *en, const struct win_result **res)
+{
+	struct win_inputs in = win_inputs_of(en);
+	return win_state_results(en->win, &in, res);
+}

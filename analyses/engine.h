@@ -103,6 +103,16 @@ void eng_set_error(struct engine *en, const struct htr_err *err);
 /* The last recorded error into buf; 1 if there was one. */
 int eng_last_error(struct engine *en, char *buf, size_t len);
 
+/* Reachable bytes per GC index ([ngcs], UINT64_MAX where not computed:
+ * no graph, or not sampled; analyses/winstate.h), computed on first use.
+ * Valid until eng_destroy.  0, -EIO (damage, message in eng_last_error),
+ * -ENOMEM. */
+int eng_reachable_series(struct engine *en, const uint64_t **reachable);
+/* The five window detectors' results ([WK_COUNT]), computed on first
+ * use (they need the reachable series). */
+struct win_result;
+int eng_windows_results(struct engine *en, const struct win_result **res);
+
 /* 1 if GC gci's trace carries the object graph. */
 int eng_gc_has_graph(const struct engine *en, uint32_t gci);
 

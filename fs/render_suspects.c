@@ -1,7 +1,6 @@
 /* render_suspects.c - `suspects` and `suspects.json` (render_suspects.h):
- * the report of analyses/suspects_find.h printed as text and as JSON, and
- * the struct sus_source through which that analysis reads the tree's
- * heap states and cached results.
+ * the report of analyses/suspects_find.h (computed and cached by
+ * analyses/suspects_engine.h) printed as text and as JSON.
  *
  * Both files print one struct sus_report, item by item: what an item says
  * (its text) and the tree paths that show it are built here, once, from
@@ -9,16 +8,6 @@
  * made to fit one line (tabs and line breaks become spaces) and cut where
  * the report has always cut them: claims and checks at 2,047 bytes,
  * titles at 1,023, a path's part below gc/NNN/ at 1,799.
- *
- * Caching: the report takes seconds on a big heap and both files need it,
- * so it is computed once per mount into the rendered cache (result
- * RES_SUSPECTS) in its flat form (sus_find writes it so), and each render
- * views it in place with sus_report_view.  The cache computes a key
- * once however many readers ask at a time (single flight), never changes
- * a ready entry, and keeps it pinned until rcache_put, so concurrent
- * readers share one immutable report and none can see it freed or half
- * written; a flat form also means the cache needs nothing but its bytes
- * to evict it.
  */
 #include "render_suspects.h"
 
@@ -28,10 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyses/suspects_find.h"
-#include "analyses/classify_ext.h"
-#include "render_closure.h"
-#include "render_ds.h"
+#include "analyses/suspects_engine.h"
 #include "render_windows.h"
 #include "table.h"
 #include "tree_internal.h"
@@ -44,105 +30,6 @@ static const char *const kind_names[SUS_KIND_COUNT] = {
 static const char *const kind_titles[SUS_KIND_COUNT] = {
 	"Leak", "GC overhead", "Churn", "Big retainers", "Bloat",
 };
-
-/* ---- the analysis' inputs, from the tree ---- */
-
-static int src_windows(void *ctx, struct sus_windows *w)
-{
-	struct hfs *fs = ctx;
-	const struct win_result *res;
-	const uint64_t *reach;
-	int rc = hfs_windows_results(fs, &res);
-	if (rc)
-		return rc;
-	w->leak = &res[WK_LEAK];
-	w->gc_overhead = &res[WK_GC_OVERHEAD];
-	w->churn = &res[WK_CHURN];
-	w->leak_spans = hfs_window_spans(fs, WK_LEAK);
-	/* no series: the leak's reachable bytes fall back to used_after */
-	w->reachable = hfs_reachable_series(fs, &reach) ? NULL : reach;
-	return 0;
-}
-
-static int src_state_get(void *ctx, uint32_t gci, const struct heap_state **s)
-{
-	return eng_state_get(&((struct hfs *)ctx)->en, gci, s);
-}
-
-static void src_state_put(void *ctx, const struct heap_state *s)
-{
-	eng_state_put(&((struct hfs *)ctx)->en, s);
-}
-
-static void src_release(void *ctx, void *pin)
-{
-	struct hfs *fs = ctx;
-	rcache_put(fs->en.rc, pin);
-}
-
-static int src_classification(void *ctx, uint32_t gci, const struct chain *ch, uint32_t cls,
-			      void **pin, const struct cls_row **rows, uint32_t *nrows)
-{
-	struct rc_entry *e;
-	int rc = eng_classification_get(&((struct hfs *)ctx)->en, gci, ch, cls, &e, rows, nrows);
-	if (!rc)
-		*pin = e;
-	return rc;
-}
-
-static int src_group_totals(void *ctx, uint32_t gci, const struct chain *ch, struct cls_row *row)
-{
-	return eng_group_totals(&((struct hfs *)ctx)->en, gci, ch, row);
-}
-
-static int src_dominators(void *ctx, uint32_t gci, void **pin, struct dominators *d)
-{
-	struct rc_entry *e;
-	struct dom_view v;
-	int rc = eng_dominators_get(&((struct hfs *)ctx)->en, gci, &e, &v);
-	if (!rc) {
-		dom_view_as_dominators(&v, d);
-		*pin = e;
-	}
-	return rc;
-}
-
-static int src_ds_roles(void *ctx, uint32_t gci, void **pin, struct sus_ds_roles *v)
-{
-	struct rc_entry *e;
-	struct ds_view dv;
-	int rc = eng_ds_get(&((struct hfs *)ctx)->en, gci, &e, &dv);
-	if (!rc) {
-		*v = (struct sus_ds_roles){ dv.nheads, dv.roles, dv.owner, dv.head_obj };
-		*pin = e;
-	}
-	return rc;
-}
-
-static int src_ds_heads(void *ctx, uint32_t gci, void **pin, const struct ds_head **heads,
-			uint32_t *nheads)
-{
-	struct rc_entry *e;
-	int rc = eng_ds_heads_get(&((struct hfs *)ctx)->en, gci, &e, heads, nheads);
-	if (!rc)
-		*pin = e;
-	return rc;
-}
-
-static int src_ir_trie(void *ctx, uint32_t gci, const struct heap_state *s, const uint64_t *members,
-		       struct buf *out)
-{
-	struct buf tb;
-	buf_init(&tb);
-	int rc = eng_indirect_root_trie(&((struct hfs *)ctx)->en, gci, s, members, &tb);
-	const struct ir_node *t = (const struct ir_node *)tb.data;
-	for (size_t k = 0; !rc && k < tb.len / sizeof *t; k++) {
-		struct sus_ir_node n = { t[k].parent, t[k].key, t[k].count };
-		rc = buf_put(out, &n, sizeof n);
-	}
-	buf_free(&tb);
-	return rc;
-}
 
 /* The keyspaces the report's keys belong to. */
 struct names {
@@ -191,118 +78,6 @@ static int put_ir_path(const struct names *nm, const uint32_t *keys, uint32_t n,
 	return rc ? rc : buf_putc(out, '\0');
 }
 
-static int src_group_path(void *ctx, uint32_t gci, int site, uint32_t key, const uint32_t *root,
-			  uint32_t nroot, sus_hop_fn hop, void *hop_ctx)
-{
-	struct names nm;
-	char gname[16], path[HFS_PATH_MAX], sub[HFS_PATH_MAX];
-	struct buf rp, pb;
-	buf_init(&rp);
-	buf_init(&pb);
-	int rc = names_init(&nm, ctx);
-	if (!rc)
-		rc = put_ir_path(&nm, root, nroot, &rp);
-	if (rc)
-		goto out;
-	const char *rs = (const char *)rp.data;
-	int len = snprintf(sub, sizeof sub, "%s%s%s", nroot ? "by-indirect-root/" : "", rs,
-			   nroot ? "/" : "");
-	hfs_gc_name(ctx, gci, gname);
-	if (len < 0 || (size_t)len >= sizeof sub ||
-	    (size_t)snprintf(path, sizeof path, "/gc/%s/%s/%s/%spaths", gname, group_dir(site),
-			     group_name(&nm, site, key), sub) >= sizeof path)
-		goto out; /* a name too long for a path of the tree: no path to show */
-	if ((rc = hfs_read(ctx, path, &pb)))
-		goto out;
-	/* lines after "# object N" up to a blank line: id, type, via */
-	const char *s = (const char *)pb.data, *e = s + pb.len;
-	int started = 0;
-	while (s < e && !rc) {
-		const char *nl = memchr(s, '\n', (size_t)(e - s));
-		size_t ll = nl ? (size_t)(nl - s) : (size_t)(e - s);
-		if (ll && s[0] == '#') {
-			if (started)
-				break;
-			started = 1;
-		} else if (ll == 0) {
-			if (started)
-				break;
-		} else if (started) {
-			const char *t1 = memchr(s, '\t', ll);
-			const char *t2 = t1 ? memchr(t1 + 1, '\t', ll - (size_t)(t1 + 1 - s)) : NULL;
-			if (t1 && t2)
-				rc = hop(hop_ctx, t2 + 1, ll - (size_t)(t2 + 1 - s), t1 + 1,
-					 (size_t)(t2 - t1 - 1));
-		}
-		s = nl ? nl + 1 : e;
-	}
-out:
-	buf_free(&rp);
-	buf_free(&pb);
-	return rc;
-}
-
-static int src_group_owners(void *ctx, uint32_t gci, int site, uint32_t key, sus_owner_fn owner,
-			    void *owner_ctx)
-{
-	struct names nm;
-	char gname[16], path[HFS_PATH_MAX];
-	struct buf rb;
-	buf_init(&rb);
-	int rc = names_init(&nm, ctx);
-	if (rc)
-		return rc;
-	hfs_gc_name(ctx, gci, gname);
-	snprintf(path, sizeof path, "/gc/%s/%s/%s/roots", gname, group_dir(site),
-		 group_name(&nm, site, key));
-	if ((rc = hfs_read(ctx, path, &rb)) || (rc = buf_putc(&rb, '\0')))
-		goto out;
-	/* rows after the header: id, type, retained_size, roots (the NUL
-	 * stops the number parsers at the end) */
-	const char *p = memchr(rb.data, '\n', rb.len - 1), *e = (const char *)rb.data + rb.len - 1;
-	while (p && ++p < e && !rc) {
-		char *tab;
-		uint64_t id = strtoull(p, &tab, 10);
-		if (*tab == '\t') {
-			const char *t2 = strchr(tab + 1, '\t');
-			rc = owner(owner_ctx, id, t2 ? strtoull(t2 + 1, NULL, 10) : 0);
-		}
-		p = memchr(p, '\n', (size_t)(e - p));
-	}
-out:
-	buf_free(&rb);
-	return rc;
-}
-
-static void src_trace_error(void *ctx, const struct htr_err *err)
-{
-	eng_set_error(&((struct hfs *)ctx)->en, err);
-}
-
-static int suspects_cb(void *vctx, struct buf *out)
-{
-	struct hfs *fs = vctx;
-	const struct sus_source src = {
-		.ctx = fs,
-		.trace = fs->en.trace,
-		.reg = &fs->en.reg,
-		.p = &fs->en.sus,
-		.windows = src_windows,
-		.state_get = src_state_get,
-		.state_put = src_state_put,
-		.release = src_release,
-		.classification = src_classification,
-		.group_totals = src_group_totals,
-		.dominators = src_dominators,
-		.ds_roles = src_ds_roles,
-		.ds_heads = src_ds_heads,
-		.ir_trie = src_ir_trie,
-		.group_path = src_group_path,
-		.group_owners = src_group_owners,
-		.trace_error = src_trace_error,
-	};
-	return sus_find(&src, out);
-}
 
 /* ---- what each item says ---- */
 
@@ -824,15 +599,14 @@ int render_suspects(struct hfs *fs, enum sus_format fmt, struct buf *out)
 	struct rc_entry *e;
 	struct sus_report r;
 	struct rctx x;
-	const struct result_key k = { .what = RES_SUSPECTS };
-	int rc = eng_result_get(&fs->en, &k, suspects_cb, fs, &e);
+	int rc = eng_suspects_get(&fs->en, &e, &r);
 	if (rc)
 		return rc;
 	buf_init(&x.tmp);
 	x.r = &r;
-	if (!(rc = sus_report_view(rc_data(e), rc_len(e), &r)) && !(rc = names_init(&x.nm, fs)))
+	if (!(rc = names_init(&x.nm, fs)))
 		rc = json ? render_json(&x, out) : render_text(&x, out);
 	buf_free(&x.tmp);
-	rcache_put(fs->en.rc, e);
+	eng_put(&fs->en, e);
 	return rc;
 }

@@ -243,7 +243,7 @@ int render_gcs_csv(struct hfs *fs, struct buf *out)
 {
 	const struct trace *t = fs->en.trace;
 	const uint64_t *reach;
-	int rc = hfs_reachable_series(fs, &reach);
+	int rc = eng_reachable_series(&fs->en, &reach);
 	if (!rc)
 		rc = buf_reserve(out, sizeof gcs_header + (size_t)t->ngcs * 80);
 	if (!rc)

@@ -33,46 +33,10 @@ enum win_kind win_kind_of(const char *name)
 	return WK_COUNT;
 }
 
-/* The tree's side of the windows: its trace, its progress stream, its
- * state cache and its damage report. */
-static int tree_state_get(void *ctx, uint32_t g, const struct heap_state **s)
-{
-	return eng_state_get(&((struct hfs *)ctx)->en, g, s);
-}
-
-static void tree_state_put(void *ctx, const struct heap_state *s)
-{
-	eng_state_put(&((struct hfs *)ctx)->en, s);
-}
-
-static void tree_damage(void *ctx, const struct htr_err *err)
-{
-	eng_set_error(&((struct hfs *)ctx)->en, err);
-}
-
-static struct win_inputs tree_inputs(struct hfs *fs)
-{
-	return (struct win_inputs){ .t = fs->en.trace, .progress = fs->en.progress,
-				    .state_get = tree_state_get, .state_put = tree_state_put,
-				    .damage = tree_damage, .ctx = fs };
-}
-
-int hfs_reachable_series(struct hfs *fs, const uint64_t **reachable)
-{
-	struct win_inputs in = tree_inputs(fs);
-	return win_state_reachable(fs->en.win, &in, reachable);
-}
-
-int hfs_windows_results(struct hfs *fs, const struct win_result **res)
-{
-	struct win_inputs in = tree_inputs(fs);
-	return win_state_results(fs->en.win, &in, res);
-}
-
 int hfs_window_link(struct hfs *fs, enum win_kind k, int end, char *buf, size_t len)
 {
 	const struct win_result *res;
-	int rc = hfs_windows_results(fs, &res);
+	int rc = eng_windows_results(&fs->en, &res);
 	if (rc)
 		return rc;
 	if (k >= WK_COUNT || !res[k].found)
@@ -86,7 +50,7 @@ int hfs_window_link(struct hfs *fs, enum win_kind k, int end, char *buf, size_t 
 int hfs_window_spans(struct hfs *fs, enum win_kind k)
 {
 	const struct win_result *res;
-	if (k >= WK_COUNT || hfs_windows_results(fs, &res))
+	if (k >= WK_COUNT || eng_windows_results(&fs->en, &res))
 		return 0;
 	return res[k].found && res[k].start_gci != res[k].end_gci;
 }
@@ -94,7 +58,7 @@ int hfs_window_spans(struct hfs *fs, enum win_kind k)
 int hfs_window_diff_link(struct hfs *fs, enum win_kind k, char *buf, size_t len)
 {
 	const struct win_result *res;
-	int rc = hfs_windows_results(fs, &res);
+	int rc = eng_windows_results(&fs->en, &res);
 	if (rc)
 		return rc;
 	if (!hfs_window_spans(fs, k))
@@ -186,7 +150,7 @@ out:
 int render_window_growing(struct hfs *fs, enum win_kind k, struct buf *out)
 {
 	const struct win_result *res;
-	int rc = hfs_windows_results(fs, &res);
+	int rc = eng_windows_results(&fs->en, &res);
 	if (rc)
 		return rc;
 	if (!hfs_window_spans(fs, k))
@@ -335,7 +299,7 @@ static int kind_keys(struct hfs *fs, enum win_kind k, const struct win_result *r
 int render_window_file(struct hfs *fs, enum win_kind k, struct buf *out)
 {
 	const struct win_result *res;
-	int rc = hfs_windows_results(fs, &res);
+	int rc = eng_windows_results(&fs->en, &res);
 	if (rc)
 		return rc;
 	const struct win_result *r = &res[k];
@@ -362,7 +326,7 @@ static const struct tcol summary_cols[] = {
 int render_windows_summary(struct hfs *fs, struct buf *out)
 {
 	const struct win_result *res;
-	int rc = hfs_windows_results(fs, &res);
+	int rc = eng_windows_results(&fs->en, &res);
 	if (rc)
 		return rc;
 	struct win_state_info wi;
@@ -749,9 +713,9 @@ int render_memory_svg(struct hfs *fs, struct buf *out)
 	const struct trace *t = fs->en.trace;
 	const uint64_t *reach;
 	const struct win_result *res;
-	int rc = hfs_windows_results(fs, &res);
+	int rc = eng_windows_results(&fs->en, &res);
 	if (!rc)
-		rc = hfs_reachable_series(fs, &reach);
+		rc = eng_reachable_series(&fs->en, &reach);
 	if (rc)
 		return rc;
 	struct plot p;

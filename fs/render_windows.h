@@ -34,14 +34,6 @@ const char *win_kind_name(enum win_kind k);
 enum win_kind win_kind_of(const char *name);
 
 
-/* Reachable bytes per GC index ([ngcs], UINT64_MAX where not computed:
- * no graph, or not sampled), computed on first use.  Valid until
- * hfs_close.  0, -EIO (damage, message in hfs_last_error), -ENOMEM. */
-int hfs_reachable_series(struct hfs *fs, const uint64_t **reachable);
-
-/* The five results, computed on first use (needs the reachable series). */
-int hfs_windows_results(struct hfs *fs, const struct win_result **res);
-
 /* windows/diff/<kind>/{start,end} link targets ("../../../gc/NNN");
  * -ENOENT when the kind found no window. */
 int hfs_window_link(struct hfs *fs, enum win_kind k, int end, char *buf, size_t len);

@@ -673,7 +673,7 @@ static int windows_emit(struct hfs *fs, const struct node *p, emit_fn emit, void
 			enum nt type, int only_found)
 {
 	const struct win_result *res = NULL;
-	int rc = only_found ? hfs_windows_results(fs, &res) : 0;
+	int rc = only_found ? eng_windows_results(&fs->en, &res) : 0;
 	if (rc)
 		return rc;
 	for (uint32_t k = 0; k < WK_COUNT; k++) {
@@ -696,7 +696,7 @@ static int windows_lookup_kind(struct hfs *fs, const struct node *p, const char 
 	if (k == WK_COUNT)
 		return -ENOENT;
 	if (only_found) {
-		int rc = hfs_windows_results(fs, &res);
+		int rc = eng_windows_results(&fs->en, &res);
 		if (rc)
 			return rc;
 		if (!res[k].found)
