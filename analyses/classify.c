@@ -446,51 +446,22 @@ static void note_failures(struct cls_registry *r, uint32_t cls, uint32_t gci, ui
 	pthread_mutex_unlock(&r->lock);
 }
 
-/* Digits of the GC directories' names: as the tree names them (at least 3). */
-static int gc_name_width(const struct trace *t)
+int cls_errors(struct cls_registry *r, struct buf *log, cls_failure_fn fn, void *ctx)
 {
-	uint32_t max = 0;
-	int w = 1;
-	for (uint32_t g = 0; g < t->ngcs; g++)
-		max = t->gcs[g].gc > max ? t->gcs[g].gc : max;
-	while (max >= 10) {
-		max /= 10;
-		w++;
-	}
-	return w < 3 ? 3 : w;
-}
-
-static int put_failures(const struct cls_registry *r, const struct cls_def *d, int width,
-			struct buf *out)
-{
-	int rc = 0;
-	for (uint32_t g = 0; g < r->t->ngcs && !rc; g++) {
-		const struct cls_fail *f = &d->fails[g];
-		char where[48] = "";
-		if (f->why.line)
-			snprintf(where, sizeof where, "line %" PRIu32 ", column %" PRIu32 ": ", f->why.line,
-				 f->why.col);
-		if (f->objects)
-			rc = buf_printf(out, "%s: gc/%0*" PRIu32 ": %" PRIu64 " object%s: %s%s\n", d->name,
-					width, r->t->gcs[g].gc, f->objects, f->objects == 1 ? "" : "s",
-					where, f->why.what ? f->why.what : "evaluation failed");
-		if (!rc && f->sum_overflow)
-			rc = buf_printf(out, "%s: gc/%0*" PRIu32 ": the bytes of a part add up beyond %"
-					PRIu64 ": the classification fails (EOVERFLOW)\n", d->name, width,
-					r->t->gcs[g].gc, UINT64_MAX);
-	}
-	return rc;
-}
-
-int cls_errors(struct cls_registry *r, struct buf *out)
-{
-	int width = gc_name_width(r->t);
 	pthread_mutex_lock(&r->lock);
-	int rc = buf_put(out, r->errors, strlen(r->errors));
+	int rc = buf_put(log, r->errors, strlen(r->errors));
 	for (uint32_t i = 0; i < r->ndefs && !rc; i++) {
 		const struct cls_def *d = r->defs[i];
-		if (d->fails && !__atomic_load_n(&d->removed, __ATOMIC_ACQUIRE))
-			rc = put_failures(r, d, width, out);
+		if (!d->fails || __atomic_load_n(&d->removed, __ATOMIC_ACQUIRE))
+			continue;
+		for (uint32_t g = 0; g < r->t->ngcs && !rc; g++) {
+			const struct cls_fail *f = &d->fails[g];
+			if (!f->objects && !f->sum_overflow)
+				continue;
+			struct cls_failure x = { d->name, g, f->objects, f->why.line, f->why.col,
+						 f->why.what, f->sum_overflow };
+			rc = fn(ctx, &x);
+		}
 	}
 	pthread_mutex_unlock(&r->lock);
 	return rc;

@@ -194,12 +194,25 @@ int cls_define_file(struct cls_registry *r, const char *path, char *msg, size_t 
 int cls_undefine(struct cls_registry *r, const char *name);
 /* Appends a line to the error log (classifiers/errors). */
 void cls_log_error(struct cls_registry *r, const char *line);
-/* classifiers/errors: the log, then per expression classifier and GC the
- * objects whose evaluation failed, with the first reason:
- *   NAME: gc/NNN: N objects: line L, column C: integer overflow in +
- * N is the most objects of that GC one classification by NAME has met
- * (classifying the GC itself, gc/NNN/by-NAME/, meets them all). */
-int cls_errors(struct cls_registry *r, struct buf *out);
+/* Where an expression classifier failed at one GC: objects is the most
+ * objects of that GC one classification by it has met (classifying the
+ * GC's whole heap meets them all), with the first reason (line and column
+ * 0 when the reason has no place); sum_overflow when the bytes of a part
+ * added up beyond UINT64_MAX. */
+struct cls_failure {
+	const char *classifier;
+	uint32_t gci;
+	uint64_t objects;
+	uint32_t line, col;
+	const char *why;       /* NULL: evaluation failed, no reason kept */
+	int sum_overflow;
+};
+typedef int (*cls_failure_fn)(void *ctx, const struct cls_failure *f);
+/* The error log (definition errors, one per line) appended to log, then
+ * fn per classifier and GC with failures, in definition and GC order.
+ * Runs under the registry lock: fn must not call into the registry.
+ * Stops at fn's first non-zero return and returns it. */
+int cls_errors(struct cls_registry *r, struct buf *log, cls_failure_fn fn, void *ctx);
 
 /* ---- chains ---- */
 

@@ -772,11 +772,38 @@ NODE_RENDERER(roots_file_node, render_roots_file)
 NODE_RENDERER(thread_stack_node, render_thread_stack)
 NODE_RENDERER(adhoc_members_node, render_adhoc_members)
 
+struct failure_ctx {
+	struct hfs *fs;
+	struct buf *out;
+};
+
+/* NAME: gc/NNN: N objects: line L, column C: integer overflow in + */
+static int put_failure(void *vctx, const struct cls_failure *f)
+{
+	struct failure_ctx *c = vctx;
+	char gc[16], where[48] = "";
+	hfs_gc_name(c->fs, f->gci, gc);
+	if (f->line)
+		snprintf(where, sizeof where, "line %" PRIu32 ", column %" PRIu32 ": ", f->line, f->col);
+	int rc = 0;
+	if (f->objects)
+		rc = buf_printf(c->out, "%s: gc/%s: %" PRIu64 " object%s: %s%s\n", f->classifier, gc,
+				f->objects, f->objects == 1 ? "" : "s", where,
+				f->why ? f->why : "evaluation failed");
+	if (!rc && f->sum_overflow)
+		rc = buf_printf(c->out, "%s: gc/%s: the bytes of a part add up beyond %" PRIu64
+				": the classification fails (EOVERFLOW)\n", f->classifier, gc, UINT64_MAX);
+	return rc;
+}
+
+/* classifiers/errors: the log, then per expression classifier and GC the
+ * objects whose evaluation failed, with the first reason. */
 static int classifiers_errors_node(struct hfs *fs, const struct node *n, int arg, struct buf *out)
 {
 	(void)n;
 	(void)arg;
-	return cls_errors(&fs->en.reg, out);
+	struct failure_ctx c = { fs, out };
+	return cls_errors(&fs->en.reg, out, put_failure, &c);
 }
 
 static int window_file_node(struct hfs *fs, const struct node *n, int arg, struct buf *out)
