@@ -280,24 +280,24 @@ if "$CC" -std=gnu11 -O2 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I"$ROOT" -o "$WORK
 else
 	log "gen_tworefs failed: no two-references figures"
 fi
-# ---- windows (issue 5): detectors, timeline/gcs.csv, memory.svg at 10^6 GCs ----
+# ---- windows: detectors, timeline/gcs.csv, memory.svg at 10^6 GCs ----
 echo; echo "windows at 10^6 GCs (goals: each detector, gcs.csv <= 1 s; memory.svg < 2 MB):"
 # shellcheck disable=SC2046
 "$CC" -std=gnu11 -O2 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I"$ROOT" $(pkg-config --cflags fuse3) -o "$WORK/bench_windows" "$ROOT/tests/bench/bench_windows.c" "$ROOT/build/libheapfs.a" $(pkg-config --libs fuse3 libzstd) -lpthread -lm && "$WORK/bench_windows" 1000000 "$WORK" | sed 's/^/  /' || log "bench_windows: a goal missed or it failed"
-# ---- classification (issue 3) and root classifiers (issue 4) on the same trace ----
+# ---- classification and root classifiers on the same trace ----
 echo; echo "classification of the last GC (goals: by-type, by-site >= 100 M objects/s; type/site/thread >= 30 M; expression >= 10 M; diff <= 2 s):"
 # shellcheck disable=SC2046
 "$CC" -std=gnu11 -O2 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I"$ROOT" $(pkg-config --cflags fuse3) -o "$WORK/bench_classify" "$ROOT/tests/bench/bench_classify.c" "$ROOT/build/libheapfs.a" $(pkg-config --libs fuse3 libzstd) -lpthread -lm && "$WORK/bench_classify" "$TRACE" | sed 's/^/  /' || log "bench_classify failed"
-# ---- closures and dominators (issue 4) on the same trace ----
+# ---- closures and dominators on the same trace ----
 echo; echo "closures and dominators of the last GC (goals: dominator tree <= 3 s; GC closure >= 20 M closure objects/s; by-type table with retained sizes <= 10 s):"
 BENCH_TRACE="$TRACE" bash "$ROOT/tests/bench/bench_closures.sh" "$HEAPFS" 2>&1 | sed 's/^/  /' || log "bench_closures: a goal missed or it failed"
-# ---- data-structure roles (issue 6) on the same trace ----
+# ---- data-structure roles on the same trace ----
 echo; echo "data-structure roles of the last GC (goals: roles <= 5 s; ds/heads <= 2 s after that):"
 # shellcheck disable=SC2046
 "$CC" -std=gnu11 -O2 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I"$ROOT" $(pkg-config --cflags fuse3) -o "$WORK/bench_roles" "$ROOT/tests/bench/bench_roles.c" "$ROOT/build/libheapfs.a" $(pkg-config --libs fuse3 libzstd) -lpthread -lm && "$WORK/bench_roles" "$TRACE" | sed 's/^/  /' || log "bench_roles failed"
-# ---- heap dumps (issue 8): import throughput, first table, retained sizes, memory; VisualVM on ~73 MB ----
+# ---- heap dumps: import throughput, first table, retained sizes, memory; VisualVM on ~73 MB ----
 echo; echo "heap dumps (HPROF):"
 bash "$ROOT/tests/bench/bench_hprof.sh" "$HEAPFS" 2>&1 | sed 's/^/  /' || log "bench_hprof: a goal missed or it failed"
-# ---- suspects (issue 10): cold cat suspects on 10^7 objects x 1,000 GCs (goal <= 20 s) and on the >= 1 GB dump (goal <= 30 s) ----
+# ---- suspects: cold cat suspects on 10^7 objects x 1,000 GCs (goal <= 20 s) and on the >= 1 GB dump (goal <= 30 s) ----
 echo; echo "suspects:"
 bash "$ROOT/tests/bench/bench_suspects.sh" "$HEAPFS" 2>&1 | sed 's/^/  /' || log "bench_suspects: a goal missed or it failed"

@@ -1,4 +1,4 @@
-/* bench_classify.c - issue 3's classification goals, timed in-process on
+/* bench_classify.c - the classification goals, timed in-process on
  * the last GC of a trace (and the one before it, for the diff), without
  * FUSE and without the rendered cache:
  *

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench_classify.sh HEAPFS [OBJECTS] - classification throughput (issue 3).
+# bench_classify.sh HEAPFS [OBJECTS] - classification throughput.
 # Times `heapfs cat` of classification tables on a synthetic buggystack
 # trace.  Each figure includes opening the trace and rebuilding the heap
 # state, so it is a lower bound of the classification rate; the "state"

@@ -1,4 +1,4 @@
-/* bench_closures.c - issue 4's performance figures, in-process, on one
+/* bench_closures.c - the closures' performance figures, in-process, on one
  * trace (tests/bench/bench_closures.sh builds and runs it):
  *   - the dominator tree of the last GC (analyses/dominators.c);
  *   - GC closure throughput: transitive + GC closure (the paper's improved

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench_closures.sh - issue 4's figures against the goals, on a synthetic
+# bench_closures.sh - the closures' figures against the goals, on a synthetic
 # multicache trace whose last GC has >= 10^7 live objects (BENCH_N Products,
 # 7 objects each plus 20: -n 1430000 gives 10,010,020).
 #
@@ -7,7 +7,7 @@
 #   BENCH_N=100000 bash tests/bench/bench_closures.sh build/heapfs   (quick)
 #   BENCH_TRACE=/tmp/big.htr ...   (reuse a trace instead of writing one)
 #
-# Goals (issue 4): dominator tree <= 3 s; GC closure >= 20 M closure
+# Goals: dominator tree <= 3 s; GC closure >= 20 M closure
 # objects/s; gc/latest/by-type/table with deep and retained sizes for every
 # type <= 10 s (figures: with the heap state built, and from a fresh open
 # including the reconstruction).  Exit 1 if a goal is missed.

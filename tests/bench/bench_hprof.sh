@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench_hprof.sh - issue 8's figures for heap dumps (docs/hprof.md, "Scale"):
+# bench_hprof.sh - the figures for heap dumps (docs/hprof.md, "Scale"):
 #
 #   bash tests/bench/bench_hprof.sh /abs/path/to/build/heapfs
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench_suspects.sh - issue 10's figures: cold `heapfs cat TRACE suspects`
+# bench_suspects.sh - the report's figures: cold `heapfs cat TRACE suspects`
 # (a fresh process each time: open, index, every analysis the report
 # needs, render), with the default options.
 #
@@ -100,7 +100,7 @@ header() {
 	printf '%-44s %8s %8s %8s\n' "cold heapfs cat INPUT suspects" "wall s" "cpu s" "rss MB"
 }
 
-echo "suspects (issue 10): cold \`heapfs cat INPUT suspects\`, medians of $REPS runs; $(nproc) cores"
+echo "suspects: cold \`heapfs cat INPUT suspects\`, medians of $REPS runs; $(nproc) cores"
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 header
 if [ "${BENCH_SUS_SKIP_TRACE:-0}" != 1 ]; then

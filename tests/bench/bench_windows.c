@@ -1,5 +1,5 @@
 /* bench_windows.c - the window detectors, timeline/gcs.csv and
- * timeline/memory.svg at 10^6 GCs (issue 5's performance goals: each
+ * timeline/memory.svg at 10^6 GCs (the windows' performance goals: each
  * detector <= 1 s, gcs.csv <= 1 s, the SVG under 2 MB).
  *
  * Two parts:

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Classification end to end (issue 3's acceptance, issue 4's by-indirect-root):
+# Classification end to end (the classification paper's scenarios, and
+# the gc-roots paper's by-indirect-root):
 #   - without FUSE (`heapfs cat/ls TRACE PATH`): the Figure 15 path on
 #     buggystack, by-site counts and caller nesting on multicache, the
 #     indirectly-rooted Products;
@@ -51,7 +52,7 @@ expect "$MC" "gc/latest/by-type/java.lang.Long/by-site/java.lang.Long.valueOf:12
 	300 "Long.valueOf <- IdCache.put"
 ok "by-site: Loader.load:30 x300, callers nest (run:22, Thread.run:833)"
 
-# ---- multicache: by-indirect-root (issue 4's acceptance) ----
+# ---- multicache: by-indirect-root (gc-roots paper §4.3.2) ----
 R=$P/by-indirect-root/static
 expect "$MC" "$R/example.multicache.IdCache/byId/count" 300 "Products under IdCache.byId"
 expect "$MC" "$R/example.multicache.NameCache/byName/count" 300 "Products under NameCache.byName"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 4 end to end: closure metrics, dominators, roots, paths and stacks
+# End to end: closure metrics, dominators, roots, paths and stacks
 # through `heapfs cat`, and ad-hoc groups (mkdir, echo >> members, rmdir)
 # through a real FUSE mount, on synth multicache.  Expected values from the
 # scenario's construction (docs/scenarios.md): with N Products each map's

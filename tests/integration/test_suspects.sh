@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_suspects.sh - the `suspects` file (issue 10) through `heapfs cat` (no
+# test_suspects.sh - the `suspects` file through `heapfs cat` (no
 # FUSE) on the synthetic scenarios and the recorded example, with what
 # docs/scenarios.md constructs:
 #   multicache   Products held by the two static maps IdCache.byId and

@@ -98,7 +98,7 @@ static char *read_path(struct hfs *fs, const char *path)
 	return (char *)b.data;
 }
 
-/* Drops the closure columns (deep_*, retained_*: issue 4) from a table,
+/* Drops the closure columns (deep_*, retained_*: the gc-roots paper's) from a table,
  * so that these expectations stay about classification. */
 static int closure_column(const char *name, size_t len)
 {

@@ -153,7 +153,7 @@ static void test_by_indirect_root(void **state)
 {
 	(void)state;
 	struct hfs *fs = open_tree(g_mc);
-	/* issue 4's acceptance: both static fields, each with all Products,
+	/* the gc-roots paper's example: both static fields, each with all Products,
 	 * the parents counting each Product once */
 	expect_n(fs, PRODUCT, 100);
 	expect_n(fs, PRODUCT "/by-indirect-root/static", 100);

@@ -1,4 +1,4 @@
-/* test_render_closure.c - issue 4 in the tree (fs/render_closure.c): closure
+/* test_render_closure.c - closures, dominators and roots in the tree (fs/render_closure.c): closure
  * metrics, closure groups, dominators, roots, paths, thread stacks and
  * ad-hoc groups, on synth multicache.  Expected values come from the
  * scenario's construction (docs/scenarios.md, multicache): N Products, each

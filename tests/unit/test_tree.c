@@ -344,7 +344,7 @@ static void test_gc_names_canonical_only(void **state)
 #define STEPS_GRAPH "only-reachable\nonly-unreachable\nby-collection-health\n" \
 	"by-instance-health\nby-role\nby-ds\nby-root\nby-root-var\nby-indirect-root\n" \
 	"by-indirect-root-var\nby-first-root\npoints-to\npointed-from\nclosure\n"
-/* issue 4: closure metrics and bottom-up files of a group with a graph */
+/* closure metrics and bottom-up files of a group with a graph */
 #define CLOSURE_FILES "deep_count\ndeep_size\nretained_count\nretained_size\n"
 
 static void test_gc_dir_listing(void **state)
@@ -603,7 +603,7 @@ static void test_objects(void **state)
 	struct fixture *f = *state;
 	expect_list(f->fs, "/gc/001/objects/1",
 		    "info\nrefs\nreferrers\nretained_size\ndominator\npath-to-root\n");
-	/* issue 4: 1 is rooted (static) and alone holds 2, 3, 4 */
+	/* 1 is rooted (static) and alone holds 2, 3, 4 */
 	expect_file(f->fs, "/gc/001/objects/1/retained_size", "96\n");
 	expect_file(f->fs, "/gc/001/objects/1/dominator", "roots\n");
 	expect_file(f->fs, "/gc/001/objects/3/dominator", "2\n");
