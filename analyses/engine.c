@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "analyses/adhoc.h"
+#include "analyses/classify_ext.h"
+#include "analyses/features.h"
 #include "analyses/winstate.h"
 
 void eng_init(struct engine *en)
@@ -14,8 +16,78 @@ void eng_init(struct engine *en)
 	pthread_mutex_init(&en->err_lock, NULL);
 }
 
+/* The registry: built-in classifiers (with the feature map, if any), the
+ * analysis classifiers, then the user's definitions, so that users cannot
+ * take the others' names. */
+static int open_classifiers(struct engine *en, const struct eng_opts *o, struct htr_err *err)
+{
+	struct feature_map fm;
+	char msg[sizeof err->msg];
+	int have_fm = 0, rc;
+	if (o->features) {
+		if ((rc = feature_map_load(o->features, &fm, msg, sizeof msg)))
+			return htr_errf_as(err, HTR_ERR_WHOLE, rc, "features=%s: %s", o->features, msg);
+		have_fm = 1;
+	}
+	if ((rc = cls_registry_init(&en->reg, en->trace, have_fm ? &fm : NULL))) {
+		if (have_fm)
+			feature_map_free(&fm);
+		return htr_errf(err, rc, 0, "cannot initialize classifiers");
+	}
+	en->reg_ready = 1;
+	if ((rc = eng_register_analysis_classifiers(en)))
+		return htr_errf(err, rc, 0, "cannot register the analysis classifiers");
+	if (o->classifiers && (rc = cls_define_file(&en->reg, o->classifiers, msg, sizeof msg)))
+		return htr_errf_as(err, HTR_ERR_WHOLE, rc, "classifiers=%s: %s", o->classifiers, msg);
+	return 0;
+}
+
+static int adhoc_bits_cb(void *ctx, uint32_t version, const struct heap_state *s, uint64_t *bits)
+{
+	return adhoc_bits(ctx, version, s, bits);
+}
+
+int eng_open(struct engine *en, const char *trace_path, const struct eng_opts *o,
+	     struct htr_err *err)
+{
+	int rc;
+	eng_init(en);
+	en->progress = o->progress;
+	if (o->suspects)
+		en->sus = *o->suspects;
+	else
+		sus_params_default(&en->sus);
+	en->state_budget = o->state_budget;
+	struct trace_open_opts to = { .progress = o->progress, .hprof_layout = o->hprof_layout };
+	if ((rc = trace_open(&en->trace, trace_path, &to, err)))
+		goto fail;
+	if ((rc = state_cache_new(&en->states, en->trace, en->state_budget, en->progress))) {
+		htr_errf(err, rc, 0, "cannot create the state cache");
+		goto fail;
+	}
+	if ((rc = rcache_new(&en->rc, o->result_budget))) {
+		htr_errf(err, rc, 0, "out of memory");
+		goto fail;
+	}
+	if ((rc = open_classifiers(en, o, err)))
+		goto fail;
+	if ((rc = win_state_new(&en->win, o->windows)) || (rc = adhoc_new(&en->adhoc))) {
+		htr_errf(err, rc, 0, "out of memory");
+		goto fail;
+	}
+	/* groups/NAME: the registry asks the ad-hoc store for its members */
+	en->reg.adhoc_bits = adhoc_bits_cb;
+	en->reg.adhoc_ctx = en->adhoc;
+	return 0;
+fail:
+	eng_destroy(en);
+	return rc;
+}
+
 void eng_destroy(struct engine *en)
 {
+	if (!en->trace && !en->reg_ready && !en->states)
+		goto out; /* never opened, or destroyed already */
 	adhoc_free(en->adhoc);
 	win_state_free(en->win);
 	if (en->reg_ready)
@@ -26,6 +98,7 @@ void eng_destroy(struct engine *en)
 		state_cache_free(en->states);
 	if (en->trace)
 		trace_close(en->trace);
+out:
 	pthread_mutex_destroy(&en->err_lock);
 	memset(en, 0, sizeof *en);
 }

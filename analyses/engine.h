@@ -19,9 +19,8 @@
  * last_error.  No lock is held across a state build or a computation.
  *
  * Ownership: the engine owns everything it points to except progress
- * (borrowed); eng_destroy frees it all.  Fields are set up by the front
- * end's open (fs/tree.c hfs_open) and are immutable afterwards, apart from
- * what their own locks guard.
+ * (borrowed); eng_destroy frees it all.  Fields are set up by eng_open
+ * and are immutable afterwards, apart from what their own locks guard.
  */
 #ifndef HEAPFS_ANALYSES_ENGINE_H
 #define HEAPFS_ANALYSES_ENGINE_H
@@ -82,9 +81,31 @@ struct result_key {
 	const struct chain *chain; /* the group's chain, or NULL (borrowed) */
 };
 
-/* Sets up the lock; everything else is zero.  Pair with eng_destroy. */
+struct win_params;
+
+struct eng_opts {
+	FILE *progress;               /* progress and failures of long work; NULL: quiet */
+	const char *features;         /* feature map file (README), or NULL */
+	const char *classifiers;      /* classifier definitions file, or NULL */
+	const struct win_params *windows; /* copied; NULL: the paper's defaults */
+	const struct sus_params *suspects; /* copied; NULL: the defaults */
+	int hprof_layout;             /* heap dumps' object sizes (model/hprof.h) */
+	uint64_t state_budget;        /* bytes of heap states kept */
+	uint64_t result_budget;       /* bytes of results (and fs's rendered files) kept */
+};
+
+/* Opens the trace (indexing it, with progress) and sets up everything the
+ * engine holds: the state and result caches, the classifier registry
+ * (built-ins, the analysis classifiers of classify_ext.h, then the
+ * options' definitions), the windows and the ad-hoc groups.  On failure
+ * err says what and the engine is left destroyed.  Pair with eng_destroy. */
+int eng_open(struct engine *en, const char *trace_path, const struct eng_opts *o,
+	     struct htr_err *err);
+/* Sets up the lock; everything else is zero (an engine for tests that
+ * fill in the fields themselves).  Pair with eng_destroy. */
 void eng_init(struct engine *en);
-/* Frees what the engine owns (any field may still be NULL/unset). */
+/* Frees what the engine owns and zeroes it; a zeroed or destroyed engine
+ * may be destroyed again. */
 void eng_destroy(struct engine *en);
 
 /* The result k names, computed by fn(ctx) if the cache does not have it

@@ -765,20 +765,6 @@ int closure_dir_lookup(struct hfs *fs, const struct node *p, const char *name, s
 /* The store lives in analyses/adhoc.c; the tree names its groups and
  * parses their selectors. */
 
-static int adhoc_bits_cb(void *ctx, uint32_t version, const struct heap_state *s, uint64_t *bits)
-{
-	return adhoc_bits(ctx, version, s, bits);
-}
-
-int hfs_adhoc_new(struct hfs *fs)
-{
-	int rc = adhoc_new(&fs->en.adhoc);
-	if (rc)
-		return rc;
-	fs->en.reg.adhoc_bits = adhoc_bits_cb;
-	fs->en.reg.adhoc_ctx = fs->en.adhoc;
-	return 0;
-}
 
 static const char *after_prefix(const char *path, const char *prefix)
 {

@@ -71,7 +71,6 @@ int adhoc_gc_lookup(struct hfs *fs, const struct node *p, const char *name, stru
 
 /* ---- ad-hoc groups ---- */
 
-int hfs_adhoc_new(struct hfs *fs);   /* sets fs->en.adhoc and the registry hook */
 /* NAME when path is /groups/NAME (no further component), else NULL. */
 const char *adhoc_dir_name(const char *path, char name[256]);
 /* NAME when path is /groups/NAME/members, else NULL. */

@@ -1469,29 +1469,6 @@ static uint32_t digits(uint32_t v)
 
 /* The classifier registry, with -o features and -o classifiers: a bad
  * file refuses the mount with the message (file, line, column). */
-static int open_classifiers(struct hfs *fs, const struct hfs_opts *o, struct htr_err *err)
-{
-	struct feature_map fm;
-	char msg[sizeof err->msg];
-	int have_fm = 0, rc;
-	if (o && o->features) {
-		if ((rc = feature_map_load(o->features, &fm, msg, sizeof msg)))
-			return htr_errf_as(err, HTR_ERR_WHOLE, rc, "features=%s: %s", o->features, msg);
-		have_fm = 1;
-	}
-	if ((rc = cls_registry_init(&fs->en.reg, fs->en.trace, have_fm ? &fm : NULL))) {
-		if (have_fm)
-			feature_map_free(&fm);
-		return htr_errf(err, rc, 0, "cannot initialize classifiers");
-	}
-	fs->en.reg_ready = 1;
-	if ((rc = eng_register_analysis_classifiers(&fs->en)))
-		return htr_errf(err, rc, 0, "cannot register the analysis classifiers");
-	if (o && o->classifiers && (rc = cls_define_file(&fs->en.reg, o->classifiers, msg, sizeof msg)))
-		return htr_errf_as(err, HTR_ERR_WHOLE, rc, "classifiers=%s: %s", o->classifiers, msg);
-	return 0;
-}
-
 int hfs_open(struct hfs **out, const char *trace_path, const struct hfs_opts *o,
 	     struct htr_err *err)
 {
@@ -1499,39 +1476,22 @@ int hfs_open(struct hfs **out, const char *trace_path, const struct hfs_opts *o,
 	int rc = -ENOMEM;
 	if (!fs)
 		return htr_errf(err, -ENOMEM, 0, "out of memory");
-	eng_init(&fs->en);
-	fs->en.progress = o ? o->progress : NULL;
-	if (o && o->suspects)
-		fs->en.sus = *o->suspects;
-	else
-		sus_params_default(&fs->en.sus);
 	uint64_t mb = (o && o->cache_mb) ? o->cache_mb : 1024;
-	/* cache_mb is everything cached: three quarters for heap states, a
-	 * quarter for rendered files and analysis results */
 	fs->cache_budget = mb << 20;
-	fs->en.state_budget = fs->cache_budget - fs->cache_budget / 4;
-	struct trace_open_opts to = { .progress = fs->en.progress,
-				      .hprof_layout = o ? o->hprof_layout : 0 };
-	if ((rc = trace_open(&fs->en.trace, trace_path, &to, err)))
+	/* cache_mb is everything cached: three quarters for heap states, a
+	 * quarter for analysis results and rendered files */
+	struct eng_opts eo = {
+		.progress = o ? o->progress : NULL,
+		.features = o ? o->features : NULL,
+		.classifiers = o ? o->classifiers : NULL,
+		.windows = o ? o->windows : NULL,
+		.suspects = o ? o->suspects : NULL,
+		.hprof_layout = o ? o->hprof_layout : 0,
+		.state_budget = fs->cache_budget - fs->cache_budget / 4,
+		.result_budget = fs->cache_budget / 4,
+	};
+	if ((rc = eng_open(&fs->en, trace_path, &eo, err)))
 		goto fail;
-	if ((rc = state_cache_new(&fs->en.states, fs->en.trace, fs->en.state_budget, fs->en.progress))) {
-		htr_errf(err, rc, 0, "cannot create the state cache");
-		goto fail;
-	}
-	if ((rc = rcache_new(&fs->en.rc, fs->cache_budget / 4))) {
-		htr_errf(err, rc, 0, "out of memory");
-		goto fail;
-	}
-	if ((rc = open_classifiers(fs, o, err)))
-		goto fail;
-	if ((rc = win_state_new(&fs->en.win, o ? o->windows : NULL))) {
-		htr_errf(err, rc, 0, "out of memory");
-		goto fail;
-	}
-	if ((rc = hfs_adhoc_new(fs))) { /* groups/ */
-		htr_errf(err, rc, 0, "out of memory");
-		goto fail;
-	}
 	uint32_t maxgc = 0;
 	for (uint32_t i = 0; i < fs->en.trace->ngcs; i++) {
 		if (fs->en.trace->gcs[i].gc > maxgc)
