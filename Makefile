@@ -22,8 +22,10 @@ LDLIBS  := $(PKG_LIBS) -lpthread -lm
 # them those parts are skipped.  Maven (package maven) is used the same way
 # where it is installed, as on these machines; it is not installed here for
 # the tests alone.
+# jq: tests/integration/test_jfr_reader.sh turns the JDK's `jfr print
+# --json` into the lines the JFR reader's dump prints, to compare them.
 DEBS    := libfuse3-dev fuse3 libzstd-dev uthash-dev libcmocka-dev pkg-config \
-           default-jdk-headless clang libclang-rt-14-dev ant antlr3
+           default-jdk-headless clang libclang-rt-14-dev ant antlr3 jq
 
 LIB_SRC  := $(filter-out fs/main.c,$(wildcard model/*.c analyses/*.c fs/*.c mountopts/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
@@ -64,9 +66,17 @@ $(BUILD)/tests/test_mountopts: TEST_LDFLAGS = -Wl,--wrap=strdup
 unit: $(TEST_BIN)
 	@set -e; for t in $(TEST_BIN); do echo "== $$t"; $$t; done
 
+# Test-only programs (tests/tools/X.c -> BUILD/tools/X), which the
+# integration tests find beside HEAPFS: jfr_dump prints what model/jfr.c
+# reads (test_jfr_reader.sh).
+TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*.c))
+$(BUILD)/tools/%: tests/tools/%.c $(BUILD)/libheapfs.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libheapfs.a $(LDLIBS)
+
 # Each suite's time is printed after it: CI has 90 minutes, make test should
 # stay well under 20.
-integration: $(BUILD)/heapfs
+integration: $(BUILD)/heapfs $(TOOLS)
 	@set -e; for t in tests/integration/*.sh; do [ -e "$$t" ] || continue; echo "== $$t"; s=$$(date +%s); \
 		HEAPFS=$(abspath $(BUILD)/heapfs) bash $$t; echo "== $$t: $$(( $$(date +%s) - s )) s"; done
 
