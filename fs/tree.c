@@ -136,61 +136,69 @@ static int is_adhoc_top(const struct hfs *fs, const struct node *p)
 	return p->aux[0] == 1 && p->chain.depth == 1 && p->chain.steps[0].op == ST_ADHOC;
 }
 
+/* A fixed child: its name, node type and presence test.  A plain file
+ * needs nothing more than its row: type NT_FILE and its definition in
+ * `file` (FILE_ROW), so adding one to a directory is one row plus its
+ * renderer; other types are defined once in nt_defs. */
 struct child_def {
 	const char *name;
 	enum nt type;
-	present_fn present; /* NULL: always */
+	present_fn present;         /* NULL: always */
+	const struct nt_def *file;  /* NT_FILE: the file; else NULL */
 };
 
+#define FILE_ROW(name, present, cost, render, arg) \
+	{ name, NT_FILE, present, &(const struct nt_def){ HFS_FILE, cost, render, arg, NULL, NULL } }
+
 static const struct child_def root_children[] = {
-	{ "README", NT_README, NULL },
-	{ "status", NT_STATUS, NULL },
-	{ "trace", NT_TRACE_DIR, NULL },
-	{ "timeline", NT_TIMELINE_DIR, NULL },
-	{ "gc", NT_GC_DIR, NULL },
-	{ "roots", NT_ROOTS_LINK, latest_has_graph },
-	{ "ds", NT_DS_LINK, latest_has_graph },
-	{ "classifiers", NT_CLASSIFIERS_DIR, NULL },
-	{ "windows", NT_WINDOWS_DIR, NULL },
-	{ "groups", NT_GROUPS_DIR, NULL },
-	{ "suspects", NT_SUSPECTS, NULL },
-	{ "suspects.json", NT_SUSPECTS_JSON, NULL },
-	{ "allocs", NT_ALLOCS_DIR, NULL },
-	{ NULL, 0, NULL },
+	{ "README", NT_README, NULL, NULL },
+	{ "status", NT_STATUS, NULL, NULL },
+	{ "trace", NT_TRACE_DIR, NULL, NULL },
+	{ "timeline", NT_TIMELINE_DIR, NULL, NULL },
+	{ "gc", NT_GC_DIR, NULL, NULL },
+	{ "roots", NT_ROOTS_LINK, latest_has_graph, NULL },
+	{ "ds", NT_DS_LINK, latest_has_graph, NULL },
+	{ "classifiers", NT_CLASSIFIERS_DIR, NULL, NULL },
+	{ "windows", NT_WINDOWS_DIR, NULL, NULL },
+	{ "groups", NT_GROUPS_DIR, NULL, NULL },
+	{ "suspects", NT_SUSPECTS, NULL, NULL },
+	{ "suspects.json", NT_SUSPECTS_JSON, NULL, NULL },
+	{ "allocs", NT_ALLOCS_DIR, NULL, NULL },
+	{ NULL, 0, NULL, NULL },
 };
 /* allocs/: fs/render_allocs.h */
 static const struct child_def allocs_children[] = {
-	{ "by-site", NT_ALLOCS_BY_SITE, NULL },
-	{ "by-site.csv", NT_ALLOCS_BY_SITE_CSV, NULL },
-	{ "by-site.json", NT_ALLOCS_BY_SITE_JSON, NULL },
-	{ "by-method", NT_ALLOCS_BY_METHOD, NULL },
-	{ "by-method.csv", NT_ALLOCS_BY_METHOD_CSV, NULL },
-	{ "by-method.json", NT_ALLOCS_BY_METHOD_JSON, NULL },
-	{ "stats", NT_ALLOCS_STATS, NULL },
-	{ "stats.csv", NT_ALLOCS_STATS_CSV, NULL },
-	{ "stats.json", NT_ALLOCS_STATS_JSON, NULL },
-	{ NULL, 0, NULL },
+	{ "by-site", NT_ALLOCS_BY_SITE, NULL, NULL },
+	{ "by-site.csv", NT_ALLOCS_BY_SITE_CSV, NULL, NULL },
+	{ "by-site.json", NT_ALLOCS_BY_SITE_JSON, NULL, NULL },
+	{ "by-method", NT_ALLOCS_BY_METHOD, NULL, NULL },
+	{ "by-method.csv", NT_ALLOCS_BY_METHOD_CSV, NULL, NULL },
+	{ "by-method.json", NT_ALLOCS_BY_METHOD_JSON, NULL, NULL },
+	{ "stats", NT_ALLOCS_STATS, NULL, NULL },
+	{ "stats.csv", NT_ALLOCS_STATS_CSV, NULL, NULL },
+	{ "stats.json", NT_ALLOCS_STATS_JSON, NULL, NULL },
+	{ NULL, 0, NULL, NULL },
 };
 static const struct child_def classifiers_children[] = {
-	{ "README", NT_CLASSIFIERS_README, NULL },
-	{ "errors", NT_CLASSIFIERS_ERRORS, NULL },
-	{ "list", NT_CLASSIFIERS_LIST, NULL },
-	{ NULL, 0, NULL },
+	{ "README", NT_CLASSIFIERS_README, NULL, NULL },
+	{ "errors", NT_CLASSIFIERS_ERRORS, NULL, NULL },
+	{ "list", NT_CLASSIFIERS_LIST, NULL, NULL },
+	{ NULL, 0, NULL, NULL },
 };
 static const struct child_def trace_children[] = {
-	{ "info", NT_TRACE_INFO, NULL },
-	{ NULL, 0, NULL },
+	{ "info", NT_TRACE_INFO, NULL, NULL },
+	{ NULL, 0, NULL, NULL },
 };
 static const struct child_def timeline_children[] = {
-	{ "gcs.csv", NT_GCS_CSV, NULL },
-	{ "memory.svg", NT_MEMORY_SVG, NULL },
-	{ NULL, 0, NULL },
+	{ "gcs.csv", NT_GCS_CSV, NULL, NULL },
+	{ "memory.svg", NT_MEMORY_SVG, NULL, NULL },
+	{ NULL, 0, NULL, NULL },
 };
 /* windows/: the five kinds (dynamic: they carry node.win), summary, diff/ */
 static const struct child_def windows_children[] = {
-	{ "summary", NT_WINDOWS_SUMMARY, NULL },
-	{ "diff", NT_WINDOWS_DIFF_DIR, NULL },
-	{ NULL, 0, NULL },
+	{ "summary", NT_WINDOWS_SUMMARY, NULL, NULL },
+	{ "diff", NT_WINDOWS_DIFF_DIR, NULL, NULL },
+	{ NULL, 0, NULL, NULL },
 };
 /* diff and growing need two distinct GCs (a gc-overhead or churn window
  * of one GC has none).  The detectors' results are computed once and
@@ -201,89 +209,89 @@ static int window_spans_gcs(const struct hfs *fs, const struct node *p)
 }
 
 static const struct child_def window_diff_children[] = {
-	{ "start", NT_WINDOW_START, NULL },
-	{ "end", NT_WINDOW_END, NULL },
-	{ "diff", NT_WINDOW_DIFF, window_spans_gcs },
-	{ "growing", NT_WINDOW_GROWING, window_spans_gcs },
-	{ NULL, 0, NULL },
+	{ "start", NT_WINDOW_START, NULL, NULL },
+	{ "end", NT_WINDOW_END, NULL, NULL },
+	{ "diff", NT_WINDOW_DIFF, window_spans_gcs, NULL },
+	{ "growing", NT_WINDOW_GROWING, window_spans_gcs, NULL },
+	{ NULL, 0, NULL, NULL },
 };
 static const struct child_def gc_dir_children[] = {
-	{ "latest", NT_GC_LATEST, has_gcs },
-	{ NULL, 0, NULL },
+	{ "latest", NT_GC_LATEST, has_gcs, NULL },
+	{ NULL, 0, NULL, NULL },
 };
 /* gc/NNN is the root group of its GC; it has info, objects/ (per-object
  * directories) and roots/ where a subgroup has the objects id file. */
 static const struct child_def group_children[] = {
-	{ "info", NT_GC_INFO, is_gc_root_group },
-	{ "count", NT_GROUP_COUNT, NULL },
-	{ "shallow_size", NT_GROUP_SHALLOW, NULL },
-	{ "summary", NT_GROUP_SUMMARY, NULL },
-	{ "objects", NT_OBJECTS_DIR, is_gc_root_group },
-	{ "objects", NT_GROUP_OBJECTS, is_sub_group },
-	{ "roots", NT_ROOTS_DIR, gc_root_with_graph },
-	{ "ds", NT_DS_DIR, gc_root_with_graph },
-	{ "born_count", NT_GROUP_BORN_COUNT, is_diff_group },
-	{ "born_bytes", NT_GROUP_BORN_BYTES, is_diff_group },
-	{ "died_count", NT_GROUP_DIED_COUNT, is_diff_group },
-	{ "died_bytes", NT_GROUP_DIED_BYTES, is_diff_group },
-	{ "perm_count", NT_GROUP_PERM_COUNT, is_diff_group },
-	{ "perm_bytes", NT_GROUP_PERM_BYTES, is_diff_group },
-	{ "diff", NT_DIFF_DIR, gc_root_with_others },
-	{ "table", NT_TABLE_TSV, is_hier_level },
-	{ "table.csv", NT_TABLE_CSV, is_hier_level },
-	{ "table.json", NT_TABLE_JSON, is_hier_level },
+	{ "info", NT_GC_INFO, is_gc_root_group, NULL },
+	FILE_ROW("count", NULL, COST_EXPENSIVE, render_group_metric, GF_COUNT),
+	FILE_ROW("shallow_size", NULL, COST_EXPENSIVE, render_group_metric, GF_SHALLOW),
+	{ "summary", NT_GROUP_SUMMARY, NULL, NULL },
+	{ "objects", NT_OBJECTS_DIR, is_gc_root_group, NULL },
+	{ "objects", NT_GROUP_OBJECTS, is_sub_group, NULL },
+	{ "roots", NT_ROOTS_DIR, gc_root_with_graph, NULL },
+	{ "ds", NT_DS_DIR, gc_root_with_graph, NULL },
+	FILE_ROW("born_count", is_diff_group, COST_EXPENSIVE, render_group_metric, GF_BORN_C),
+	FILE_ROW("born_bytes", is_diff_group, COST_EXPENSIVE, render_group_metric, GF_BORN_B),
+	FILE_ROW("died_count", is_diff_group, COST_EXPENSIVE, render_group_metric, GF_DIED_C),
+	FILE_ROW("died_bytes", is_diff_group, COST_EXPENSIVE, render_group_metric, GF_DIED_B),
+	FILE_ROW("perm_count", is_diff_group, COST_EXPENSIVE, render_group_metric, GF_PERM_C),
+	FILE_ROW("perm_bytes", is_diff_group, COST_EXPENSIVE, render_group_metric, GF_PERM_B),
+	{ "diff", NT_DIFF_DIR, gc_root_with_others, NULL },
+	{ "table", NT_TABLE_TSV, is_hier_level, NULL },
+	{ "table.csv", NT_TABLE_CSV, is_hier_level, NULL },
+	{ "table.json", NT_TABLE_JSON, is_hier_level, NULL },
 	/* closures, roots, dominators, threads, ad-hoc groups */
-	{ "deep_count", NT_GROUP_DEEP_COUNT, has_closures },
-	{ "deep_size", NT_GROUP_DEEP_SIZE, has_closures },
-	{ "retained_count", NT_GROUP_RET_COUNT, has_closures },
-	{ "retained_size", NT_GROUP_RET_SIZE, has_closures },
-	{ "roots", NT_GROUP_ROOTS, sub_group_with_closures },
-	{ "paths", NT_GROUP_PATHS, has_closures },
-	{ "dominators", NT_DOMINATORS_DIR, gc_root_with_graph },
-	{ "threads", NT_THREADS_DIR, gc_root_with_graph },
-	{ "members", NT_ADHOC_MEMBERS, is_adhoc_top },
-	{ "gc", NT_ADHOC_GC_DIR, is_adhoc_top },
-	{ NULL, 0, NULL },
+	FILE_ROW("deep_count", has_closures, COST_EXPENSIVE, render_group_closure_file, CLF_DEEP_COUNT),
+	FILE_ROW("deep_size", has_closures, COST_EXPENSIVE, render_group_closure_file, CLF_DEEP_SIZE),
+	FILE_ROW("retained_count", has_closures, COST_EXPENSIVE, render_group_closure_file, CLF_RET_COUNT),
+	FILE_ROW("retained_size", has_closures, COST_EXPENSIVE, render_group_closure_file, CLF_RET_SIZE),
+	{ "roots", NT_GROUP_ROOTS, sub_group_with_closures, NULL },
+	{ "paths", NT_GROUP_PATHS, has_closures, NULL },
+	{ "dominators", NT_DOMINATORS_DIR, gc_root_with_graph, NULL },
+	{ "threads", NT_THREADS_DIR, gc_root_with_graph, NULL },
+	{ "members", NT_ADHOC_MEMBERS, is_adhoc_top, NULL },
+	{ "gc", NT_ADHOC_GC_DIR, is_adhoc_top, NULL },
+	{ NULL, 0, NULL, NULL },
 };
 static const struct child_def classification_children[] = {
-	{ "table", NT_TABLE_TSV, NULL },
-	{ "table.csv", NT_TABLE_CSV, NULL },
-	{ "table.json", NT_TABLE_JSON, NULL },
-	{ NULL, 0, NULL },
+	{ "table", NT_TABLE_TSV, NULL, NULL },
+	{ "table.csv", NT_TABLE_CSV, NULL, NULL },
+	{ "table.json", NT_TABLE_JSON, NULL, NULL },
+	{ NULL, 0, NULL, NULL },
 };
 static const struct child_def objects_children[] = {
-	{ "all", NT_OBJECTS_ALL, NULL },
-	{ NULL, 0, NULL },
+	{ "all", NT_OBJECTS_ALL, NULL, NULL },
+	{ NULL, 0, NULL, NULL },
 };
 static const struct child_def object_children[] = {
-	{ "info", NT_OBJECT_INFO, NULL },
-	{ "refs", NT_OBJECT_REFS, gc_with_graph },
-	{ "referrers", NT_OBJECT_REFERRERS, gc_with_graph },
-	{ "retained_size", NT_OBJECT_RETAINED, gc_with_graph },
-	{ "dominator", NT_OBJECT_DOMINATOR, gc_with_graph },
-	{ "path-to-root", NT_OBJECT_PATH, gc_with_graph },
-	{ NULL, 0, NULL },
+	{ "info", NT_OBJECT_INFO, NULL, NULL },
+	{ "refs", NT_OBJECT_REFS, gc_with_graph, NULL },
+	{ "referrers", NT_OBJECT_REFERRERS, gc_with_graph, NULL },
+	{ "retained_size", NT_OBJECT_RETAINED, gc_with_graph, NULL },
+	{ "dominator", NT_OBJECT_DOMINATOR, gc_with_graph, NULL },
+	{ "path-to-root", NT_OBJECT_PATH, gc_with_graph, NULL },
+	{ NULL, 0, NULL, NULL },
 };
 static const struct child_def ds_children[] = {
-	{ "roles", NT_DS_ROLES, NULL },
-	{ "heads", NT_DS_HEADS, NULL },
-	{ "table", NT_DS_TABLE, NULL },
-	{ NULL, 0, NULL },
+	{ "roles", NT_DS_ROLES, NULL, NULL },
+	{ "heads", NT_DS_HEADS, NULL, NULL },
+	{ "table", NT_DS_TABLE, NULL, NULL },
+	{ NULL, 0, NULL, NULL },
 };
 static const struct child_def roots_children[] = {
-	{ "table", NT_ROOTS_TABLE, NULL },
-	{ NULL, 0, NULL },
+	{ "table", NT_ROOTS_TABLE, NULL, NULL },
+	{ NULL, 0, NULL, NULL },
 };
 static const struct child_def dominators_children[] = {
-	{ "top", NT_DOMINATORS_TOP, NULL },
-	{ NULL, 0, NULL },
+	{ "top", NT_DOMINATORS_TOP, NULL, NULL },
+	{ NULL, 0, NULL, NULL },
 };
 static const struct child_def thread_children[] = {
-	{ "stack", NT_THREAD_STACK, NULL },
-	{ NULL, 0, NULL },
+	{ "stack", NT_THREAD_STACK, NULL, NULL },
+	{ NULL, 0, NULL, NULL },
 };
 static const struct child_def no_children[] = {
-	{ NULL, 0, NULL },
+	{ NULL, 0, NULL, NULL },
 };
 
 /* ---- dynamic children ---- */
@@ -851,8 +859,6 @@ static const struct nt_def nt_defs[NT_COUNT_] = {
 	[NT_ROOTS_LINK] = { HFS_LINK, COST_NONE },
 	[NT_GROUP] = { HFS_DIR, COST_NONE, .fixed = group_children, .dyn = &group_ops },
 	[NT_GC_INFO] = { HFS_FILE, COST_EXPENSIVE, render_gc_info, 0 },
-	[NT_GROUP_COUNT] = { HFS_FILE, COST_EXPENSIVE, render_group_metric, GF_COUNT },
-	[NT_GROUP_SHALLOW] = { HFS_FILE, COST_EXPENSIVE, render_group_metric, GF_SHALLOW },
 	[NT_GROUP_SUMMARY] = { HFS_FILE, COST_EXPENSIVE, render_group_metric, GF_SUMMARY },
 	[NT_GROUP_OBJECTS] = { HFS_FILE, COST_EXPENSIVE, render_group_objects, 0 },
 	[NT_CLASSIFICATION] = { HFS_DIR, COST_NONE, .fixed = classification_children, .dyn = &classification_ops },
@@ -867,12 +873,6 @@ static const struct nt_def nt_defs[NT_COUNT_] = {
 	[NT_OBJECT_REFERRERS] = { HFS_FILE, COST_EXPENSIVE, object_referrers_node, 0 },
 	[NT_ROOTS_DIR] = { HFS_DIR, COST_NONE, .fixed = roots_children, .dyn = &roots_ops },
 	[NT_ROOTS_TABLE] = { HFS_FILE, COST_EXPENSIVE, roots_table_node, 0 },
-	[NT_GROUP_BORN_COUNT] = { HFS_FILE, COST_EXPENSIVE, render_group_metric, GF_BORN_C },
-	[NT_GROUP_BORN_BYTES] = { HFS_FILE, COST_EXPENSIVE, render_group_metric, GF_BORN_B },
-	[NT_GROUP_DIED_COUNT] = { HFS_FILE, COST_EXPENSIVE, render_group_metric, GF_DIED_C },
-	[NT_GROUP_DIED_BYTES] = { HFS_FILE, COST_EXPENSIVE, render_group_metric, GF_DIED_B },
-	[NT_GROUP_PERM_COUNT] = { HFS_FILE, COST_EXPENSIVE, render_group_metric, GF_PERM_C },
-	[NT_GROUP_PERM_BYTES] = { HFS_FILE, COST_EXPENSIVE, render_group_metric, GF_PERM_B },
 	[NT_DIFF_DIR] = { HFS_DIR, COST_NONE, .fixed = no_children, .dyn = &diff_dir_ops },
 	[NT_CLASSIFIERS_DIR] = { HFS_DIR, COST_NONE, .fixed = classifiers_children, .dyn = &classifiers_ops },
 	[NT_CLASSIFIERS_README] = { HFS_FILE, COST_CHEAP, classifiers_readme_node, 0 },
@@ -894,10 +894,6 @@ static const struct nt_def nt_defs[NT_COUNT_] = {
 	[NT_DS_HEADS] = { HFS_FILE, COST_EXPENSIVE, ds_node, 0 },
 	[NT_DS_TABLE] = { HFS_FILE, COST_EXPENSIVE, ds_node, 0 },
 	[NT_DS_LINK] = { HFS_LINK, COST_NONE },
-	[NT_GROUP_DEEP_COUNT] = { HFS_FILE, COST_EXPENSIVE, render_group_closure_file, CLF_DEEP_COUNT },
-	[NT_GROUP_DEEP_SIZE] = { HFS_FILE, COST_EXPENSIVE, render_group_closure_file, CLF_DEEP_SIZE },
-	[NT_GROUP_RET_COUNT] = { HFS_FILE, COST_EXPENSIVE, render_group_closure_file, CLF_RET_COUNT },
-	[NT_GROUP_RET_SIZE] = { HFS_FILE, COST_EXPENSIVE, render_group_closure_file, CLF_RET_SIZE },
 	[NT_CLOSURE_DIR] = { HFS_DIR, COST_NONE, .fixed = no_children, .dyn = &closure_ops },
 	[NT_GROUP_ROOTS] = { HFS_FILE, COST_EXPENSIVE, group_roots_node, 0 },
 	[NT_GROUP_PATHS] = { HFS_FILE, COST_EXPENSIVE, group_paths_node, 0 },
@@ -928,16 +924,23 @@ static const struct nt_def nt_defs[NT_COUNT_] = {
 	[NT_ALLOCS_STATS_JSON] = { HFS_FILE, COST_EXPENSIVE, allocs_node, ALLOCS_ARG(ALLOCS_STATS, ALLOCS_JSON) },
 };
 
+/* A node's definition: its child row's for an NT_FILE, else its type's. */
+static const struct nt_def *def_of(const struct node *n)
+{
+	return n->type == NT_FILE && n->file ? n->file : &nt_defs[n->type];
+}
+
 
 static int lookup_child(struct hfs *fs, const struct node *p, const char *name, struct node *c)
 {
-	const struct nt_def *d = &nt_defs[p->type];
+	const struct nt_def *d = def_of(p);
 	if (d->kind != HFS_DIR)
 		return -ENOTDIR;
 	for (const struct child_def *f = d->fixed; f->name; f++) {
 		if (strcmp(f->name, name) == 0 && (!f->present || f->present(fs, p))) {
 			*c = *p;
 			c->type = f->type;
+			c->file = f->file;
 			return 0;
 		}
 	}
@@ -948,7 +951,7 @@ static int lookup_child(struct hfs *fs, const struct node *p, const char *name, 
 
 static int list_children(struct hfs *fs, const struct node *p, emit_fn emit, void *ctx)
 {
-	const struct nt_def *d = &nt_defs[p->type];
+	const struct nt_def *d = def_of(p);
 	if (d->kind != HFS_DIR)
 		return -ENOTDIR;
 	for (const struct child_def *f = d->fixed; f->name; f++) {
@@ -956,6 +959,7 @@ static int list_children(struct hfs *fs, const struct node *p, emit_fn emit, voi
 			continue;
 		struct node c = *p;
 		c.type = f->type;
+		c.file = f->file;
 		if (emit(ctx, f->name, &c))
 			return 1;
 	}
@@ -966,7 +970,7 @@ static int list_children(struct hfs *fs, const struct node *p, emit_fn emit, voi
 
 int render_node(struct hfs *fs, const struct node *n, struct buf *out)
 {
-	const struct nt_def *d = &nt_defs[n->type];
+	const struct nt_def *d = def_of(n);
 	return d->render ? d->render(fs, n, d->arg, out) : -EISDIR;
 }
 
@@ -1071,7 +1075,7 @@ restart:
 		struct node c;
 		if ((rc = lookup_child(fs, n, comp, &c)))
 			return rc;
-		if (nt_defs[c.type].kind == HFS_LINK && (follow_last || !rest_is_empty(p))) {
+		if (def_of(&c)->kind == HFS_LINK && (follow_last || !rest_is_empty(p))) {
 			if (++loops > LINK_LOOP_MAX)
 				return -ELOOP;
 			if ((rc = link_target(fs, &c, target, sizeof target)))
@@ -1158,7 +1162,7 @@ static uint64_t path_ino(const char *canon)
 
 static int node_attr(struct hfs *fs, const struct node *n, const char *canon, struct hfs_attr *a)
 {
-	const struct nt_def *d = &nt_defs[n->type];
+	const struct nt_def *d = def_of(n);
 	memset(a, 0, sizeof *a);
 	a->kind = d->kind;
 	a->ino = path_ino(canon);
@@ -1249,7 +1253,7 @@ int hfs_readdir(struct hfs *fs, const char *path, hfs_fill_fn fill, void *ctx)
 	int rc = resolve(fs, path, 1, &n, canon);
 	if (rc)
 		return rc;
-	if (nt_defs[n.type].kind != HFS_DIR)
+	if (def_of(&n)->kind != HFS_DIR)
 		return -ENOTDIR;
 	struct readdir_ctx r = { fs, canon, fill, ctx, 0 };
 	rc = list_children(fs, &n, readdir_emit, &r);
@@ -1265,7 +1269,7 @@ int hfs_readlink(struct hfs *fs, const char *path, char *buf, size_t len)
 	int rc = resolve(fs, path, 0, &n, canon);
 	if (rc)
 		return rc;
-	if (nt_defs[n.type].kind != HFS_LINK)
+	if (def_of(&n)->kind != HFS_LINK)
 		return -EINVAL;
 	if ((rc = link_target(fs, &n, target, sizeof target)))
 		return rc;
@@ -1282,7 +1286,7 @@ int hfs_read(struct hfs *fs, const char *path, struct buf *out)
 	int rc = resolve(fs, path, 1, &n, canon);
 	if (rc)
 		return rc;
-	const struct nt_def *d = &nt_defs[n.type];
+	const struct nt_def *d = def_of(&n);
 	if (d->kind == HFS_DIR)
 		return -EISDIR;
 	/* groups/NAME changes when its members do: its files are rendered

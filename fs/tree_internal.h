@@ -37,6 +37,7 @@ struct hfs {
  * coordinates that type needs. */
 enum nt {
 	NT_ROOT = 1,
+	NT_FILE,            /* a plain file its parent's child row defines (node.file) */
 	NT_README,
 	NT_STATUS,
 	NT_TRACE_DIR,
@@ -48,8 +49,6 @@ enum nt {
 	NT_ROOTS_LINK,      /* link /roots -> gc/latest/roots */
 	NT_GROUP,           /* gc/NNN (empty chain) or a classification child */
 	NT_GC_INFO,
-	NT_GROUP_COUNT,
-	NT_GROUP_SHALLOW,
 	NT_GROUP_SUMMARY,
 	NT_GROUP_OBJECTS,   /* object ids file of a non-root group */
 	NT_CLASSIFICATION,  /* by-<cls>/ */
@@ -65,8 +64,6 @@ enum nt {
 	NT_ROOTS_DIR,
 	NT_ROOTS_TABLE,
 	/* classification, diff, user-defined classifiers */
-	NT_GROUP_BORN_COUNT, NT_GROUP_BORN_BYTES, NT_GROUP_DIED_COUNT, NT_GROUP_DIED_BYTES,
-	NT_GROUP_PERM_COUNT, NT_GROUP_PERM_BYTES,
 	NT_DIFF_DIR,        /* gc/NNN/diff/ */
 	NT_CLASSIFIERS_DIR, /* /classifiers */
 	NT_CLASSIFIERS_README,
@@ -91,7 +88,6 @@ enum nt {
 	NT_DS_TABLE,        /* gc/NNN/ds/table */
 	NT_DS_LINK,         /* link /ds -> gc/latest/ds */
 	/* closures, dominators, roots, ad-hoc groups (fs/render_closure.c) */
-	NT_GROUP_DEEP_COUNT, NT_GROUP_DEEP_SIZE, NT_GROUP_RET_COUNT, NT_GROUP_RET_SIZE,
 	NT_CLOSURE_DIR,     /* <group>/closure/ */
 	NT_GROUP_ROOTS,     /* <group>/roots (a subgroup's; gc/NNN/roots is the dir) */
 	NT_GROUP_PATHS,     /* <group>/paths */
@@ -116,8 +112,11 @@ enum nt {
 	NT_COUNT_
 };
 
+struct nt_def;
+
 struct node {
 	enum nt type;
+	const struct nt_def *file; /* NT_FILE: its definition (fs/tree.c), else NULL */
 	uint32_t gci;          /* gc index, for everything under gc/NNN */
 	struct chain chain;    /* group nodes and what is below them */
 	uint32_t cls;          /* classification node and its tables; classifier

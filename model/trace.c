@@ -640,9 +640,9 @@ static void note_no_gc(struct trace *t)
 		return;
 	if (t->truncated)
 		warn(t, "no complete GC: the trace was cut at offset %" PRIu64 " before its first GC "
-		     "ended, so gc/ is empty", t->truncated_at);
+		     "ended, so there is no heap state to show", t->truncated_at);
 	else
-		warn(t, "no complete GC: the trace records no garbage collection, so gc/ is empty");
+		warn(t, "no complete GC: the trace records no garbage collection, so there is no heap state to show");
 }
 
 static int trace_open_htr(struct trace **out, const char *path, const struct trace_open_opts *opts,
