@@ -29,6 +29,53 @@ echo 'if is_array then "A" else "I"' > "$M/classifiers/shape" || fail "rewrite f
 [ -d "$M/gc/latest/by-shape/I" ] || fail "rewritten definition not in effect"
 ok "rewrite replaces the definition"
 
+# Every usual way of writing a file defines the classifier and logs
+# nothing: shells (echo, printf: open with O_TRUNC, dup, close the first
+# descriptor, then write), cat and tee from a pipe, and an editor's
+# truncate-then-write on one descriptor; each to a new name and again to
+# the same name.  (Before: bash's early close of the O_TRUNC descriptor was
+# committed as a definition of its own, "NAME: line 1, column 1: empty
+# definition".)  A definition that really is empty is still reported.
+sentinel='if type == "example.multicache.Product" then "p" else "o"'
+errors_clean() {
+	# read, not tested with -s: the size a stat gives is not the text
+	errs=$(cat "$M/classifiers/errors")
+	[ -z "$errs" ] || fail "$1 logged: $errs"
+	[ -d "$M/gc/latest/by-$2" ] || fail "$1: by-$2/ did not appear"
+	n=$(cat "$M/gc/latest/by-$2/p/count")
+	[ "$n" = 300 ] || fail "$1: by-$2/p/count is $n, expected the 300 Products"
+}
+for round in new again; do
+	echo "$sentinel" > "$M/classifiers/w-echo" || fail "echo failed"
+	errors_clean "echo > ($round)" w-echo
+	printf '%s\n' "$sentinel" > "$M/classifiers/w-printf" || fail "printf failed"
+	errors_clean "printf > ($round)" w-printf
+	echo "$sentinel" | cat > "$M/classifiers/w-cat" || fail "cat failed"
+	errors_clean "cat > ($round)" w-cat
+	echo "$sentinel" | tee "$M/classifiers/w-tee" >/dev/null || fail "tee failed"
+	errors_clean "tee ($round)" w-tee
+	# an editor saving in place: open read-write, truncate to 0, write, fsync, close
+	python3 - "$M/classifiers/w-edit" "$sentinel" <<'PY' || fail "editor-style write failed"
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+os.ftruncate(fd, 0)
+os.lseek(fd, 0, os.SEEK_SET)
+os.write(fd, (sys.argv[2] + "\n").encode())
+os.fsync(fd)
+os.close(fd)
+PY
+	errors_clean "truncate+write ($round)" w-edit
+done
+ok "echo, printf, cat, tee, truncate+write: defined, nothing in classifiers/errors"
+: > "$M/classifiers/w-echo"
+grep -qxF 'w-echo: line 1, column 1: empty definition' "$M/classifiers/errors" \
+	|| fail "an emptied definition was not reported: $(cat "$M/classifiers/errors")"
+echo > "$M/classifiers/w-blank" 2>/dev/null || true
+grep -qxF 'w-blank: line 2, column 1: empty definition' "$M/classifiers/errors" \
+	|| fail "a blank definition was not reported: $(cat "$M/classifiers/errors")"
+ok "a really empty definition is still reported"
+rm -f "$M"/classifiers/w-*
+
 # a bad definition: the write fails (EINVAL), cp reports it; the message
 # names line and column
 echo 'if size > 100 than "big" else "small"' > "$WORK/bad.def"
