@@ -480,7 +480,7 @@ struct class_memo {
 
 static uint32_t object_class(const struct dump *d, const struct dobj *o, struct class_memo *m)
 {
-	if (o->tag == HPROF_PRIM_ARRAY_DUMP)
+	if (o->tag == HPROF_PRIM_ARRAY_DUMP || o->tag == HPROF_CLASS_DUMP)
 		return dump_object_class(d, o);
 	if (!m->valid || m->id != o->class_id) {
 		m->id = o->class_id;
@@ -565,7 +565,7 @@ static int pass_object(struct importer *im, struct dump *d, struct dump_run *run
 	if (rc)
 		return rc;
 	uint64_t size = layout_object_size(d, &o, c), tid;
-	int is_array = o.tag != HPROF_INSTANCE_DUMP;
+	int is_array = o.tag != HPROF_INSTANCE_DUMP && o.tag != HPROF_CLASS_DUMP;
 	int64_t length = is_array ? (int64_t)o.length : -1;
 	uint64_t sig = (uint64_t)type << 32 | (is_array ? o.length : NO_LEN);
 	run->used_bytes += size;
@@ -694,10 +694,40 @@ static int static_root(void *ctx, uint32_t c, uint32_t j, uint64_t id)
 	return push_root(x->run, &r);
 }
 
+/* Every class object is a root: a loaded class lives as long as its loader
+ * does, which HotSpot holds through its class loader data, not through a
+ * reference the dump shows (array classes and hidden classes are in no
+ * loader's `classes` list).  A system class keeps the root its
+ * ROOT_STICKY_CLASS record gives it (kind class); any other class object
+ * gets one of kind class-loader: held for its loader. */
+static int class_object_roots(struct dump *d, struct dump_run *run)
+{
+	if (d->class_class == HPROF_NONE)
+		return 0;
+	uint8_t *sticky = calloc(d->nclasses ? d->nclasses : 1, 1);
+	if (!sticky)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < d->nroots; i++) {
+		uint32_t c = u64map_get(&d->class_idx, d->roots[i].id);
+		if (d->roots[i].tag == HPROF_ROOT_STICKY_CLASS && c != U64MAP_NONE)
+			sticky[c] = 1;
+	}
+	int rc = 0;
+	for (uint32_t c = 0; c < d->nclasses && !rc; c++) {
+		size_t j = dump_class_object(d, c);
+		if (j == SIZE_MAX || sticky[c])
+			continue;
+		struct htr_root r = { .kind = HTR_ROOT_CLASS_LOADER, .object = trace_id_at(run, d, j) };
+		rc = push_root(run, &r);
+	}
+	free(sticky);
+	return rc;
+}
+
 static int dump_roots(struct importer *im, struct dump *d, struct dump_run *run)
 {
 	struct u64map slots = { 0 };   /* (thread, depth) -> locals seen so far */
-	int rc = 0;
+	int rc = class_object_roots(d, run);
 	for (uint32_t i = 0; i < d->nroots && !rc; i++) {
 		const struct droot *dr = &d->roots[i];
 		size_t j = dump_find_object(d, dr->id);

@@ -38,6 +38,7 @@ int dump_open(struct dump *d, const char *path, const struct hprof_import_opts *
 {
 	memset(d, 0, sizeof *d);
 	d->o = o;
+	d->class_class = HPROF_NONE;
 	for (int i = 0; i < 12; i++)
 		d->prim_class[i] = HPROF_NONE;
 	return hprof_open(&d->f, path, err);
@@ -694,8 +695,58 @@ static int split_objects(struct dump *d)
 	return 0;
 }
 
+/* Every class's mirror joins the object index, at its CLASS_DUMP: the JVM
+ * counts class objects as instances of java.lang.Class (jcmd
+ * GC.class_histogram), and HotSpot dumps them only as CLASS_DUMPs (the
+ * mirrors of the primitive types alone come as INSTANCE_DUMPs).  Without
+ * java.lang.Class in the dump they would have no type: left out. */
+static int push_class_objects(struct dump *d, struct htr_err *err)
+{
+	d->class_class = dump_class_by_name(d, "java.lang.Class");
+	if (d->class_class == HPROF_NONE)
+		return 0;
+	for (uint32_t c = 0; c < d->nclasses; c++) {
+		int rc = push_object(d, d->classes[c].id, d->classes[c].offset, err);
+		if (rc)
+			return rc;
+	}
+	d->class_objects = d->nclasses;
+	return 0;
+}
+
+/* Duplicate ids after the sort: the same object twice is damage; a class
+ * id that is an object id too (damage the importer has always tolerated)
+ * keeps the object and drops the class object. */
+static int drop_duplicates(struct dump *d, struct htr_err *err)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < d->nobjs; i++) {
+		if (k && d->objs[k - 1].key == d->objs[i].key) {
+			int prev_class = d->f->map[d->objs[k - 1].idx] == HPROF_CLASS_DUMP;
+			int this_class = d->f->map[d->objs[i].idx] == HPROF_CLASS_DUMP;
+			if (prev_class == this_class)
+				return htr_errf(err, -EBADMSG, d->objs[i].idx,
+						"object id 0x%llx is dumped twice (sub-records at offsets %llu and %llu)",
+						(unsigned long long)d->objs[i].key,
+						(unsigned long long)d->objs[k - 1].idx,
+						(unsigned long long)d->objs[i].idx);
+			d->class_ids_are_objects = 1;
+			d->class_objects--;
+			if (prev_class)
+				d->objs[k - 1] = d->objs[i];
+			continue;
+		}
+		d->objs[k++] = d->objs[i];
+	}
+	d->nobjs = k;
+	return 0;
+}
+
 int dump_sort_objects(struct dump *d, struct htr_err *err)
 {
+	int rc = push_class_objects(d, err);
+	if (rc)
+		return rc;
 	int sorted = 1;
 	for (size_t i = 1; i < d->nobjs && sorted; i++)
 		sorted = d->objs[i - 1].key < d->objs[i].key;
@@ -706,19 +757,17 @@ int dump_sort_objects(struct dump *d, struct htr_err *err)
 		keyidx_sort(d->objs, tmp, d->nobjs);
 		free(tmp);
 	}
-	for (size_t i = 1; i < d->nobjs; i++)
-		if (d->objs[i - 1].key == d->objs[i].key)
-			return htr_errf(err, -EBADMSG, d->objs[i].idx,
-					"object id 0x%llx is dumped twice (sub-records at offsets %llu and %llu)",
-					(unsigned long long)d->objs[i].key,
-					(unsigned long long)d->objs[i - 1].idx, (unsigned long long)d->objs[i].idx);
-	int rc = split_objects(d);
+	if ((rc = drop_duplicates(d, err)))
+		return rc;
+	rc = split_objects(d);
 	if (!rc)
 		rc = idindex_build(&d->index, d->ids, d->nobjs);
 	if (rc)
 		return oom(err, rc);
-	for (uint32_t c = 0; c < d->nclasses; c++)
-		d->class_ids_are_objects |= dump_find_object(d, d->classes[c].id) != SIZE_MAX;
+	/* without class objects, a class id in the index is an instance's */
+	if (d->class_class == HPROF_NONE)
+		for (uint32_t c = 0; c < d->nclasses; c++)
+			d->class_ids_are_objects |= dump_find_object(d, d->classes[c].id) != SIZE_MAX;
 	return 0;
 }
 

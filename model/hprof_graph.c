@@ -73,10 +73,13 @@ static inline int add_ref(struct dgraph *g, const struct dump *d, size_t i, uint
 	if (!v)
 		return 0;
 	uint32_t j = idindex_find(&d->index, v);
-	/* classes are not objects of the trace (a class id that is an object
-	 * id too, in a damaged dump, is taken for the class); anything else
-	 * is kept for the trace, whose reconstructor counts it as dangling */
-	if ((j == IDINDEX_NONE || d->class_ids_are_objects) && d->class_idx.n &&
+	/* Class objects are objects of the index when java.lang.Class is in
+	 * the dump (every class id then resolves).  Without it, classes are
+	 * not objects of the trace (a class id that is an object id too, in a
+	 * damaged dump, is taken for the class).  Anything else is kept for
+	 * the trace, whose reconstructor counts it as dangling. */
+	if (d->class_class == HPROF_NONE && (j == IDINDEX_NONE || d->class_ids_are_objects) &&
+	    d->class_idx.n &&
 	    u64map_get(&d->class_idx, v) != U64MAP_NONE) {
 		g->refs_to_classes++;
 		return 0;

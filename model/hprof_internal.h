@@ -132,6 +132,12 @@ struct dump {
 	size_t nobjs;
 	struct idindex index;     /* id -> position in ids */
 	int class_ids_are_objects;/* damage: some class id is an object id too */
+	/* Class objects: every CLASS_DUMP is also an object of the index (its
+	 * java.lang.Class mirror, as the JVM's class histogram counts it), of
+	 * class class_class (java.lang.Class; HPROF_NONE: not in the dump,
+	 * then class objects are left out).  class_objects counts them. */
+	uint32_t class_class;
+	size_t class_objects;
 
 	struct dlayout layout;
 	uint32_t prim_class[12];  /* basic type -> class index of its array class */
@@ -165,6 +171,16 @@ static inline size_t dump_find_object(const struct dump *d, uint64_t id)
 	return i == IDINDEX_NONE ? SIZE_MAX : i;
 }
 
+/* Position of class c's class object in the sorted index, or SIZE_MAX (no
+ * class objects, or its id is an instance's in a damaged dump). */
+static inline size_t dump_class_object(const struct dump *d, uint32_t c)
+{
+	if (d->class_class == HPROF_NONE)
+		return SIZE_MAX;
+	size_t j = dump_find_object(d, d->classes[c].id);
+	return j != SIZE_MAX && d->offs[j] == d->classes[c].offset ? j : SIZE_MAX;
+}
+
 /* The static reference fields of the dump's classes that are not null,
  * class by class in field order: fn(ctx, class index, static field
  * number, the id it holds).  A nonzero return of fn stops the walk and is
@@ -178,7 +194,7 @@ struct dobj {
 	uint8_t elem_type;     /* PRIM_ARRAY_DUMP */
 	uint32_t length;       /* arrays: elements; INSTANCE_DUMP: value bytes */
 	uint32_t trace_serial;
-	uint64_t class_id;     /* INSTANCE_DUMP, OBJ_ARRAY_DUMP */
+	uint64_t class_id;     /* INSTANCE_DUMP, OBJ_ARRAY_DUMP; CLASS_DUMP: the class itself */
 	uint64_t data;         /* offset of the values / elements */
 };
 
@@ -194,7 +210,13 @@ static inline void dump_object_at(const struct dump *d, uint64_t off, struct dob
 	o->trace_serial = hprof_u4(f, p);
 	o->elem_type = 0;
 	o->class_id = 0;
-	if (o->tag == HPROF_INSTANCE_DUMP) {
+	if (o->tag == HPROF_CLASS_DUMP) {
+		/* a class object: its trace serial comes where an instance's
+		 * does; class_id is the class itself (its dclass has the statics) */
+		o->class_id = hprof_id(f, off + 1);
+		o->length = 0;
+		o->data = 0;
+	} else if (o->tag == HPROF_INSTANCE_DUMP) {
 		o->class_id = hprof_id(f, p + 4);
 		o->length = hprof_u4(f, p + 4 + ids);
 		o->data = p + 8 + ids;
@@ -215,6 +237,8 @@ static inline uint32_t dump_object_class(const struct dump *d, const struct dobj
 {
 	if (o->tag == HPROF_PRIM_ARRAY_DUMP)
 		return o->elem_type < 12 ? d->prim_class[o->elem_type] : HPROF_NONE;
+	if (o->tag == HPROF_CLASS_DUMP)
+		return d->class_class;
 	uint32_t c = u64map_get(&d->class_idx, o->class_id);
 	return c == U64MAP_NONE ? HPROF_NONE : c;
 }
@@ -257,7 +281,9 @@ uint32_t layout_elem_size(const struct dump *d, uint32_t kind, uint32_t elem_typ
 /* hprof_graph.c: the dump's references as a graph over dense object
  * indexes (CSR), the layout struct heap_state uses for its out-edges, so a
  * direct mount hands the arrays over as they are.  References to class
- * objects are not edges (docs/hprof.md); references to ids that are
+ * objects are edges when class objects are objects (dump.class_class),
+ * else not (docs/hprof.md); a class object has no edges of its own (its
+ * static fields are roots); references to ids that are
  * neither objects nor classes (objects the dumper left out, a truncated
  * dump: 681 of them in a HotSpot dump of 1.5 M objects) are kept aside in dang,
  * for the trace: its reconstructor drops and counts them.

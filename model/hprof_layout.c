@@ -291,6 +291,44 @@ uint32_t layout_elem_size(const struct dump *d, uint32_t kind, uint32_t elem_typ
 	return 0;
 }
 
+/* A class object (a java.lang.Class mirror) in HotSpot is a Class instance
+ * with the class's static fields stored after it
+ * (InstanceMirrorKlass::instance_size: the instance, then the statics,
+ * aligned to 8), primitive statics largest first, then the references.
+ * The instance is what a Class instance measures in this layout (as the
+ * primitive types' mirrors, dumped as instances, do); HotSpot's mirror also
+ * has fields it injects and the dump does not list (klass, array_klass,
+ * oop_size, static_oop_field_count, protection_domain, signers,
+ * init_lock...), so it is larger than this by those (docs/hprof.md).  The
+ * dumper's own pseudo statics (<resolved_references>, <init_lock>: names
+ * in angle brackets, no Java field can have one) live elsewhere and are
+ * not counted. */
+static uint64_t class_object_size(const struct dump *d, const struct dobj *s)
+{
+	uint64_t size = d->class_class == HPROF_NONE ? 0 : d->classes[d->class_class].inst_size;
+	uint32_t c = u64map_get(&d->class_idx, s->class_id);
+	if (c == U64MAP_NONE)
+		return align8(size);
+	const struct dclass *k = &d->classes[c];
+	uint32_t ids = d->f->id_size, len;
+	uint64_t at = k->cd.statics, prim = 0, refs = 0;
+	for (uint32_t j = 0; j < k->cd.nstatics; j++) {
+		uint32_t t = hprof_u1(d->f, at + ids);
+		const char *name = dump_utf8(d, hprof_id(d->f, at), &len);
+		if (!(name && len && name[0] == '<')) {
+			if (t == HPROF_T_OBJECT)
+				refs++;
+			else
+				prim += hprof_type_size(d->f, t);
+		}
+		at += ids + 1 + hprof_type_size(d->f, t);
+	}
+	size += prim;
+	if (refs)
+		size = (size + 3) / 4 * 4 + refs * d->layout.oop;
+	return align8(size);
+}
+
 uint64_t layout_object_size(const struct dump *d, const struct dobj *s, uint32_t c)
 {
 	switch (s->tag) {
@@ -303,6 +341,8 @@ uint64_t layout_object_size(const struct dump *d, const struct dobj *s, uint32_t
 		return align8(d->layout.array_header + (uint64_t)s->length * d->layout.oop);
 	case HPROF_PRIM_ARRAY_DUMP:
 		return align8(d->layout.array_header + (uint64_t)s->length * hprof_type_size(d->f, s->elem_type));
+	case HPROF_CLASS_DUMP:
+		return class_object_size(d, s);
 	default:
 		return 0;
 	}

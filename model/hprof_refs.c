@@ -104,12 +104,18 @@ static int visit_static(void *ctx, uint32_t c, uint32_t j, uint64_t id)
 	return visit(x->w, idindex_find(&x->d->index, id));
 }
 
-/* The roots: root records and static reference fields. */
+/* The roots: root records, class objects (every one is a root, as the
+ * importer writes them) and static reference fields. */
 static int visit_roots(struct walk *w, const struct dump *d)
 {
 	int rc = 0;
 	for (uint32_t i = 0; i < d->nroots && !rc; i++)
 		rc = visit(w, idindex_find(&d->index, d->roots[i].id));
+	for (uint32_t c = 0; c < d->nclasses && !rc; c++) {
+		size_t j = dump_class_object(d, c);
+		if (j != SIZE_MAX)
+			rc = visit(w, (uint32_t)j);
+	}
 	struct static_visit x = { w, d };
 	return rc ? rc : dump_static_refs(d, visit_static, &x);
 }
