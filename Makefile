@@ -24,8 +24,11 @@ LDLIBS  := $(PKG_LIBS) -lpthread -lm
 # the tests alone.
 # jq: tests/integration/test_jfr_reader.sh turns the JDK's `jfr print
 # --json` into the lines the JFR reader's dump prints, to compare them.
+# libguava-java: tests/integration/test_agent_fields.sh records a program
+# built on Guava's cache (whose LocalCache$Segment extends a JDK class) and
+# compares the recorded field names with a heap dump's; skipped without it.
 DEBS    := libfuse3-dev fuse3 libzstd-dev uthash-dev libcmocka-dev pkg-config \
-           default-jdk-headless clang libclang-rt-14-dev ant antlr3 jq
+           default-jdk-headless clang libclang-rt-14-dev ant antlr3 jq libguava-java
 
 LIB_SRC  := $(filter-out fs/main.c,$(wildcard model/*.c analyses/*.c fs/*.c mountopts/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)

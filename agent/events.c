@@ -419,9 +419,11 @@ void recorder_class_prepare(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, 
 	struct tstate *ts = ts_current(rec, jvmti, jni, thread);
 	if (!ts)
 		return;
-	/* under the thread's mutex so that a heap walk sees the mirror's record */
+	/* under the thread's mutex so that a heap walk sees the mirror's record;
+	 * through the symbols even when the mirror is tagged already: a class
+	 * registered before its preparation (at VMInit) gets its fields now */
 	pthread_mutex_lock(&ts->mu);
-	class_type(rec, jvmti, jni, klass, ts);
+	ts_type_of_class(rec, jvmti, jni, klass, ts);
 	pthread_mutex_unlock(&ts->mu);
 	make_method_ids(rec, jvmti, klass);
 }

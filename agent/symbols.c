@@ -7,10 +7,16 @@
  *
  * Field lists: ours are "instance fields, inherited first (from
  * java.lang.Object down), then the class's own statics" (trace format).
- * JVMTI numbers fields in heap-walk references differently: the fields of
- * all transitively implemented interfaces first, then every class's own
- * fields (static and instance, declaration order) from java.lang.Object
- * down.  Each type keeps the map from the JVMTI index to our slot.
+ * JVMTI numbers fields in heap-walk references differently (the JVMTI
+ * spec, jvmtiHeapReferenceInfoField; HotSpot's ClassFieldMap in
+ * jvmtiTagMap.cpp): for a class, every class's own fields (static and
+ * instance, in GetClassFields order) from java.lang.Object down, numbered
+ * from n, the count of the fields of all interfaces the class implements
+ * (those of its superclasses too, and their superinterfaces); for an
+ * interface, its own fields numbered from the count of its
+ * superinterfaces' fields.  Each type keeps the map from the JVMTI index
+ * to our slot.  A type registered before its class is prepared (JVMTI
+ * gives no fields until then) gets its lists at the preparation.
  */
 #include "agent/symbols.h"
 
@@ -35,6 +41,7 @@ struct atype {
 	int32_t *chain_slot;            /* [nchain] our slot, -1 for statics */
 	uint32_t own_base;              /* index into chain of this class's own fields */
 	int32_t *own_static_slot;       /* [nchain - own_base] slot of own fields (statics too) */
+	int fields_pending;             /* class not prepared yet: no field lists */
 	int written;
 };
 
@@ -206,45 +213,77 @@ uint32_t sym_type_of_tag(struct symbols *sym, uint64_t class_tag)
 	return t;
 }
 
-/* Number of fields declared by all interfaces k implements (transitively,
- * also through its superclasses), each interface counted once. */
-static uint32_t interface_fields(jvmtiEnv *jvmti, JNIEnv *jni, jclass k)
+/* A growable array of local references. */
+struct classes {
+	jclass *k;
+	size_t n, cap;
+};
+
+static int classes_push(struct classes *c, jclass k)
 {
-	jclass stack[512], seen[512];
-	uint32_t nstack = 0, nseen = 0, total = 0;
-	for (jclass c = k; c && nstack < 256;) {
-		jint n = 0;
-		jclass *ifs = NULL;
-		if ((*jvmti)->GetImplementedInterfaces(jvmti, c, &n, &ifs) == JVMTI_ERROR_NONE) {
-			for (jint i = 0; i < n && nstack < 512; i++)
-				stack[nstack++] = ifs[i];
-			(*jvmti)->Deallocate(jvmti, (unsigned char *)ifs);
-		}
-		c = (*jni)->GetSuperclass(jni, c);
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 32;
+		jclass *p = realloc(c->k, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		c->k = p;
+		c->cap = cap;
 	}
-	while (nstack) {
-		jclass i = stack[--nstack];
+	c->k[c->n++] = k;
+	return 0;
+}
+
+/* Pushes the interfaces c declares (GetImplementedInterfaces: its direct
+ * superinterfaces, for an interface). */
+static int push_interfaces(jvmtiEnv *jvmti, jclass c, struct classes *to)
+{
+	jint n = 0;
+	jclass *ifs = NULL;
+	if ((*jvmti)->GetImplementedInterfaces(jvmti, c, &n, &ifs) != JVMTI_ERROR_NONE)
+		return -EIO;
+	int rc = 0;
+	for (jint i = 0; i < n && !rc; i++)
+		rc = classes_push(to, ifs[i]);
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)ifs);
+	return rc;
+}
+
+/* *total: number of fields (static or not) declared by all interfaces k
+ * implements, each interface counted once: those of k and of its
+ * superclasses and, transitively, their superinterfaces (for an interface
+ * k: its superinterfaces, transitively).  The JVMTI rule (spec,
+ * jvmtiHeapReferenceInfoField) numbers k's fields from there.  0 or a
+ * negative errno: a JVMTI call failed, so the count is not known. */
+static int interface_fields(jvmtiEnv *jvmti, JNIEnv *jni, jclass k, uint32_t *total)
+{
+	struct classes todo = { 0 }, seen = { 0 };
+	int rc = 0;
+	*total = 0;
+	/* the superclass chain is finite: a class cannot be its own superclass */
+	for (jclass c = k; c && !rc; c = (*jni)->GetSuperclass(jni, c))
+		rc = push_interfaces(jvmti, c, &todo);
+	/* interfaces form a DAG: the seen list makes each one count once */
+	while (todo.n && !rc) {
+		jclass i = todo.k[--todo.n];
 		int dup = 0;
-		for (uint32_t s = 0; s < nseen && !dup; s++)
-			dup = (*jni)->IsSameObject(jni, seen[s], i);
-		if (dup || nseen == 512)
+		for (size_t s = 0; s < seen.n && !dup; s++)
+			dup = (*jni)->IsSameObject(jni, seen.k[s], i);
+		if (dup)
 			continue;
-		seen[nseen++] = i;
+		rc = classes_push(&seen, i);
 		jint nf = 0;
 		jfieldID *f = NULL;
-		if ((*jvmti)->GetClassFields(jvmti, i, &nf, &f) == JVMTI_ERROR_NONE) {
-			total += (uint32_t)nf;
+		if (!rc && (*jvmti)->GetClassFields(jvmti, i, &nf, &f) != JVMTI_ERROR_NONE)
+			rc = -EIO;
+		if (!rc) {
+			*total += (uint32_t)nf;
 			(*jvmti)->Deallocate(jvmti, (unsigned char *)f);
-		}
-		jint n = 0;
-		jclass *ifs = NULL;
-		if ((*jvmti)->GetImplementedInterfaces(jvmti, i, &n, &ifs) == JVMTI_ERROR_NONE) {
-			for (jint j = 0; j < n && nstack < 512; j++)
-				stack[nstack++] = ifs[j];
-			(*jvmti)->Deallocate(jvmti, (unsigned char *)ifs);
+			rc = push_interfaces(jvmti, i, &todo);
 		}
 	}
-	return total;
+	free(todo.k);
+	free(seen.k);
+	return rc;
 }
 
 /* Fills t's field list and JVMTI maps from the class's own fields and the
@@ -254,8 +293,10 @@ static int build_fields(struct symbols *sym, jvmtiEnv *jvmti, JNIEnv *jni, jclas
 	const struct atype *sup = t->super_id != HTR_NO_TYPE ? &sym->types[t->super_id] : NULL;
 	jint nf = 0;
 	jfieldID *f = NULL;
+	/* a class's fields are known once it is prepared (register_one); no
+	 * list rather than an empty one, whose JVMTI indexes would be wrong */
 	if ((*jvmti)->GetClassFields(jvmti, k, &nf, &f) != JVMTI_ERROR_NONE)
-		nf = 0;
+		return -EIO;
 	uint32_t sup_inst = sup ? sup->ninst : 0, sup_chain = sup ? sup->nchain : 0;
 	uint32_t own_inst = 0, own_static = 0;
 	uint8_t *is_static = calloc((size_t)nf + 1, 1);
@@ -306,9 +347,20 @@ static int build_fields(struct symbols *sym, jvmtiEnv *jvmti, JNIEnv *jni, jclas
 	t->nfields = t->ninst + own_static;
 	t->nchain = sup_chain + (uint32_t)nf;
 	t->own_base = sup_chain;
-	t->iface_fields = interface_fields(jvmti, jni, k);
-	rc = 0;
+	rc = interface_fields(jvmti, jni, k, &t->iface_fields);
 out:
+	if (rc) {
+		/* the type is not registered: its slot is reused */
+		for (uint32_t i = sup_inst; t->fields && i < sup_inst + (uint32_t)nf; i++) {
+			free((char *)t->fields[i].name);
+			free((char *)t->fields[i].sig);
+		}
+		free(t->fields);
+		free(t->chain_slot);
+		free(t->own_static_slot);
+		t->fields = NULL;
+		t->chain_slot = t->own_static_slot = NULL;
+	}
 	for (jint i = 0; names && sigs && i < nf; i++) {
 		free(names[i]);
 		free(sigs[i]);
@@ -319,6 +371,50 @@ out:
 	if (f)
 		(*jvmti)->Deallocate(jvmti, (unsigned char *)f);
 	return rc;
+}
+
+/* Whether JVMTI gives k's fields and interfaces (GetClassFields and
+ * GetImplementedInterfaces need a prepared class). */
+static int class_prepared(jvmtiEnv *jvmti, jclass k)
+{
+	jint status = 0;
+	return (*jvmti)->GetClassStatus(jvmti, k, &status) == JVMTI_ERROR_NONE &&
+	       (status & (JVMTI_CLASS_STATUS_PREPARED | JVMTI_CLASS_STATUS_ARRAY | JVMTI_CLASS_STATUS_PRIMITIVE));
+}
+
+/* Builds the field lists of k's type (registered before k was prepared)
+ * and of the superclasses still without theirs, top down: a list starts
+ * with the superclass's.  The mutex held, in a local frame.  0; -EAGAIN: k
+ * is not prepared yet (lists still pending); or another negative errno. */
+static int complete_fields(struct symbols *sym, jvmtiEnv *jvmti, JNIEnv *jni, jclass k, uint32_t type)
+{
+	/* the pending part of the chain: a pending class's superclass is
+	 * registered (register_one goes top down), pending or not */
+	jclass chain[256];
+	uint32_t types[256], n = 0;
+	for (;;) {
+		if (n == 256)
+			return -E2BIG;
+		chain[n] = k;
+		types[n++] = type;
+		jclass s = (*jni)->GetSuperclass(jni, k);
+		uint64_t tag = 0;
+		type = s ? lookup_locked(sym, jvmti, s, &tag) : HTR_NO_TYPE;
+		if (type == HTR_NO_TYPE || !sym->types[type].fields_pending)
+			break;
+		k = s;
+	}
+	/* a class is prepared after its superclasses: top down, the first
+	 * one not prepared leaves it and the rest pending */
+	while (n-- > 0) {
+		if (!class_prepared(jvmti, chain[n]))
+			return -EAGAIN;
+		int rc = build_fields(sym, jvmti, jni, chain[n], &sym->types[types[n]]);
+		if (rc)
+			return rc;
+		sym->types[types[n]].fields_pending = 0;
+	}
+	return 0;
 }
 
 /* Registers one class whose superclass (if any) is registered.  The mutex
@@ -341,8 +437,22 @@ static uint32_t register_one(struct symbols *sym, jvmtiEnv *jvmti, JNIEnv *jni, 
 		t->inst_size = 16;
 	}
 	(*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
-	if (!t->name || (t->kind == HTR_TYPE_INSTANCE && build_fields(sym, jvmti, jni, k, t)))
+	/* A class loaded but not yet prepared (at VMInit, CDS leaves ~1,000
+	 * such, java.util.concurrent.locks.ReentrantLock among them) has no
+	 * fields or interfaces JVMTI will give: its lists wait for its
+	 * preparation (complete_fields).  Lists made of nothing would number
+	 * the fields of every subclass wrongly for good: Guava's
+	 * LocalCache$Segment, a ReentrantLock, had its names two slots off. */
+	if (!t->name)
 		return HTR_NO_TYPE;
+	if (t->kind == HTR_TYPE_INSTANCE) {
+		if (!class_prepared(jvmti, k) || (super_id != HTR_NO_TYPE && sym->types[super_id].fields_pending)) {
+			t->fields_pending = 1;
+		} else if (build_fields(sym, jvmti, jni, k, t)) {
+			free(t->name);
+			return HTR_NO_TYPE;
+		}
+	}
 	sym->ntypes++;
 	sym->type_kind[id] = (uint8_t)t->kind;
 	if (!strcmp(t->name, "java.lang.Class"))
@@ -374,8 +484,21 @@ uint32_t sym_type_of_class(struct symbols *sym, jvmtiEnv *jvmti, JNIEnv *jni, jc
 	uint64_t tag = 0;
 	pthread_mutex_lock(&sym->mu);
 	uint32_t type = lookup_locked(sym, jvmti, klass, &tag);
-	if (type != HTR_NO_TYPE || (*jni)->PushLocalFrame(jni, 300) != 0)
+	if (type != HTR_NO_TYPE && !sym->types[type].fields_pending)
 		goto out;
+	if ((*jni)->PushLocalFrame(jni, 300) != 0) {
+		type = HTR_NO_TYPE;
+		goto out;
+	}
+	if (type != HTR_NO_TYPE) {
+		/* registered before its preparation: its fields now, if it is
+		 * prepared (its ClassPrepare, recorder_class_prepare).  The
+		 * type stands either way (its mirror carries its id); lists
+		 * still pending name no reference rather than a wrong one. */
+		complete_fields(sym, jvmti, jni, klass, type);
+		(*jni)->PopLocalFrame(jni, NULL);
+		goto out;
+	}
 	/* the unregistered part of the superclass chain, registered top down */
 	jclass chain[256];
 	uint64_t tags[256];
@@ -388,6 +511,17 @@ uint32_t sym_type_of_class(struct symbols *sym, jvmtiEnv *jvmti, JNIEnv *jni, jc
 			break;
 		uint64_t st = 0;
 		super_id = lookup_locked(sym, jvmti, s, &st);
+		if (super_id != HTR_NO_TYPE && sym->types[super_id].fields_pending) {
+			/* a superclass registered before its preparation: its
+			 * fields first, which klass's start with.  Still not
+			 * prepared: neither is klass, which waits too. */
+			int rc = complete_fields(sym, jvmti, jni, s, super_id);
+			if (rc && rc != -EAGAIN) {
+				n = 0;
+				super_id = HTR_NO_TYPE;
+				break;
+			}
+		}
 		if (super_id != HTR_NO_TYPE || n == 256)
 			break;
 		chain[n] = s;
