@@ -138,8 +138,8 @@ build-fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(FUZZ_LIB_SRC)
 # (2 GB in fuzz-short) prints the log's tail, the others still run, and make
 # fails at the end.
 # `make fuzz-short` (in make test): FUZZ_SHORT_SECONDS each, FUZZ_JOBS at
-# a time (the machines have 2 cores), built FUZZ_JOBS at a time too: 9
-# targets x 18 s / 2 keeps the 90 s of 6 x 30 s / 2, and the 3 more builds
+# a time (the machines have 2 cores), built FUZZ_JOBS at a time too: 10
+# targets x 18 s / 2 keeps the 90 s of 6 x 30 s / 2, and the 4 more builds
 # (14 s each) take no longer than the 6 did one after another; a failing
 # target stops the rest (xargs stops at a command's exit 255).  Both start from tests/fuzz/seeds/<target>/
 # (which holds every crash reproducer, so a regression fails at once) and

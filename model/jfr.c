@@ -55,6 +55,7 @@ static int read_chunk(struct jfr_recording *r, struct jfr_chunk *h, struct jfr_i
 	struct jfr_chunk_ctx c = {
 		.rec = r, .hdr = h, .start = h->offset, .end = h->offset + h->size,
 		.compressed = h->flags & 1, .scratch = scratch, .err = err, .intern = in,
+		.path_budget = r->old_path.n + JFR_PATH_SLACK + h->size * JFR_PATH_PER_BYTE,
 	};
 	struct jfr_in mi = { .base = r->data, .pos = h->offset + h->meta_offset, .end = c.end,
 			     .compressed = c.compressed, .err = err };

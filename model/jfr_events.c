@@ -410,7 +410,7 @@ static int old_chain(struct jfr_chunk_ctx *c, uint32_t ref)
 	int rc = 0;
 	for (uint32_t hop = 0; hop < JFR_MAX_CHAIN && ref != JFR_NONE && !rc; hop++) {
 		uint32_t obj = jfr_vobj(c, ref), next = JFR_NONE;
-		if (obj == JFR_NONE)
+		if (obj == JFR_NONE || c->rec->old_path.n >= c->path_budget)
 			break;
 		if ((rc = path_add(c, obj, &h)))
 			break;

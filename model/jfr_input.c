@@ -139,6 +139,21 @@ int jin_count(struct jfr_in *in, uint32_t *n, const char *what)
 	return 0;
 }
 
+/* Whether the next n chars are each one byte below 0x80 (varints of
+ * ASCII): the JDK writes the metadata's strings as chars, nearly all
+ * ASCII, and reading them a varint at a time took most of the time of
+ * reading a small recording.  jin_count has checked n bytes are there. */
+static int ascii_chars(const struct jfr_in *in, uint32_t n)
+{
+	const uint8_t *p = in->base + in->pos;
+	uint8_t any = 0;
+	if (!in->compressed)
+		return 0;
+	for (uint32_t i = 0; i < n; i++)
+		any |= p[i];
+	return !(any & 0x80);
+}
+
 int jin_string(struct jfr_in *in, uint8_t *enc, uint64_t *off, uint32_t *n, int64_t *key)
 {
 	uint64_t at = in->pos;
@@ -164,6 +179,10 @@ int jin_string(struct jfr_in *in, uint8_t *enc, uint64_t *off, uint32_t *n, int6
 		if ((rc = jin_count(in, n, "string char")))
 			return rc;
 		*off = in->pos;
+		if (ascii_chars(in, *n)) {
+			in->pos += *n;
+			return 0;
+		}
 		for (uint32_t i = 0; i < *n; i++) {
 			int32_t ch;
 			if ((rc = jin_short(in, &ch)))
@@ -238,6 +257,8 @@ int jfr_string_utf8(const uint8_t *base, uint64_t end, int compressed, uint8_t e
 		}
 		return 0;
 	case JFR_ENC_CHARS:
+		if (n <= end - off && ascii_chars(&in, n))
+			return buf_put(out, base + off, n);
 		return chars_utf8(&in, n, out) == -ENOMEM ? -ENOMEM : 0;
 	default:
 		return 0;

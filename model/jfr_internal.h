@@ -18,6 +18,10 @@
 #define JFR_MAX_DEPTH 32          /* nesting of inline values */
 #define JFR_MAX_META_DEPTH 64     /* nesting of metadata elements */
 #define JFR_MAX_VALS (1u << 20)   /* decoded nodes of one value */
+/* old-object path entries a chunk may add, per byte of chunk, beyond
+ * JFR_PATH_SLACK (a real chunk's are well below 1 a byte) */
+#define JFR_PATH_PER_BYTE 4u
+#define JFR_PATH_SLACK 65536u
 #define JFR_MAX_CHAIN 1024u       /* old-object referrer hops (the JDK keeps chains of
                                      * at most about 100 edges: leak profiler's depth) */
 
@@ -169,6 +173,11 @@ struct jfr_chunk_ctx {
 	struct jfr_intern *intern;
 	uint8_t *handler;        /* per class: which extractor, 0 none */
 	uint32_t *evcount;       /* per class: index in event_counts + 1, 0 none yet */
+	/* old_path may not grow past this in the chunk: chains share their
+	 * ends in the pools, so each sample's chain is copied out whole, and
+	 * a few hundred bytes of pool entries that refer to one another could
+	 * otherwise make millions of entries */
+	uint64_t path_budget;
 };
 
 /* Decodes one value of class cls (field fld's, or JFR_NONE) at in into

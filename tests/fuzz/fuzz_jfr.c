@@ -11,8 +11,10 @@
  *
  * Seeds (tests/fuzz/seeds/fuzz_jfr/): the chunks test_jfr builds by hand
  * (HEAPFS_JFR_SEEDS=DIR build/tests/test_jfr: every string encoding,
- * fixed and varint integers, two checkpoints, two chunks, cut ones) and a
- * small real recording of JfrWorkload (tests/fuzz/README.md).
+ * fixed and varint integers, two checkpoints, two chunks, cut ones) and two
+ * small real recordings of tests/integration/JfrWorkload.java (JDK 17, one
+ * chunk; JDK 25, three chunks) made with few events and trimmed to the
+ * types they use by trim_jfr.py (tests/fuzz/README.md).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -106,7 +108,7 @@ static void walk_events(const struct jfr_recording *r)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	return fuzz_init(argc, argv, (const char *const[]){ "-max_len=131072", NULL });
+	return fuzz_init(argc, argv, (const char *const[]){ "-max_len=65536", NULL });
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -479,6 +479,61 @@ static void test_bad_delta(void **st)
 	free(b.p);
 }
 
+/* A real recording of JfrWorkload by JDK 17 (the fuzz target's seed,
+ * made with few events: GCs, heap summaries, allocation samples, old
+ * objects with paths to roots; its metadata trimmed to the types it uses
+ * by tests/fuzz/trim_jfr.py); the expected values are what `jfr print
+ * --json` and `jfr summary` show for it (the same before and after the
+ * trim). */
+static void test_real_recording(void **st)
+{
+	(void)st;
+	struct jfr_recording *r;
+	struct htr_err err;
+	const char *path = "tests/fuzz/seeds/fuzz_jfr/real-tiny-jdk17.jfr";
+	if (jfr_open(&r, path, &err) != 0) {
+		fprintf(stderr, "%s: offset %llu: %s\n", path, (unsigned long long)err.offset, err.msg);
+		fail();
+	}
+	assert_int_equal(r->nchunks, 1);
+	assert_int_equal(r->gcs.n, 2);
+	assert_int_equal(r->gcs.gc_id[0], 2);
+	assert_string_equal(jfr_str(r, r->gcs.name[0]), "G1New");
+	assert_string_equal(jfr_str(r, r->gcs.cause[0]), "G1 Evacuation Pause");
+	assert_int_equal(r->gcs.start_ns[0], 1795823049825977805ll); /* 2026-11-27T23:44:09.825977805Z */
+	assert_int_equal(r->gcs.duration_ns[0], 11153893);
+	assert_int_equal(r->gcs.gc_id[1], 3);
+	assert_string_equal(jfr_str(r, r->gcs.name[1]), "G1Full");
+	assert_string_equal(jfr_str(r, r->gcs.cause[1]), "System.gc()");
+	assert_int_equal(r->gcs.longest_pause_ns[1], 36742518);
+	assert_int_equal(r->heap.n, 4);
+	assert_int_equal(r->allocs.n, 4);
+	const int64_t weights[] = { 146232, 65360, 146248, 146120 };
+	const char *const types[] = { "[B", "[B", "[I", "[B" };
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(r->allocs.weight[i], weights[i]);
+		assert_string_equal(jfr_str(r, r->classes.name[r->allocs.cls[i]]), types[i]);
+		assert_string_equal(jfr_str(r, r->threads.java_name[r->allocs.thread[i]]), "jfr-worker-0");
+	}
+	uint32_t top = r->stacks.method[r->stacks.frame_off[r->allocs.stack[3]]];
+	assert_string_equal(jfr_str(r, r->methods.name[top]), "churn");
+	assert_int_equal(r->stacks.line[r->stacks.frame_off[r->allocs.stack[3]]], 38);
+	assert_int_equal(r->old.n, 9);
+	int products = 0;
+	for (uint32_t i = 0; i < r->old.n; i++) {
+		uint64_t p = r->old.path_off[i];
+		if (strcmp(jfr_str(r, r->classes.name[r->old_path.cls[p]]), "JfrWorkload$Product") != 0)
+			continue;
+		products++;
+		assert_int_equal(r->old_path.address[p], 4229663568ll);
+		assert_int_equal(r->old.path_off[i + 1] - p, 6);
+		assert_string_equal(jfr_str(r, r->old.root_system[i]), "Class Loader Data");
+	}
+	assert_int_equal(products, 1);
+	assert_int_equal(r->event_counts.n, 4);
+	jfr_close(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -490,6 +545,7 @@ int main(void)
 		cmocka_unit_test(test_cut_first_chunk),
 		cmocka_unit_test(test_bad_magic),
 		cmocka_unit_test(test_bad_delta),
+		cmocka_unit_test(test_real_recording),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
