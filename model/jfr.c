@@ -105,13 +105,21 @@ static void note_damage(struct jfr_recording *r, const struct htr_err *e)
 		 r->path, (unsigned long long)e->offset, e->msg, r->nchunks, r->nchunks == 1 ? "" : "s");
 }
 
-static void finish(struct jfr_recording *r, struct jfr_intern *in)
+/* GC ids are one JVM's: the young/old events of a run of chunks that
+ * continue one another (each starts where the one before ended) name the
+ * GCs of that run only, so two JVMs' recordings concatenated keep apart. */
+static void join_generations(struct jfr_recording *r, struct jfr_intern *in, uint32_t from)
 {
-	for (uint32_t i = 0; i < r->gcs.n; i++) {
+	for (uint32_t i = from; i < r->gcs.n; i++) {
 		uint64_t g;
 		if (jfr_map_get(&in->gen_by_gc, (uint64_t)r->gcs.gc_id[i], 0, &g))
 			r->gcs.generation[i] = (uint8_t)g;
 	}
+	jfr_map_clear(&in->gen_by_gc);
+}
+
+static void finish(struct jfr_recording *r)
+{
 	if (r->nchunks) {
 		const struct jfr_chunk *l = &r->chunks[r->nchunks - 1];
 		r->start_ns = r->chunks[0].start_nanos;
@@ -135,12 +143,17 @@ static int read_all(struct jfr_recording *r, struct htr_err *err)
 	struct conv conv = { 0 };
 	struct buf scratch;
 	uint64_t pos = 0;
+	uint32_t run_gcs = 0;      /* the first GC of the current run of chunks */
 	int rc = 0;
 	buf_init(&scratch);
 	while (pos < r->size) {
 		struct jfr_chunk h;
 		struct htr_err e = { 0 };
 		rc = jfr_chunk_header(r->data, r->size, pos, &h, &e);
+		if (!rc && r->nchunks && h.start_nanos != conv.end_nanos) {
+			join_generations(r, &in, run_gcs);
+			run_gcs = r->gcs.n;
+		}
 		if (!rc)
 			rc = read_chunk(r, &h, &in, &scratch, &conv, &e);
 		if (rc == -ENOMEM)
@@ -161,10 +174,11 @@ static int read_all(struct jfr_recording *r, struct htr_err *err)
 		pos += h.size;
 		r->read_bytes = pos;
 	}
+	join_generations(r, &in, run_gcs);
 	if (!r->size)
 		rc = htr_errf(err, -EPROTO, 0, "empty file, not a JFR recording");
 	else
-		finish(r, &in);
+		finish(r);
 out:
 	intern_free(&in);
 	buf_free(&scratch);
@@ -259,7 +273,7 @@ void jfr_close(struct jfr_recording *r)
 		 r->old.path_off);
 	FREE_ALL(r->old_path.address, r->old_path.cls, r->old_path.description, r->old_path.ref_field,
 		 r->old_path.ref_modifiers, r->old_path.ref_array_size, r->old_path.ref_index, r->old_path.ref_skip);
-	FREE_ALL(r->settings.type_name, r->settings.name, r->settings.value);
+	FREE_ALL(r->settings.type_id, r->settings.type_name, r->settings.name, r->settings.value);
 	FREE_ALL(r->recordings.id, r->recordings.name, r->recordings.destination, r->recordings.max_age_ns,
 		 r->recordings.max_size, r->recordings.start_ns, r->recordings.duration_ns);
 	FREE_ALL(r->event_counts.name, r->event_counts.count);

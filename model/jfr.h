@@ -169,9 +169,10 @@ struct jfr_old_samples {
 	uint32_t n; uint64_t cap;
 };
 
-/* jdk.ActiveSetting: event type (its name when the metadata has it),
- * setting, value. */
+/* jdk.ActiveSetting: event type (its id, and its name when the metadata
+ * has it), setting, value. */
 struct jfr_settings {
+	int64_t *type_id;
 	uint32_t *type_name, *name, *value;
 	uint32_t n; uint64_t cap;
 };

@@ -494,13 +494,14 @@ static int ex_recording(struct jfr_chunk_ctx *c, uint32_t e)
 static int ex_setting(struct jfr_chunk_ctx *c, uint32_t e)
 {
 	struct jfr_settings *t = &c->rec->settings;
-	GROW(t, (void **)&t->type_name, (void **)&t->name, (void **)&t->value);
+	GROW(t, (void **)&t->type_id, (void **)&t->type_name, (void **)&t->name, (void **)&t->value);
 	uint32_t k = t->n;
 	uint64_t ci;
 	int rc = fstr(c, e, "name", &t->name[k]);
 	if (rc || (rc = fstr(c, e, "value", &t->value[k])))
 		return rc;
 	int64_t id = fint(c, e, "id", -1);
+	t->type_id[k] = id;
 	t->type_name[k] = jfr_map_get(&c->meta.by_id, (uint64_t)id, 0, &ci) ? c->meta.cls[ci].name_sid : JFR_NONE;
 	t->n++;
 	return 0;

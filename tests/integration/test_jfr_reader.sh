@@ -4,13 +4,16 @@
 #   1. JfrWorkload (tests/integration/JfrWorkload.java) runs under
 #      -XX:StartFlightRecording with the profile settings, TLAB allocation
 #      events and old-object samples with paths to GC roots;
-#   2. every jdk.GarbageCollection, GCHeapSummary, GCPhasePause,
+#   2. every jdk.GarbageCollection (and the Young/OldGarbageCollection
+#      naming its gcId), GCHeapSummary, GCPhasePause,
 #      ObjectAllocationSample, ObjectAllocationInNewTLAB/OutsideTLAB and
 #      OldObjectSample that `jfr print --json` shows (turned into TSV by jq)
 #      must be a line of tests/tools/jfr_dump's output, and the reverse,
 #      value for value: times in ns, types, weights, sizes, threads, whole
-#      stack traces, old objects' reference chains and roots; the event
-#      counts must be `jfr summary`'s;
+#      stack traces, old objects' reference chains and roots; so must every
+#      jdk.ActiveRecording and ActiveSetting, and the JVM's description
+#      be one of its jdk.JVMInformation events; the event counts must be
+#      `jfr summary`'s;
 #   3. the same on a recording of several chunks (one JVM that starts and
 #      stops a second recording: a new chunk at each)
 #      and on two recordings concatenated (JFR files concatenate chunk by
@@ -39,12 +42,13 @@ if [ ! -x "$JDK17/bin/java" ] || [ ! -x "$JDK17/bin/jfr" ]; then
 fi
 
 # jq: jfr print --json's events as jfr_dump's lines.  Times become ns
-# since the epoch (built as strings: they exceed a double's exact range),
-# durations ns.
+# since the epoch (built as strings: they exceed a double's exact range;
+# jfr print leaves out zero seconds, "2026-11-28T00:29Z"), durations ns.
 JQ='
 def ts: if . == null then "null" else
-	capture("^(?<d>[0-9-]+T[0-9:]+)(\\.(?<f>[0-9]+))?Z$") as $c |
-	(($c.d + "Z") | fromdateiso8601 | floor | tostring) + ((($c.f // "") + "000000000")[0:9]) end;
+	capture("^(?<d>[0-9-]+T[0-9]+:[0-9]+)(:(?<s>[0-9]+))?(\\.(?<f>[0-9]+))?Z$") as $c |
+	(($c.d + ":" + ($c.s // "00") + "Z") | fromdateiso8601 | floor | tostring) +
+	((($c.f // "") + "000000000")[0:9]) end;
 def dur: if . == null then "null" else
 	capture("^PT((?<h>[0-9]+)H)?((?<m>[0-9]+)M)?((?<s>-?[0-9]+)(\\.(?<f>[0-9]+))?S)?$") as $c |
 	((($c.h // "0") | tonumber) * 3600 + (($c.m // "0") | tonumber) * 60 + (($c.s // "0") | tonumber))
@@ -64,6 +68,10 @@ def thread: .eventThread.javaName | s;
 if $t == "jdk.GarbageCollection" then
 	["gc", ($v.gcId | s), ($v.name | s), ($v.cause | s), ($v.startTime | ts), ($v.duration | dur),
 	 ($v.sumOfPauses | dur), ($v.longestPause | dur)]
+elif $t == "jdk.YoungGarbageCollection" then
+	["gen", ($v.gcId | s), "1"]
+elif $t == "jdk.OldGarbageCollection" then
+	["gen", ($v.gcId | s), "2"]
 elif $t == "jdk.GCHeapSummary" then
 	["heap", ($v.gcId | s), ($v.when | s), ($v.startTime | ts), ($v.heapUsed | s),
 	 ($v.heapSpace.committedSize | s), ($v.heapSpace.reservedSize | s)]
@@ -80,7 +88,20 @@ elif $t == "jdk.OldObjectSample" then
 	 ($v.arrayElements | s), ($v | thread),
 	 "\($v.root.system | s)/\($v.root.type | s)/\($v.root.description | s)", ($v.object | chain), ($v.stackTrace | stack)]
 else empty end | join("\t")'
-EVENTS=jdk.GarbageCollection,jdk.GCHeapSummary,jdk.GCPhasePause,jdk.ObjectAllocationSample,jdk.ObjectAllocationInNewTLAB,jdk.ObjectAllocationOutsideTLAB,jdk.OldObjectSample
+# The JVM, the recordings and their settings (jfr_dump's setup lines);
+# the defs above come first.
+JQ_SETUP='
+.recording.events[] | .type as $t | .values as $v |
+if $t == "jdk.JVMInformation" then
+	["jvm", ($v.jvmName | s), ($v.jvmVersion | s), ($v.jvmArguments | s), ($v.jvmFlags | s),
+	 ($v.javaArguments | s), ($v.jvmStartTime | ts), ($v.pid | s)]
+elif $t == "jdk.ActiveRecording" then
+	["recording", ($v.id | s), ($v.name | s), ($v.destination | s), ($v.maxSize | s), ($v.recordingStart | ts)]
+elif $t == "jdk.ActiveSetting" then
+	["setting", ($v.id | s), ($v.name | s), ($v.value | s)]
+else empty end | join("\t")'
+JQ_DEFS=${JQ%%.recording.events*}
+EVENTS=jdk.GarbageCollection,jdk.YoungGarbageCollection,jdk.OldGarbageCollection,jdk.GCHeapSummary,jdk.GCPhasePause,jdk.ObjectAllocationSample,jdk.ObjectAllocationInNewTLAB,jdk.ObjectAllocationOutsideTLAB,jdk.OldObjectSample
 
 # compare JDK REC NAME [PART...]: jfr_dump's lines against jfr print's
 # (of the PARTs the recording was concatenated from, when given), and
@@ -94,13 +115,26 @@ compare() {
 			fail "$name: jfr print failed"
 		jq -r "$JQ" "$w.json"
 	done | LC_ALL=C sort >"$w.jdk"
-	t "$DUMP" "$rec" gc heap pause alloc old 2>"$w.err" | LC_ALL=C sort >"$w.ours" ||
+	t "$DUMP" "$rec" gc gen heap pause alloc old 2>"$w.err" | LC_ALL=C sort >"$w.ours" ||
 		fail "$name: jfr_dump failed: $(cat "$w.err")"
 	[ ! -s "$w.err" ] || fail "$name: jfr_dump warned: $(cat "$w.err")"
 	if ! cmp -s "$w.jdk" "$w.ours"; then
 		diff "$w.jdk" "$w.ours" | head -n 20 | cut -c1-300 >&2
 		fail "$name: jfr_dump and jfr print differ ($(diff "$w.jdk" "$w.ours" | grep -c '^[<>]') lines)"
 	fi
+	# the JVM (the reader keeps the last of the JVMInformation events, one
+	# per chunk), every ActiveRecording and ActiveSetting event
+	for p in "${@:-$rec}"; do
+		t "$jdk/bin/jfr" print --json --events jdk.JVMInformation,jdk.ActiveRecording,jdk.ActiveSetting "$p" |
+			jq -r "$JQ_DEFS $JQ_SETUP"
+	done | LC_ALL=C sort >"$w.jdk-setup"
+	"$DUMP" "$rec" setup | LC_ALL=C sort >"$w.setup"
+	grep -qxF "$(grep '^jvm' "$w.setup")" "$w.jdk-setup" ||
+		fail "$name: jvm line not among jfr print's: $(grep '^jvm' "$w.setup" | cut -c1-200)"
+	cmp -s <(grep -v '^jvm' "$w.jdk-setup") <(grep -v '^jvm' "$w.setup") || {
+		diff <(grep -v '^jvm' "$w.jdk-setup") <(grep -v '^jvm' "$w.setup") | head >&2
+		fail "$name: recordings or settings differ from jfr print's"
+	}
 	# jfr summary: " name  count  bytes"; types with events only, and
 	# not jdk.Metadata and jdk.CheckPoint (JDK 25: Checkpoint), which it counts.
 	# Of each part (jfr summary of two JVMs' recordings concatenated counts
@@ -115,7 +149,8 @@ compare() {
 	chunks=$("$DUMP" "$rec" info | awk -F'\t' '$2 == "chunks" { print $3 }')
 	ok "$name: $(cut -f1 "$w.ours" | sort | uniq -c | awk '{ printf "%s%s %s", sep, $1, $2; sep=", " }') \
 ($(cut -f2 "$w.ours" | grep -c ObjectAllocationSample) allocation samples) as jfr print shows them; \
-$(wc -l <"$w.cnt") event types counted as jfr summary; $chunks chunk(s)"
+$(wc -l <"$w.cnt") event types counted as jfr summary; JVM, \
+$(grep -c '^recording' "$w.setup") recording and $(grep -c '^setting' "$w.setup") setting events as jfr print; $chunks chunk(s)"
 }
 
 # record JDK OUT [extra -XX options] -- ARGS: JfrWorkload under JFR

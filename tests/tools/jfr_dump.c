@@ -3,8 +3,8 @@
  * test_jfr_reader.sh to compare with the JDK's `jfr print --json` (turned
  * into the same lines by jq).  A test tool, not part of heapfs.
  *
- * Usage: jfr_dump REC.jfr [SECTION...]   sections: gc heap pause alloc old
- *        count info (default: all).  Null strings print as "null", times
+ * Usage: jfr_dump REC.jfr [SECTION...]   sections: gc gen heap pause alloc
+ *        old count info setup (default: all).  Null strings print as "null", times
  *        as ns since the epoch, durations as ns; a stack trace as its
  *        frames "class.method descriptor line bci type" joined by " | ".
  * Exit 0, or 1 with the reader's message on stderr; a recording read only
@@ -66,6 +66,16 @@ static void dump_gc(const struct jfr_recording *r)
 		       (long long)g->sum_pauses_ns[i], (long long)g->longest_pause_ns[i]);
 }
 
+/* GCs that a jdk.YoungGarbageCollection (1) or OldGarbageCollection (2)
+ * names. */
+static void dump_gen(const struct jfr_recording *r)
+{
+	const struct jfr_gcs *g = &r->gcs;
+	for (uint32_t i = 0; i < g->n; i++)
+		if (g->generation[i])
+			printf("gen\t%lld\t%u\n", (long long)g->gc_id[i], g->generation[i]);
+}
+
 static void dump_heap(const struct jfr_recording *r)
 {
 	const struct jfr_heap_summaries *h = &r->heap;
@@ -117,6 +127,22 @@ static void dump_old(const struct jfr_recording *r)
 	}
 }
 
+/* The JVM, the recordings and their settings, as jdk.JVMInformation,
+ * jdk.ActiveRecording and jdk.ActiveSetting give them. */
+static void dump_setup(const struct jfr_recording *r)
+{
+	const struct jfr_jvm *j = &r->jvm;
+	printf("jvm\t%s\t%s\t%s\t%s\t%s\t%lld\t%lld\n", s(r, j->name), s(r, j->version), s(r, j->arguments),
+	       s(r, j->flags), s(r, j->java_arguments), (long long)j->start_ns, (long long)j->pid);
+	const struct jfr_active_recordings *a = &r->recordings;
+	for (uint32_t i = 0; i < a->n; i++)
+		printf("recording\t%lld\t%s\t%s\t%lld\t%lld\n", (long long)a->id[i], s(r, a->name[i]),
+		       s(r, a->destination[i]), (long long)a->max_size[i], (long long)a->start_ns[i]);
+	const struct jfr_settings *t = &r->settings;
+	for (uint32_t i = 0; i < t->n; i++)
+		printf("setting\t%lld\t%s\t%s\n", (long long)t->type_id[i], s(r, t->name[i]), s(r, t->value[i]));
+}
+
 static void dump_info(const struct jfr_recording *r)
 {
 	printf("info\tchunks\t%u\n", r->nchunks);
@@ -132,7 +158,7 @@ int main(int argc, char **argv)
 	struct jfr_recording *r;
 	struct htr_err err;
 	if (argc < 2) {
-		fprintf(stderr, "usage: jfr_dump REC.jfr [gc|heap|pause|alloc|old|count|info...]\n");
+		fprintf(stderr, "usage: jfr_dump REC.jfr [gc|gen|heap|pause|alloc|old|count|info|setup...]\n");
 		return 2;
 	}
 	if (jfr_open(&r, argv[1], &err) != 0) {
@@ -146,6 +172,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "jfr_dump: %s\n", r->warning);
 	if (want(argc, argv, "gc"))
 		dump_gc(r);
+	if (want(argc, argv, "gen"))
+		dump_gen(r);
 	if (want(argc, argv, "heap"))
 		dump_heap(r);
 	if (want(argc, argv, "pause"))
@@ -160,6 +188,8 @@ int main(int argc, char **argv)
 			       (unsigned long long)r->event_counts.count[i]);
 	if (want(argc, argv, "info"))
 		dump_info(r);
+	if (want(argc, argv, "setup"))
+		dump_setup(r);
 	jfr_close(r);
 	return 0;
 }
