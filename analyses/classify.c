@@ -1964,6 +1964,198 @@ int classify_objects(struct cls_registry *r, const struct objsrc *src, uint32_t 
 	return rc;
 }
 
+/* ---- every level of a hierarchy at once ---- */
+
+/* A trie under construction: nodes in creation order, found by (parent,
+ * key) through an open-addressing table. */
+struct trie {
+	struct cls_trie_node *nodes;
+	uint32_t n, cap;
+	uint32_t *slots, nslots; /* node index + 1; 0 empty */
+};
+
+static uint32_t trie_hash(uint32_t parent, uint32_t key, uint32_t mask)
+{
+	uint64_t h = ((uint64_t)parent << 32 | key) * 0x9e3779b97f4a7c15ull;
+	return (uint32_t)(h >> 32) & mask;
+}
+
+static int trie_grow_slots(struct trie *t)
+{
+	uint32_t ns = t->nslots ? t->nslots * 2 : 1024;
+	uint32_t *sl = calloc(ns, sizeof *sl);
+	if (!sl)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < t->n; i++) {
+		uint32_t h = trie_hash(t->nodes[i].parent, t->nodes[i].key, ns - 1);
+		while (sl[h])
+			h = (h + 1) & (ns - 1);
+		sl[h] = i + 1;
+	}
+	free(t->slots);
+	t->slots = sl;
+	t->nslots = ns;
+	return 0;
+}
+
+/* The child of parent under key, made if new; UINT32_MAX when out of
+ * memory. */
+static uint32_t trie_child(struct trie *t, uint32_t parent, uint32_t key)
+{
+	if ((uint64_t)(t->n + 1) * 2 > t->nslots && trie_grow_slots(t))
+		return UINT32_MAX;
+	uint32_t h = trie_hash(parent, key, t->nslots - 1);
+	for (; t->slots[h]; h = (h + 1) & (t->nslots - 1)) {
+		const struct cls_trie_node *x = &t->nodes[t->slots[h] - 1];
+		if (x->parent == parent && x->key == key)
+			return t->slots[h] - 1;
+	}
+	if (t->n == t->cap) {
+		uint32_t nc = t->cap ? t->cap * 2 : 256;
+		struct cls_trie_node *nn = realloc(t->nodes, sizeof *nn * nc);
+		if (!nn)
+			return UINT32_MAX;
+		t->nodes = nn;
+		t->cap = nc;
+	}
+	t->nodes[t->n] = (struct cls_trie_node){ parent, key, 0, 0 };
+	t->slots[h] = ++t->n;
+	return t->n - 1;
+}
+
+/* Adds key paths (several, each ended by CLS_PATH_END, when multi). */
+static int trie_add_paths(struct trie *t, const uint32_t *k, uint32_t nk, int multi)
+{
+	uint32_t at = 0;
+	for (uint32_t i = 0; i < nk; i++) {
+		if (multi && k[i] == CLS_PATH_END) {
+			at = 0;
+			continue;
+		}
+		if ((at = trie_child(t, at, k[i])) == UINT32_MAX)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int by_parent_key(const void *a, const void *b)
+{
+	const struct cls_trie_node *x = a, *y = b;
+	if (x->parent != y->parent)
+		return x->parent < y->parent ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* Breadth-first, each node's children contiguous and sorted by key. */
+static int trie_emit(struct trie *t, struct buf *out)
+{
+	uint32_t n = t->n;
+	uint32_t *order = malloc(sizeof *order * (n ? n : 1));
+	uint32_t *newi = malloc(sizeof *newi * (n ? n : 1));
+	struct cls_trie_node *sorted = malloc(sizeof *sorted * (n ? n : 1));
+	uint32_t *first = calloc((size_t)n + 1, sizeof *first);
+	int rc = -ENOMEM;
+	if (!order || !newi || !sorted || !first)
+		goto out;
+	/* children of each old node, sorted by key: sort a copy by (parent,
+	 * key), remembering old indexes in the unused count field */
+	for (uint32_t i = 0; i < n; i++) {
+		sorted[i] = t->nodes[i];
+		sorted[i].nchildren = i;
+	}
+	if (n > 1)
+		qsort(sorted + 1, n - 1, sizeof *sorted, by_parent_key);
+	for (uint32_t i = n; i-- > 1;)
+		first[sorted[i].parent] = i; /* first sorted position of each parent's children */
+	/* BFS over old indexes */
+	uint32_t head = 0, tail = 0;
+	order[tail++] = 0;
+	newi[0] = 0;
+	while (head < tail) {
+		uint32_t o = order[head++];
+		for (uint32_t j = first[o]; j && j < n && sorted[j].parent == o; j++) {
+			newi[sorted[j].nchildren] = tail;
+			order[tail++] = sorted[j].nchildren;
+		}
+	}
+	if ((rc = buf_reserve(out, sizeof(struct cls_trie_node) * (size_t)n)))
+		goto out;
+	struct cls_trie_node *res = (struct cls_trie_node *)(out->data + out->len);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct cls_trie_node *x = &t->nodes[order[i]];
+		res[i] = (struct cls_trie_node){ i ? newi[x->parent] : UINT32_MAX, i ? x->key : 0, 0, 0 };
+	}
+	for (uint32_t i = n; i-- > 1;) { /* children of a node are contiguous: count them */
+		struct cls_trie_node *par = &res[res[i].parent];
+		par->first_child = i;
+		par->nchildren++;
+	}
+	out->len += sizeof(struct cls_trie_node) * (size_t)n;
+	rc = 0;
+out:
+	free(order);
+	free(newi);
+	free(sorted);
+	free(first);
+	return rc;
+}
+
+int classify_trie(struct cls_registry *r, const struct objsrc *src, uint32_t nsrc,
+		  const struct chain *ch, uint32_t cls, struct buf *out)
+{
+	struct trie t = { 0 };
+	int rc = cls_prepare(r, cls);
+	const struct cls_def *d = r->defs[cls];
+	if (!rc && d->card != CARD_HIER)
+		rc = -EINVAL;
+	if (!rc && trie_child(&t, UINT32_MAX, UINT32_MAX) == UINT32_MAX)
+		rc = -ENOMEM; /* node 0: the group itself */
+	for (uint32_t k = 0; k < nsrc && !rc; k++) {
+		struct pass p;
+		uint64_t *bits = NULL;
+		uint8_t *seen = NULL;
+		struct ktab kt = { 0 };
+		const struct heap_state *s = src[k].s;
+		if ((rc = pass_init(&p, r, src_gci(&src[k]))))
+			break;
+		p.s = s;
+		p.infos = s->infos;
+		rc = members(&p, ch, &bits);
+		if (!rc && !d->per_object) {
+			rc = ktab_build(&p, cls, s->ninfos, &kt);
+			if (!rc && !(seen = calloc(s->ninfos ? s->ninfos : 1, 1)))
+				rc = -ENOMEM;
+		}
+		for (uint64_t i = rc ? s->n : bitset_next(bits, s->n, 0); i < s->n && !rc;
+		     i = bitset_next(bits, s->n, i + 1)) {
+			if (column_of(&src[k], i) < 0)
+				continue;
+			if (d->per_object) {
+				if (!(rc = keys_of(&p, cls, (uint32_t)i)))
+					rc = trie_add_paths(&t, p.kb.k, p.kb.n, d->multi_path);
+			} else {
+				/* objects of one info share its path: add it once */
+				uint32_t j = s->info[i];
+				if (!seen[j]) {
+					seen[j] = 1;
+					rc = trie_add_paths(&t, kt.keys + kt.off[j], kt.off[j + 1] - kt.off[j],
+							    d->multi_path);
+				}
+			}
+		}
+		if (!d->per_object)
+			ktab_free(&kt);
+		free(seen);
+		free(bits);
+		pass_free(&p);
+	}
+	if (!rc)
+		rc = trie_emit(&t, out);
+	free(t.nodes);
+	free(t.slots);
+	return rc;
+}
+
 int group_totals_objects(struct cls_registry *r, const struct objsrc *src, uint32_t nsrc,
 			 const struct chain *ch, struct cls_row *row)
 {

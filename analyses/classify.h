@@ -319,6 +319,22 @@ int classify_tallies(struct cls_registry *r, uint32_t gci, const struct tally *t
 int classify_objects(struct cls_registry *r, const struct objsrc *src, uint32_t nsrc,
 		     const struct chain *ch, uint32_t cls, struct buf *out);
 
+/* Every level of hierarchy classifier cls over the chain's group (the
+ * chain ends before the classifier's step): a trie of the key paths its
+ * members have, appended to out as struct cls_trie_node[].  Node 0 is the
+ * group itself; nodes are breadth-first and the children of a node are
+ * nodes first_child .. first_child + nchildren - 1, sorted by key, so a
+ * level lists in the order its classification's rows have.  One pass over
+ * the members (one per distinct object info where the keys come from the
+ * info), however deep the hierarchy: listing a hierarchy's directories
+ * costs a pass per classification, not per directory. */
+struct cls_trie_node {
+	uint32_t parent, key;
+	uint32_t first_child, nchildren;
+};
+int classify_trie(struct cls_registry *r, const struct objsrc *src, uint32_t nsrc,
+		  const struct chain *ch, uint32_t cls, struct buf *out);
+
 /* Totals of the chain's group as one row (key 0). */
 int group_totals_tallies(struct cls_registry *r, uint32_t gci, const struct tally *t,
 			 uint32_t nt, const struct chain *ch, struct cls_row *row);

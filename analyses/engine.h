@@ -60,6 +60,7 @@ enum result_kind {
 	RES_CENSUS,          /* gci: objects per classifier key at a GC */
 	RES_DIFF_CENSUS,     /* gci against gci2 */
 	RES_CLASSIFICATION,  /* gci, chain, cls: the children of a classification */
+	RES_HIER_TRIE,       /* gci, chain, cls: every level of a hierarchy classifier */
 	RES_GROUP_TOTALS,    /* gci, chain: a group's counts and bytes */
 	RES_GROUP_DEEP,      /* gci, chain: a group's transitive closure metrics */
 	RES_GROUP_RETAINED,  /* gci, chain: its transitive and GC closure metrics */

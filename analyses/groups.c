@@ -175,6 +175,56 @@ int eng_classification_get(struct engine *en, uint32_t gci, const struct chain *
 	return 0;
 }
 
+static int trie_cb(void *vctx, struct buf *out)
+{
+	struct classify_ctx *c = vctx;
+	struct objsrcs o;
+	int rc = objsrcs_get(c->en, c->gci, c->ch->diff_gci, &o);
+	if (rc)
+		return rc;
+	rc = classify_trie(&c->en->reg, o.src, o.n, c->ch, c->cls, out);
+	objsrcs_put(c->en, &o);
+	return rc;
+}
+
+int eng_hier_trie_get(struct engine *en, uint32_t gci, const struct chain *ch, uint32_t cls,
+		      struct rc_entry **e, const struct cls_trie_node **nodes, uint32_t *n)
+{
+	struct classify_ctx ctx = { en, gci, cls, ch };
+	struct result_key k = { .what = RES_HIER_TRIE, .gci = gci, .cls = cls, .chain = ch };
+	int rc = eng_result_get(en, &k, trie_cb, &ctx, e);
+	if (rc)
+		return rc;
+	*nodes = rc_data(*e);
+	*n = (uint32_t)(rc_len(*e) / sizeof **nodes);
+	if (!*n) { /* node 0 is always there */
+		eng_put(en, *e);
+		return -EIO;
+	}
+	return 0;
+}
+
+uint32_t trie_find(const struct cls_trie_node *nodes, uint32_t n, const uint32_t *path, uint32_t len)
+{
+	uint32_t at = 0;
+	for (uint32_t d = 0; d < len; d++) {
+		uint32_t lo = nodes[at].first_child, hi = lo + nodes[at].nchildren;
+		if (hi > n)
+			return UINT32_MAX;
+		while (lo < hi) { /* children are sorted by key */
+			uint32_t mid = lo + (hi - lo) / 2;
+			if (nodes[mid].key < path[d])
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == nodes[at].first_child + nodes[at].nchildren || nodes[lo].key != path[d])
+			return UINT32_MAX;
+		at = lo;
+	}
+	return at;
+}
+
 static int totals_cb(void *vctx, struct buf *out)
 {
 	struct classify_ctx *c = vctx;

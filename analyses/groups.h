@@ -33,6 +33,16 @@ int eng_tallies_get(struct engine *en, uint32_t gci, uint32_t diff_gci, struct r
 int eng_classification_get(struct engine *en, uint32_t gci, const struct chain *ch, uint32_t cls,
 			   struct rc_entry **e, const struct cls_row **rows, uint32_t *nrows);
 
+/* Every level of hierarchy classifier cls over the chain's group (the
+ * chain ends before the classifier's step; analyses/classify.h
+ * classify_trie), computed once: listing and looking up a hierarchy's
+ * directories reads it instead of classifying each level. */
+int eng_hier_trie_get(struct engine *en, uint32_t gci, const struct chain *ch, uint32_t cls,
+		      struct rc_entry **e, const struct cls_trie_node **nodes, uint32_t *n);
+/* The node of a key path (from the top level) in such a trie, or
+ * UINT32_MAX when no member has that path. */
+uint32_t trie_find(const struct cls_trie_node *nodes, uint32_t n, const uint32_t *path, uint32_t len);
+
 /* Totals of a group (count and bytes per column) into *row. */
 int eng_group_totals(struct engine *en, uint32_t gci, const struct chain *ch, struct cls_row *row);
 

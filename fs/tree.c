@@ -414,24 +414,48 @@ static int emit_steps(struct hfs *fs, const struct node *p, emit_fn emit, void *
 	return 0;
 }
 
+/* A hierarchy level's place in the trie of its classification (every
+ * level computed in one pass, analyses/groups.h): the chain without its
+ * last (hierarchy) step, and that step's key path.  *e pinned. */
+static int hier_node(struct hfs *fs, const struct node *p, struct rc_entry **e,
+		     const struct cls_trie_node **nodes, uint32_t *at)
+{
+	const struct chain *ch = &p->chain;
+	const struct chain_step *last = &ch->steps[ch->depth - 1];
+	struct chain base = *ch;
+	uint32_t n;
+	base.depth--;
+	base.nkeys -= last->nkeys;
+	int rc = eng_hier_trie_get(&fs->en, p->gci, &base, last->cls, e, nodes, &n);
+	if (rc)
+		return rc;
+	*at = trie_find(*nodes, n, ch->keys + last->key0, last->nkeys);
+	if (*at == UINT32_MAX) {
+		rcache_put(fs->en.rc, *e);
+		return -ENOENT;
+	}
+	return 0;
+}
+
 /* Children of a hierarchy level: the next level's keys. */
 static int hier_children(struct hfs *fs, const struct node *p, emit_fn emit, void *ctx)
 {
-	const struct chain *ch = &p->chain;
-	uint32_t cls = ch->steps[ch->depth - 1].cls;
+	uint32_t cls = p->chain.steps[p->chain.depth - 1].cls;
 	const struct cls_def *d = cls_get(&fs->en.reg, cls);
-	const struct cls_row *rows;
+	const struct cls_trie_node *nodes;
 	struct rc_entry *e;
-	uint32_t nrows;
-	int rc = eng_classification_get(&fs->en, p->gci, ch, cls, &e, &rows, &nrows);
+	uint32_t at;
+	if (!d)
+		return -ENOENT;
+	int rc = hier_node(fs, p, &e, &nodes, &at);
 	if (rc)
 		return rc;
-	for (uint32_t r = 0; r < nrows && !rc; r++) {
+	for (uint32_t k = 0; k < nodes[at].nchildren && !rc; k++) {
 		struct node c = *p;
 		c.cls = cls;
-		if (chain_extend(&c.chain, rows[r].key))
+		if (chain_extend(&c.chain, nodes[nodes[at].first_child + k].key))
 			break;
-		rc = emit(ctx, ks_name(&d->ks, rows[r].key), &c);
+		rc = emit(ctx, ks_name(&d->ks, nodes[nodes[at].first_child + k].key), &c);
 	}
 	rcache_put(fs->en.rc, e);
 	return rc > 0 ? 1 : rc;
@@ -468,21 +492,20 @@ static int find_emit(void *vctx, const char *name, const struct node *child)
 /* A hierarchy level's child by name, without listing them all. */
 static int hier_lookup(struct hfs *fs, const struct node *p, const char *name, struct node *c)
 {
-	const struct chain *ch = &p->chain;
-	uint32_t cls = ch->steps[ch->depth - 1].cls;
+	uint32_t cls = p->chain.steps[p->chain.depth - 1].cls;
 	const struct cls_def *d = cls_get(&fs->en.reg, cls);
-	const struct cls_row *rows;
+	const struct cls_trie_node *nodes;
 	struct rc_entry *e;
-	uint32_t nrows;
+	uint32_t at;
 	if (!d)
 		return -ENOENT;
-	int rc = eng_classification_get(&fs->en, p->gci, ch, cls, &e, &rows, &nrows);
+	int rc = hier_node(fs, p, &e, &nodes, &at);
 	if (rc)
 		return rc;
 	uint32_t key = ks_find_name((struct keyspace *)&d->ks, name);
 	rc = -ENOENT;
-	for (uint32_t r = 0; r < nrows; r++) {
-		if (rows[r].key == key) {
+	for (uint32_t k = 0; k < nodes[at].nchildren; k++) {
+		if (nodes[nodes[at].first_child + k].key == key) {
 			rc = 0;
 			break;
 		}

@@ -218,6 +218,62 @@ static void test_dominators_and_owners(void **st)
 	eng_destroy(&en);
 }
 
+/* Every level of a hierarchy from one trie equals the classification of
+ * that level (the per-level computation listings used before): for each
+ * node, its children's keys are the keys of the rows of classifying its
+ * group by the same classifier. */
+static void check_trie(struct engine *en, uint32_t g, const char *cls_name)
+{
+	uint32_t cls = cls_find(&en->reg, cls_name);
+	assert_true(cls != CLS_NONE);
+	struct chain base;
+	chain_init(&base);
+	struct rc_entry *te;
+	const struct cls_trie_node *t;
+	uint32_t n, checked = 0;
+	assert_int_equal(eng_hier_trie_get(en, g, &base, cls, &te, &t, &n), 0);
+	assert_true(n > 1);
+	uint32_t path[CHAIN_KEYS_MAX];
+	for (uint32_t x = 0; x < n && checked < 300; x++) {
+		/* the node's key path, from the top */
+		uint32_t len = 0;
+		for (uint32_t y = x; y != 0; y = t[y].parent)
+			len++;
+		if (len >= CHAIN_KEYS_MAX)
+			continue;
+		uint32_t i = len;
+		for (uint32_t y = x; y != 0; y = t[y].parent)
+			path[--i] = t[y].key;
+		assert_int_equal(trie_find(t, n, path, len), x);
+		struct chain ch = base;
+		for (uint32_t k = 0; k < len; k++)
+			assert_int_equal(k ? chain_extend(&ch, path[k]) : chain_push(&ch, ST_CLS, cls, path[k]), 0);
+		struct rc_entry *e;
+		const struct cls_row *rows;
+		uint32_t nrows;
+		assert_int_equal(eng_classification_get(en, g, &ch, cls, &e, &rows, &nrows), 0);
+		assert_int_equal(nrows, t[x].nchildren);
+		for (uint32_t r = 0; r < nrows; r++)
+			assert_int_equal(rows[r].key, t[t[x].first_child + r].key);
+		eng_put(en, e);
+		checked++;
+	}
+	eng_put(en, te);
+}
+
+static void test_hierarchy_tries(void **st)
+{
+	(void)st;
+	struct engine en;
+	open_engine(&en);
+	uint32_t g = graph_gc(&en);
+	check_trie(&en, g, "site");
+	check_trie(&en, g, "package");
+	check_trie(&en, g, "root");          /* several paths per object */
+	check_trie(&en, g, "indirect-root");
+	eng_destroy(&en);
+}
+
 /* The report is one cached result: two reads view the same bytes. */
 static void test_suspects_once(void **st)
 {
@@ -240,6 +296,7 @@ int main(void)
 		cmocka_unit_test(test_open_failures),
 		cmocka_unit_test(test_groups_against_state),
 		cmocka_unit_test(test_dominators_and_owners),
+		cmocka_unit_test(test_hierarchy_tries),
 		cmocka_unit_test(test_suspects_once),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
