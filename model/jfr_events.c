@@ -559,7 +559,6 @@ static void find_handlers(struct jfr_chunk_ctx *c)
 
 int jfr_chunk_extract(struct jfr_chunk_ctx *c)
 {
-	struct jfr_chunk *hdr = (struct jfr_chunk *)c->hdr;
 	struct jfr_in in = { .base = c->rec->data, .pos = c->start + JFR_HEADER_SIZE, .compressed = c->compressed,
 			     .err = c->err };
 	int rc = 0;
@@ -572,9 +571,13 @@ int jfr_chunk_extract(struct jfr_chunk_ctx *c)
 		in.end = c->end;
 		if ((rc = jin_int(&in, &size)) || (rc = jin_long(&in, &type)))
 			break;
+		if (size <= 0 || (uint64_t)size > c->end - at) { /* checked already: never */
+			rc = htr_errf(c->err, -EBADMSG, at, "event size %d", size);
+			break;
+		}
 		in.end = at + (uint64_t)size;
 		if (type > 1 && jfr_map_get(&c->meta.by_id, (uint64_t)type, 0, &ci) && c->meta.cls[ci].event) {
-			hdr->events++;
+			c->hdr->events++;
 			if ((rc = count_event(c, (uint32_t)ci)))
 				break;
 			if (c->handler[ci]) {

@@ -121,10 +121,6 @@ struct jfr_meta {
 /* Reads the metadata event at off (absolute), in.end the chunk's end. */
 int jfr_meta_read(struct jfr_meta *m, struct jfr_in *in, struct jfr_strings *names);
 void jfr_meta_free(struct jfr_meta *m);
-/* Class index by name, JFR_NONE if absent. */
-uint32_t jfr_meta_class(const struct jfr_meta *m, const char *name);
-/* Field index (into m->fld) of class c by name, JFR_NONE if absent. */
-uint32_t jfr_meta_field(const struct jfr_meta *m, uint32_t c, const char *name);
 
 /* --- values (jfr_value.c) ------------------------------------------------- */
 
@@ -155,7 +151,7 @@ struct jfr_vals {
 
 struct jfr_chunk_ctx {
 	struct jfr_recording *rec;
-	const struct jfr_chunk *hdr;
+	struct jfr_chunk *hdr;   /* its events are counted in */
 	uint64_t start, end;     /* absolute */
 	int compressed;
 	/* the time converter (jdk.jfr.internal.consumer.TimeConverter): this

@@ -351,21 +351,3 @@ void jfr_meta_free(struct jfr_meta *m)
 	memset(m, 0, sizeof *m);
 	m->string_cls = JFR_NONE;
 }
-
-uint32_t jfr_meta_class(const struct jfr_meta *m, const char *name)
-{
-	for (uint32_t i = 0; i < m->ncls; i++)
-		if (strcmp(m->cls[i].name, name) == 0)
-			return i;
-	return JFR_NONE;
-}
-
-uint32_t jfr_meta_field(const struct jfr_meta *m, uint32_t c, const char *name)
-{
-	if (c >= m->ncls)
-		return JFR_NONE;
-	for (uint32_t f = m->cls[c].field0; f < m->cls[c].field0 + m->cls[c].nfields; f++)
-		if (strcmp(m->fld[f].name, name) == 0)
-			return f;
-	return JFR_NONE;
-}

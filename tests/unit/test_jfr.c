@@ -5,7 +5,8 @@
  * delta (one a flush checkpoint, a type with a pool in each), ticks to ns,
  * an event type the reader keeps nothing of, an id the metadata lacks, a
  * second chunk, a cut second chunk, a cut first chunk, a bad magic.  The
- * expected values are those written.  Real recordings are compared with
+ * expected values are those written (an event of an unknown type id is
+ * neither kept nor counted).  Real recordings are compared with
  * the JDK's own reader in tests/integration/test_jfr_reader.sh.
  *
  * HEAPFS_JFR_SEEDS=DIR also writes the recordings built here to DIR (the
@@ -191,6 +192,17 @@ static void gc_event(struct bb *out, int64_t start, int64_t dur, int64_t id, voi
 	free(b.p);
 }
 
+/* An event of a type id the metadata does not have: skipped by its
+ * size, as the JDK does. */
+static void unknown_event(struct bb *out)
+{
+	struct bb b = { .fixed = out->fixed };
+	lng(&b, 999);
+	put(&b, "\xff\xff\xff\x02\x00", 5);
+	event(out, &b);
+	free(b.p);
+}
+
 static void other_event(struct bb *out, int32_t x, int n)
 {
 	struct bb b = { .fixed = out->fixed };
@@ -263,6 +275,7 @@ static void chunk(struct bb *out, int fixed, int64_t gc0)
 	size_t cp1 = c.n;
 	checkpoint(&c, 0, 0, 2, k1, v1);
 	other_event(&c, -5, 3);
+	unknown_event(&c);
 	for (int i = 3; i < 6; i++)
 		gc_event(&c, START_TICKS + 2000 * (i + 1), 600, gc0 + i, names[i], 2);
 	size_t cp2 = c.n;
