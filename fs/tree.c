@@ -348,11 +348,25 @@ static int gc_dir_lookup(struct hfs *fs, const struct node *p, const char *name,
  * when typed: the tables name the children.  README says so. */
 #define LIST_STEPS_MAX 2
 
+/* How deep a group is for listings: its steps, each level of a hierarchy
+ * after the first counting as one more (by-root/static/C/f is three
+ * deep).  Without the levels, the thousands of groups of a real heap's
+ * root hierarchies each listed every classifier, and `find` over one GC
+ * of a 276,000-object heap dump met 1.9 million names. */
+static uint32_t list_depth(const struct node *p)
+{
+	uint32_t d = p->chain.depth;
+	for (uint32_t i = 0; i < p->chain.depth; i++)
+		if (p->chain.steps[i].op == ST_CLS && p->chain.steps[i].nkeys > 1)
+			d += p->chain.steps[i].nkeys - 1u;
+	return d;
+}
+
 static int lists_steps(const struct node *p)
 {
 	if (p->chain.diff_gci != UINT32_MAX)
 		return p->chain.depth == 0;
-	return p->chain.depth < LIST_STEPS_MAX;
+	return list_depth(p) < LIST_STEPS_MAX;
 }
 
 static int lists_children(const struct node *classification)
