@@ -81,6 +81,19 @@ n=$(t find "$M/gc/latest/" | wc -l) || fail "find gc/latest did not finish"
 [ -n "$(t find "$M/gc/latest/" -path '*/latest/by-type/table')" ] || fail "find missed by-type/table"
 t grep -r -c . "$M/gc/latest/by-type" >/dev/null || [ $? -eq 1 ] || fail "grep -r did not finish"
 ok "find gc/latest ($n entries) and grep -r gc/latest/by-type terminate"
+
+# A hierarchy's second level is two steps deep for listings: it lists its
+# files and next level, not the classifiers again (which still resolve).
+# Without it, each of a real heap's thousands of static/<class> groups
+# listed every classifier and find over a GC met millions of names.
+S=$M/gc/latest/by-root/static
+ls "$S" | grep -qx by-type || fail "by-root/static (one level) does not offer by-type"
+C=$(ls "$S" | grep -F example.multicache. | head -n 1)
+[ -n "$C" ] || fail "by-root/static lists no example class: $(ls "$S" | tr '\n' ' ')"
+ls "$S/$C" | grep -q '^by-' && fail "by-root/static/$C offers steps: $(ls "$S/$C" | grep '^by-' | head -n 3 | tr '\n' ' ')"
+ls "$S/$C" | grep -qx table || fail "by-root/static/$C lacks its table"
+[ -n "$(ls "$S/$C/by-type")" ] || fail "by-root/static/$C/by-type does not resolve"
+ok "by-root/static/$C lists files and fields, no steps; by-type below it resolves"
 unmount "$M"
 
 # a bad definition file: the mount is refused, the message names the file,
