@@ -16,7 +16,7 @@ typedef int (*render_fn)(struct hfs *fs, const struct node *n, int arg, struct b
 /* render_gc.c: a GC's info, group files, classification tables, the
  * classifier files */
 enum group_file { GF_COUNT, GF_SHALLOW, GF_SUMMARY, GF_BORN_C, GF_BORN_B, GF_DIED_C, GF_DIED_B,
-		  GF_PERM_C, GF_PERM_B };
+		  GF_PERM_C, GF_PERM_B, GF_NET_C, GF_NET_B };
 enum table_fmt { TF_TSV, TF_CSV, TF_JSON };
 int render_gc_info(struct hfs *fs, const struct node *n, int arg, struct buf *out);
 int render_group_metric(struct hfs *fs, const struct node *n, int arg, struct buf *out);

@@ -14,11 +14,6 @@
 #include "table.h"
 #include "tree_internal.h"
 
-static int kv_u64(struct buf *out, const char *k, uint64_t v)
-{
-	return buf_printf(out, "%s\t%" PRIu64 "\n", k, v);
-}
-
 static int kv_opt(struct buf *out, const char *k, int known, uint64_t v)
 {
 	return known ? kv_u64(out, k, v) : buf_printf(out, "%s\t\n", k);
@@ -131,6 +126,8 @@ int render_group_metric(struct hfs *fs, const struct node *n, int arg, struct bu
 	case GF_DIED_B: return buf_printf(out, "%" PRIu64 "\n", r.b[COL_DIED]);
 	case GF_PERM_C: return buf_printf(out, "%" PRIu64 "\n", r.c[COL_PERM]);
 	case GF_PERM_B: return buf_printf(out, "%" PRIu64 "\n", r.b[COL_PERM]);
+	case GF_NET_C: return buf_printf(out, "%" PRId64 "\n", (int64_t)(r.c[COL_LIVE] - r.c[COL_DIED]));
+	case GF_NET_B: return buf_printf(out, "%" PRId64 "\n", (int64_t)(r.b[COL_LIVE] - r.b[COL_DIED]));
 	case GF_SUMMARY: break;
 	}
 	char gcname[16];
@@ -143,7 +140,20 @@ int render_group_metric(struct hfs *fs, const struct node *n, int arg, struct bu
 	if (!rc) rc = kv_u64(out, "shallow_size", bytes);
 	if (!rc) /* deep_* and retained_* where there is a graph */
 		rc = render_group_closure_summary(fs, n, out);
-	if (!rc && n->chain.diff_gci != UINT32_MAX) {
+	if (!rc && n->chain.diff_gci != UINT32_MAX && fs->en.trace->identity_unknown) {
+		/* heap dumps: objects are known by address only, and addresses
+		 * move: say what is known, the counts at both GCs */
+		char other[16];
+		hfs_gc_name(fs, n->chain.diff_gci, other);
+		rc = kv_u64(out, "before_count", r.c[COL_PERM] + r.c[COL_DIED]);
+		if (!rc) rc = kv_u64(out, "before_bytes", r.b[COL_PERM] + r.b[COL_DIED]);
+		if (!rc) rc = kv_i64(out, "net_count", (int64_t)(r.c[COL_LIVE] - r.c[COL_DIED]));
+		if (!rc) rc = kv_i64(out, "net_bytes", (int64_t)(r.b[COL_LIVE] - r.b[COL_DIED]));
+		if (!rc) rc = buf_printf(out, "identity\tunknown: the GCs are heap dumps, whose objects "
+					 "are known by address, and a moving collection changes addresses; "
+					 "which objects were born, died or survived since gc/%s is not "
+					 "known, only the net change\n", other);
+	} else if (!rc && n->chain.diff_gci != UINT32_MAX) {
 		rc = kv_u64(out, "born_count", r.c[COL_LIVE]);
 		if (!rc) rc = kv_u64(out, "born_bytes", r.b[COL_LIVE]);
 		if (!rc) rc = kv_u64(out, "died_count", r.c[COL_DIED]);
@@ -186,6 +196,14 @@ static const struct tcol class_cols[] = {
 	{ "name", TCOL_STR }, { "count", TCOL_U64 }, { "shallow_size", TCOL_U64 },
 	{ "born_count", TCOL_U64 }, { "born_bytes", TCOL_U64 }, { "died_count", TCOL_U64 },
 	{ "died_bytes", TCOL_U64 }, { "perm_count", TCOL_U64 }, { "perm_bytes", TCOL_U64 },
+};
+
+/* A diff of heap dumps (identity across GCs unknown): the other GC's
+ * counts and the net change, never born, died or survived. */
+static const struct tcol class_cols_net[] = {
+	{ "name", TCOL_STR }, { "count", TCOL_U64 }, { "shallow_size", TCOL_U64 },
+	{ "before_count", TCOL_U64 }, { "before_bytes", TCOL_U64 }, { "net_count", TCOL_I64 },
+	{ "net_bytes", TCOL_I64 },
 };
 #define PLAIN_COLS 3
 
@@ -259,8 +277,11 @@ static int render_class_table(struct hfs *fs, const struct node *n, enum table_f
 		rcache_put(fs->en.rc, e);
 		return rc;
 	}
+	int net = diff && fs->en.trace->identity_unknown;
 	if (ce)
 		table_init(&tb, closure_cols, sizeof closure_cols / sizeof *closure_cols);
+	else if (net)
+		table_init(&tb, class_cols_net, sizeof class_cols_net / sizeof *class_cols_net);
 	else
 		table_init(&tb, class_cols, diff ? sizeof class_cols / sizeof *class_cols : PLAIN_COLS);
 	sorted = malloc((nrows ? nrows : 1) * sizeof *sorted);
@@ -288,7 +309,12 @@ static int render_class_table(struct hfs *fs, const struct node *n, enum table_f
 			table_set_u64(&tb, 5, sorted[r].clo->m.retained_count);
 			table_set_u64(&tb, 6, sorted[r].clo->m.retained_bytes);
 		}
-		if (diff) {
+		if (net) {
+			table_set_u64(&tb, 3, x->c[COL_PERM] + x->c[COL_DIED]);
+			table_set_u64(&tb, 4, x->b[COL_PERM] + x->b[COL_DIED]);
+			table_set_i64(&tb, 5, (int64_t)(x->c[COL_LIVE] - x->c[COL_DIED]));
+			table_set_i64(&tb, 6, (int64_t)(x->b[COL_LIVE] - x->b[COL_DIED]));
+		} else if (diff) {
 			table_set_u64(&tb, 3, x->c[COL_LIVE]);
 			table_set_u64(&tb, 4, x->b[COL_LIVE]);
 			table_set_u64(&tb, 5, x->c[COL_DIED]);

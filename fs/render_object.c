@@ -19,11 +19,6 @@ static int kv_str(struct buf *out, const char *k, const char *v, size_t len)
 	return rc ? rc : buf_putc(out, '\n');
 }
 
-static int kv_u64(struct buf *out, const char *k, uint64_t v)
-{
-	return buf_printf(out, "%s\t%" PRIu64 "\n", k, v);
-}
-
 static const char *type_name(const struct trace *t, uint32_t type, char *scratch, size_t len)
 {
 	return trace_type_name(t, type, scratch, len);

@@ -106,11 +106,6 @@ int render_readme(struct hfs *fs, struct buf *out)
 	return rc ? rc : buf_put(out, readme_names, sizeof readme_names - 1);
 }
 
-static int kv_u64(struct buf *out, const char *k, uint64_t v)
-{
-	return buf_printf(out, "%s\t%" PRIu64 "\n", k, v);
-}
-
 /* key<TAB>value with the value made safe for one line. */
 static int kv_str(struct buf *out, const char *k, const char *v)
 {
@@ -155,6 +150,10 @@ int render_trace_summary(const struct trace *t, struct buf *out)
 	if (!rc) rc = kv_str(out, "footer", t->had_footer ? "yes" : "no");
 	if (!rc) rc = kv_str(out, "truncated", t->truncated ? "yes" : "no");
 	if (!rc && t->truncated) rc = kv_u64(out, "truncated_at", t->truncated_at);
+	if (!rc && t->identity_unknown)
+		rc = kv_str(out, "object_identity",
+			    "unknown across GCs: heap dumps give objects by address, which moving "
+			    "collections change; diffs give net changes, not births or deaths");
 	if (!rc) rc = kv_u64(out, "file_bytes", t->file->size);
 	if (!rc) rc = kv_u64(out, "gcs", t->ngcs);
 	if (!rc) rc = kv_u64(out, "graph_gcs", trace_count_gcs(t, HTR_GC_HAS_GRAPH));

@@ -93,6 +93,14 @@ static const struct tcol growing_cols[] = {
 	{ "start_bytes", TCOL_U64 }, { "end_count", TCOL_U64 }, { "end_bytes", TCOL_U64 },
 };
 
+/* Heap dumps (identity across GCs unknown, model/trace.h): no born or
+ * died columns, only what the two GCs' counts say. */
+static const struct tcol growing_cols_net[] = {
+	{ "classifier", TCOL_STR }, { "name", TCOL_STR }, { "net_bytes", TCOL_I64 },
+	{ "net_count", TCOL_I64 }, { "start_count", TCOL_U64 }, { "start_bytes", TCOL_U64 },
+	{ "end_count", TCOL_U64 }, { "end_bytes", TCOL_U64 },
+};
+
 /* The rows of one classifier (top level) over the diff of end against
  * start, ranked, appended to tb.  In a diff, COL_LIVE holds the born. */
 static int growing_rows(struct hfs *fs, uint32_t start, uint32_t end, const char *cls_name,
@@ -132,14 +140,17 @@ static int growing_rows(struct hfs *fs, uint32_t start, uint32_t end, const char
 		table_set_str(tb, 1, g[i].name, strlen(g[i].name));
 		table_set_i64(tb, 2, g[i].net_b);
 		table_set_i64(tb, 3, g[i].net_c);
-		table_set_u64(tb, 4, r->c[COL_LIVE]);
-		table_set_u64(tb, 5, r->b[COL_LIVE]);
-		table_set_u64(tb, 6, r->c[COL_DIED]);
-		table_set_u64(tb, 7, r->b[COL_DIED]);
-		table_set_u64(tb, 8, r->c[COL_PERM] + r->c[COL_DIED]);
-		table_set_u64(tb, 9, r->b[COL_PERM] + r->b[COL_DIED]);
-		table_set_u64(tb, 10, r->c[COL_PERM] + r->c[COL_LIVE]);
-		table_set_u64(tb, 11, r->b[COL_PERM] + r->b[COL_LIVE]);
+		uint32_t c = 4;
+		if (!fs->en.trace->identity_unknown) {
+			table_set_u64(tb, c++, r->c[COL_LIVE]);
+			table_set_u64(tb, c++, r->b[COL_LIVE]);
+			table_set_u64(tb, c++, r->c[COL_DIED]);
+			table_set_u64(tb, c++, r->b[COL_DIED]);
+		}
+		table_set_u64(tb, c++, r->c[COL_PERM] + r->c[COL_DIED]);
+		table_set_u64(tb, c++, r->b[COL_PERM] + r->b[COL_DIED]);
+		table_set_u64(tb, c++, r->c[COL_PERM] + r->c[COL_LIVE]);
+		table_set_u64(tb, c, r->b[COL_PERM] + r->b[COL_LIVE]);
 	}
 	free(g);
 out:
@@ -156,7 +167,10 @@ int render_window_growing(struct hfs *fs, enum win_kind k, struct buf *out)
 	if (!hfs_window_spans(fs, k))
 		return -ENOENT;
 	struct table tb;
-	table_init(&tb, growing_cols, sizeof growing_cols / sizeof *growing_cols);
+	if (fs->en.trace->identity_unknown)
+		table_init(&tb, growing_cols_net, sizeof growing_cols_net / sizeof *growing_cols_net);
+	else
+		table_init(&tb, growing_cols, sizeof growing_cols / sizeof *growing_cols);
 	rc = growing_rows(fs, res[k].start_gci, res[k].end_gci, "type", &tb);
 	if (!rc)
 		rc = growing_rows(fs, res[k].start_gci, res[k].end_gci, "site", &tb);

@@ -205,3 +205,13 @@ int table_render_json(const struct table *t, struct buf *out)
 	}
 	return rc ? rc : buf_put(out, "\n]\n", 3);
 }
+
+int kv_u64(struct buf *out, const char *k, uint64_t v)
+{
+	return buf_printf(out, "%s\t%" PRIu64 "\n", k, v);
+}
+
+int kv_i64(struct buf *out, const char *k, int64_t v)
+{
+	return buf_printf(out, "%s\t%" PRId64 "\n", k, v);
+}

@@ -60,4 +60,8 @@ int put_tsv_field(struct buf *out, const char *s, size_t len);
 int put_csv_field(struct buf *out, const char *s, size_t len);
 int put_json_string(struct buf *out, const char *s, size_t len);
 
+/* "key<TAB>value" lines of the key-value files (summary, info). */
+int kv_u64(struct buf *out, const char *k, uint64_t v);
+int kv_i64(struct buf *out, const char *k, int64_t v);
+
 #endif

@@ -86,10 +86,17 @@ static int is_sub_group(const struct hfs *fs, const struct node *p)
 	return p->chain.depth > 0 || p->chain.diff_gci != UINT32_MAX;
 }
 
+/* A diff group whose objects are known across its two GCs (born, died
+ * and perm files), or of heap dumps, where only the net change is known
+ * (model/trace.h identity_unknown). */
 static int is_diff_group(const struct hfs *fs, const struct node *p)
 {
-	(void)fs;
-	return p->chain.diff_gci != UINT32_MAX;
+	return p->chain.diff_gci != UINT32_MAX && !fs->en.trace->identity_unknown;
+}
+
+static int is_dump_diff_group(const struct hfs *fs, const struct node *p)
+{
+	return p->chain.diff_gci != UINT32_MAX && fs->en.trace->identity_unknown;
 }
 
 static int gc_root_with_others(const struct hfs *fs, const struct node *p)
@@ -236,6 +243,8 @@ static const struct child_def group_children[] = {
 	FILE_ROW("died_bytes", is_diff_group, COST_EXPENSIVE, render_group_metric, GF_DIED_B),
 	FILE_ROW("perm_count", is_diff_group, COST_EXPENSIVE, render_group_metric, GF_PERM_C),
 	FILE_ROW("perm_bytes", is_diff_group, COST_EXPENSIVE, render_group_metric, GF_PERM_B),
+	FILE_ROW("net_count", is_dump_diff_group, COST_EXPENSIVE, render_group_metric, GF_NET_C),
+	FILE_ROW("net_bytes", is_dump_diff_group, COST_EXPENSIVE, render_group_metric, GF_NET_B),
 	{ "diff", NT_DIFF_DIR, gc_root_with_others, NULL },
 	{ "table", NT_TABLE_TSV, is_hier_level, NULL },
 	{ "table.csv", NT_TABLE_CSV, is_hier_level, NULL },
@@ -378,6 +387,10 @@ static int listable(const struct hfs *fs, const struct node *p, uint32_t cls)
 {
 	const struct cls_def *d = cls_get(&fs->en.reg, cls);
 	if (!d || chain_uses(&p->chain, cls))
+		return 0;
+	/* heap dumps: when an object was born is not known (identity across
+	 * GCs is not, model/trace.h), so there is no age or birth to group by */
+	if (fs->en.trace->identity_unknown && (d->builtin == CB_AGE || d->builtin == CB_BIRTH))
 		return 0;
 	return !d->needs_graph || eng_gc_has_graph(&fs->en, p->gci);
 }

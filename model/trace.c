@@ -684,6 +684,8 @@ static int trace_open_htr(struct trace **out, const char *path, const struct tra
 	}
 	note_cut_dumps(t);
 	note_no_gc(t);
+	const char *dumps = trace_info(t, "hprof.dumps");
+	t->identity_unknown = dumps && strtoull(dumps, NULL, 10) >= 2;
 	if (!t->warnings && (t->warnings = strdup("")) == NULL) {
 		rc = htr_errf(err, -ENOMEM, 0, "out of memory");
 		goto fail;

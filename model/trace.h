@@ -111,6 +111,11 @@ struct trace {
 	int truncated;
 	int truncated_dump;
 	uint64_t truncated_at;
+	/* 1: the GCs are heap dumps (info hprof.dumps >= 2), whose objects are
+	 * matched by address: a moving collection changes addresses between
+	 * dumps, so which objects were born, died or survived between two GCs
+	 * is not known (docs/hprof.md).  Counts per GC are exact. */
+	int identity_unknown;
 	char *warnings;        /* owned, lines of text, may be empty "" */
 
 	/* Progress of the opening scan, for `status` (atomics). */

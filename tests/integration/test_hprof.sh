@@ -101,6 +101,39 @@ used() { t "$HEAPFS" cat "$TRACE" timeline/gcs.csv | awk -F, -v g="$1" '$1 == g 
 [ "$(used 2)" -gt "$(used 0)" ] || fail "heap did not grow: $(used 0) -> $(used 2)"
 ok "used bytes grow: $(used 0) -> $(used 2)"
 
+# --- 3a. three dumps: which objects were born or died is not known ---------
+# Dump ids are addresses, which the full GC before each dump moves: a diff
+# of dumps gives the counts at both GCs and the net change, never a birth,
+# death or survivor count (truth: DumpGen's own counts per dump).
+t "$HEAPFS" cat "$TRACE" trace/info | grep -q '^object_identity	unknown' ||
+	fail "trace/info does not say identity is unknown"
+DIFF=gc/002/diff/000
+names=$(t "$HEAPFS" ls "$TRACE" "$DIFF") || fail "ls $DIFF"
+for f in net_count net_bytes; do
+	grep -qx "$f" <<<"$names" || fail "$DIFF lacks $f"
+done
+for f in born_count born_bytes died_count died_bytes perm_count perm_bytes; do
+	grep -qx "$f" <<<"$names" && fail "$DIFF offers $f for dumps"
+	t "$HEAPFS" cat "$TRACE" "$DIFF/$f" >/dev/null 2>&1 && fail "$DIFF/$f resolves for dumps"
+done
+t "$HEAPFS" cat "$TRACE" "$DIFF/summary" >"$WORK/dsum.txt" || fail "cat $DIFF/summary"
+grep -q '^identity	unknown' "$WORK/dsum.txt" || fail "$DIFF/summary does not say identity is unknown"
+grep -q '^born\|^died\|^perm' "$WORK/dsum.txt" && fail "$DIFF/summary states births or deaths"
+t "$HEAPFS" cat "$TRACE" "$DIFF/by-type/table" >"$WORK/dtab.tsv" || fail "cat $DIFF/by-type/table"
+head -n 1 "$WORK/dtab.tsv" | grep -q 'born\|died\|perm' && fail "diff table has identity columns: $(head -n 1 "$WORK/dtab.tsv")"
+while read -r _ d cls n; do
+	[ "$d" = 2 ] || continue
+	n0=$(awk -v c="$cls" '$1 == "dump" && $2 == 0 && $3 == c { print $4 }' "$WORK/made.txt")
+	got=$(awk -F'\t' -v c="$cls" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		$1 == c { print $col["before_count"], $col["net_count"] }' "$WORK/dtab.tsv")
+	[ "$got" = "$n0 $((n - n0))" ] || fail "$DIFF: $cls before/net '$got', DumpGen made $n0 then $n"
+done < <(grep '^dump ' "$WORK/made.txt")
+t "$HEAPFS" ls "$TRACE" gc/002 | grep -q '^by-age$\|^by-birth$' && fail "gc/002 offers by-age or by-birth for dumps"
+if g=$(t "$HEAPFS" cat "$TRACE" windows/diff/leak/growing 2>/dev/null); then
+	head -n 1 <<<"$g" | grep -q 'born\|died' && fail "growing has born/died columns for dumps"
+fi
+ok "dumps diffed: before and net counts as DumpGen made them; no born, died, perm or age"
+
 # --- 3b. retained sizes of the examples' key objects ---------------------------
 # ExampleDumps runs MultiCache, BuggyStack and Company (unchanged sources) in
 # one JVM and dumps once; VvmRetained prints VisualVM's Instance.getRetainedSize
