@@ -16,6 +16,7 @@ struct adhoc_group {
 	char *text;            /* the selectors as written, owned */
 	size_t len;
 	uint32_t version;      /* current version id */
+	uint32_t home_gci;     /* the GC its selectors named; UINT32_MAX: none said */
 	int removed;
 };
 
@@ -117,6 +118,7 @@ int adhoc_add(struct adhoc *a, const char *name)
 	}
 	struct adhoc_group *g = &a->g[a->ng];
 	memset(g, 0, sizeof *g);
+	g->home_gci = UINT32_MAX;
 	snprintf(g->name, sizeof g->name, "%s", name);
 	if (!(rc = add_version_locked(a, NULL, 0, &g->version)))
 		a->ng++;
@@ -145,7 +147,7 @@ uint32_t adhoc_version(struct adhoc *a, const char *name)
 }
 
 int adhoc_set(struct adhoc *a, const char *name, uint64_t *ids, uint32_t nids, const char *text,
-	      size_t len)
+	      size_t len, uint32_t home_gci)
 {
 	char *copy = malloc(len + 1);
 	if (!copy) {
@@ -166,12 +168,22 @@ int adhoc_set(struct adhoc *a, const char *name, uint64_t *ids, uint32_t nids, c
 		a->g[k].text = copy;
 		a->g[k].len = len;
 		a->g[k].version = version;
+		a->g[k].home_gci = home_gci;
 		copy = NULL;
 	}
 	pthread_mutex_unlock(&a->lock);
 	free(ids);
 	free(copy);
 	return rc;
+}
+
+uint32_t adhoc_home(struct adhoc *a, const char *name)
+{
+	pthread_mutex_lock(&a->lock);
+	uint32_t k = find_locked(a, name);
+	uint32_t home = k == UINT32_MAX ? UINT32_MAX : a->g[k].home_gci;
+	pthread_mutex_unlock(&a->lock);
+	return home;
 }
 
 int adhoc_text(struct adhoc *a, uint32_t version, struct buf *out)

@@ -36,10 +36,14 @@ int adhoc_remove(struct adhoc *a, const char *name);
 /* The group's current version, or 0 if there is no such group. */
 uint32_t adhoc_version(struct adhoc *a, const char *name);
 /* Sets a group's members to ids (sorted, distinct; taken over, freed on
- * failure too) and their text (copied): a new version.  0, -ENOENT,
+ * failure too) and their text (copied): a new version.  home_gci: the GC
+ * the selectors took the members from (UINT32_MAX: not said), for traces
+ * whose objects are not known across GCs (heap dumps).  0, -ENOENT,
  * -ENOMEM. */
 int adhoc_set(struct adhoc *a, const char *name, uint64_t *ids, uint32_t nids, const char *text,
-	      size_t len);
+	      size_t len, uint32_t home_gci);
+/* A group's home GC (adhoc_set), UINT32_MAX if none or no such group. */
+uint32_t adhoc_home(struct adhoc *a, const char *name);
 /* Appends the text of the live group whose current version is version:
  * 0, or -ENOENT. */
 int adhoc_text(struct adhoc *a, uint32_t version, struct buf *out);

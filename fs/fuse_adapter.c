@@ -600,8 +600,8 @@ static int check_written(struct open_file *h)
 		end--;
 	if (end <= h->checked)
 		return 0; /* no line completed yet */
-	int rc = hfs_write_check(ctx()->fs, h->path, text + h->checked, end - h->checked, msg,
-				 sizeof msg);
+	size_t from = hfs_members_checked_whole(ctx()->fs) ? 0 : h->checked;
+	int rc = hfs_write_check(ctx()->fs, h->path, text + from, end - from, msg, sizeof msg);
 	if (rc == 0)
 		h->checked = end;
 	return rc;

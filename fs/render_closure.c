@@ -856,8 +856,28 @@ static int cmp_u64(const void *a, const void *b)
 
 /* One selector: a decimal object id (live at the latest GC) or the path
  * of a group node (its objects). */
-static int add_selector(struct hfs *fs, const char *sel, struct idvec *iv, char *msg,
-			size_t msglen)
+/* The GCs selectors took members from must be one where objects are not
+ * known across GCs (heap dumps): records it in *home, or refuses a
+ * second one. */
+static int note_home(struct hfs *fs, uint32_t gci, uint32_t *home, const char *sel, char *msg,
+		     size_t msglen)
+{
+	if (*home == UINT32_MAX || *home == gci) {
+		*home = gci;
+		return 0;
+	}
+	if (!fs->en.trace->identity_unknown)
+		return 0;
+	char a[16], b[16];
+	hfs_gc_name(fs, *home, a);
+	hfs_gc_name(fs, gci, b);
+	snprintf(msg, msglen, "%.200s: members from gc/%s after members from gc/%s: the GCs are heap "
+		 "dumps, whose objects are not known from one dump to the next", sel, b, a);
+	return -EINVAL;
+}
+
+static int add_selector(struct hfs *fs, const char *sel, struct idvec *iv, uint32_t *home,
+			char *msg, size_t msglen)
 {
 	char path[HFS_PATH_MAX];
 	struct hfs_attr a;
@@ -876,6 +896,8 @@ static int add_selector(struct hfs *fs, const char *sel, struct idvec *iv, char 
 			snprintf(msg, msglen, "%.200s: no object with this id at gc/latest", sel);
 			return -EINVAL;
 		}
+		if ((rc = note_home(fs, fs->en.trace->ngcs - 1, home, sel, msg, msglen)))
+			return rc;
 		return idvec_add(iv, id);
 	}
 	while (sel[0] == '.' && sel[1] == '/')
@@ -885,6 +907,10 @@ static int add_selector(struct hfs *fs, const char *sel, struct idvec *iv, char 
 		snprintf(msg, msglen, "%.200s: neither an object id nor the path of a group node", sel);
 		return -EINVAL;
 	}
+	uint32_t gci;
+	snprintf(path, sizeof path, "/%s", sel + (*sel == '/'));
+	if (!hfs_group_gc(fs, path, &gci) && (rc = note_home(fs, gci, home, sel, msg, msglen)))
+		return rc;
 	buf_init(&b);
 	snprintf(path, sizeof path, "/%s/objects", sel + (*sel == '/'));
 	rc = hfs_read(fs, path, &b);
@@ -903,7 +929,7 @@ static int add_selector(struct hfs *fs, const char *sel, struct idvec *iv, char 
 /* The ids that the selector lines of data name, sorted and unique, into
  * iv (owned by the caller); -EINVAL and msg at the first bad line. */
 static int parse_members(struct hfs *fs, const char *name, const char *data, size_t len,
-			 struct idvec *iv, char *msg, size_t msglen)
+			 struct idvec *iv, uint32_t *home, char *msg, size_t msglen)
 {
 	char line[HFS_PATH_MAX];
 	int rc = 0;
@@ -930,7 +956,7 @@ static int parse_members(struct hfs *fs, const char *name, const char *data, siz
 		memcpy(line, data + b, end - b);
 		line[end - b] = '\0';
 		char sub[400];
-		if ((rc = add_selector(fs, line, iv, sub, sizeof sub)) == -EINVAL)
+		if ((rc = add_selector(fs, line, iv, home, sub, sizeof sub)) == -EINVAL)
 			snprintf(msg, msglen, "groups/%.64s/members: line %" PRIu32 ": %.300s", name, lineno, sub);
 	}
 	if (!rc && iv->n) {
@@ -948,19 +974,21 @@ static int parse_members(struct hfs *fs, const char *name, const char *data, siz
 /* The ids that group name's selector text names, into iv (the caller's):
  * 0, -ENOENT (no such group), -EINVAL and msg (a bad line). */
 static int members_of(struct hfs *fs, const char *name, const char *data, size_t len,
-		      struct idvec *iv, char *msg, size_t msglen)
+		      struct idvec *iv, uint32_t *home, char *msg, size_t msglen)
 {
 	msg[0] = '\0';
+	*home = UINT32_MAX;
 	if (!adhoc_version_of(fs, name))
 		return -ENOENT;
-	return parse_members(fs, name, data, len, iv, msg, msglen);
+	return parse_members(fs, name, data, len, iv, home, msg, msglen);
 }
 
 int hfs_adhoc_check_members(struct hfs *fs, const char *name, const char *data, size_t len,
 			    char *msg, size_t msglen)
 {
 	struct idvec iv = { 0 };
-	int rc = members_of(fs, name, data, len, &iv, msg, msglen);
+	uint32_t home;
+	int rc = members_of(fs, name, data, len, &iv, &home, msg, msglen);
 	free(iv.v);
 	return rc;
 }
@@ -969,12 +997,13 @@ int hfs_adhoc_set_members(struct hfs *fs, const char *name, const char *data, si
 			  char *msg, size_t msglen)
 {
 	struct idvec iv = { 0 };
-	int rc = members_of(fs, name, data, len, &iv, msg, msglen);
+	uint32_t home;
+	int rc = members_of(fs, name, data, len, &iv, &home, msg, msglen);
 	if (rc) {
 		free(iv.v);
 		return rc;
 	}
-	return adhoc_set(fs->en.adhoc, name, iv.v, (uint32_t)iv.n, data, len);
+	return adhoc_set(fs->en.adhoc, name, iv.v, (uint32_t)iv.n, data, len, home);
 }
 
 int render_adhoc_members(struct hfs *fs, const struct node *n, struct buf *out)
@@ -1018,9 +1047,29 @@ int groups_dir_lookup(struct hfs *fs, const struct node *p, const char *name, st
 	return 0;
 }
 
+/* An ad-hoc group's members are ids.  Where objects are not known across
+ * GCs (heap dumps), the same id at another dump is a guess: the group is
+ * only shown at the GC its selectors named (its home). */
+static int adhoc_gc_shown(struct hfs *fs, const struct node *p, uint32_t gci)
+{
+	if (!fs->en.trace->identity_unknown)
+		return 1;
+	char name[256];
+	uint32_t version = p->chain.depth ? p->chain.steps[0].cls : 0, v;
+	for (uint32_t k = 0; adhoc_nth(fs->en.adhoc, k, name, sizeof name, &v); k++) {
+		if (v == version) {
+			uint32_t home = adhoc_home(fs->en.adhoc, name);
+			return home == UINT32_MAX || home == gci;
+		}
+	}
+	return 0;
+}
+
 int adhoc_gc_list(struct hfs *fs, const struct node *p, rclo_emit_fn emit, void *ctx)
 {
 	for (uint32_t i = 0; i < fs->en.trace->ngcs; i++) {
+		if (!adhoc_gc_shown(fs, p, i))
+			continue;
 		char name[16];
 		struct node c = *p;
 		c.type = NT_GROUP;
@@ -1039,6 +1088,8 @@ int adhoc_gc_lookup(struct hfs *fs, const struct node *p, const char *name, stru
 		char gname[16];
 		hfs_gc_name(fs, i, gname);
 		if (strcmp(gname, name) == 0) {
+			if (!adhoc_gc_shown(fs, p, i))
+				return -ENOENT;
 			*c = *p;
 			c->type = NT_GROUP;
 			c->gci = i;

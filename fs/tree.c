@@ -1353,6 +1353,19 @@ int hfs_read(struct hfs *fs, const char *path, struct buf *out)
 
 /* ---- shared helpers ---- */
 
+int hfs_group_gc(struct hfs *fs, const char *path, uint32_t *gci)
+{
+	struct node n;
+	char canon[HFS_PATH_MAX];
+	int rc = resolve(fs, path, 1, &n, canon);
+	if (rc)
+		return rc;
+	if (n.type != NT_GROUP)
+		return -ENOENT;
+	*gci = n.gci;
+	return 0;
+}
+
 void hfs_gc_name(const struct hfs *fs, uint32_t gci, char out[16])
 {
 	snprintf(out, 16, "%0*" PRIu32, (int)fs->gc_width, fs->en.trace->gcs[gci].gc);
@@ -1459,6 +1472,11 @@ int hfs_write_file(struct hfs *fs, const char *path, const char *data, size_t le
 		   size_t msglen)
 {
 	return write_text(fs, path, data, len, msg, msglen, 0);
+}
+
+int hfs_members_checked_whole(const struct hfs *fs)
+{
+	return fs->en.trace->identity_unknown;
 }
 
 int hfs_write_check(struct hfs *fs, const char *path, const char *data, size_t len, char *msg,

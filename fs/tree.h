@@ -117,7 +117,8 @@ int hfs_write_file(struct hfs *fs, const char *path, const char *data, size_t le
  * nothing in it is wrong yet (a definition may still be incomplete, cut
  * before its end), -EINVAL and msg (logged as hfs_write_file logs) when it
  * is and will stay wrong.  For groups/NAME/members, data is the complete
- * lines just written. */
+ * lines just written, or all lines written so far where
+ * hfs_members_checked_whole says so. */
 int hfs_write_check(struct hfs *fs, const char *path, const char *data, size_t len, char *msg,
 		    size_t msglen);
 /* Removes classifiers/NAME (-EROFS elsewhere, -EPERM for predefined). */
@@ -136,5 +137,10 @@ int hfs_rmdir(struct hfs *fs, const char *path);
  * ("FILE: offset N: what"), copied into buf.  Returns 1 if there is one,
  * 0 (and buf = "") if not. */
 int hfs_last_error(struct hfs *fs, char *buf, size_t len);
+
+/* 1 if members files are checked as a whole at each write: on traces of
+ * heap dumps, whose lines must all name one GC (objects are not known
+ * from one dump to the next), which lines checked apart cannot tell. */
+int hfs_members_checked_whole(const struct hfs *fs);
 
 #endif

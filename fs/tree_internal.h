@@ -134,6 +134,10 @@ uint64_t proc_status_bytes(const char *key);
 /* Renders a file node into out. */
 int render_node(struct hfs *fs, const struct node *n, struct buf *out);
 
+/* The GC of the group node at path (links followed): 0, or -ENOENT when
+ * path names no group node. */
+int hfs_group_gc(struct hfs *fs, const char *path, uint32_t *gci);
+
 /* gc/NNN directory name of a gc index. */
 void hfs_gc_name(const struct hfs *fs, uint32_t gci, char out[16]);
 

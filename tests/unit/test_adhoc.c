@@ -37,7 +37,7 @@ static void test_names_and_versions(void **st)
 	assert_int_equal(adhoc_version(a, "none"), 0);
 
 	static const uint64_t first[] = { 2, 5 };
-	assert_int_equal(adhoc_set(a, "caches", ids_of(first, 2), 2, "2\n5\n", 4), 0);
+	assert_int_equal(adhoc_set(a, "caches", ids_of(first, 2), 2, "2\n5\n", 4, UINT32_MAX), 0);
 	uint32_t v2 = adhoc_version(a, "caches");
 	assert_true(v2 > v1);
 	struct buf b;
@@ -50,7 +50,7 @@ static void test_names_and_versions(void **st)
 	buf_init(&b);
 	assert_int_equal(adhoc_text(a, v1, &b), -ENOENT);
 	buf_free(&b);
-	assert_int_equal(adhoc_set(a, "none", ids_of(first, 2), 2, "x", 1), -ENOENT);
+	assert_int_equal(adhoc_set(a, "none", ids_of(first, 2), 2, "x", 1, UINT32_MAX), -ENOENT);
 
 	char name[256];
 	uint32_t v;
@@ -80,7 +80,7 @@ static void test_bits(void **st)
 	assert_int_equal(adhoc_new(&a), 0);
 	assert_int_equal(adhoc_add(a, "g"), 0);
 	static const uint64_t members[] = { 2, 5, 99 }; /* 99 is not in the state */
-	assert_int_equal(adhoc_set(a, "g", ids_of(members, 3), 3, "", 0), 0);
+	assert_int_equal(adhoc_set(a, "g", ids_of(members, 3), 3, "", 0, UINT32_MAX), 0);
 	uint64_t *bits = bitset_alloc(s->n);
 	assert_non_null(bits);
 	assert_int_equal(adhoc_bits(a, adhoc_version(a, "g"), s, bits), 0);
