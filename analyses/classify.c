@@ -1098,9 +1098,12 @@ static int prop_neighbour_types(struct pass *p, uint32_t o, int dir, struct xval
 	return 0;
 }
 
+/* -1 (unknown) for objects that existed when recording began, and for
+ * every object of a trace of heap dumps, which are not known across GCs
+ * (model/trace.h identity_unknown). */
 static int64_t age_of(const struct pass *p, uint32_t birth, const struct objinfo *oi)
 {
-	if (oi->flags & HTR_ALLOC_PREEXISTING)
+	if ((oi->flags & HTR_ALLOC_PREEXISTING) || p->t->identity_unknown)
 		return -1;
 	if (birth == HS_NO_BIRTH)
 		return (int64_t)p->gci + 1; /* born before the first GC */
@@ -1109,7 +1112,7 @@ static int64_t age_of(const struct pass *p, uint32_t birth, const struct objinfo
 
 static int64_t birth_of(const struct pass *p, uint32_t birth, const struct objinfo *oi)
 {
-	if (oi->flags & HTR_ALLOC_PREEXISTING)
+	if ((oi->flags & HTR_ALLOC_PREEXISTING) || p->t->identity_unknown)
 		return -1;
 	if (birth == HS_NO_BIRTH)
 		return 0;

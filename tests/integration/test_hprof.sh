@@ -150,8 +150,12 @@ made2=$(awk '$1 == "dump" && $2 == 2 && $3 == "example.dumpgen.DumpGen$Product" 
 [ -e "$MG/groups/prod/gc/000" ] && fail "groups/prod/gc/000 exists for dumps"
 (cat "$MG/groups/prod/members"; echo "$P0") >"$WORK/two.txt"
 cp "$WORK/two.txt" "$MG/groups/prod/members" 2>/dev/null && fail "members from gc/002 and gc/000 accepted"
+# an expression reads age as unknown (-1) for every object of a dump
+echo age >"$MG/classifiers/agex" || fail "define agex"
+rows=$(awk -F'\t' 'NR > 1 { print $1 "=" $2 }' "$MG/gc/002/by-agex/table")
+[ "$rows" = "-1=$(cat "$MG/gc/002/count")" ] || fail "by-agex at a dump: $rows"
 unmount "$MG"
-ok "an ad-hoc group of dumps: shown at gc/002 only ($made2 Products); members from two dumps refused"
+ok "an ad-hoc group of dumps: shown at gc/002 only ($made2 Products); members from two dumps refused; age is -1"
 
 # --- 3b. retained sizes of the examples' key objects ---------------------------
 # ExampleDumps runs MultiCache, BuggyStack and Company (unchanged sources) in
