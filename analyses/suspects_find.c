@@ -15,6 +15,7 @@
 
 #include "analyses/bitset.h"
 #include "analyses/closure.h"
+#include "analyses/collections.h"
 #include "analyses/keyspace.h"
 
 #define MAX_FINDINGS 8
@@ -1052,7 +1053,7 @@ out:
 /* ---- bloat ---- */
 
 struct ds_agg {
-	uint64_t heads, own, data, empty, empty_bytes;
+	uint64_t heads, own, data;
 };
 
 static int bloat_structures(struct sctx *c, uint32_t gci, uint64_t heap, uint64_t *flagged)
@@ -1070,6 +1071,8 @@ static int bloat_structures(struct sctx *c, uint32_t gci, uint64_t heap, uint64_
 	}
 	struct ds_agg *a = calloc(nt + 1, sizeof *a);
 	uint64_t *own = calloc(nt + 1, sizeof *own), *empty = calloc(nt + 1, sizeof *empty);
+	struct buf cb;
+	buf_init(&cb);
 	uint32_t top[16];
 	if (!a || !own || !empty) {
 		rc = -ENOMEM;
@@ -1082,18 +1085,21 @@ static int bloat_structures(struct sctx *c, uint32_t gci, uint64_t heap, uint64_
 		a[ty].heads++;
 		a[ty].own += h[k].member_bytes;
 		a[ty].data += h[k].element_bytes;
-		if (h[k].elements <= 1) {
-			a[ty].empty++;
-			a[ty].empty_bytes += h[k].member_bytes;
-		}
 	}
+	/* empty collections: real ones (analyses/collections.h), not every
+	 * structure the roles found (a value wrapper is one of those) */
+	if ((rc = coll_census(c->t, s, &cb)))
+		goto out;
+	const struct coll_stat *cs = (const struct coll_stat *)cb.data;
+	size_t ncs = cb.len / sizeof *cs;
+	for (size_t k = 0; k < ncs; k++)
+		if (cs[k].type < nt && cs[k].empty >= c->p->empty_min)
+			empty[cs[k].type] = cs[k].empty_bytes ? cs[k].empty_bytes : 1;
 	/* a kind of structure counts when it holds at least 1% of the heap */
 	for (uint32_t ty = 0; ty < nt; ty++) {
 		if (sus_overhead_dominates(a[ty].own, a[ty].data, c->p->overhead_pct) &&
 		    sus_pct(a[ty].own, heap) >= 1)
 			own[ty] = a[ty].own;
-		if (a[ty].empty >= c->p->empty_min)
-			empty[ty] = a[ty].empty;
 	}
 	uint32_t n = sus_top_k(own, nt, c->p->top < 16 ? c->p->top : 16, top);
 	for (uint32_t i = 0; i < n && !rc; i++) {
@@ -1107,12 +1113,18 @@ static int bloat_structures(struct sctx *c, uint32_t gci, uint64_t heap, uint64_
 	n = sus_top_k(empty, nt, c->p->top < 16 ? c->p->top : 16, top);
 	for (uint32_t i = 0; i < n && !rc; i++) {
 		uint32_t ty = top[i];
-		*flagged += a[ty].empty_bytes;
+		const struct coll_stat *x = NULL;
+		for (size_t k = 0; k < ncs && !x; k++)
+			x = cs[k].type == ty ? &cs[k] : NULL;
+		if (!x)
+			continue;
+		*flagged += x->empty_bytes;
 		rc = add_claim(c, (struct sus_claim){ .what = SUS_C_EMPTY, .gci = gci,
-						      .key = type_key(c, ty), .count = a[ty].empty,
-						      .total = a[ty].heads, .bytes = a[ty].empty_bytes });
+						      .key = type_key(c, ty), .count = x->empty,
+						      .total = x->count, .bytes = x->empty_bytes });
 	}
 out:
+	buf_free(&cb);
 	free(a);
 	free(own);
 	free(empty);

@@ -326,13 +326,12 @@ static int claim_text(struct rctx *x, const struct sus_claim *c, char out[2048],
 			   type_name(nm, c->key), c->bytes, c->bytes2, c->pct);
 		break;
 	case SUS_C_EMPTY:
-		*len = say(out, 2048, "%" PRIu64 " of %" PRIu64 " %s structures are empty or hold one "
-			   "element (%" PRIu64 " bytes)", c->count, c->total, type_name(nm, c->key),
-			   c->bytes);
+		*len = say(out, 2048, "%" PRIu64 " of %" PRIu64 " %s are empty (%" PRIu64 " bytes)",
+			   c->count, c->total, type_name(nm, c->key), c->bytes);
 		break;
 	case SUS_C_NO_BLOAT:
 		*len = say(out, 2048, "no structure kind whose overhead is %" PRIu32 "%% of it and 1%% "
-			   "of the heap, no %" PRIu64 " empty ones of a type", c->pct, c->count);
+			   "of the heap, no %" PRIu64 " empty collections of a type", c->pct, c->count);
 		break;
 	case SUS_C_HEALTH:
 		if (!(s = claim_shares(x, c)))
@@ -440,7 +439,7 @@ static int claim_paths(struct paths *p, const struct sus_claim *c)
 		rc = path(p, g, "ds/table");
 		return rc ? rc : path(p, g, "by-type/%s/by-role/", type_name(nm, c->key));
 	case SUS_C_EMPTY:
-		return path(p, g, "ds/heads");
+		return path(p, g, "by-type/%s/", type_name(nm, c->key));
 	case SUS_C_NO_BLOAT:
 		return path(p, g, "ds/table");
 	case SUS_C_HEALTH:
