@@ -326,8 +326,8 @@ static int claim_text(struct rctx *x, const struct sus_claim *c, char out[2048],
 			   type_name(nm, c->key), c->bytes, c->bytes2, c->pct);
 		break;
 	case SUS_C_EMPTY:
-		*len = say(out, 2048, "%" PRIu64 " of %" PRIu64 " %s are empty (%" PRIu64 " bytes)",
-			   c->count, c->total, type_name(nm, c->key), c->bytes);
+		*len = say(out, 2048, "%" PRIu64 " of %" PRIu64 " reachable %s are empty (%" PRIu64
+			   " bytes)", c->count, c->total, type_name(nm, c->key), c->bytes);
 		break;
 	case SUS_C_NO_BLOAT:
 		*len = say(out, 2048, "no structure kind whose overhead is %" PRIu32 "%% of it and 1%% "

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Bloat from empty collections on a real program (issue: empty HashMaps
+# were missed and value wrappers called collections).  EmptyCollections
+# plants 25,000 empty HashMaps (20,000 of its own, 5,000 inside empty
+# HashSets), 10,000 empty ArrayLists, 5,000 empty HashSets, 2,000 maps of
+# one entry, and a Guava cache of 20,000 entries (value references: one
+# reference each, not collections).  jcmd dumps it; suspects must name the
+# empty collections with their numbers (the JDK's own few empty ones may
+# add to each) and no value wrapper.
+# Skipped (exit 0, with a message) without a JDK or without Guava (Debian
+# package libguava-java).
+# shellcheck disable=SC2016
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+HEAPFS=${HEAPFS:-$PWD/$BUILD/heapfs}
+GUAVA=${GUAVA:-/usr/share/java/guava.jar}
+if ! command -v javac >/dev/null || ! command -v jcmd >/dev/null; then
+	echo "(no JDK: test_bloat.sh skipped)"
+	exit 0
+fi
+if [ ! -r "$GUAVA" ]; then
+	echo "($GUAVA missing (Debian package libguava-java): test_bloat.sh skipped)"
+	exit 0
+fi
+TMP=$(mktemp -d)
+JPID=
+trap '[ -n "$JPID" ] && kill "$JPID" 2>/dev/null; rm -rf "$TMP"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+ok() { echo "ok - $*"; }
+
+"${JAVAC:-javac}" -cp "$GUAVA" -d "$TMP/cls" tests/integration/EmptyCollections.java ||
+	fail "javac EmptyCollections"
+java -Xmx256m -cp "$TMP/cls:$GUAVA" EmptyCollections "$TMP/ready" "$TMP/done" >"$TMP/java.out" 2>&1 &
+JPID=$!
+for _ in $(seq 600); do [ -e "$TMP/ready" ] || ! kill -0 "$JPID" 2>/dev/null && break; sleep 0.05; done
+[ -e "$TMP/ready" ] || fail "EmptyCollections did not get ready: $(cat "$TMP/java.out")"
+jcmd "$JPID" GC.heap_dump "$TMP/dump.hprof" >"$TMP/jcmd.out" || fail "jcmd: $(cat "$TMP/jcmd.out")"
+touch "$TMP/done"
+wait "$JPID" || fail "EmptyCollections failed: $(cat "$TMP/java.out")"
+JPID=
+
+"$HEAPFS" cat "$TMP/dump.hprof" suspects >"$TMP/sus.txt" 2>"$TMP/sus.err" ||
+	fail "cat suspects: $(cat "$TMP/sus.err")"
+# "E of N reachable TYPE are empty (B bytes)"
+empty_of() { awk -v t="$1" '$2 == "of" && $4 == "reachable" && $5 == t && $6 == "are" && $7 == "empty" { print $1, $3 }' "$TMP/sus.txt"; }
+count_of() { "$HEAPFS" cat "$TMP/dump.hprof" "gc/latest/by-type/$1/only-reachable/count"; }
+check() { # TYPE PLANTED
+	local got e n all
+	got=$(empty_of "$1")
+	[ -n "$got" ] || fail "suspects does not name the empty $1: $(grep -i empty "$TMP/sus.txt")"
+	read -r e n <<<"$got"
+	all=$(count_of "$1")
+	[ "$n" = "$all" ] || fail "$1: of $n, but gc/latest/by-type/$1/only-reachable/count is $all"
+	# the planted ones, and at most the JDK's own besides (every instance
+	# the program did not plant empty)
+	[ "$e" -ge "$2" ] || fail "$1: $e empty, $2 planted"
+	[ "$e" -le "$((all - $3))" ] || fail "$1: $e empty of $all, but $3 of them hold elements"
+	ok "$1: $e of $all empty ($2 planted)"
+}
+check java.util.HashMap 25000 2000
+check java.util.ArrayList 10000 1
+check java.util.HashSet 5000 0
+grep -q 'structures are empty or hold one' "$TMP/sus.txt" && fail "structures called empty: $(grep 'hold one' "$TMP/sus.txt")"
+if grep -E '^ +[0-9]+ of [0-9]+ reachable [^ ]+ are empty' "$TMP/sus.txt" | grep -v -E ' java\.util\.[A-Za-z]+ are empty'; then
+	fail "a type other than a java.util collection is called empty"
+fi
+ok "no value wrapper (Guava's 20,000 value references) is called an empty collection"
+echo "PASS: test_bloat.sh"
