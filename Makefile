@@ -16,8 +16,8 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS  := -std=gnu11 -Wall -Wextra -Werror $(OPT) -g -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 \
            -I. $(PKG_CFLAGS) $(SAN) $(EXTRA_CFLAGS)
 LDLIBS  := $(PKG_LIBS) -lpthread -lm
-# ant and antlr3: issue 9 wants mode=count's exactness tests and make
-# bench-agent run on real applications from Debian packages (Apache Ant,
+# ant and antlr3: mode=count's exactness tests and make bench-agent run
+# on real applications from Debian packages (Apache Ant,
 # ANTLR 3: tests/integration/test_agent_count.sh, agent/bench.sh); without
 # them those parts are skipped.  Maven (package maven) is used the same way
 # where it is installed, as on these machines; it is not installed here for
