@@ -1914,6 +1914,32 @@ static uint32_t src_gci(const struct objsrc *src)
 	return src->s->gc_index;
 }
 
+/* One source's pass over a group: the pass, the group's members in that
+ * source (*bits) and, for classifiers keyed per object info (cls not
+ * CLS_NONE and not per object), their keys (*kt).  Close it with
+ * src_pass_close whatever this returns. */
+static int src_pass_open(struct cls_registry *r, const struct objsrc *src, const struct chain *ch,
+			 uint32_t cls, struct pass *p, uint64_t **bits, struct ktab *kt)
+{
+	memset(kt, 0, sizeof *kt);
+	*bits = NULL;
+	int rc = pass_init(p, r, src_gci(src));
+	p->s = src->s;
+	p->infos = src->s->infos;
+	if (!rc)
+		rc = members(p, ch, bits);
+	if (!rc && cls != CLS_NONE && !r->defs[cls]->per_object)
+		rc = ktab_build(p, cls, src->s->ninfos, kt);
+	return rc;
+}
+
+static void src_pass_close(struct pass *p, uint64_t *bits, struct ktab *kt)
+{
+	ktab_free(kt);
+	free(bits);
+	pass_free(p);
+}
+
 int classify_objects(struct cls_registry *r, const struct objsrc *src, uint32_t nsrc,
 		     const struct chain *ch, uint32_t cls, struct buf *out)
 {
@@ -1923,16 +1949,10 @@ int classify_objects(struct cls_registry *r, const struct objsrc *src, uint32_t 
 	uint32_t level = level_of(ch, cls);
 	for (uint32_t k = 0; k < nsrc && !rc; k++) {
 		struct pass p;
-		uint64_t *bits = NULL;
-		struct ktab kt = { 0 };
+		uint64_t *bits;
+		struct ktab kt;
 		const struct heap_state *s = src[k].s;
-		if ((rc = pass_init(&p, r, src_gci(&src[k]))))
-			break;
-		p.s = s;
-		p.infos = s->infos;
-		rc = members(&p, ch, &bits);
-		if (!rc && !d->per_object)
-			rc = ktab_build(&p, cls, s->ninfos, &kt);
+		rc = src_pass_open(r, &src[k], ch, cls, &p, &bits, &kt);
 		uint64_t nf = 0;
 		for (uint64_t i = rc ? s->n : bitset_next(bits, s->n, 0); i < s->n && !rc;
 		     i = bitset_next(bits, s->n, i + 1)) {
@@ -1956,10 +1976,7 @@ int classify_objects(struct cls_registry *r, const struct objsrc *src, uint32_t 
 		count_failed(&p, cls, nf);
 		if (rc == -EOVERFLOW)
 			p.sum_over[cls] = 1;
-		if (!d->per_object)
-			ktab_free(&kt);
-		free(bits);
-		pass_free(&p);
+		src_pass_close(&p, bits, &kt);
 	}
 	if (!rc)
 		rc = acc_emit(&a, out);
@@ -2115,20 +2132,13 @@ int classify_trie(struct cls_registry *r, const struct objsrc *src, uint32_t nsr
 		rc = -ENOMEM; /* node 0: the group itself */
 	for (uint32_t k = 0; k < nsrc && !rc; k++) {
 		struct pass p;
-		uint64_t *bits = NULL;
+		uint64_t *bits;
 		uint8_t *seen = NULL;
-		struct ktab kt = { 0 };
+		struct ktab kt;
 		const struct heap_state *s = src[k].s;
-		if ((rc = pass_init(&p, r, src_gci(&src[k]))))
-			break;
-		p.s = s;
-		p.infos = s->infos;
-		rc = members(&p, ch, &bits);
-		if (!rc && !d->per_object) {
-			rc = ktab_build(&p, cls, s->ninfos, &kt);
-			if (!rc && !(seen = calloc(s->ninfos ? s->ninfos : 1, 1)))
-				rc = -ENOMEM;
-		}
+		rc = src_pass_open(r, &src[k], ch, cls, &p, &bits, &kt);
+		if (!rc && !d->per_object && !(seen = calloc(s->ninfos ? s->ninfos : 1, 1)))
+			rc = -ENOMEM;
 		for (uint64_t i = rc ? s->n : bitset_next(bits, s->n, 0); i < s->n && !rc;
 		     i = bitset_next(bits, s->n, i + 1)) {
 			if (column_of(&src[k], i) < 0)
@@ -2146,11 +2156,8 @@ int classify_trie(struct cls_registry *r, const struct objsrc *src, uint32_t nsr
 				}
 			}
 		}
-		if (!d->per_object)
-			ktab_free(&kt);
 		free(seen);
-		free(bits);
-		pass_free(&p);
+		src_pass_close(&p, bits, &kt);
 	}
 	if (!rc)
 		rc = trie_emit(&t, out);
@@ -2166,13 +2173,10 @@ int group_totals_objects(struct cls_registry *r, const struct objsrc *src, uint3
 	memset(row, 0, sizeof *row);
 	for (uint32_t k = 0; k < nsrc && !rc; k++) {
 		struct pass p;
-		uint64_t *bits = NULL;
+		uint64_t *bits;
+		struct ktab kt;
 		const struct heap_state *s = src[k].s;
-		if ((rc = pass_init(&p, r, src_gci(&src[k]))))
-			break;
-		p.s = s;
-		p.infos = s->infos;
-		if (!(rc = members(&p, ch, &bits))) {
+		if (!(rc = src_pass_open(r, &src[k], ch, CLS_NONE, &p, &bits, &kt))) {
 			for (uint64_t i = bitset_next(bits, s->n, 0); i < s->n;
 			     i = bitset_next(bits, s->n, i + 1)) {
 				int col = column_of(&src[k], i);
@@ -2182,8 +2186,7 @@ int group_totals_objects(struct cls_registry *r, const struct objsrc *src, uint3
 				row->b[col] += hs_info(s, (uint32_t)i)->size;
 			}
 		}
-		free(bits);
-		pass_free(&p);
+		src_pass_close(&p, bits, &kt);
 	}
 	return rc;
 }
