@@ -537,7 +537,7 @@ static int leak_holder(struct sctx *c, uint32_t end, int site, uint32_t key)
 	uint32_t tkey = ks_find_raw((struct keyspace *)&c->dtype->ks, tn, strlen(tn));
 	if (tkey == KS_NO_KEY || tkey >= c->t->ntypes)
 		return 0;
-	return holder_sites(c, end, site, key, tkey);
+	return c->t->nsites ? holder_sites(c, end, site, key, tkey) : 0;
 }
 
 /* One path from a root: the first block of the paths file of the group's
@@ -700,7 +700,10 @@ static int sec_leak(struct sctx *c, const struct sus_windows *w)
 	if (rc || !w->leak_spans)
 		return rc;
 	rc = add_claim(c, (struct sus_claim){ .what = SUS_C_LEAK_GROWERS, .gci = r->end_gci });
-	for (int site = 0; site <= 1 && !rc; site++) {
+	/* a trace without allocation sites (heap dumps) has one site group,
+	 * <unknown site>, which says nothing */
+	int last = c->t->nsites ? 1 : 0;
+	for (int site = 0; site <= last && !rc; site++) {
 		struct grower g[16];
 		uint32_t ng = 0;
 		if (c->p->top > 16)

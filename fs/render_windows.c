@@ -172,7 +172,7 @@ int render_window_growing(struct hfs *fs, enum win_kind k, struct buf *out)
 	else
 		table_init(&tb, growing_cols, sizeof growing_cols / sizeof *growing_cols);
 	rc = growing_rows(fs, res[k].start_gci, res[k].end_gci, "type", &tb);
-	if (!rc)
+	if (!rc && fs->en.trace->nsites) /* heap dumps have no sites */
 		rc = growing_rows(fs, res[k].start_gci, res[k].end_gci, "site", &tb);
 	if (!rc)
 		rc = table_render_tsv(&tb, out);

@@ -132,7 +132,13 @@ t "$HEAPFS" ls "$TRACE" gc/002 | grep -q '^by-age$\|^by-birth$' && fail "gc/002 
 if g=$(t "$HEAPFS" cat "$TRACE" windows/diff/leak/growing 2>/dev/null); then
 	head -n 1 <<<"$g" | grep -q 'born\|died' && fail "growing has born/died columns for dumps"
 fi
-ok "dumps diffed: before and net counts as DumpGen made them; no born, died, perm or age"
+# dumps have no allocation sites: no "<unknown site>" group is a finding
+t "$HEAPFS" cat "$TRACE" suspects >"$WORK/dsus.txt" || fail "cat suspects of the dumps"
+grep -q '<unknown site>' "$WORK/dsus.txt" && fail "suspects of dumps names <unknown site>: $(grep -m 2 '<unknown site>' "$WORK/dsus.txt")"
+if g=$(t "$HEAPFS" cat "$TRACE" windows/diff/leak/growing 2>/dev/null); then
+	awk -F'\t' 'NR > 1 && $1 == "site"' <<<"$g" | grep -q . && fail "growing ranks sites of dumps"
+fi
+ok "dumps diffed: before and net counts as DumpGen made them; no born, died, perm, age or site"
 
 # An ad-hoc group of dumps lives at the GC its members came from: the same
 # id at another dump is a guess (the issue's 20,000 sessions showed 17,992
