@@ -418,19 +418,90 @@ static int put_direct(const struct heap_state *s, const uint32_t *label, struct 
 	return 0;
 }
 
+/* Labels ranked for the cap: an object reached from more than
+ * RL_CAP_DEFAULT roots keeps the cap smallest labels, and by name those
+ * were jni-global/... before static/... whatever they hold, so the static
+ * field that keeps a leak alive could be cut off.  Ranked instead by the
+ * bytes their roots' objects retain (largest first, then by name):
+ * rank[label] and, back, by_rank[rank]. */
+struct label_rank {
+	uint64_t retained;
+	uint32_t label;
+};
+
+static int by_retained_then_label(const void *a, const void *b)
+{
+	const struct label_rank *x = a, *y = b;
+	if (x->retained != y->retained)
+		return x->retained > y->retained ? -1 : 1;
+	return x->label < y->label ? -1 : x->label > y->label;
+}
+
+static int rank_labels(const struct heap_state *s, const uint32_t *label, uint32_t nlabels,
+		       const uint64_t *retained, uint32_t *rank, uint32_t *by_rank)
+{
+	struct label_rank *lr = calloc(nlabels ? nlabels : 1, sizeof *lr);
+	if (!lr)
+		return -ENOMEM;
+	for (uint32_t l = 0; l < nlabels; l++)
+		lr[l].label = l;
+	for (uint32_t r = 0; r < s->nroots; r++) {
+		uint32_t l = label[r];
+		if (l < nlabels && retained[s->roots[r].object] > lr[l].retained)
+			lr[l].retained = retained[s->roots[r].object];
+	}
+	qsort(lr, nlabels, sizeof *lr, by_retained_then_label);
+	for (uint32_t k = 0; k < nlabels; k++) {
+		rank[lr[k].label] = k;
+		by_rank[k] = lr[k].label;
+	}
+	free(lr);
+	return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
 static int put_indirect(struct engine *en, const struct heap_state *s, const uint32_t *label,
 			struct rl_hdr *h, struct buf *out)
 {
 	struct rc_entry *de;
 	struct dom_view dv;
 	struct rootlabels rl;
-	int rc = eng_dominators_get(en, s->gc_index, &de, &dv);
-	if (rc)
+	uint32_t nl = h->nlabels;
+	uint32_t *rank = malloc(((size_t)nl + 1) * sizeof *rank);
+	uint32_t *by_rank = malloc(((size_t)nl + 1) * sizeof *by_rank);
+	uint32_t *ranked = malloc(((size_t)s->nroots + 1) * sizeof *ranked);
+	int rc = !rank || !by_rank || !ranked ? -ENOMEM : eng_dominators_get(en, s->gc_index, &de, &dv);
+	if (!rc) {
+		if (dv.n != s->n)
+			rc = -EIO;
+		if (!rc)
+			rc = rank_labels(s, label, nl, dv.retained, rank, by_rank);
+		for (uint32_t r = 0; !rc && r < s->nroots; r++)
+			ranked[r] = label[r] < nl ? rank[label[r]] : label[r];
+		if (!rc)
+			rc = rootlabels_indirect(s, ranked, dv.idom, RL_CAP_DEFAULT, &rl);
+		eng_put(en, de);
+	}
+	free(rank);
+	free(ranked);
+	if (rc) {
+		free(by_rank);
 		return rc;
-	rc = dv.n == s->n ? rootlabels_indirect(s, label, dv.idom, RL_CAP_DEFAULT, &rl) : -EIO;
-	eng_put(en, de);
-	if (rc)
-		return rc;
+	}
+	/* back to labels, each set ascending (RL_MANY, if there, stays last) */
+	for (uint32_t k = 0; k < rl.nsets; k++) {
+		uint32_t a = rl.set_off[k], b = rl.set_off[k + 1];
+		uint32_t end = b > a && rl.set_lab[b - 1] == RL_MANY ? b - 1 : b;
+		for (uint32_t i = a; i < end; i++)
+			rl.set_lab[i] = by_rank[rl.set_lab[i]];
+		qsort(rl.set_lab + a, end - a, sizeof *rl.set_lab, cmp_u32);
+	}
+	free(by_rank);
 	h->nsets = rl.nsets;
 	h->nsetlab = rl.set_off[rl.nsets];
 	rc = buf_put(out, rl.set, (size_t)s->n * sizeof *rl.set);

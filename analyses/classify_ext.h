@@ -17,8 +17,9 @@
  *   by-root-var           the same, variables only (static, local, jni-local)
  *   by-indirect-root      §4.3.2: every root reaching the object, same
  *                         hierarchy; `<unreachable>`; objects reached from
- *                         more than RL_CAP_DEFAULT roots: their first
- *                         RL_CAP_DEFAULT (by name) and `<many roots>`
+ *                         more than RL_CAP_DEFAULT roots: the
+ *                         RL_CAP_DEFAULT whose root objects retain the
+ *                         most (then by name) and `<many roots>`
  *                         (analyses/rootlabels.h, docs/root-classifiers.md)
  *   by-indirect-root-var  the same, variables only; `<no variable>` for
  *                         objects only other roots reach
