@@ -28,7 +28,7 @@ enum { T_A, T_Z, T_HOLDER, T_ARR, T_LEAF, T_SHARED };
 static void write_trace(const char *path)
 {
 	struct htr_writer *w;
-	char names[NA][8];
+	char names[NA][16];
 	struct htr_field af[NA], zf[1] = { { .name = "big", .sig = "[Ljava/lang/Object;",
 					    .flags = HTR_FIELD_STATIC | HTR_FIELD_REF } };
 	struct htr_field hf[1] = { { .name = "x", .sig = "LShared;", .flags = HTR_FIELD_REF } };
