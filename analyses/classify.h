@@ -81,7 +81,7 @@ enum cls_builtin {
 /* ---- classifiers over a per-GC analysis ----
  *
  * Some classifiers need a result computed once per heap state (roles, root
- * labels, ...) that fs/ keeps in its rendered cache.  classify.c knows
+ * labels, ...) that the engine keeps in its result cache.  classify.c knows
  * nothing of that cache: such a classifier is registered with three
  * callbacks.  An evaluation pass (one classification, one group's totals
  * or members, at one GC) calls acquire the first time it needs the

@@ -10,7 +10,7 @@
  *     harmless: attr_timeout 0 re-asks getattr, which says ENOENT);
  *   - attributes: attr_timeout 0.  The kernel trusts a cached i_size when
  *     it reads through the page cache.  A size once reported exact stays
- *     reported after the render cache evicts the bytes (fs/rcache.h keeps
+ *     reported after the render cache evicts the bytes (analyses/rcache.h keeps
  *     every rendered file's size): a file that shrank to size 0 between a
  *     reader's open and its read would read as empty;
  *   - per open: size_exact -> page cache, else direct_io (reads go to us,

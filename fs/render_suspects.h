@@ -26,8 +26,8 @@
  * retained; bloat = bytes flagged as % of the heap.  Ties keep that order.
  *
  * The findings are computed by analyses/suspects_find.c (a typed report,
- * no text), once per mount on the first read of either file, and kept in
- * the rendered cache (RES_SUSPECTS); both files print that report.
+ * no text), once per mount on the first read of either file, and kept as
+ * an engine result (analyses/suspects_engine.h); both files print it.
  */
 #ifndef HEAPFS_FS_RENDER_SUSPECTS_H
 #define HEAPFS_FS_RENDER_SUSPECTS_H

@@ -7,7 +7,7 @@
  * /usr/bin/time for the peak RSS.
  *
  * Output: one "key<TAB>value" line per figure (parsed by bench.sh).
- * Build without fs/ (if fs/classify.h does not fit) with -DBENCH_NO_CLASSIFY.
+ * Build without the classifiers (if analyses/classify.h does not fit) with -DBENCH_NO_CLASSIFY.
  *
  * Usage: bench_rebuild TRACE
  */

@@ -591,7 +591,7 @@ static int rg_type_among(const struct rgraph *g, uint32_t o, int dir)
 }
 
 /* `type in referee_types` and `type in referrer_types` compare type keys
- * when the host has them (fs/classify.c does), and names otherwise: both
+ * when the host has them (analyses/classify.c does), and names otherwise: both
  * must agree with comparing names, alone and inside larger expressions,
  * collection health's among them. */
 static void test_expr_type_in_neighbours(void **state)

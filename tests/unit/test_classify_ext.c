@@ -182,7 +182,7 @@ static void test_by_indirect_root(void **state)
 	hfs_close(fs);
 }
 
-/* hfs_indirect_root_trie (every level of by-indirect-root in one pass)
+/* eng_indirect_root_trie (every level of by-indirect-root in one pass)
  * against the tree's classification level by level: a trie node's
  * children, with their counts, are exactly the rows of its directory's
  * table.  For the Products the trie is the construction's: both static

@@ -1,6 +1,6 @@
 /* test_expr.c - checked integer arithmetic in the classifier language
  * (analyses/expr.c) and what the classifiers make of a value that does not
- * exist (fs/classify.c): <error>, filters, parts() and classifiers/errors.
+ * exist (analyses/classify.c): <error>, filters, parts() and classifiers/errors.
  *
  * Expected values are written down from 64-bit two's complement
  * arithmetic: INT64_MAX = 2^63 - 1 = 9223372036854775807, 2^62 =

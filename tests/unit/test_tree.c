@@ -337,7 +337,7 @@ static void test_gc_names_canonical_only(void **state)
 	assert_int_equal(hfs_getattr(f->fs, "/gc/001/info/x", &a), -ENOTDIR);
 }
 
-/* The steps a group offers (fs/classify.c's registry order); the graph
+/* The steps a group offers (analyses/classify.c's registry order); the graph
  * ones only at GCs with a graph. */
 #define STEPS_AFTER_TYPE "by-package\nby-site\nby-thread\nby-age\nby-kind\nby-array-length\n" \
 	"by-size\nby-birth\nonly-arrays\nonly-instances\n"
