@@ -259,10 +259,62 @@ static int grower_by_retained(const void *a, const void *b)
 	return grower_by_net(a, b);
 }
 
+/* 1 if a type is the program's own (or a library's), not the JDK's: what
+ * a person names first when instances of it accumulate, rather than the
+ * HashMap$Nodes and byte[]s that hold its data. */
+static int application_type(const struct trace *t, uint32_t type)
+{
+	static const char *const jdk[] = { "java.", "javax.", "jdk.", "sun.", "com.sun." };
+	const struct trace_type *ty = type < t->ntypes ? &t->types[type] : NULL;
+	if (!ty || !ty->name || ty->kind != HTR_TYPE_INSTANCE)
+		return 0;
+	for (size_t i = 0; i < sizeof jdk / sizeof *jdk; i++)
+		if (!strncmp(ty->name, jdk[i], strlen(jdk[i])))
+			return 0;
+	return 1;
+}
+
+/* Moves the top biggest net growers among application types right after
+ * the first m (the list is sorted by net growth): the candidates then hold
+ * them even when JDK containers grew more bytes.  Returns the new m. */
+static uint32_t add_application_growers(struct sctx *c, struct grower *all, uint32_t n, uint32_t m)
+{
+	uint32_t added = 0;
+	for (uint32_t i = m; i < n && added < c->p->top; i++) {
+		if (!application_type(c->t, all[i].key))
+			continue;
+		struct grower x = all[i];
+		memmove(&all[m + 1], &all[m], (size_t)(i - m) * sizeof *all);
+		all[m++] = x;
+		added++;
+	}
+	return m;
+}
+
+/* Application types that retain at least half of what the first grower
+ * retains go first (in retained order): the array or map a program's
+ * objects sit in retains them all and a little more, and naming the
+ * container before what accumulates in it hides the leak's subject. */
+static void application_first(struct sctx *c, struct grower *g, uint32_t n)
+{
+	if (!n)
+		return;
+	uint64_t bar = g[0].retained / 2;
+	uint32_t w = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (!application_type(c->t, g[i].key) || g[i].retained < bar || g[i].retained == 0)
+			continue;
+		struct grower x = g[i];
+		memmove(&g[w + 1], &g[w], (size_t)(i - w) * sizeof *g);
+		g[w++] = x;
+	}
+}
+
 /* The groups of one classifier that grew most between start and end: the
- * 2 x top biggest net growers, re-ranked by retained size at end (what
- * freeing them would give back; one GC closure each), top kept.  Returns
- * how many in g. */
+ * 2 x top biggest net growers and, for types, the top biggest application
+ * types among the rest, re-ranked by retained size at end (what freeing
+ * them would give back; one GC closure each), top kept.  Returns how many
+ * in g. */
 static int growers(struct sctx *c, int site, uint32_t start, uint32_t end, struct grower *g,
 		   uint32_t *ng)
 {
@@ -290,14 +342,19 @@ static int growers(struct sctx *c, int site, uint32_t start, uint32_t end, struc
 	}
 	release(c, e);
 	qsort(all, m, sizeof *all, grower_by_net);
+	uint32_t n = m;
 	if (m > cand)
 		m = cand;
+	if (!site && c->t->ntypes)
+		m = add_application_growers(c, all, n, m);
 	for (uint32_t i = 0; i < m && has_graph(c, end); i++) {
 		if ((rc = group_retained(c, end, site, all[i].key, &all[i].retained)))
 			break;
 	}
 	if (!rc) {
 		qsort(all, m, sizeof *all, grower_by_retained);
+		if (!site)
+			application_first(c, all, m);
 		*ng = m < c->p->top ? m : c->p->top;
 		memcpy(g, all, *ng * sizeof *g);
 	}
