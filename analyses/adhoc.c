@@ -177,11 +177,13 @@ int adhoc_set(struct adhoc *a, const char *name, uint64_t *ids, uint32_t nids, c
 	return rc;
 }
 
-uint32_t adhoc_home(struct adhoc *a, const char *name)
+uint32_t adhoc_home(struct adhoc *a, uint32_t version)
 {
+	uint32_t home = UINT32_MAX;
 	pthread_mutex_lock(&a->lock);
-	uint32_t k = find_locked(a, name);
-	uint32_t home = k == UINT32_MAX ? UINT32_MAX : a->g[k].home_gci;
+	for (uint32_t k = 0; k < a->ng; k++)
+		if (!a->g[k].removed && a->g[k].version == version)
+			home = a->g[k].home_gci;
 	pthread_mutex_unlock(&a->lock);
 	return home;
 }

@@ -42,8 +42,9 @@ uint32_t adhoc_version(struct adhoc *a, const char *name);
  * -ENOMEM. */
 int adhoc_set(struct adhoc *a, const char *name, uint64_t *ids, uint32_t nids, const char *text,
 	      size_t len, uint32_t home_gci);
-/* A group's home GC (adhoc_set), UINT32_MAX if none or no such group. */
-uint32_t adhoc_home(struct adhoc *a, const char *name);
+/* The home GC (adhoc_set) of the live group whose current version is
+ * version; UINT32_MAX if none said or no such group. */
+uint32_t adhoc_home(struct adhoc *a, uint32_t version);
 /* Appends the text of the live group whose current version is version:
  * 0, or -ENOENT. */
 int adhoc_text(struct adhoc *a, uint32_t version, struct buf *out);

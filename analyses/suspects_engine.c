@@ -141,16 +141,7 @@ static int put_hop(struct engine *en, const struct heap_state *s, const struct p
 	if (prev != UINT32_MAX) {
 		rc = sym_ref(en->trace, s, prev, o, via);
 	} else {
-		const uint64_t *only = named ? path_finder_named_roots(pf) : NULL;
-		int first = 1;
-		for (uint32_t r = 0; r < s->nroots && !rc; r++) {
-			if (s->roots[r].object != o || (only && !bitset_get(only, r)))
-				continue;
-			rc = first ? 0 : buf_printf(via, "; ");
-			if (!rc)
-				rc = sym_root(en->trace, &s->roots[r], via);
-			first = 0;
-		}
+		rc = sym_roots_of(en->trace, s, o, named ? path_finder_named_roots(pf) : NULL, via);
 	}
 	if (rc)
 		return rc;

@@ -27,17 +27,6 @@
 
 /* ---- small printing helpers ---- */
 
-static int put_u64(struct buf *out, uint64_t v)
-{
-	char tmp[24];
-	int i = (int)sizeof tmp;
-	do {
-		tmp[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	return buf_put(out, tmp + i, sizeof tmp - (size_t)i);
-}
-
 static int put_type_of(struct hfs *fs, const struct heap_state *s, uint32_t o, struct buf *out)
 {
 	char scratch[64];
@@ -85,25 +74,15 @@ int render_group_closure_summary(struct hfs *fs, const struct node *n, struct bu
 
 /* ---- roots and paths of a group (analyses/paths.h) ---- */
 
-/* "kind detail" of every root pointing at o (only: of those in the bitset
- * over s->roots, if not NULL), "; "-separated. */
+/* "kind detail" of every root pointing at o (model/symbols.h), as a field. */
 static int put_roots_of(struct hfs *fs, const struct heap_state *s, uint32_t o, const uint64_t *only,
 			struct buf *out)
 {
 	struct buf d;
-	int rc = 0, first = 1;
 	buf_init(&d);
-	for (uint32_t r = 0; r < s->nroots && !rc; r++) {
-		const struct hs_root *root = &s->roots[r];
-		if (root->object != o || (only && !bitset_get(only, r)))
-			continue;
-		buf_reset(&d);
-		rc = buf_printf(&d, "%s", first ? "" : "; ");
-		if (!rc) rc = sym_root(fs->en.trace, root, &d);
-		if (!rc)
-			rc = put_tsv_field(out, (const char *)d.data, d.len);
-		first = 0;
-	}
+	int rc = sym_roots_of(fs->en.trace, s, o, only, &d);
+	if (!rc)
+		rc = put_tsv_field(out, (const char *)d.data, d.len);
 	buf_free(&d);
 	return rc;
 }
@@ -1054,15 +1033,8 @@ static int adhoc_gc_shown(struct hfs *fs, const struct node *p, uint32_t gci)
 {
 	if (!fs->en.trace->identity_unknown)
 		return 1;
-	char name[256];
-	uint32_t version = p->chain.depth ? p->chain.steps[0].cls : 0, v;
-	for (uint32_t k = 0; adhoc_nth(fs->en.adhoc, k, name, sizeof name, &v); k++) {
-		if (v == version) {
-			uint32_t home = adhoc_home(fs->en.adhoc, name);
-			return home == UINT32_MAX || home == gci;
-		}
-	}
-	return 0;
+	uint32_t home = adhoc_home(fs->en.adhoc, p->chain.depth ? p->chain.steps[0].cls : 0);
+	return home == UINT32_MAX || home == gci;
 }
 
 int adhoc_gc_list(struct hfs *fs, const struct node *p, rclo_emit_fn emit, void *ctx)

@@ -55,17 +55,6 @@ static int put_type(struct buf *out, const struct names *nm, const struct trace 
 	return put_tsv_field(out, s, strlen(s));
 }
 
-static int put_u64(struct buf *out, uint64_t v)
-{
-	char tmp[24];
-	int i = (int)sizeof tmp;
-	do {
-		tmp[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	return buf_put(out, tmp + i, sizeof tmp - (size_t)i);
-}
-
 /* "recursive,transition" for a mask; "-" for none (never happens). */
 static int put_roles(struct buf *out, uint16_t mask)
 {

@@ -173,18 +173,9 @@ int render_group_objects(struct hfs *fs, const struct node *n, int arg, struct b
 	int rc = eng_group_member_ids(&fs->en, n->gci, &n->chain, &ids);
 	const uint64_t *id = (const uint64_t *)ids.data;
 	size_t nids = rc ? 0 : ids.len / sizeof *id;
-	for (size_t i = 0; i < nids && !rc; i++) {
-		/* Hand-rolled decimal: this loop writes millions of lines. */
-		char tmp[24];
-		int k = sizeof tmp;
-		uint64_t v = id[i];
-		tmp[--k] = '\n';
-		do {
-			tmp[--k] = (char)('0' + v % 10);
-			v /= 10;
-		} while (v);
-		rc = buf_put(out, tmp + k, sizeof tmp - (size_t)k);
-	}
+	for (size_t i = 0; i < nids && !rc; i++)
+		if (!(rc = put_u64(out, id[i])))
+			rc = buf_putc(out, '\n');
 	buf_free(&ids);
 	return rc;
 }

@@ -215,3 +215,15 @@ int kv_i64(struct buf *out, const char *k, int64_t v)
 {
 	return buf_printf(out, "%s\t%" PRId64 "\n", k, v);
 }
+
+/* Hand-rolled decimal: objects files and tables write millions of them. */
+int put_u64(struct buf *out, uint64_t v)
+{
+	char tmp[24];
+	int i = (int)sizeof tmp;
+	do {
+		tmp[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return buf_put(out, tmp + i, sizeof tmp - (size_t)i);
+}

@@ -63,5 +63,7 @@ int put_json_string(struct buf *out, const char *s, size_t len);
 /* "key<TAB>value" lines of the key-value files (summary, info). */
 int kv_u64(struct buf *out, const char *k, uint64_t v);
 int kv_i64(struct buf *out, const char *k, int64_t v);
+/* v in decimal, nothing around it. */
+int put_u64(struct buf *out, uint64_t v);
 
 #endif

@@ -90,3 +90,19 @@ int sym_ref(const struct trace *t, const struct heap_state *s, uint32_t from, ui
 	}
 	return buf_putc(out, '?');
 }
+
+int sym_roots_of(const struct trace *t, const struct heap_state *s, uint32_t o, const uint64_t *only,
+		 struct buf *out)
+{
+	int rc = 0, first = 1;
+	for (uint32_t r = 0; r < s->nroots && !rc; r++) {
+		if (s->roots[r].object != o || (only && !((only[r >> 6] >> (r & 63)) & 1)))
+			continue;
+		if (!first)
+			rc = buf_put(out, "; ", 2);
+		if (!rc)
+			rc = sym_root(t, &s->roots[r], out);
+		first = 0;
+	}
+	return rc;
+}

@@ -28,6 +28,10 @@ int sym_root_detail(const struct trace *t, const struct hs_root *r, struct buf *
 /* "kind detail" of a root ("static C.f", "jni-global"). */
 int sym_root(const struct trace *t, const struct hs_root *r, struct buf *out);
 struct heap_state;
+/* sym_root of every root pointing at dense object o, "; "-separated (only:
+ * of those set in this bitset over s->roots, if not NULL). */
+int sym_roots_of(const struct trace *t, const struct heap_state *s, uint32_t o, const uint64_t *only,
+		 struct buf *out);
 /* The reference from dense object `from` to `to` in s as a path names it:
  * the field's name, "[i]" for an array slot, "#slot" for a field the
  * trace does not name, "?" when from does not refer to to (the first
