@@ -7,6 +7,7 @@
 
 #include "analyses/bitset.h"
 #include "analyses/closure.h"
+#include "analyses/groupclo.h"
 
 #define DOM_BLOB_MAGIC 0x314d4f44u   /* "DOM1" */
 
@@ -195,7 +196,7 @@ int eng_group_closures(struct engine *en, uint32_t gci, const struct chain *ch, 
 	return group_metrics_cached(en, gci, ch, deep_only, m);
 }
 
-/* ---- a classification's children: one GC closure per child ---- */
+/* ---- a classification's children: every child's closures at once ---- */
 
 struct deep_seed {
 	struct clo_metrics m;
@@ -219,79 +220,58 @@ static void seed_parent_deep(struct engine *en, uint32_t gci, const struct chain
 		eng_put(en, e);
 }
 
-struct tab_work {
-	const struct heap_state *s;
-	struct closure_ctx *cc;
-	uint64_t *group, *clo, *uni, *parent, *covered;
-};
-
-static void tab_work_free(struct tab_work *w)
-{
-	closure_ctx_free(w->cc);
-	free(w->group);
-	free(w->clo);
-	free(w->uni);
-	free(w->parent);
-	free(w->covered);
-}
-
+/* Every child's T and R at once (groupclo.h: the small ones each alone,
+ * sparsely, the big ones 64 per pass over the graph), no longer one
+ * closure per child; the rows are the same numbers (docs/closures.md). */
 static int tab_cb(void *vctx, struct buf *out)
 {
 	struct grp_ctx *c = vctx;
-	struct tab_work w = { 0 };
+	const struct heap_state *s;
+	struct closure_metrics *deep = NULL, *ret = NULL;
+	uint64_t *uni = NULL, *parent = NULL, *covered = NULL;
+	uint32_t ng = 0;
 	struct buf pairs;
 	buf_init(&pairs);
-	int rc = eng_state_get(c->en, c->gci, &w.s);
+	int rc = eng_state_get(c->en, c->gci, &s);
 	if (rc)
 		return rc;
-	const struct heap_state *s = w.s;
 	if (!s->has_graph) {
 		rc = -ENOENT;
 		goto out;
 	}
 	if ((rc = classify_member_pairs(&c->en->reg, s, c->ch, c->cls, &pairs)) ||
-	    (rc = group_members_bits(&c->en->reg, s, c->ch, &w.parent)))
+	    (rc = group_members_bits(&c->en->reg, s, c->ch, &parent)))
 		goto out;
-	w.group = bitset_alloc(s->n);
-	w.clo = bitset_alloc(s->n);
-	w.uni = bitset_alloc(s->n);
-	w.covered = bitset_alloc(s->n);
-	if (!w.group || !w.clo || !w.uni || !w.covered) {
+	uni = bitset_alloc(s->n);
+	covered = bitset_alloc(s->n);
+	if (!uni || !covered) {
 		rc = -ENOMEM;
 		goto out;
 	}
-	if ((rc = closure_ctx_new(&w.cc, s)))
-		goto out;
 	const struct cls_pair *pr = (const struct cls_pair *)pairs.data;
 	size_t np = pairs.len / sizeof *pr;
-	for (size_t i = 0; i < np && !rc;) {
-		size_t j = i;
-		while (j < np && pr[j].key == pr[i].key)
-			bitset_set(w.group, pr[j++].obj);
-		struct closure_metrics deep, ret;
-		struct clo_row row = { pr[i].key, 0, { 0, 0, 0, 0 } };
-		if (!(rc = closure_transitive(w.cc, w.group, w.clo, &deep))) {
-			bitset_or(w.uni, w.clo, s->n);
-			rc = closure_retained(w.cc, w.group, w.clo, &ret);
-		}
-		row.m = (struct clo_metrics){ deep.count, deep.bytes, ret.count, ret.bytes };
-		if (!rc)
-			rc = buf_put(out, &row, sizeof row);
-		for (size_t k = i; k < j; k++) {
-			bitset_clear(w.group, pr[k].obj);
-			bitset_set(w.covered, pr[k].obj);
-		}
-		i = j;
+	if ((rc = gclo_compute(s, pr, np, NULL, &ng, &deep, &ret, uni)))
+		goto out;
+	for (size_t i = 0, g = 0; i < np && !rc; g++) {
+		struct clo_row row = { pr[i].key, 0,
+				       { deep[g].count, deep[g].bytes, ret[g].count, ret[g].bytes } };
+		rc = buf_put(out, &row, sizeof row);
+		for (uint32_t key = pr[i].key; i < np && pr[i].key == key; i++)
+			bitset_set(covered, pr[i].obj);
 	}
 	/* children cover the parent exactly when every member got a key (the
 	 * covered objects are members, so equal counts mean equal sets) */
-	if (!rc && bitset_count(w.covered, s->n) == bitset_count(w.parent, s->n)) {
+	if (!rc && bitset_count(covered, s->n) == bitset_count(parent, s->n)) {
 		struct closure_metrics u;
-		closure_measure(s, w.uni, &u);
+		closure_measure(s, uni, &u);
 		seed_parent_deep(c->en, c->gci, c->ch, &u);
 	}
 out:
-	tab_work_free(&w);
+	free(deep);
+	free(ret);
+	free(uni);
+	free(parent);
+	free(covered);
 	buf_free(&pairs);
 	eng_state_put(c->en, s);
 	return rc;

@@ -7,6 +7,9 @@
 #   BENCH_N=100000 bash tests/bench/bench_closures.sh build/heapfs   (quick)
 #   BENCH_TRACE=/tmp/big.htr ...   (reuse a trace instead of writing one)
 #
+# Also every type's closures at once (analyses/groupclo.c: allgroups_*,
+# against the one-closure-per-type loop; allgroups_equal must be 1).
+#
 # Goals: dominator tree <= 3 s; GC closure >= 20 M closure
 # objects/s; gc/latest/by-type/table with deep and retained sizes for every
 # type <= 10 s (figures: with the heap state built, and from a fresh open
@@ -21,10 +24,13 @@ CC=${CC:-cc}
 WORK=$(mktemp -d /tmp/heapfs-bench-clo-XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 die() { echo "bench_closures.sh: $*" >&2; exit 1; }
-[ -f "$ROOT/build/libheapfs.a" ] || die "$ROOT/build/libheapfs.a missing (make build first)"
+# BENCH_LIB: the library to link (default build/libheapfs.a; another
+# BUILD directory's when that is what was built)
+LIB=${BENCH_LIB:-$ROOT/build/libheapfs.a}
+[ -f "$LIB" ] || die "$LIB missing (make build first)"
 
 "$CC" -std=gnu11 -O2 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I"$ROOT" $(pkg-config --cflags fuse3) \
-	-o "$WORK/bench_closures" "$ROOT/tests/bench/bench_closures.c" "$ROOT/build/libheapfs.a" \
+	-o "$WORK/bench_closures" "$ROOT/tests/bench/bench_closures.c" "$LIB" \
 	-lfuse3 -lpthread -lzstd -lm || die "cannot build tests/bench/bench_closures.c"
 
 TRACE=${BENCH_TRACE:-}
@@ -50,6 +56,7 @@ echo
 echo "objects at the last GC: $(val objects)"
 check "dominator tree (s)" "$(val dominators_s)" "<=" 3
 check "GC closure (objects/s)" "$(val closure_objects_per_s)" ">=" 20000000
+check "every type's closures at once agree" "$(val allgroups_equal)" ">=" 1
 check "by-type/table, state built (s)" "$(val by_type_table_s)" "<=" 10
 check "by-type/table, fresh open (s)" "$(val by_type_table_fresh_s)" "<=" 10
 exit $status

@@ -1,0 +1,505 @@
+/* groupclo.c - see groupclo.h; the proof is in docs/closures.md ("Every
+ * group at once").
+ *
+ * Definitions (those of closure.c): T(G) = G and everything reachable from
+ * it; A(G) = objects reachable from a GC root in the graph without G's
+ * members ("alive without G"); R(G) = T(G) \ A(G).  closure_retained's
+ * "kept" set is exactly T(G) ∩ A(G), hence the same R(G).
+ *
+ * Batched: for 64 groups g (bit g of a word), per object x
+ *   reach(x) = own(x) | OR over predecessors p of reach(p)
+ *   alive(x) = ~own(x) & (rooted(x) ? ~0 : OR over predecessors p of alive(p))
+ * reach is the least solution (bit g: x ∈ T(G)), alive the least solution
+ * (bit g: x ∈ A(G)).  Over the strongly connected components in
+ * topological order every predecessor outside x's component is final when
+ * x's component is processed, so reach is one OR per component, and alive
+ * is final after a work list inside the component (bits only ever get set,
+ * so it ends; what it reaches is the least solution restricted to the
+ * component given its final inputs).
+ */
+#include "groupclo.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyses/bitset.h"
+
+#define NOSLOT UINT32_MAX
+
+struct gclo {
+	const struct heap_state *s;
+	uint32_t n, ngroups;
+	uint64_t *rooted;          /* objects a GC root points at */
+	/* object -> its groups: gof[x] (or NOSLOT) when no object is in two
+	 * groups (one-to-one classifiers: 4 B per object), else a CSR over
+	 * the pairs (ooff, olist) */
+	uint32_t *gof, *ooff, *olist;
+	uint32_t *goff;            /* [ngroups+1] group -> its run in pairs */
+	const struct cls_pair *pairs;
+	struct closure_metrics *deep, *ret;
+	uint64_t *uni;
+	/* sparse single-group path */
+	uint64_t *in_t, *in_g, *kept;
+	uint32_t *queue;           /* T's list, then kept's: 2 (budget + 1) */
+	/* batched path */
+	uint32_t *comp;            /* [n] component, topological order = decreasing id */
+	uint32_t *corder;          /* [n] objects, component by component, in
+	                            * topological order (decreasing comp) */
+	uint32_t ncomp, maxcomp;   /* components, objects of the largest */
+	uint32_t *slot;            /* [ngroups] bit in the current batch or NOSLOT */
+	uint32_t *bgroup;          /* [64] group of each bit */
+};
+
+static void gclo_free(struct gclo *w)
+{
+	bitset_free(w->rooted);
+	free(w->gof); free(w->ooff); free(w->olist); free(w->goff);
+	bitset_free(w->in_t); bitset_free(w->in_g); bitset_free(w->kept);
+	free(w->queue);
+	free(w->comp); free(w->corder);
+	free(w->slot); free(w->bgroup);
+}
+
+/* ---- one group alone, sparsely ---- */
+
+/* 1: done; 0: T(G) outgrew the budget (nothing changed); -errno never. */
+static int one_group(struct gclo *w, uint32_t g, uint32_t budget)
+{
+	const struct heap_state *s = w->s;
+	size_t head = 0, tail = 0;
+	uint32_t lo = w->goff[g], hi = w->goff[g + 1];
+	int fits = 1;
+	if (hi - lo > budget)
+		return 0; /* its members alone are over the budget */
+	for (uint32_t k = lo; k < hi; k++) {
+		uint32_t m = w->pairs[k].obj;
+		bitset_set(w->in_g, m);
+		if (!bitset_get(w->in_t, m)) {
+			bitset_set(w->in_t, m);
+			w->queue[tail++] = m;
+		}
+	}
+	while (head < tail && fits) {
+		uint32_t o = w->queue[head++];
+		for (uint32_t e = s->out_off[o]; e < s->out_off[o + 1]; e++) {
+			uint32_t t = s->out_tgt[e];
+			if (bitset_get(w->in_t, t))
+				continue;
+			if (tail >= budget) {
+				fits = 0; /* too big to be worth a walk of its own */
+				break;
+			}
+			bitset_set(w->in_t, t);
+			w->queue[tail++] = t;
+		}
+	}
+	if (fits) {
+		/* closure_retained on the list: seeds are members of T \ G that a
+		 * root or a reachable object outside T holds; what they reach in T
+		 * avoiding G stays alive.  The kept objects are marked in w->kept;
+		 * their list follows T's in the queue (kept ⊆ T, |T| <= budget + 1
+		 * counting the member that may have reached it: 2 (budget + 1)). */
+		size_t kh = tail, kt = tail;
+		for (size_t i = 0; i < tail; i++) {
+			uint32_t x = w->queue[i];
+			if (bitset_get(w->in_g, x))
+				continue;
+			int held = bitset_get(w->rooted, x);
+			for (uint32_t e = s->in_off[x]; e < s->in_off[x + 1] && !held; e++) {
+				uint32_t y = s->in_src[e];
+				held = hs_is_reachable(s, y) && !bitset_get(w->in_t, y);
+			}
+			if (held) {
+				bitset_set(w->kept, x);
+				w->queue[kt++] = x;
+			}
+		}
+		while (kh < kt) {
+			uint32_t o = w->queue[kh++];
+			for (uint32_t e = s->out_off[o]; e < s->out_off[o + 1]; e++) {
+				uint32_t t = s->out_tgt[e];
+				if (bitset_get(w->in_t, t) && !bitset_get(w->in_g, t) &&
+				    !bitset_get(w->kept, t)) {
+					bitset_set(w->kept, t);
+					w->queue[kt++] = t;
+				}
+			}
+		}
+		struct closure_metrics d = { 0, 0 }, r = { 0, 0 };
+		for (size_t i = 0; i < tail; i++) {
+			uint32_t x = w->queue[i];
+			uint64_t sz = hs_info(s, x)->size;
+			d.count++;
+			d.bytes += sz;
+			if (!bitset_get(w->kept, x)) {
+				r.count++;
+				r.bytes += sz;
+			}
+			if (w->uni)
+				bitset_set(w->uni, x);
+		}
+		w->deep[g] = d;
+		w->ret[g] = r;
+	}
+	/* clear what was set: sparse, O(|T|) */
+	for (size_t i = 0; i < tail; i++) {
+		bitset_clear(w->in_t, w->queue[i]);
+		bitset_clear(w->kept, w->queue[i]);
+	}
+	for (uint32_t k = lo; k < hi; k++)
+		bitset_clear(w->in_g, w->pairs[k].obj);
+	return fits;
+}
+
+/* ---- strongly connected components (Tarjan, iterative) ---- */
+
+/* comp[v] in completion order: a component completes after every
+ * component it reaches, so an edge between components goes from a larger
+ * id to a smaller one.  corder lists the objects component by component
+ * from the last completed to the first: a topological order.
+ *
+ * Memory (this is the peak of the batched path): idx, low (becomes comp),
+ * the Tarjan stack (becomes corder), the DFS stack and its edge cursors:
+ * 20 B per object, the last two freed on return.  corder shares the
+ * Tarjan stack's array: objects on the stack sit at [0, sp), completed
+ * ones are written from the end, at n-1-filled, and sp + filled <= n
+ * (an object is on the stack, completed, or not yet visited), so a write
+ * never lands on a live stack entry. */
+static int components(struct gclo *w)
+{
+	const struct heap_state *s = w->s;
+	uint32_t n = w->n, next = 1, sp = 0, csp = 0, filled = 0;
+	int rc = -ENOMEM;
+	uint32_t *idx = calloc((size_t)n + 1, sizeof *idx); /* 0 = unvisited */
+	/* low[] becomes comp[] as objects complete: a completed object's low
+	 * is never read again (only objects on the stack are compared) */
+	uint32_t *low = malloc(((size_t)n + 1) * sizeof *low);
+	uint32_t *stk = malloc(((size_t)n + 1) * sizeof *stk);   /* Tarjan's stack */
+	uint32_t *cs = malloc(((size_t)n + 1) * sizeof *cs);     /* DFS call stack */
+	uint32_t *cpos = malloc(((size_t)n + 1) * sizeof *cpos); /* next out-edge */
+	uint64_t *on = bitset_new(n);
+	if (!idx || !low || !stk || !cs || !cpos || !on)
+		goto out;
+	w->ncomp = w->maxcomp = 0;
+	for (uint32_t v0 = 0; v0 < n; v0++) {
+		if (idx[v0])
+			continue;
+		idx[v0] = low[v0] = next++;
+		stk[sp++] = v0;
+		bitset_set(on, v0);
+		cs[csp] = v0;
+		cpos[csp++] = s->out_off[v0];
+		while (csp) {
+			uint32_t v = cs[csp - 1];
+			if (cpos[csp - 1] < s->out_off[v + 1]) {
+				uint32_t t = s->out_tgt[cpos[csp - 1]++];
+				if (!idx[t]) {
+					idx[t] = low[t] = next++;
+					stk[sp++] = t;
+					bitset_set(on, t);
+					cs[csp] = t;
+					cpos[csp++] = s->out_off[t];
+				} else if (bitset_get(on, t) && idx[t] < low[v]) {
+					low[v] = idx[t];
+				}
+				continue;
+			}
+			csp--;
+			if (low[v] == idx[v]) {
+				/* v roots a component; its DFS parent's low is at
+				 * most idx[parent] < idx[v]: no update to make */
+				uint32_t x, size = 0;
+				do {
+					x = stk[--sp];
+					bitset_clear(on, x);
+					low[x] = w->ncomp;
+					stk[n - 1 - filled++] = x;
+					size++;
+				} while (x != v);
+				w->ncomp++;
+				if (size > w->maxcomp)
+					w->maxcomp = size;
+			} else if (csp) {
+				uint32_t u = cs[csp - 1];
+				if (low[v] < low[u])
+					low[u] = low[v];
+			}
+		}
+	}
+	w->comp = low;
+	w->corder = stk;
+	low = stk = NULL;
+	rc = 0;
+out:
+	free(idx); free(low); free(stk); free(cs); free(cpos);
+	bitset_free(on);
+	return rc;
+}
+
+/* ---- 64 groups at a time ---- */
+
+/* Bits of the current batch's groups that contain x. */
+static inline uint64_t own_bits(const struct gclo *w, uint32_t x)
+{
+	if (w->gof) {
+		uint32_t g = w->gof[x], sl = g == NOSLOT ? NOSLOT : w->slot[g];
+		return sl == NOSLOT ? 0 : 1ull << sl;
+	}
+	uint64_t b = 0;
+	for (uint32_t k = w->ooff[x]; k < w->ooff[x + 1]; k++) {
+		uint32_t sl = w->slot[w->olist[k]];
+		if (sl != NOSLOT)
+			b |= 1ull << sl;
+	}
+	return b;
+}
+
+static void add_bits(struct gclo *w, uint64_t bits, uint64_t sz, struct closure_metrics *m)
+{
+	while (bits) {
+		uint32_t b = (uint32_t)__builtin_ctzll(bits);
+		bits &= bits - 1;
+		m[w->bgroup[b]].count++;
+		m[w->bgroup[b]].bytes += sz;
+	}
+}
+
+/* One pass for the (at most 64) groups with a slot. reach[c] per
+ * component, alive[x] per object; ring/inq serve the work list inside a
+ * component. */
+static void batch_pass(struct gclo *w, uint64_t *reach, uint64_t *alive, uint64_t *inq,
+		       uint32_t *ring)
+{
+	const struct heap_state *s = w->s;
+	for (uint32_t lo = 0, hi; lo < w->n; lo = hi) {
+		/* the component at lo runs while comp stays the same */
+		uint32_t c = w->comp[w->corder[lo]];
+		for (hi = lo + 1; hi < w->n && w->comp[w->corder[hi]] == c; hi++)
+			;
+		uint64_t r = 0;
+		if (hi - lo == 1) {
+			uint32_t x = w->corder[lo];
+			uint64_t own = own_bits(w, x), a = bitset_get(w->rooted, x) ? ~0ull : 0;
+			r = own;
+			for (uint32_t e = s->in_off[x]; e < s->in_off[x + 1]; e++) {
+				uint32_t p = s->in_src[e];
+				if (p == x)
+					continue; /* a self-loop adds nothing to a least solution */
+				r |= reach[w->comp[p]];
+				a |= alive[p];
+			}
+			reach[c] = r;
+			alive[x] = a & ~own;
+			if (r) {
+				uint64_t sz = hs_info(s, x)->size;
+				add_bits(w, r, sz, w->deep);
+				add_bits(w, r & ~alive[x], sz, w->ret);
+				if (w->uni)
+					bitset_set(w->uni, x);
+			}
+			continue;
+		}
+		/* a cycle: one reach for all (they reach each other); alive from
+		 * the inputs from outside, then spread inside until it settles */
+		size_t head = 0, tail = 0, cap = hi - lo;
+		for (uint32_t i = lo; i < hi; i++) {
+			uint32_t x = w->corder[i];
+			uint64_t own = own_bits(w, x), a = bitset_get(w->rooted, x) ? ~0ull : 0;
+			r |= own;
+			for (uint32_t e = s->in_off[x]; e < s->in_off[x + 1]; e++) {
+				uint32_t p = s->in_src[e];
+				if (w->comp[p] == c)
+					continue;
+				r |= reach[w->comp[p]];
+				a |= alive[p];
+			}
+			alive[x] = a & ~own;
+			if (alive[x]) {
+				bitset_set(inq, x);
+				ring[tail++ % cap] = x;
+			}
+		}
+		while (head < tail) {
+			uint32_t v = ring[head++ % cap];
+			bitset_clear(inq, v);
+			for (uint32_t e = s->out_off[v]; e < s->out_off[v + 1]; e++) {
+				uint32_t t = s->out_tgt[e];
+				if (w->comp[t] != c)
+					continue;
+				uint64_t na = alive[t] | (alive[v] & ~own_bits(w, t));
+				if (na == alive[t])
+					continue;
+				alive[t] = na;
+				if (!bitset_get(inq, t)) {
+					/* at most cap objects are queued at once: the ring
+					 * never overwrites a live entry */
+					bitset_set(inq, t);
+					ring[tail++ % cap] = t;
+				}
+			}
+		}
+		reach[c] = r;
+		if (!r)
+			continue;
+		for (uint32_t i = lo; i < hi; i++) {
+			uint32_t x = w->corder[i];
+			uint64_t sz = hs_info(s, x)->size;
+			add_bits(w, r, sz, w->deep);
+			add_bits(w, r & ~alive[x], sz, w->ret);
+			if (w->uni)
+				bitset_set(w->uni, x);
+		}
+	}
+}
+
+static int batched(struct gclo *w, const uint32_t *big, uint32_t nbig)
+{
+	int rc = components(w);
+	uint64_t *reach = NULL, *alive = NULL, *inq = NULL;
+	uint32_t *ring = NULL;
+	if (rc)
+		return rc;
+	ring = malloc(((size_t)w->maxcomp + 1) * sizeof *ring); /* per component */
+	reach = malloc(((size_t)w->ncomp + 1) * sizeof *reach);
+	alive = malloc(((size_t)w->n + 1) * sizeof *alive);
+	inq = bitset_new(w->n);
+	if (!reach || !alive || !inq || !ring) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t g = 0; g < w->ngroups; g++)
+		w->slot[g] = NOSLOT;
+	for (uint32_t b0 = 0; b0 < nbig; b0 += 64) {
+		uint32_t nb = nbig - b0 < 64 ? nbig - b0 : 64;
+		for (uint32_t b = 0; b < nb; b++) {
+			w->slot[big[b0 + b]] = b;
+			w->bgroup[b] = big[b0 + b];
+			w->deep[big[b0 + b]] = (struct closure_metrics){ 0, 0 };
+			w->ret[big[b0 + b]] = (struct closure_metrics){ 0, 0 };
+		}
+		batch_pass(w, reach, alive, inq, ring);
+		for (uint32_t b = 0; b < nb; b++)
+			w->slot[big[b0 + b]] = NOSLOT;
+	}
+out:
+	free(reach);
+	free(alive);
+	free(ring);
+	bitset_free(inq);
+	return rc;
+}
+
+/* ---- entry ---- */
+
+/* The object -> groups map: gof when the groups are disjoint, else by
+ * counting sort into ooff/olist. */
+static int object_groups(struct gclo *w)
+{
+	size_t np = w->goff[w->ngroups];
+	if (!(w->gof = malloc(((size_t)w->n + 1) * sizeof *w->gof)))
+		return -ENOMEM;
+	for (uint32_t x = 0; x < w->n; x++)
+		w->gof[x] = NOSLOT;
+	int disjoint = 1;
+	for (uint32_t g = 0; g < w->ngroups && disjoint; g++)
+		for (uint32_t k = w->goff[g]; k < w->goff[g + 1]; k++) {
+			uint32_t x = w->pairs[k].obj;
+			if (w->gof[x] != NOSLOT) {
+				disjoint = 0;
+				break;
+			}
+			w->gof[x] = g;
+		}
+	if (disjoint)
+		return 0;
+	free(w->gof);
+	w->gof = NULL;
+	w->ooff = calloc((size_t)w->n + 2, sizeof *w->ooff);
+	w->olist = malloc((np + 1) * sizeof *w->olist);
+	if (!w->ooff || !w->olist)
+		return -ENOMEM;
+	for (size_t i = 0; i < np; i++)
+		w->ooff[w->pairs[i].obj + 1]++;
+	for (uint32_t x = 0; x < w->n; x++)
+		w->ooff[x + 1] += w->ooff[x];
+	for (uint32_t g = 0; g < w->ngroups; g++)
+		for (uint32_t k = w->goff[g]; k < w->goff[g + 1]; k++)
+			w->olist[w->ooff[w->pairs[k].obj]++] = g;
+	for (uint32_t x = w->n; x > 0; x--) /* the fill moved each start to the next one's */
+		w->ooff[x] = w->ooff[x - 1];
+	w->ooff[0] = 0;
+	return 0;
+}
+
+int gclo_compute(const struct heap_state *s, const struct cls_pair *pairs, size_t np,
+		 const struct gclo_opts *o, uint32_t *ngroups, struct closure_metrics **deep,
+		 struct closure_metrics **ret, uint64_t *uni)
+{
+	struct gclo w;
+	uint32_t *big = NULL, nbig = 0;
+	int rc = -ENOMEM;
+	if (!s->has_graph)
+		return -EINVAL;
+	if (np > UINT32_MAX)
+		return -EOVERFLOW;
+	memset(&w, 0, sizeof w);
+	w.s = s;
+	w.n = s->n;
+	w.pairs = pairs;
+	w.uni = uni;
+	uint32_t ng = 0;
+	for (size_t i = 0; i < np; i++)
+		if (i == 0 || pairs[i].key != pairs[i - 1].key)
+			ng++;
+	w.ngroups = ng;
+	w.goff = malloc(((size_t)ng + 1) * sizeof *w.goff);
+	w.deep = calloc((size_t)ng + 1, sizeof *w.deep);
+	w.ret = calloc((size_t)ng + 1, sizeof *w.ret);
+	w.rooted = bitset_new(w.n);
+	w.in_t = bitset_new(w.n);
+	w.in_g = bitset_new(w.n);
+	w.kept = bitset_new(w.n);
+	uint32_t budget = o && o->budget ? o->budget : w.n / 64 + 64;
+	if (budget > w.n)
+		budget = w.n; /* T never exceeds n: no group ever stops */
+	w.queue = malloc(((size_t)budget + 1) * 2 * sizeof *w.queue);
+	w.slot = malloc(((size_t)ng + 1) * sizeof *w.slot);
+	w.bgroup = malloc(64 * sizeof *w.bgroup);
+	big = malloc(((size_t)ng + 1) * sizeof *big);
+	if (!w.goff || !w.deep || !w.ret || !w.rooted || !w.in_t ||
+	    !w.in_g || !w.kept || !w.queue || !w.slot || !w.bgroup || !big)
+		goto out;
+	for (uint32_t r = 0; r < s->nroots; r++)
+		bitset_set(w.rooted, s->roots[r].object);
+	ng = 0;
+	for (size_t i = 0; i < np; i++)
+		if (i == 0 || pairs[i].key != pairs[i - 1].key)
+			w.goff[ng++] = (uint32_t)i;
+	w.goff[ng] = (uint32_t)np;
+	if ((rc = object_groups(&w)))
+		goto out;
+	rc = -ENOMEM;
+	/* A batch pass costs about a sweep of every object and edge and serves
+	 * 64 groups, so a group whose T is below ~n/64 objects is cheaper
+	 * alone; a group found bigger wasted at most that much. */
+	for (uint32_t g = 0; g < ng; g++) {
+		if ((o && o->all_batched) || !one_group(&w, g, budget))
+			big[nbig++] = g;
+	}
+	rc = nbig ? batched(&w, big, nbig) : 0;
+	if (!rc && o && o->stats)
+		*o->stats = (struct gclo_stats){ ng, ng - nbig, nbig, (nbig + 63) / 64, w.ncomp };
+out:
+	free(big);
+	if (!rc) {
+		*ngroups = ng;
+		*deep = w.deep;
+		*ret = w.ret;
+	} else {
+		free(w.deep);
+		free(w.ret);
+	}
+	gclo_free(&w);
+	return rc;
+}
