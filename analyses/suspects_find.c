@@ -17,6 +17,8 @@
 #include "analyses/closure.h"
 #include "analyses/collections.h"
 #include "analyses/keyspace.h"
+#include "analyses/samples.h"
+#include "model/symbols.h"
 
 #define MAX_FINDINGS 8
 #define ROOT_LEAVES_MAX 3   /* indirect roots named per group */
@@ -727,6 +729,133 @@ static int leak_group(struct sctx *c, uint32_t end, int site, const struct growe
 	return rc;
 }
 
+/* ---- a recording of samples (JFR): candidates and sampled sites ---- */
+
+/* The window's time: from its first GC's start to its last GC's end. */
+static void window_ns(struct sctx *c, uint32_t start, uint32_t end, uint64_t *from, uint64_t *to)
+{
+	*from = c->t->gcs[start].start_ns;
+	*to = c->t->gcs[end].end_ns + 1;
+}
+
+/* The names of a type and of a site's allocating frame, as strings. */
+static int add_type_site(struct sctx *c, uint32_t type, uint32_t site, uint32_t *tk, uint32_t *sk)
+{
+	const struct trace *t = c->t;
+	char scratch[64];
+	const char *tn = type == HTR_NO_TYPE ? "<unknown type>" : trace_type_name(t, type, scratch, sizeof scratch);
+	struct buf b;
+	buf_init(&b);
+	int rc = add_str(c, tn, strlen(tn), tk);
+	if (!rc)
+		rc = site < t->nsites && t->sites[site].nframes ? sym_frame(t, &t->sites[site].frames[0], &b)
+								: buf_printf(&b, "<unknown site>");
+	if (!rc)
+		rc = add_str(c, (const char *)b.data, b.len, sk);
+	buf_free(&b);
+	return rc;
+}
+
+static int samples_error(struct sctx *c, int rc, const struct htr_err *err)
+{
+	if (rc != -ENOMEM)
+		c->src->trace_error(c->src->ctx, err);
+	return rc == -ENOMEM ? rc : -EIO;
+}
+
+/* The sites that allocated most in the window, from the allocation
+ * samples (estimates: analyses/samples.h). */
+static int sampled_sites(struct sctx *c, uint32_t start, uint32_t end)
+{
+	struct sample_set ss;
+	struct htr_err err;
+	uint64_t from, to;
+	memset(&err, 0, sizeof err);
+	window_ns(c, start, end, &from, &to);
+	int rc = samples_collect(c->t, from, to, &ss, &err);
+	if (rc)
+		return samples_error(c, rc, &err);
+	rc = add_claim(c, (struct sus_claim){ .what = SUS_C_SAMPLED_SITES, .gci = end, .count = ss.samples,
+					      .bytes = ss.weight });
+	uint32_t top = c->p->top < 16 ? c->p->top : 16;
+	for (uint32_t i = 0; i < ss.n && i < top && !rc; i++) {
+		struct sus_claim cl = { .what = SUS_C_SAMPLED_SITE, .level = 1, .gci = end,
+					.count = ss.rows[i].samples, .bytes = ss.rows[i].weight };
+		if (!(rc = add_type_site(c, ss.rows[i].type, ss.rows[i].site, &cl.key, &cl.key2)))
+			rc = add_claim(c, cl);
+	}
+	samples_free(&ss);
+	return rc;
+}
+
+/* Hops from the root to the sampled object: the root, then each object
+ * with the field or index that leads to it. */
+static int candidate_hops(struct sctx *c, const struct old_set *os, const struct old_row *r, uint32_t *first,
+			  uint32_t *n)
+{
+	char scratch[64];
+	*first = count_of(&c->hops, sizeof(struct sus_hop));
+	*n = 0;
+	const char *kind = os->strs + r->root_kind, *sys = os->strs + r->root_system;
+	struct buf root;
+	buf_init(&root);
+	int rc = buf_printf(&root, "%s%s%s", *kind ? kind : "root", *sys ? " " : "", sys);
+	for (uint64_t k = 0; k < r->npath && !rc; k++) {
+		const struct old_path_entry *e = &os->path[r->path_off + r->npath - 1 - k];
+		const struct old_path_entry *holder = k ? e + 1 : NULL;
+		const char *via = holder ? os->strs + holder->how : (const char *)root.data;
+		const char *ty = old_entry_type(c->t, os, e, scratch, sizeof scratch);
+		struct sus_hop h;
+		if (!(rc = add_str(c, via, strlen(via), &h.via)) && !(rc = add_str(c, ty, strlen(ty), &h.type)))
+			rc = buf_put(&c->hops, &h, sizeof h);
+		(*n)++;
+	}
+	buf_free(&root);
+	return rc;
+}
+
+/* The leak candidates of a recording, most sampled (type, site) first:
+ * objects sampled at allocation that were still alive when the recording
+ * was written, how many of them were allocated in the leak window, and
+ * the path from a GC root to the oldest of each kind. */
+static int leak_candidates(struct sctx *c, uint32_t start, uint32_t end)
+{
+	struct old_set os;
+	struct htr_err err;
+	uint64_t from, to;
+	memset(&err, 0, sizeof err);
+	window_ns(c, start, end, &from, &to);
+	int rc = old_samples_collect(c->t, &os, &err);
+	if (rc)
+		return samples_error(c, rc, &err);
+	if (os.n)
+		rc = add_claim(c, (struct sus_claim){ .what = SUS_C_CANDIDATES, .gci = end, .count = os.n });
+	uint32_t top = c->p->top < 16 ? c->p->top : 16;
+	for (uint32_t g = 0; g < os.ngroups && g < top && !rc; g++) {
+		const struct old_group *gr = &os.groups[g];
+		const struct old_row *ex = &os.rows[gr->example];
+		struct sus_claim cl = { .what = SUS_C_CANDIDATE, .level = 1, .gci = end, .count = gr->samples,
+					.total = os.n };
+		for (uint64_t i = 0; i < os.n; i++) { /* this group's samples born in the window */
+			const struct old_row *r = &os.rows[i];
+			cl.n += r->type == gr->type && r->alloc_ns >= from && r->alloc_ns < to &&
+				(r->site == gr->site || (r->site < c->t->nsites && gr->site < c->t->nsites &&
+				 c->t->sites[r->site].nframes && c->t->sites[gr->site].nframes &&
+				 !memcmp(&c->t->sites[r->site].frames[0], &c->t->sites[gr->site].frames[0],
+					 sizeof(struct htr_site_frame))));
+		}
+		if ((rc = add_type_site(c, gr->type, gr->site, &cl.key, &cl.key2)) || (rc = add_claim(c, cl)))
+			break;
+		if (ex->npath > 1 && g < DETAIL_GROUPS * 2) {
+			struct sus_claim pc = { .what = SUS_C_CANDIDATE_PATH, .level = 1, .gci = end };
+			if (!(rc = candidate_hops(c, &os, ex, &pc.item_first, &pc.nitems)))
+				rc = add_claim(c, pc);
+		}
+	}
+	old_samples_free(&os);
+	return rc;
+}
+
 static uint64_t reachable_at(struct sctx *c, const struct sus_windows *w, uint32_t gci)
 {
 	if (w->reachable && w->reachable[gci] != UINT64_MAX)
@@ -754,6 +883,10 @@ static int sec_leak(struct sctx *c, const struct sus_windows *w)
 	 * with the trace: say so, rather than let severity alone speak. */
 	if (!rc && r->first == 0)
 		rc = add_claim(c, (struct sus_claim){ .what = SUS_C_LEAK_CAUTION, .gci = r->end_gci });
+	if (!rc && c->t->objects_unrecorded) { /* samples, no objects: candidates and sites */
+		rc = leak_candidates(c, r->start_gci, r->end_gci);
+		return rc ? rc : sampled_sites(c, r->start_gci, r->end_gci);
+	}
 	if (rc || !w->leak_spans)
 		return rc;
 	rc = add_claim(c, (struct sus_claim){ .what = SUS_C_LEAK_GROWERS, .gci = r->end_gci });
@@ -821,6 +954,8 @@ static int sec_gc_overhead(struct sctx *c, const struct win_result *r)
 	f->pct = pct;
 	f->gc_ms = r->gc_ns / 1000000;
 	int rc = add_claim(c, (struct sus_claim){ .what = SUS_C_GCO_WINDOW, .gci = r->end_gci });
+	if (!rc && c->t->objects_unrecorded) /* no survivors known: what allocated */
+		return sampled_sites(c, r->start_gci, r->end_gci);
 	if (!rc)
 		rc = add_claim(c, (struct sus_claim){ .what = SUS_C_GCO_SURVIVORS, .gci = r->end_gci });
 	if (rc)
@@ -936,8 +1071,24 @@ static int churn_rank(struct sctx *c, const uint64_t *cnt, const uint64_t *bytes
 	return rc;
 }
 
+/* A recording of samples: the churn window's sampled sites. */
+static int sec_churn_sampled(struct sctx *c, const struct win_result *r)
+{
+	struct sus_finding *f = finding_new(c, SUS_CHURN, 1);
+	if (!f)
+		return -ENOMEM;
+	f->start_gci = r->start_gci;
+	f->end_gci = r->end_gci;
+	f->per_s = r->per_s;
+	f->bytes = r->freed_bytes;
+	int rc = add_claim(c, (struct sus_claim){ .what = SUS_C_CHURN_WINDOW, .gci = r->end_gci });
+	return rc ? rc : sampled_sites(c, r->start_gci, r->end_gci);
+}
+
 static int sec_churn(struct sctx *c, const struct win_result *r)
 {
+	if (c->t->objects_unrecorded)
+		return sec_churn_sampled(c, r);
 	struct churn_tally t;
 	memset(&t, 0, sizeof t);
 	t.ntypes = c->t->ntypes;

@@ -130,6 +130,18 @@ enum sus_claim_what {
 	SUS_C_NO_BLOAT,         /* nothing over pct overhead, count: the
 	                           empty-structure threshold */
 	SUS_C_HEALTH,           /* instance health: shares */
+	/* a recording of samples, without objects (JFR): key, key2 are
+	 * strings (the type's and the allocating frame's names) */
+	SUS_C_CANDIDATES,       /* count old-object samples (leak candidates),
+	                           alive when the recording was written */
+	SUS_C_CANDIDATE,        /* count of total samples are of type key
+	                           allocated at key2; n of them inside the
+	                           window */
+	SUS_C_CANDIDATE_PATH,   /* the oldest one's path from its root: hops */
+	SUS_C_SAMPLED_SITES,    /* count allocation samples in the window,
+	                           standing for bytes (an estimate) */
+	SUS_C_SAMPLED_SITE,     /* type key allocated at key2: count samples,
+	                           bytes estimated */
 	SUS_C_COUNT_
 };
 

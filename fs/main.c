@@ -471,7 +471,10 @@ static int cmd_check(int argc, char **argv)
 		trace_close(t);
 		return 1;
 	}
-	if (t->truncated && t->truncated_dump)
+	if (t->truncated && t->truncated_dump && t->objects_unrecorded)
+		fprintf(stderr, "heapfs: %s: truncated: the JFR recording was read up to its last "
+			"complete chunk (offset %" PRIu64 ")\n", argv[1], t->truncated_at);
+	else if (t->truncated && t->truncated_dump)
 		fprintf(stderr, "heapfs: %s: truncated: a heap dump was cut (the warning says "
 			"where); its GC holds what the dump held before offset %" PRIu64 "\n",
 			argv[1], t->truncated_at);

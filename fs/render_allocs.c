@@ -11,6 +11,7 @@
 
 #include "model/htr_reader.h"
 #include "analyses/classify.h"
+#include "analyses/samples.h"
 #include "table.h"
 #include "tree_internal.h"
 
@@ -395,12 +396,207 @@ static int table_stats(const struct trace *tr, const struct arows *a, struct tab
 	return rc ? rc : stat_exactness(tr, t);
 }
 
+/* ---- sampled allocations (a JFR recording: analyses/samples.h) ---- */
+
+/* A (site, type) or method row of estimates. */
+struct srow {
+	char *name, *type, *desc; /* owned; type NULL in method rows */
+	uint64_t samples, weight;
+	double est;
+	int counted;              /* every sample behind the row has a count estimate */
+};
+
+static const struct tcol sampled_site_cols[] = {
+	{ "site", TCOL_STR }, { "type", TCOL_STR }, { "samples", TCOL_U64 }, { "est_bytes", TCOL_U64 },
+	{ "est_count", TCOL_U64 }, { "descriptor", TCOL_STR },
+};
+static const struct tcol sampled_method_cols[] = {
+	{ "method", TCOL_STR }, { "descriptor", TCOL_STR }, { "samples", TCOL_U64 }, { "est_bytes", TCOL_U64 },
+	{ "est_count", TCOL_U64 },
+};
+
+static void srows_free(struct srow *r, uint32_t n)
+{
+	for (uint32_t i = 0; r && i < n; i++) {
+		free(r[i].name);
+		free(r[i].type);
+		free(r[i].desc);
+	}
+	free(r);
+}
+
+static uint64_t est_round(double v)
+{
+	return v < 0 ? 0 : (uint64_t)(v + 0.5);
+}
+
+static void sampled_cells(struct table *t, uint32_t col, const struct srow *r)
+{
+	table_set_u64(t, col, r->samples);
+	table_set_u64(t, col + 1, r->weight);
+	if (r->counted)
+		table_set_u64(t, col + 2, est_round(r->est));
+}
+
+static int by_weight_desc(const void *x, const void *y)
+{
+	const struct srow *a = x, *b = y;
+	if (a->weight != b->weight)
+		return a->weight > b->weight ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+/* Rows per site (type set) from the sample set; by_method folds them per
+ * allocating method. */
+static int sampled_rows(const struct trace *t, const struct sample_set *ss, int by_method, struct srow **out,
+			uint32_t *nout)
+{
+	struct srow *r = calloc(ss->n ? ss->n : 1, sizeof *r);
+	struct agg *h = NULL;
+	struct buf site, meth;
+	buf_init(&site);
+	buf_init(&meth);
+	uint32_t n = 0;
+	int rc = r ? 0 : -ENOMEM;
+	char scratch[64];
+	for (uint32_t i = 0; i < ss->n && !rc; i++) {
+		const struct sample_row *x = &ss->rows[i];
+		const struct trace_site *ts = x->site < t->nsites && t->sites[x->site].nframes ? &t->sites[x->site] : NULL;
+		const char *desc = ts && ts->frames[0].method < t->nmethods ? t->methods[ts->frames[0].method].sig : "";
+		if ((rc = method_names(t, ts ? &ts->frames[0] : NULL, &site, &meth)))
+			break;
+		const char *name = by_method ? (const char *)meth.data : (const char *)site.data;
+		const char *type = x->type == HTR_NO_TYPE ? "<unknown type>" : trace_type_name(t, x->type, scratch, sizeof scratch);
+		char key[1024];
+		snprintf(key, sizeof key, "%s\t%s\t%s", name, by_method ? "" : type, desc ? desc : "");
+		struct agg *e;
+		HASH_FIND_STR(h, key, e);
+		struct srow *row;
+		if (e) {
+			row = &r[e->row];
+			row->counted = row->counted && x->sized == x->samples;
+		} else {
+			if (!(e = malloc(sizeof *e + strlen(key) + 1))) {
+				rc = -ENOMEM;
+				break;
+			}
+			strcpy(e->key, key);
+			e->row = n;
+			HASH_ADD_STR(h, key, e);
+			row = &r[n++];
+			row->name = strdup(name);
+			row->type = by_method ? NULL : strdup(type);
+			row->desc = strdup(desc ? desc : "");
+			row->counted = x->sized == x->samples;
+			if (!row->name || (!by_method && !row->type) || !row->desc)
+				rc = -ENOMEM;
+		}
+		row->samples += x->samples;
+		row->weight += x->weight;
+		row->est += x->est_count;
+	}
+	agg_free(&h);
+	buf_free(&site);
+	buf_free(&meth);
+	if (rc) {
+		srows_free(r, n);
+		return rc;
+	}
+	qsort(r, n, sizeof *r, by_weight_desc);
+	*out = r;
+	*nout = n;
+	return 0;
+}
+
+static const char *sampler_name(uint32_t kind)
+{
+	return kind == HTR_SAMPLE_JFR ? "jdk.ObjectAllocationSample"
+	     : kind ? "jdk.ObjectAllocationInNewTLAB and jdk.ObjectAllocationOutsideTLAB" : "none";
+}
+
+static int sampled_stats(const struct trace *tr, const struct sample_set *ss, uint32_t nsites, uint32_t nmethods,
+			 struct table *t)
+{
+	table_init(t, stats_cols, 2);
+	int rc = stat_row(t, "source", "%s", "allocation samples (a JDK Flight Recorder recording)");
+	if (!rc) rc = stat_row(t, "counting", "%s", "sampled: est_bytes and est_count are estimates (docs/jfr.md)");
+	if (!rc) rc = stat_row(t, "sampler", "%s", sampler_name(ss->kind));
+	if (!rc) rc = stat_row(t, "samples", "%" PRIu64, ss->samples);
+	if (!rc) rc = stat_row(t, "est_bytes", "%" PRIu64, ss->weight);
+	if (!rc) rc = stat_row(t, "sites", "%u", nsites);
+	if (!rc) rc = stat_row(t, "methods", "%u", nmethods);
+	static const char *const kind_keys[] = { NULL, "samples_allocation_sample", "samples_new_tlab",
+						 "samples_outside_tlab" };
+	for (uint32_t k = 1; k <= HTR_SAMPLE_KIND_MAX && !rc; k++)
+		rc = stat_row(t, kind_keys[k], "%" PRIu64, ss->by_kind[k]);
+	const char *throttle = trace_info(tr, "jfr.setting.jdk.ObjectAllocationSample#throttle");
+	if (!rc) rc = stat_row(t, "throttle", throttle ? "%s" : NULL, throttle);
+	return rc;
+}
+
+static int render_allocs_sampled(struct hfs *fs, enum allocs_table which, struct table *t)
+{
+	const struct trace *tr = fs->en.trace;
+	struct sample_set ss;
+	struct htr_err err;
+	memset(&err, 0, sizeof err);
+	int rc = samples_collect(tr, 0, UINT64_MAX, &ss, &err);
+	if (rc) {
+		if (rc != -ENOMEM)
+			eng_set_error(&fs->en, &err);
+		return rc == -ENOMEM ? rc : -EIO;
+	}
+	struct srow *sites = NULL, *methods = NULL;
+	uint32_t nsites = 0, nmethods = 0;
+	if (!(rc = sampled_rows(tr, &ss, 0, &sites, &nsites)))
+		rc = sampled_rows(tr, &ss, 1, &methods, &nmethods);
+	if (!rc && which == ALLOCS_BY_SITE) {
+		table_init(t, sampled_site_cols, 6);
+		for (uint32_t i = 0; i < nsites && !rc; i++) {
+			if ((rc = table_add_row(t)))
+				break;
+			set_s(t, 0, sites[i].name);
+			set_s(t, 1, sites[i].type);
+			sampled_cells(t, 2, &sites[i]);
+			set_s(t, 5, sites[i].desc);
+		}
+	} else if (!rc && which == ALLOCS_BY_METHOD) {
+		table_init(t, sampled_method_cols, 5);
+		for (uint32_t i = 0; i < nmethods && !rc; i++) {
+			if ((rc = table_add_row(t)))
+				break;
+			set_s(t, 0, methods[i].name);
+			set_s(t, 1, methods[i].desc);
+			sampled_cells(t, 2, &methods[i]);
+		}
+	} else if (!rc) {
+		rc = sampled_stats(tr, &ss, nsites, nmethods, t);
+	}
+	srows_free(sites, nsites);
+	srows_free(methods, nmethods);
+	samples_free(&ss);
+	return rc;
+}
+
+/* Allocation samples stand in for allocations where the trace has
+ * neither counters nor allocation events (a JFR recording). */
+static int uses_samples(const struct trace *t)
+{
+	return t->alloc_samples && !t->has_counts && !t->total_allocs;
+}
+
 int render_allocs(struct hfs *fs, enum allocs_table which, enum allocs_format fmt, struct buf *out)
 {
 	struct arows a = { 0 };
 	struct table t;
 	memset(&t, 0, sizeof(t));
-	int rc = fs->en.trace->has_counts ? rows_from_counts(fs->en.trace, &a) : rows_from_events(fs, &a);
+	int rc;
+	if (uses_samples(fs->en.trace)) {
+		if ((rc = render_allocs_sampled(fs, which, &t)))
+			goto out;
+		goto render;
+	}
+	rc = fs->en.trace->has_counts ? rows_from_counts(fs->en.trace, &a) : rows_from_events(fs, &a);
 	if (rc)
 		goto out;
 	qsort(a.r, a.n, sizeof(*a.r), by_count);
@@ -412,6 +608,7 @@ int render_allocs(struct hfs *fs, enum allocs_table which, enum allocs_format fm
 		rc = table_stats(fs->en.trace, &a, &t);
 	if (rc)
 		goto out;
+render:
 	if (fmt == ALLOCS_CSV)
 		rc = table_render_csv(&t, out);
 	else if (fmt == ALLOCS_JSON)

@@ -37,15 +37,18 @@ int render_gc_info(struct hfs *fs, const struct node *n, int arg, struct buf *ou
 	(void)arg;
 	const struct trace *t = fs->en.trace;
 	const struct htr_gc_summary *g = &t->gcs[n->gci];
-	struct rc_entry *e;
+	struct rc_entry *e = NULL;
 	struct census c;
-	int rc = eng_census_get(&fs->en, n->gci, &e, &c);
-	if (rc)
+	int rc = 0;
+	if (t->objects_unrecorded) /* a JFR recording: what it says of the GC, no heap */
+		memset(&c, 0, sizeof c);
+	else if ((rc = eng_census_get(&fs->en, n->gci, &e, &c)))
 		return rc;
+	int known = !t->objects_unrecorded;
 	char cause[sizeof g->cause + 1];
 	memcpy(cause, g->cause, sizeof g->cause);
 	cause[sizeof g->cause] = '\0';
-	int graph = c.h->has_graph != 0;
+	int graph = known && c.h->has_graph != 0;
 	rc = kv_u64(out, "gc", g->gc);
 	if (!rc) rc = kv_u64(out, "time_ms", ms_since_start(t, g->start_ns));
 	if (!rc) rc = kv_u64(out, "end_ms", ms_since_start(t, g->end_ns));
@@ -56,20 +59,24 @@ int render_gc_info(struct hfs *fs, const struct node *n, int arg, struct buf *ou
 	if (!rc) rc = kv_opt(out, "used_before", g->used_before != UINT64_MAX, g->used_before);
 	if (!rc) rc = kv_opt(out, "used_after", g->used_after != UINT64_MAX, g->used_after);
 	if (!rc) rc = kv_opt(out, "capacity", g->capacity != UINT64_MAX, g->capacity);
-	if (!rc) rc = kv_u64(out, "allocations", g->allocs);
-	if (!rc) rc = kv_u64(out, "allocated", g->alloc_bytes);
-	if (!rc) rc = kv_u64(out, "deaths", g->deaths);
-	if (!rc) rc = kv_u64(out, "objects", c.h->n);
-	if (!rc) rc = kv_u64(out, "bytes", c.h->total_bytes);
-	if (!rc) rc = kv_opt(out, "reachable_objects", graph, c.h->nreachable);
-	if (!rc) rc = kv_opt(out, "reachable_bytes", graph, c.h->reachable_bytes);
+	if (!rc) rc = kv_opt(out, "allocations", known, g->allocs);
+	if (!rc) rc = kv_opt(out, "allocated", known, g->alloc_bytes);
+	if (!rc) rc = kv_opt(out, "deaths", known, g->deaths);
+	if (!rc) rc = kv_opt(out, "objects", known, known ? c.h->n : 0);
+	if (!rc) rc = kv_opt(out, "bytes", known, known ? c.h->total_bytes : 0);
+	if (!rc) rc = kv_opt(out, "reachable_objects", graph, graph ? c.h->nreachable : 0);
+	if (!rc) rc = kv_opt(out, "reachable_bytes", graph, graph ? c.h->reachable_bytes : 0);
 	if (!rc) rc = kv_str(out, "graph", graph ? "yes" : "no");
 	/* why not: the recorder wanted one but the next GC came first */
 	if (!rc) rc = kv_str(out, "graph_dropped", !graph && (g->flags & HTR_GC_GRAPH_DROPPED) ? "yes" : "no");
-	if (!rc) rc = kv_opt(out, "roots", graph, c.h->nroots);
-	if (!rc) rc = kv_opt(out, "edges", graph, c.h->nedges);
-	if (!rc) rc = kv_u64(out, "unknown_objects", c.h->unknown_objects);
-	rcache_put(fs->en.rc, e);
+	if (!rc) rc = kv_opt(out, "roots", graph, graph ? c.h->nroots : 0);
+	if (!rc) rc = kv_opt(out, "edges", graph, graph ? c.h->nedges : 0);
+	if (!rc) rc = kv_opt(out, "unknown_objects", known, known ? c.h->unknown_objects : 0);
+	if (!rc && !known)
+		rc = kv_str(out, "source", "a JDK Flight Recorder recording: the GC's own event and heap "
+				     "summaries; which objects lived is not recorded");
+	if (e)
+		rcache_put(fs->en.rc, e);
 	return rc;
 }
 

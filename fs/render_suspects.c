@@ -153,8 +153,9 @@ static size_t title_text(const struct rctx *x, const struct sus_finding *f, char
 	switch (f->kind) {
 	case SUS_LEAK:
 		return say(out, 1024, "memory grew by %" PRIu64 " bytes over GC %s..%s (%.0f bytes/s), "
-			   "to %" PRIu64 " bytes reachable", f->bytes, gc_name(x, f->start_gci, a),
-			   gc_name(x, f->end_gci, b), f->per_s, f->reachable);
+			   "to %" PRIu64 " bytes %s", f->bytes, gc_name(x, f->start_gci, a),
+			   gc_name(x, f->end_gci, b), f->per_s, f->reachable,
+			   x->nm.fs->en.trace->objects_unrecorded ? "in use after GC" : "reachable");
 	case SUS_GC_OVERHEAD:
 		return say(out, 1024, "%" PRIu32 "%% of the time in GC over GC %s..%s (%" PRIu32
 			   " GCs, %" PRIu64 " ms in GC)", f->pct, gc_name(x, f->start_gci, a),
@@ -338,6 +339,33 @@ static int claim_text(struct rctx *x, const struct sus_claim *c, char out[2048],
 			return -ENOMEM;
 		*len = say(out, 2048, "instance health (bytes): %s", s);
 		break;
+	case SUS_C_CANDIDATES:
+		*len = say(out, 2048, "leak candidates: %" PRIu64 " sampled objects still alive when the "
+			   "recording was written (jdk.OldObjectSample), by type and allocation site:", c->count);
+		break;
+	case SUS_C_CANDIDATE:
+		*len = say(out, 2048, "%s allocated at %s: %" PRIu64 " of the %" PRIu64 " samples, %" PRIu32
+			   " of them allocated in the window", sus_str(x->r, c->key), sus_str(x->r, c->key2),
+			   c->count, c->total, c->n);
+		break;
+	case SUS_C_CANDIDATE_PATH:
+		if (!(s = claim_hops(x, c)))
+			return -ENOMEM;
+		*len = say(out, 2048, "path of the oldest: %s", s);
+		break;
+	case SUS_C_SAMPLED_SITES:
+		if (!c->count) {
+			*len = say(out, 2048, "no allocation sample fell in the window (the JVM throttles "
+				   "them: see allocs/stats)");
+			break;
+		}
+		*len = say(out, 2048, "allocated most in the window, from %" PRIu64 " allocation samples "
+			   "(estimates: %" PRIu64 " bytes in all):", c->count, c->bytes);
+		break;
+	case SUS_C_SAMPLED_SITE:
+		*len = say(out, 2048, "%s at %s: about %" PRIu64 " bytes (%" PRIu64 " samples)",
+			   sus_str(x->r, c->key), sus_str(x->r, c->key2), c->bytes, c->count);
+		break;
 	default:
 		out[0] = '\0';
 		*len = 0;
@@ -444,6 +472,10 @@ static int claim_paths(struct paths *p, const struct sus_claim *c)
 		return path(p, g, "ds/table");
 	case SUS_C_HEALTH:
 		return path(p, g, "by-instance-health/table");
+	case SUS_C_CANDIDATES:
+		return path(p, UINT32_MAX, "leak-candidates/table");
+	case SUS_C_SAMPLED_SITES:
+		return path(p, UINT32_MAX, "allocs/by-site");
 	default:
 		return 0;
 	}

@@ -159,9 +159,17 @@ int render_trace_summary(const struct trace *t, struct buf *out)
 	if (!rc) rc = kv_u64(out, "graph_gcs", trace_count_gcs(t, HTR_GC_HAS_GRAPH));
 	if (!rc) rc = kv_u64(out, "graph_dropped_gcs", trace_count_gcs(t, HTR_GC_GRAPH_DROPPED));
 	if (!rc) rc = kv_u64(out, "frames", t->nframes);
-	if (!rc) rc = kv_u64(out, "allocations", t->total_allocs);
-	if (!rc) rc = kv_u64(out, "alloc_bytes", t->total_alloc_bytes);
-	if (!rc) rc = kv_u64(out, "deaths", t->total_deaths);
+	if (!t->objects_unrecorded) {
+		if (!rc) rc = kv_u64(out, "allocations", t->total_allocs);
+		if (!rc) rc = kv_u64(out, "alloc_bytes", t->total_alloc_bytes);
+		if (!rc) rc = kv_u64(out, "deaths", t->total_deaths);
+	} else { /* a JFR recording: no objects, only samples */
+		if (!rc) rc = kv_str(out, "allocations", "");
+		if (!rc) rc = kv_str(out, "alloc_bytes", "");
+		if (!rc) rc = kv_str(out, "deaths", "");
+	}
+	if (!rc && t->alloc_samples) rc = kv_u64(out, "alloc_samples", t->alloc_samples);
+	if (!rc && t->old_samples) rc = kv_u64(out, "old_object_samples", t->old_samples);
 	if (!rc) rc = kv_u64(out, "duration_ms", t->last_ns > t->first_ns ?
 			     (t->last_ns - t->first_ns) / 1000000 : 0);
 	if (!rc) rc = kv_u64(out, "types", defined_types(t));
@@ -234,7 +242,7 @@ static int gcs_row(struct buf *out, const struct trace *t, const struct htr_gc_s
 	int have_freed = g->used_before != UINT64_MAX && g->used_after != UINT64_MAX &&
 		g->used_before >= g->used_after;
 	p = put_opt(p, have_freed ? g->used_before - g->used_after : UINT64_MAX, ',');
-	p = put_dec(p, g->alloc_bytes, '\n');
+	p = put_opt(p, t->objects_unrecorded ? UINT64_MAX : g->alloc_bytes, '\n');
 	return buf_put(out, line, (size_t)(p - line));
 }
 

@@ -246,6 +246,9 @@ static int leak_source(struct hfs *fs, char *buf, size_t len)
 	if (w.leak_on_reachable)
 		return snprintf(buf, len, "reachable (%" PRIu32 " of %" PRIu32 " GCs%s)", w.nsampled,
 				fs->en.trace->ngcs, w.params->reachable_every > 1 ? ", sampled" : "");
+	if (fs->en.trace->objects_unrecorded)
+		return snprintf(buf, len, "used_after (a JFR recording's jdk.GCHeapSummary: includes "
+				"old garbage)");
 	return snprintf(buf, len, "used_after (fewer than 2 GCs with a graph%s)",
 			w.params->reachable_every > 1 ? " sampled" : "");
 }

@@ -28,6 +28,7 @@
 #include "model/names.h"
 #include "render.h"
 #include "render_allocs.h"
+#include "render_leaks.h"
 #include "render_closure.h"
 #include "render_ds.h"
 #include "render_suspects.h"
@@ -101,7 +102,27 @@ static int is_dump_diff_group(const struct hfs *fs, const struct node *p)
 
 static int gc_root_with_others(const struct hfs *fs, const struct node *p)
 {
-	return is_gc_root_group(fs, p) && fs->en.trace->ngcs > 1;
+	return is_gc_root_group(fs, p) && fs->en.trace->ngcs > 1 && !fs->en.trace->objects_unrecorded;
+}
+
+/* A JFR recording has GCs but no objects (model/trace.h
+ * objects_unrecorded): its GC directories hold info only, and there are
+ * no ad-hoc groups to make. */
+static int objects_known(const struct hfs *fs, const struct node *p)
+{
+	(void)p;
+	return !fs->en.trace->objects_unrecorded;
+}
+
+static int gc_root_objects_known(const struct hfs *fs, const struct node *p)
+{
+	return is_gc_root_group(fs, p) && objects_known(fs, p);
+}
+
+static int has_leak_candidates(const struct hfs *fs, const struct node *p)
+{
+	(void)p;
+	return fs->en.trace->old_samples > 0;
 }
 
 /* A level of a one-to-hierarchy classifier (by-site/A/B): its table lists
@@ -167,10 +188,23 @@ static const struct child_def root_children[] = {
 	{ "ds", NT_DS_LINK, latest_has_graph, NULL },
 	{ "classifiers", NT_CLASSIFIERS_DIR, NULL, NULL },
 	{ "windows", NT_WINDOWS_DIR, NULL, NULL },
-	{ "groups", NT_GROUPS_DIR, NULL, NULL },
+	{ "groups", NT_GROUPS_DIR, objects_known, NULL },
 	{ "suspects", NT_SUSPECTS, NULL, NULL },
 	{ "suspects.json", NT_SUSPECTS_JSON, NULL, NULL },
 	{ "allocs", NT_ALLOCS_DIR, NULL, NULL },
+	{ "leak-candidates", NT_LEAKS_DIR, has_leak_candidates, NULL },
+	{ NULL, 0, NULL, NULL },
+};
+/* leak-candidates/: fs/render_leaks.h */
+#define LEAKS_ROW(name, file, fmt) FILE_ROW(name, NULL, COST_EXPENSIVE, render_leaks, LEAKS_ARG(file, fmt))
+static const struct child_def leaks_children[] = {
+	LEAKS_ROW("info", LEAKS_INFO, LEAKS_TSV),
+	LEAKS_ROW("table", LEAKS_TABLE, LEAKS_TSV),
+	LEAKS_ROW("table.csv", LEAKS_TABLE, LEAKS_CSV),
+	LEAKS_ROW("table.json", LEAKS_TABLE, LEAKS_JSON),
+	LEAKS_ROW("samples", LEAKS_SAMPLES, LEAKS_TSV),
+	LEAKS_ROW("samples.csv", LEAKS_SAMPLES, LEAKS_CSV),
+	LEAKS_ROW("samples.json", LEAKS_SAMPLES, LEAKS_JSON),
 	{ NULL, 0, NULL, NULL },
 };
 /* allocs/: fs/render_allocs.h */
@@ -230,10 +264,10 @@ static const struct child_def gc_dir_children[] = {
  * directories) and roots/ where a subgroup has the objects id file. */
 static const struct child_def group_children[] = {
 	{ "info", NT_GC_INFO, is_gc_root_group, NULL },
-	FILE_ROW("count", NULL, COST_EXPENSIVE, render_group_metric, GF_COUNT),
-	FILE_ROW("shallow_size", NULL, COST_EXPENSIVE, render_group_metric, GF_SHALLOW),
-	{ "summary", NT_GROUP_SUMMARY, NULL, NULL },
-	{ "objects", NT_OBJECTS_DIR, is_gc_root_group, NULL },
+	FILE_ROW("count", objects_known, COST_EXPENSIVE, render_group_metric, GF_COUNT),
+	FILE_ROW("shallow_size", objects_known, COST_EXPENSIVE, render_group_metric, GF_SHALLOW),
+	{ "summary", NT_GROUP_SUMMARY, objects_known, NULL },
+	{ "objects", NT_OBJECTS_DIR, gc_root_objects_known, NULL },
 	{ "objects", NT_GROUP_OBJECTS, is_sub_group, NULL },
 	{ "roots", NT_ROOTS_DIR, gc_root_with_graph, NULL },
 	{ "ds", NT_DS_DIR, gc_root_with_graph, NULL },
@@ -386,7 +420,7 @@ static int lists_children(const struct node *classification)
 static int listable(const struct hfs *fs, const struct node *p, uint32_t cls)
 {
 	const struct cls_def *d = cls_get(&fs->en.reg, cls);
-	if (!d || chain_uses(&p->chain, cls))
+	if (!d || chain_uses(&p->chain, cls) || fs->en.trace->objects_unrecorded)
 		return 0;
 	/* heap dumps: when an object was born is not known (identity across
 	 * GCs is not, model/trace.h), so there is no age or birth to group by */
@@ -963,6 +997,7 @@ static const struct nt_def nt_defs[NT_COUNT_] = {
 	[NT_SUSPECTS] = { HFS_FILE, COST_EXPENSIVE, suspects_node, SUS_TEXT },
 	[NT_SUSPECTS_JSON] = { HFS_FILE, COST_EXPENSIVE, suspects_node, SUS_JSON },
 	[NT_ALLOCS_DIR] = { HFS_DIR, COST_NONE, .fixed = allocs_children },
+	[NT_LEAKS_DIR] = { HFS_DIR, COST_NONE, .fixed = leaks_children },
 	[NT_ALLOCS_BY_SITE] = { HFS_FILE, COST_EXPENSIVE, allocs_node, ALLOCS_ARG(ALLOCS_BY_SITE, ALLOCS_TSV) },
 	[NT_ALLOCS_BY_SITE_CSV] = { HFS_FILE, COST_EXPENSIVE, allocs_node, ALLOCS_ARG(ALLOCS_BY_SITE, ALLOCS_CSV) },
 	[NT_ALLOCS_BY_SITE_JSON] = { HFS_FILE, COST_EXPENSIVE, allocs_node, ALLOCS_ARG(ALLOCS_BY_SITE, ALLOCS_JSON) },

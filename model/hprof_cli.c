@@ -1,7 +1,10 @@
-/* hprof_cli.c - `heapfs import DUMP.hprof... -o OUT.htr [options]`.
+/* hprof_cli.c - `heapfs import DUMP.hprof... -o OUT.htr [options]`, and
+ * `heapfs import REC.jfr -o OUT.htr` (model/jfr_import.h).
  * Exit status: 0 ok, 1 failure (message on stderr), 2 bad command line.
  */
 #include "hprof.h"
+#include "jfr.h"
+#include "jfr_import.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,9 +16,12 @@
 
 static const char import_usage[] =
 	"usage: heapfs import DUMP.hprof... -o OUT.htr [options]\n"
+	"       heapfs import REC.jfr -o OUT.htr [-q]\n"
 	"  Imports HPROF heap dumps (jcmd PID GC.heap_dump, -XX:+HeapDumpOnOutOfMemoryError)\n"
 	"  as one trace, one GC point per dump in the order given; objects are matched\n"
-	"  across dumps by id (see docs/hprof.md for the limits).\n"
+	"  across dumps by id (see docs/hprof.md for the limits).  Or one JDK Flight\n"
+	"  Recorder recording (told apart by its magic bytes): its GCs, allocation\n"
+	"  samples and old-object samples (see docs/jfr.md).\n"
 	"options:\n"
 	"  -o OUT.htr                     the trace to write (required), as .OUT.htr.XXXXXX\n"
 	"                                 beside it, renamed over it at the end: a failed\n"
@@ -122,15 +128,23 @@ int hprof_import_cli_main(int argc, char **argv)
 	}
 	char err[1024] = "";
 	double t0 = now_s();
-	int rc = hprof_import_with(dumps, ndumps, out, &o, err, sizeof err);
+	int njfr = 0;
+	for (int i = 0; i < ndumps; i++)
+		njfr += jfr_file_is_recording(dumps[i]);
+	if (njfr && ndumps > 1) {
+		status = usage_error("a JFR recording is imported alone (one recording, no dumps)", NULL);
+		goto done;
+	}
+	int rc = njfr ? jfr_import_file(dumps[0], out, stderr, err, sizeof err)
+		      : hprof_import_with(dumps, ndumps, out, &o, err, sizeof err);
 	if (rc) {
 		fprintf(stderr, "heapfs import: %s\n", err);
 		status = 1;
 		goto done;
 	}
 	if (o.progress)
-		fprintf(o.progress, "heapfs import: wrote %s (%d dump%s, %.1f s)\n", out, ndumps,
-			ndumps == 1 ? "" : "s", now_s() - t0);
+		fprintf(o.progress, "heapfs import: wrote %s (%s, %.1f s)\n", out,
+			njfr ? "a JFR recording" : ndumps == 1 ? "1 dump" : "dumps", now_s() - t0);
 	status = 0;
 done:
 	free(dumps);

@@ -29,7 +29,8 @@
 #define HTR_TRAILER_MAGIC "HTREND01"
 #define HTR_FRAME_MAGIC "HFRM"
 #define HTR_VERSION_MAJOR 1
-#define HTR_VERSION_MINOR 2   /* 1.1: COUNT_SITE, ALLOC_COUNTS; 1.2: reachable summaries */
+#define HTR_VERSION_MINOR 3   /* 1.1: COUNT_SITE, ALLOC_COUNTS; 1.2: reachable summaries;
+                                 * 1.3: ALLOC_SAMPLE, OLD_SAMPLE, SAMPLE_TOTALS */
 #define HTR_HEADER_SIZE 32
 #define HTR_FRAME_HEADER_SIZE 32
 #define HTR_TRAILER_SIZE 24
@@ -61,10 +62,13 @@ enum htr_ev {
 	HTR_EV_GRAPH_OBJ = 11,/* a live object and (a chunk of) its references */
 	HTR_EV_COUNT_SITE = 12,   /* 1.1 symbol: a counted allocation site (method, bci, line, type) */
 	HTR_EV_ALLOC_COUNTS = 13, /* 1.1: allocations per counted site since the previous ALLOC_COUNTS */
+	HTR_EV_ALLOC_SAMPLE = 14, /* 1.3: one sampled allocation and the bytes it stands for */
+	HTR_EV_OLD_SAMPLE = 15,   /* 1.3: a sampled live object (a leak candidate), its path to a root */
 	/* footer-only events */
 	HTR_EV_FRAME_ENTRY = 32,
 	HTR_EV_GC_SUMMARY = 33,
 	HTR_EV_TOTALS = 34,   /* allocations, bytes, deaths, first and last time */
+	HTR_EV_SAMPLE_TOTALS = 35, /* 1.3: ALLOC_SAMPLE and OLD_SAMPLE events in the trace */
 };
 
 enum htr_type_kind {
@@ -122,6 +126,18 @@ enum htr_gc_flags {
 	HTR_GC_GRAPH_DROPPED = 16,
 };
 
+/* Where an ALLOC_SAMPLE comes from, which says what its weight means.
+ * Values are part of the format. */
+enum htr_sample_kind {
+	HTR_SAMPLE_JFR = 1,            /* jdk.ObjectAllocationSample: weight = bytes the
+	                                * thread allocated since its previous sample */
+	HTR_SAMPLE_JFR_NEW_TLAB = 2,   /* jdk.ObjectAllocationInNewTLAB: weight = the new
+	                                * TLAB's size, size = the object's */
+	HTR_SAMPLE_JFR_OUTSIDE_TLAB = 3, /* jdk.ObjectAllocationOutsideTLAB: every such
+	                                * allocation; weight = size = the object's */
+	HTR_SAMPLE_KIND_MAX = 3,
+};
+
 /* Name of a root kind as used in the tree (roots/<name>/), or NULL. */
 const char *htr_root_kind_name(uint32_t kind);
 
@@ -152,6 +168,47 @@ struct htr_ref {
 struct htr_site_frame {
 	uint32_t method;
 	int32_t line;          /* -1 unknown */
+};
+
+/* ALLOC_SAMPLE (1.3): an allocation picked by a sampler, standing for
+ * `weight` bytes of allocation (enum htr_sample_kind says how the sampler
+ * chose it).  Not an object of the heap states: nothing says when it died. */
+struct htr_alloc_sample {
+	uint64_t time_ns;
+	uint32_t kind;             /* enum htr_sample_kind */
+	uint32_t type;             /* HTR_NO_TYPE if unknown */
+	uint32_t site;             /* HTR_NO_SITE if unknown */
+	uint64_t thread;           /* a THREAD id; 0 if unknown */
+	uint64_t weight;           /* bytes of allocation the sample stands for */
+	uint64_t size;             /* the sampled object's bytes; 0 if unknown */
+};
+
+/* One object on an OLD_SAMPLE's path to its root: path[0] is the sampled
+ * object, path[i] refers to path[i-1] by `how` (a field name, or
+ * "[index]" of an array), with `skip` objects left out between them. */
+struct htr_old_ref {
+	uint32_t type;             /* HTR_NO_TYPE if unknown */
+	const char *how; uint32_t how_len;   /* "" for path[0] */
+	const char *desc; uint32_t desc_len; /* the recorder's description, may be "" */
+	uint32_t skip;
+};
+
+/* OLD_SAMPLE (1.3): a sampled object still alive when the sample was
+ * written (JFR's jdk.OldObjectSample), with its allocation and, where
+ * recorded, its chain of referrers to a GC root. */
+struct htr_old_sample {
+	uint64_t time_ns;          /* when the sample was written */
+	uint64_t alloc_ns;         /* when the object was allocated */
+	uint64_t age_ns;           /* its age when written */
+	uint32_t type, site;       /* HTR_NO_TYPE, HTR_NO_SITE if unknown */
+	uint64_t thread;           /* allocating thread; 0 if unknown */
+	int64_t array_length;      /* -1 if not an array */
+	uint64_t heap_used;        /* heap in use when written; UINT64_MAX if unknown */
+	const char *root_kind; uint32_t root_kind_len;   /* "" if no root was recorded */
+	const char *root_desc; uint32_t root_desc_len;
+	const char *root_system; uint32_t root_system_len;
+	uint32_t npath;            /* 0: no path recorded; at most HTR_MAX_CHUNK */
+	const struct htr_old_ref *path;
 };
 
 /* Per-GC summary, in the footer and in the index. */
@@ -222,6 +279,9 @@ struct htr_event {
 		struct { uint64_t id; uint32_t count; const struct htr_ref *refs; } graph;
 		struct { uint64_t offset, comp_len, raw_len; uint32_t nevents, min_death_gc, kind, graph_gc; } frame_entry;
 		struct htr_gc_summary gc_summary;
+		struct htr_alloc_sample alloc_sample;
+		struct htr_old_sample old_sample;
+		struct { uint64_t alloc_samples, old_samples; } sample_totals;
 		struct { uint64_t allocs, alloc_bytes, deaths, first_ns, last_ns; } totals;
 		struct {
 			uint32_t id, method, bci;

@@ -239,6 +239,7 @@ struct htr_iter {
 	uint64_t *ids;
 	uint32_t *count_sites; /* ALLOC_COUNTS */
 	int64_t *counts;
+	struct htr_old_ref *old_path; /* OLD_SAMPLE */
 	uint64_t prev_alloc_id, prev_time, prev_graph_id;
 };
 
@@ -274,6 +275,7 @@ void htr_iter_close(struct htr_iter *it)
 	free(it->win);
 	free(it->fields);
 	free(it->refs); free(it->roots); free(it->ids); free(it->count_sites); free(it->counts);
+	free(it->old_path);
 	free(it);
 }
 
@@ -331,6 +333,73 @@ static int refill(struct htr_iter *it, struct htr_err *err)
 }
 
 #define GET(expr) do { if ((rc = (expr)) != 0) goto bad; } while (0)
+
+/* An id written as id + 1 (0 = none): HTR_NO_TYPE / HTR_NO_SITE. */
+static int cur_id_or_none(struct cur *c, uint32_t *id)
+{
+	uint64_t v;
+	int rc = cur_uv(c, &v);
+	if (rc)
+		return rc;
+	if (v > (uint64_t)UINT32_MAX + 1)
+		return -EBADMSG;
+	*id = v ? (uint32_t)(v - 1) : UINT32_MAX; /* UINT32_MAX written as 2^32 reads as itself */
+	return 0;
+}
+
+static int decode_alloc_sample(struct cur *c, struct htr_alloc_sample *a)
+{
+	int rc;
+	GET(cur_uv(c, &a->time_ns));
+	GET(cur_u32(c, &a->kind));
+	if (a->kind == 0 || a->kind > HTR_SAMPLE_KIND_MAX)
+		return -EBADMSG;
+	GET(cur_id_or_none(c, &a->type));
+	GET(cur_id_or_none(c, &a->site));
+	GET(cur_uv(c, &a->thread));
+	GET(cur_uv(c, &a->weight));
+	GET(cur_uv(c, &a->size));
+	return 0;
+bad:
+	return rc;
+}
+
+static int decode_old_sample(struct htr_iter *it, struct cur *c, struct htr_old_sample *o)
+{
+	int rc;
+	uint64_t v;
+	GET(cur_uv(c, &o->time_ns));
+	GET(cur_uv(c, &o->alloc_ns));
+	GET(cur_uv(c, &o->age_ns));
+	GET(cur_id_or_none(c, &o->type));
+	GET(cur_id_or_none(c, &o->site));
+	GET(cur_uv(c, &o->thread));
+	GET(cur_uv(c, &v));
+	if (v > (uint64_t)INT64_MAX)
+		return -EBADMSG;
+	o->array_length = (int64_t)v - 1;
+	GET(cur_uv(c, &v));
+	o->heap_used = v ? v - 1 : UINT64_MAX;
+	GET(cur_str(c, &o->root_kind, &o->root_kind_len));
+	GET(cur_str(c, &o->root_desc, &o->root_desc_len));
+	GET(cur_str(c, &o->root_system, &o->root_system_len));
+	GET(cur_u32(c, &o->npath));
+	if (o->npath > HTR_MAX_CHUNK)
+		return -EBADMSG;
+	if (o->npath && !it->old_path && !(it->old_path = malloc(HTR_MAX_CHUNK * sizeof *it->old_path)))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < o->npath; i++) {
+		struct htr_old_ref *r = &it->old_path[i];
+		GET(cur_id_or_none(c, &r->type));
+		GET(cur_str(c, &r->how, &r->how_len));
+		GET(cur_str(c, &r->desc, &r->desc_len));
+		GET(cur_u32(c, &r->skip));
+	}
+	o->path = it->old_path;
+	return 0;
+bad:
+	return rc;
+}
 
 static int decode_type(struct htr_iter *it, struct cur *c, struct htr_event *ev)
 {
@@ -647,6 +716,20 @@ static int decode_event(struct htr_iter *it, struct cur *c, struct htr_event *ev
 		ev->u.alloc_counts.counts = it->counts;
 		return 0;
 	}
+	case HTR_EV_ALLOC_SAMPLE:
+		if (it->f->minor < 3)
+			return -EBADMSG;
+		return decode_alloc_sample(c, &ev->u.alloc_sample);
+	case HTR_EV_OLD_SAMPLE:
+		if (it->f->minor < 3)
+			return -EBADMSG;
+		return decode_old_sample(it, c, &ev->u.old_sample);
+	case HTR_EV_SAMPLE_TOTALS:
+		if (it->f->minor < 3)
+			return -EBADMSG;
+		GET(cur_uv(c, &ev->u.sample_totals.alloc_samples));
+		GET(cur_uv(c, &ev->u.sample_totals.old_samples));
+		return 0;
 	case HTR_EV_GC_START:
 		return decode_gc(c, it->f->minor, ev, 1);
 	case HTR_EV_GC_END:
@@ -728,6 +811,9 @@ static const char *event_name(uint8_t t)
 	case HTR_EV_TOTALS: return "totals";
 	case HTR_EV_COUNT_SITE: return "count site";
 	case HTR_EV_ALLOC_COUNTS: return "allocation counts";
+	case HTR_EV_ALLOC_SAMPLE: return "allocation sample";
+	case HTR_EV_OLD_SAMPLE: return "old-object sample";
+	case HTR_EV_SAMPLE_TOTALS: return "sample totals";
 	default: return "unknown";
 	}
 }

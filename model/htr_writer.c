@@ -62,6 +62,8 @@ struct htr_writer {
 	int have_counts;
 	uint32_t count_gc, count_flags;
 	uint64_t count_incr, count_per_site;
+	/* sampled allocations and old-object samples (1.3), for the footer */
+	uint64_t alloc_samples, old_samples;
 };
 
 static int fail(struct htr_writer *w, int rc)
@@ -774,6 +776,75 @@ int htr_write_alloc_counts(struct htr_writer *w, uint32_t gc, uint32_t flags, ui
 	return 0;
 }
 
+int htr_write_alloc_sample(struct htr_writer *w, const struct htr_alloc_sample *a)
+{
+	if (w->minor < 3 || a->kind == 0 || a->kind > HTR_SAMPLE_KIND_MAX)
+		return fail(w, -EINVAL);
+	struct buf *b = &w->scratch;
+	int rc = 0;
+	buf_reset(b);
+	PUT(buf_putc(b, HTR_EV_ALLOC_SAMPLE));
+	PUT(buf_put_uv(b, a->time_ns));
+	PUT(buf_put_uv(b, a->kind));
+	PUT(buf_put_uv(b, (uint64_t)a->type + 1));
+	PUT(buf_put_uv(b, (uint64_t)a->site + 1));
+	PUT(buf_put_uv(b, a->thread));
+	PUT(buf_put_uv(b, a->weight));
+	PUT(buf_put_uv(b, a->size));
+	if (rc)
+		return fail(w, rc);
+	w->alloc_samples++;
+	note_time(w, a->time_ns);
+	return emit(w, 0);
+}
+
+/* Strings of an old sample are cut to this many bytes (on a UTF-8
+ * boundary is not needed: readers treat them as bytes), so that a path of
+ * HTR_MAX_CHUNK objects stays well within one event. */
+#define OLD_STR_MAX 200u
+
+static int put_short_str(struct buf *b, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (n > OLD_STR_MAX)
+		n = OLD_STR_MAX;
+	int rc = buf_put_uv(b, n);
+	return rc ? rc : buf_put(b, s ? s : "", n);
+}
+
+int htr_write_old_sample(struct htr_writer *w, const struct htr_old_sample *o)
+{
+	if (w->minor < 3 || o->npath > HTR_MAX_CHUNK || (o->npath && !o->path))
+		return fail(w, -EINVAL);
+	struct buf *b = &w->scratch;
+	int rc = 0;
+	buf_reset(b);
+	PUT(buf_putc(b, HTR_EV_OLD_SAMPLE));
+	PUT(buf_put_uv(b, o->time_ns));
+	PUT(buf_put_uv(b, o->alloc_ns));
+	PUT(buf_put_uv(b, o->age_ns));
+	PUT(buf_put_uv(b, (uint64_t)o->type + 1));
+	PUT(buf_put_uv(b, (uint64_t)o->site + 1));
+	PUT(buf_put_uv(b, o->thread));
+	PUT(buf_put_uv(b, (uint64_t)(o->array_length + 1)));
+	PUT(buf_put_uv(b, o->heap_used == UINT64_MAX ? 0 : o->heap_used + 1));
+	PUT(put_short_str(b, o->root_kind));
+	PUT(put_short_str(b, o->root_desc));
+	PUT(put_short_str(b, o->root_system));
+	PUT(buf_put_uv(b, o->npath));
+	for (uint32_t i = 0; i < o->npath; i++) {
+		PUT(buf_put_uv(b, (uint64_t)o->path[i].type + 1));
+		PUT(put_short_str(b, o->path[i].how));
+		PUT(put_short_str(b, o->path[i].desc));
+		PUT(buf_put_uv(b, o->path[i].skip));
+	}
+	if (rc)
+		return fail(w, rc);
+	w->old_samples++;
+	note_time(w, o->time_ns);
+	return emit(w, 0);
+}
+
 /* The footer's ALLOC_COUNTS: the totals of every site, in chunks. */
 static int put_count_totals(struct htr_writer *w, struct buf *b)
 {
@@ -829,6 +900,11 @@ static int put_footer(struct htr_writer *w, struct buf *b)
 		PUT(buf_put_str(b, g->cause));
 		if (w->minor >= 2)
 			PUT(put_reachable(b, g->flags, g->reachable_objects, g->reachable_bytes));
+	}
+	if (w->minor >= 3) {
+		PUT(buf_putc(b, HTR_EV_SAMPLE_TOTALS));
+		PUT(buf_put_uv(b, w->alloc_samples));
+		PUT(buf_put_uv(b, w->old_samples));
 	}
 	PUT(buf_putc(b, HTR_EV_TOTALS));
 	PUT(buf_put_uv(b, w->total_allocs));

@@ -104,6 +104,14 @@ int htr_write_count_site(struct htr_writer *w, uint32_t id, uint32_t method, uin
 int htr_write_alloc_counts(struct htr_writer *w, uint32_t gc, uint32_t flags, uint64_t increments,
 			   uint64_t per_site, uint32_t count, const uint32_t *sites, const int64_t *counts);
 
+/* Sampled allocations and sampled live objects (format 1.3; -EINVAL when
+ * the writer writes an older minor).  Types, sites and threads they name
+ * are written first, as for allocations.  An old sample's strings are cut
+ * to 200 bytes; at most HTR_MAX_CHUNK path entries.  The footer counts
+ * both (SAMPLE_TOTALS). */
+int htr_write_alloc_sample(struct htr_writer *w, const struct htr_alloc_sample *a);
+int htr_write_old_sample(struct htr_writer *w, const struct htr_old_sample *o);
+
 /* Bytes written to the file so far (compressed). */
 uint64_t htr_writer_bytes(const struct htr_writer *w);
 

@@ -20,6 +20,8 @@
 #include "buf.h"
 #include "heap_state.h"
 #include "hprof.h"
+#include "jfr.h"
+#include "jfr_import.h"
 
 #define MAX_SYMBOL_ID (1u << 24) /* type, method and site ids */
 
@@ -396,9 +398,18 @@ static int scan_event(struct trace *t, struct caps *caps, struct scan *s, const 
 		fr->last_gc_index = t->ngcs;
 		return push_gc(t, caps, &g);
 	}
+	case HTR_EV_ALLOC_SAMPLE:
+		t->alloc_samples++;
+		note_time(t, ev->u.alloc_sample.time_ns);
+		return 0;
+	case HTR_EV_OLD_SAMPLE:
+		t->old_samples++;
+		note_time(t, ev->u.old_sample.time_ns);
+		return 0;
 	case HTR_EV_FRAME_ENTRY:
 	case HTR_EV_GC_SUMMARY:
 	case HTR_EV_TOTALS:
+	case HTR_EV_SAMPLE_TOTALS:
 		return htr_errf(err, -EBADMSG, off, "footer event inside an event frame");
 	default: {
 		int rc = symbols_add(t, caps, ev);
@@ -522,6 +533,10 @@ static int read_footer(struct trace *t, struct caps *caps, uint64_t off, struct 
 			}
 			have_totals = 1;
 			rc = 0;
+		} else if (ev.type == HTR_EV_SAMPLE_TOTALS) {
+			t->alloc_samples = ev.u.sample_totals.alloc_samples;
+			t->old_samples = ev.u.sample_totals.old_samples;
+			rc = 0;
 		} else if (ev.type == HTR_EV_FRAME_ENTRY) {
 			struct trace_frame fr = {
 				.offset = ev.u.frame_entry.offset, .kind = ev.u.frame_entry.kind,
@@ -632,6 +647,25 @@ static void note_cut_dumps(struct trace *t)
 	}
 }
 
+/* A JFR recording's trace (model/jfr_import.h): no objects, and a
+ * recording read only in part says so as a cut dump does. */
+static void note_cut_recording(struct trace *t)
+{
+	const char *fmt = trace_info(t, "source.format");
+	if (!fmt || strcmp(fmt, "jfr") != 0)
+		return;
+	t->objects_unrecorded = 1;
+	const char *w = trace_info(t, "jfr.warning"), *at = trace_info(t, "jfr.truncated_at");
+	if (!w)
+		return;
+	if (!t->truncated) {
+		t->truncated = 1;
+		t->truncated_dump = 1;
+		t->truncated_at = at ? strtoull(at, NULL, 10) : 0;
+	}
+	warn(t, "truncated: the recording was read in part: %s", w);
+}
+
 /* gc/ is empty without a complete GC: say why where the user looks
  * (status, trace/info's warnings, heapfs check, the mount's stderr). */
 static void note_no_gc(struct trace *t)
@@ -683,6 +717,7 @@ static int trace_open_htr(struct trace **out, const char *path, const struct tra
 			warn(t, "no footer: index rebuilt by scanning all frames");
 	}
 	note_cut_dumps(t);
+	note_cut_recording(t);
 	note_no_gc(t);
 	const char *dumps = trace_info(t, "hprof.dumps");
 	t->identity_unknown = dumps && strtoull(dumps, NULL, 10) >= 2;
@@ -748,9 +783,32 @@ const char *trace_type_name(const struct trace *t, uint32_t type, char *scratch,
  * cache holds for the trace's life (never evicted), so the tree does not
  * decode the temporary trace for it (heap_state_build() still can: heapfs
  * check, the reachable series of several GCs). */
+/* A JFR recording (told apart by its magic bytes) is imported into a
+ * temporary trace the same way (model/jfr_import.h). */
+static int trace_open_jfr(struct trace **out, const char *path, const struct trace_open_opts *opts,
+			  struct htr_err *err)
+{
+	char tmp[4096];
+	int rc = jfr_import_temp(path, tmp, sizeof tmp, err);
+	if (rc)
+		return rc;
+	rc = trace_open_htr(out, tmp, opts, err);
+	unlink(tmp);
+	if (rc)
+		return rc;
+	char *p = strdup(path); /* show the recording, not the temporary file */
+	if (p) {
+		free((*out)->path);
+		(*out)->path = p;
+	}
+	return 0;
+}
+
 int trace_open(struct trace **out, const char *path, const struct trace_open_opts *opts,
 	       struct htr_err *err)
 {
+	if (jfr_file_is_recording(path))
+		return trace_open_jfr(out, path, opts, err);
 	if (!hprof_is_dump(path))
 		return trace_open_htr(out, path, opts, err);
 	char tmp[4096];
@@ -780,6 +838,31 @@ int trace_open(struct trace **out, const char *path, const struct trace_open_opt
 		trace_close(*out); /* (finish consumed direct either way) */
 		*out = NULL;
 		return rc;
+	}
+	return 0;
+}
+
+int trace_each_event(const struct trace *t, int (*fn)(void *ctx, const struct htr_event *ev), void *ctx,
+		     struct htr_err *err)
+{
+	for (uint32_t fi = 0; fi < t->nframes; fi++) {
+		const struct trace_frame *fr = &t->frames[fi];
+		if (fr->kind != HTR_FRAME_EVENTS)
+			continue;
+		struct htr_frame_hdr h;
+		struct htr_iter *it = NULL;
+		int rc = htr_frame_header(t->file, fr->offset, &h, err);
+		if (!rc)
+			rc = htr_iter_open(&it, t->file, &h, err);
+		struct htr_event ev;
+		while (!rc && (rc = htr_iter_next(it, &ev, err)) == 1)
+			if ((rc = fn(ctx, &ev)))
+				break;
+		htr_iter_close(it);
+		if (rc < 0)
+			return rc;
+		if (rc > 0) /* fn asked to stop */
+			return 0;
 	}
 	return 0;
 }

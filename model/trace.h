@@ -101,13 +101,20 @@ struct trace {
 	uint64_t count_increments, count_per_site; /* of the latest ALLOC_COUNTS */
 	uint32_t count_flags;          /* enum htr_count_flags of the latest */
 	uint64_t first_ns, last_ns;  /* earliest and latest timestamps seen */
+	/* sampled allocations and sampled live objects (1.3: a JFR recording's
+	 * allocation and old-object samples); the events stay in the frames */
+	uint64_t alloc_samples, old_samples;
+	/* 1: the trace records no objects (a JFR recording: GCs, samples and
+	 * leak candidates only): object counts, heap contents and allocation
+	 * totals are unknown, not zero */
+	int objects_unrecorded;
 
 	int had_footer;        /* 1: index read from the footer */
 	/* 1: the trace's tail was cut off (data up to truncated_at, an offset
-	 * in the trace), or a heap dump it was imported from was cut
-	 * (truncated_dump: truncated_at is an offset in that dump, the info
-	 * key hprof.N.truncated says which and where; a dump opened directly
-	 * is such a trace) */
+	 * in the trace), or a heap dump or JFR recording it was imported from
+	 * was cut (truncated_dump: truncated_at is an offset in that file, the
+	 * info key hprof.N.truncated or jfr.warning says which and where; a
+	 * dump or recording opened directly is such a trace) */
 	int truncated;
 	int truncated_dump;
 	uint64_t truncated_at;
@@ -147,6 +154,12 @@ uint32_t trace_count_gcs(const struct trace *t, uint32_t flags);
  * differ, and msg (len bytes) names the GC and both pairs of values. */
 int trace_check_reachable(const struct trace *t, uint32_t gc_index, uint64_t objects, uint64_t bytes,
 			  char *msg, size_t len);
+/* Calls fn on every event of the event frames, in trace order (graph
+ * frames are skipped).  fn returns 0 to go on, > 0 to stop (not an
+ * error), < 0 an error, which is returned.  Damage: -EBADMSG etc. with
+ * err filled (offset in the trace). */
+int trace_each_event(const struct trace *t, int (*fn)(void *ctx, const struct htr_event *ev), void *ctx,
+		     struct htr_err *err);
 /* Value of an info key, or NULL. */
 const char *trace_info(const struct trace *t, const char *key);
 /* Type name, or "<unknown type N>" written into scratch. */

@@ -1046,7 +1046,7 @@ static void test_reachable_round_trip(void **state)
 		struct trace *t;
 		open_ok(p, &t);
 		assert_int_equal(t->had_footer, footer);
-		assert_int_equal(t->file->minor, 2);
+		assert_int_equal(t->file->minor, HTR_VERSION_MINOR);
 		assert_int_equal(t->ngcs, 3);
 		assert_true(t->gcs[0].flags & HTR_GC_HAS_GRAPH);
 		assert_true(t->gcs[0].flags & HTR_GC_HAS_REACHABLE);
