@@ -418,25 +418,34 @@ static void jimp_free(struct jimp *x)
 	free(x->thread_done);
 }
 
-/* GC numbers: the recording's gcIds where they increase in time order
- * (one JVM), else 0, 1, 2... (chunks of several JVMs). */
+/* GC numbers: the recording's gcIds, in their order, where no two GCs
+ * share one (one JVM: a concurrent cycle may start before the young GC
+ * numbered just before it ends, so ids, not start times, give the order);
+ * else (chunks of several JVMs, ids again from 0) 0, 1, 2... in the
+ * order of their start times. */
 static int gc_rows(const struct jfr_recording *r, struct gc_row **out, uint32_t **numbers)
 {
 	const struct jfr_gcs *c = &r->gcs;
-	uint32_t *ord = order_by(c->start_ns, c->n), *by_id = order_by(r->heap.gc_id, r->heap.n);
+	uint32_t *ord = order_by(c->gc_id, c->n), *by_id = order_by(r->heap.gc_id, r->heap.n);
 	struct gc_row *g = malloc(((size_t)c->n + 1) * sizeof *g);
 	uint32_t *num = malloc(((size_t)c->n + 1) * sizeof *num);
 	int rc = ord && by_id && g && num ? 0 : -ENOMEM;
 	int ids_ok = 1;
 	for (uint32_t k = 0; k < c->n && !rc; k++) {
-		g[k].i = ord[k];
-		heap_of(r, by_id, &g[k]);
 		int64_t id = c->gc_id[ord[k]];
-		if (id < 0 || id >= UINT32_MAX || (k && id <= c->gc_id[ord[k - 1]]))
+		if (id < 0 || id >= UINT32_MAX || (k && id == c->gc_id[ord[k - 1]]))
 			ids_ok = 0;
 	}
-	for (uint32_t k = 0; k < c->n && !rc; k++)
+	if (!rc && !ids_ok) {
+		free(ord);
+		if (!(ord = order_by(c->start_ns, c->n)))
+			rc = -ENOMEM;
+	}
+	for (uint32_t k = 0; k < c->n && !rc; k++) {
+		g[k].i = ord[k];
+		heap_of(r, by_id, &g[k]);
 		num[k] = ids_ok ? (uint32_t)c->gc_id[ord[k]] : k;
+	}
 	free(ord);
 	free(by_id);
 	if (rc) {
