@@ -26,6 +26,7 @@
 #include "analyses/bitset.h"
 
 #define NOSLOT UINT32_MAX
+#define GCLO_FEW 4 /* at most this many big groups: each alone (gclo_compute) */
 
 struct gclo {
 	const struct heap_state *s;
@@ -150,6 +151,30 @@ static int one_group(struct gclo *w, uint32_t g, uint32_t budget)
 	for (uint32_t k = lo; k < hi; k++)
 		bitset_clear(w->in_g, w->pairs[k].obj);
 	return fits;
+}
+
+/* The big groups one by one with closure.c (gclo_compute: when there are
+ * at most GCLO_FEW of them). */
+static int few_big(struct gclo *w, const uint32_t *big, uint32_t nbig)
+{
+	struct closure_ctx *cc = NULL;
+	uint64_t *clo = bitset_alloc(w->n);
+	int rc = clo ? closure_ctx_new(&cc, w->s) : -ENOMEM;
+	for (uint32_t b = 0; b < nbig && !rc; b++) {
+		uint32_t g = big[b];
+		for (uint32_t k = w->goff[g]; k < w->goff[g + 1]; k++)
+			bitset_set(w->in_g, w->pairs[k].obj);
+		rc = closure_transitive(cc, w->in_g, clo, &w->deep[g]);
+		if (!rc && w->uni)
+			bitset_or(w->uni, clo, w->n);
+		if (!rc)
+			rc = closure_retained(cc, w->in_g, clo, &w->ret[g]);
+		for (uint32_t k = w->goff[g]; k < w->goff[g + 1]; k++)
+			bitset_clear(w->in_g, w->pairs[k].obj);
+	}
+	closure_ctx_free(cc);
+	free(clo);
+	return rc;
 }
 
 /* ---- strongly connected components (Tarjan, iterative) ---- */
@@ -486,6 +511,16 @@ int gclo_compute(const struct heap_state *s, const struct cls_pair *pairs, size_
 	for (uint32_t g = 0; g < ng; g++) {
 		if ((o && o->all_batched) || !one_group(&w, g, budget))
 			big[nbig++] = g;
+	}
+	if (nbig && nbig <= GCLO_FEW && !(o && o->all_batched)) {
+		/* A few big groups: the components and a pass cost about as
+		 * much as 5 whole-heap closures (measured on a 4.9 M-object
+		 * dump: 0.24 s against 0.05 s per closure), so these go alone,
+		 * through closure.c itself: for a T near the whole heap its
+		 * bitset sweeps in index order beat a list in BFS order. */
+		if ((rc = few_big(&w, big, nbig)))
+			goto out;
+		nbig = 0;
 	}
 	rc = nbig ? batched(&w, big, nbig) : 0;
 	if (!rc && o && o->stats)
