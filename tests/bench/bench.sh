@@ -301,3 +301,6 @@ bash "$ROOT/tests/bench/bench_hprof.sh" "$HEAPFS" 2>&1 | sed 's/^/  /' || log "b
 # ---- suspects: cold cat suspects on 10^7 objects x 1,000 GCs (goal <= 20 s) and on the >= 1 GB dump (goal <= 30 s) ----
 echo; echo "suspects:"
 bash "$ROOT/tests/bench/bench_suspects.sh" "$HEAPFS" 2>&1 | sed 's/^/  /' || log "bench_suspects: a goal missed or it failed"
+# ---- JFR: a 100 MB recording mounted cold (goal <= 2 s), MB/s next to jfr print's ----
+echo; echo "JDK Flight Recorder recording:"
+bash "$ROOT/tests/bench/bench_jfr.sh" "$HEAPFS" 2>&1 | sed 's/^/  /' || log "bench_jfr: a goal missed or it failed"
