@@ -176,6 +176,21 @@ grep -q "^objects	$" <<< "$info" || fail "gc/latest/info states an object count 
 [ "$(t "$HEAPFS" ls "$REC" gc/latest)" = "info" ] || fail "gc/NNN of a recording lists more than info: $(t "$HEAPFS" ls "$REC" gc/latest)"
 ok "files say what is sampled and leave out what a recording has not (objects per GC)"
 
+# ---- a real application from Debian: ANTLR 3 generating a parser ----
+# (package antlr3; the Serial collector, a small young generation: a dozen
+# GCs of another collector's names and causes)
+ANTLR3_CP=/usr/share/java/stringtemplate4.jar:/usr/share/java/antlr3.jar:/usr/share/java/antlr3-runtime.jar
+if [ -f /usr/share/java/antlr3.jar ] && [ -f /usr/share/java/stringtemplate4.jar ]; then
+	t "$JAVA" -Xmx64m -Xmn8m -XX:+UseSerialGC \
+		"-XX:StartFlightRecording=filename=$WORK/antlr.jfr,settings=profile,path-to-gc-roots=true" \
+		-cp "$ANTLR3_CP" org.antlr.Tool -fo "$WORK/antlr-out" "$ROOT/tests/integration/MiniLang.g" \
+		> "$WORK/antlr.out" 2>&1 || fail "antlr3 under JFR failed: $(tail -n 3 "$WORK/antlr.out")"
+	ls "$WORK"/antlr-out/*Parser.java > /dev/null 2>&1 || fail "antlr3 wrote no parser"
+	agree "$WORK/antlr.jfr" "ANTLR 3 (Serial GC)"
+else
+	echo "# (antlr3 not installed: the Debian application part is skipped)"
+fi
+
 # ---- 3: several chunks, and cut ----
 
 javac -d "$WORK/jw" "$ROOT/tests/integration/JfrWorkload.java"
