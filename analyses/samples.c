@@ -329,3 +329,21 @@ const char *old_entry_type(const struct trace *t, const struct old_set *s, const
 		return desc + sizeof prefix - 1;
 	return name;
 }
+
+int old_static_holder(const struct trace *t, const struct old_set *s, const struct old_row *r, char *out,
+		      size_t len)
+{
+	char scratch[64];
+	for (uint64_t i = 1; i < r->npath; i++) {
+		const struct old_path_entry *e = &s->path[r->path_off + i];
+		if (e->type == HTR_NO_TYPE || e->type >= t->ntypes || !t->types[e->type].name ||
+		    strcmp(t->types[e->type].name, "java.lang.Class") != 0 || !s->strs[e->how])
+			continue;
+		const char *cls = old_entry_type(t, s, e, scratch, sizeof scratch);
+		if (!strcmp(cls, "java.lang.Class"))
+			continue; /* a Class object the recorder did not describe */
+		snprintf(out, len, "%s.%s", cls, s->strs + e->how);
+		return 1;
+	}
+	return 0;
+}

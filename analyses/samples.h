@@ -104,6 +104,11 @@ int old_samples_collect(const struct trace *t, struct old_set *out, struct htr_e
  * scratch: for an unknown type id. */
 const char *old_entry_type(const struct trace *t, const struct old_set *s, const struct old_path_entry *e,
 			   char *scratch, size_t len);
+/* The static field nearest the object on row r's path ("Class.field":
+ * the first holder that is a class's mirror), into out; 1 if there is
+ * one, 0 if the path has none (or was not recorded). */
+int old_static_holder(const struct trace *t, const struct old_set *s, const struct old_row *r, char *out,
+		      size_t len);
 void old_samples_free(struct old_set *s);
 
 #endif

@@ -814,6 +814,67 @@ static int candidate_hops(struct sctx *c, const struct old_set *os, const struct
 	return rc;
 }
 
+/* The static fields that hold the most candidates (the accumulation
+ * points a user fixes: a cache, a registry), from the recorded paths. */
+static int candidate_holders(struct sctx *c, const struct old_set *os, uint32_t end)
+{
+	enum { MAXH = 64 };
+	char name[MAXH][160];
+	uint64_t count[MAXH];
+	uint32_t nh = 0;
+	uint64_t with_path = 0;
+	for (uint64_t i = 0; i < os->n; i++) {
+		char h[160];
+		with_path += os->rows[i].npath > 1;
+		if (!old_static_holder(c->t, os, &os->rows[i], h, sizeof h))
+			continue;
+		uint32_t k = 0;
+		while (k < nh && strcmp(name[k], h) != 0)
+			k++;
+		if (k == nh) {
+			if (nh == MAXH)
+				continue; /* more distinct holders than a report names */
+			memcpy(name[nh], h, sizeof h);
+			count[nh++] = 0;
+		}
+		count[k]++;
+	}
+	if (os->n && !with_path) /* key 0: "" says no path was recorded */
+		return add_claim(c, (struct sus_claim){ .what = SUS_C_CANDIDATE_HOLDER, .level = 1, .gci = end,
+							.total = os->n });
+	uint32_t top[16];
+	uint32_t nt = sus_top_k(count, nh, c->p->top < 16 ? c->p->top : 16, top);
+	int rc = 0;
+	for (uint32_t k = 0; k < nt && !rc; k++) {
+		struct sus_claim cl = { .what = SUS_C_CANDIDATE_HOLDER, .level = 1, .gci = end,
+					.count = count[top[k]], .total = os->n };
+		if (!(rc = add_str(c, name[top[k]], strlen(name[top[k]]), &cl.key)))
+			rc = add_claim(c, cl);
+	}
+	return rc;
+}
+
+/* Which candidate groups to show: the top most sampled, and the most
+ * sampled of the application's own types (issue 27: the type a user
+ * wrote is the one to name, even when its arrays or map nodes are sampled
+ * more often) when it is not among them. */
+static void candidate_groups(struct sctx *c, const struct old_set *os, uint32_t top, uint32_t *shown,
+			     uint32_t *n)
+{
+	*n = 0;
+	int app_shown = 0;
+	for (uint32_t g = 0; g < os->ngroups && *n < top; g++) {
+		shown[(*n)++] = g;
+		app_shown |= os->groups[g].type != HTR_NO_TYPE && application_type(c->t, os->groups[g].type);
+	}
+	for (uint32_t g = *n; g < os->ngroups && !app_shown; g++) {
+		if (os->groups[g].type != HTR_NO_TYPE && application_type(c->t, os->groups[g].type)) {
+			shown[(*n)++] = g;
+			app_shown = 1;
+		}
+	}
+}
+
 /* The leak candidates of a recording, most sampled (type, site) first:
  * objects sampled at allocation that were still alive when the recording
  * was written, how many of them were allocated in the leak window, and
@@ -830,8 +891,12 @@ static int leak_candidates(struct sctx *c, uint32_t start, uint32_t end)
 		return samples_error(c, rc, &err);
 	if (os.n)
 		rc = add_claim(c, (struct sus_claim){ .what = SUS_C_CANDIDATES, .gci = end, .count = os.n });
-	uint32_t top = c->p->top < 16 ? c->p->top : 16;
-	for (uint32_t g = 0; g < os.ngroups && g < top && !rc; g++) {
+	if (!rc)
+		rc = candidate_holders(c, &os, end);
+	uint32_t top = c->p->top < 16 ? c->p->top : 16, shown[17], nshown = 0;
+	candidate_groups(c, &os, top, shown, &nshown);
+	for (uint32_t k = 0; k < nshown && !rc; k++) {
+		uint32_t g = shown[k];
 		const struct old_group *gr = &os.groups[g];
 		const struct old_row *ex = &os.rows[gr->example];
 		struct sus_claim cl = { .what = SUS_C_CANDIDATE, .level = 1, .gci = end, .count = gr->samples,
@@ -846,7 +911,7 @@ static int leak_candidates(struct sctx *c, uint32_t start, uint32_t end)
 		}
 		if ((rc = add_type_site(c, gr->type, gr->site, &cl.key, &cl.key2)) || (rc = add_claim(c, cl)))
 			break;
-		if (ex->npath > 1 && g < DETAIL_GROUPS * 2) {
+		if (ex->npath > 1 && k < DETAIL_GROUPS * 2) {
 			struct sus_claim pc = { .what = SUS_C_CANDIDATE_PATH, .level = 1, .gci = end };
 			if (!(rc = candidate_hops(c, &os, ex, &pc.item_first, &pc.nitems)))
 				rc = add_claim(c, pc);

@@ -138,6 +138,9 @@ enum sus_claim_what {
 	                           allocated at key2; n of them inside the
 	                           window */
 	SUS_C_CANDIDATE_PATH,   /* the oldest one's path from its root: hops */
+	SUS_C_CANDIDATE_HOLDER, /* count of total samples are held through the
+	                           static field key ("Class.field"); key "":
+	                           no sample has a recorded path */
 	SUS_C_SAMPLED_SITES,    /* count allocation samples in the window,
 	                           standing for bytes (an estimate) */
 	SUS_C_SAMPLED_SITE,     /* type key allocated at key2: count samples,

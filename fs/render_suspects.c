@@ -348,6 +348,15 @@ static int claim_text(struct rctx *x, const struct sus_claim *c, char out[2048],
 			   " of them allocated in the window", sus_str(x->r, c->key), sus_str(x->r, c->key2),
 			   c->count, c->total, c->n);
 		break;
+	case SUS_C_CANDIDATE_HOLDER:
+		if (!*sus_str(x->r, c->key)) {
+			*len = say(out, 2048, "no path to a GC root was recorded, so what holds them is not "
+				   "known (record with path-to-gc-roots=true)");
+			break;
+		}
+		*len = say(out, 2048, "held through the static field %s: %" PRIu64 " of the %" PRIu64 " samples",
+			   sus_str(x->r, c->key), c->count, c->total);
+		break;
 	case SUS_C_CANDIDATE_PATH:
 		if (!(s = claim_hops(x, c)))
 			return -ENOMEM;
