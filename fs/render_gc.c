@@ -56,6 +56,7 @@ int render_gc_info(struct hfs *fs, const struct node *n, int arg, struct buf *ou
 			     (g->end_ns - g->start_ns) / 1000000);
 	if (!rc) rc = kv_str(out, "cause", cause);
 	if (!rc) rc = kv_str(out, "full", (g->flags & HTR_GC_FULL) ? "yes" : "no");
+	if (!rc) rc = kv_str(out, "collector", g->collector);
 	if (!rc) rc = kv_opt(out, "used_before", g->used_before != UINT64_MAX, g->used_before);
 	if (!rc) rc = kv_opt(out, "used_after", g->used_after != UINT64_MAX, g->used_after);
 	if (!rc) rc = kv_opt(out, "capacity", g->capacity != UINT64_MAX, g->capacity);

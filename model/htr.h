@@ -221,6 +221,10 @@ struct htr_gc_summary {
 	uint64_t allocs, alloc_bytes; /* allocations since the previous GC end */
 	uint64_t deaths;       /* deaths attributed to this GC (so far known) */
 	char cause[64];
+	/* 1.3: the collector that ran it, as the JVM names it ("G1New",
+	 * "SerialOld"; a JFR recording's jdk.GarbageCollection name), "" if
+	 * not recorded */
+	char collector[24];
 	/* 1.2: objects reachable from the roots after this GC and their
 	 * shallow bytes, as recorded; valid iff flags has HTR_GC_HAS_REACHABLE
 	 * (else 0). */
@@ -272,6 +276,7 @@ struct htr_event {
 			uint64_t time_ns, used, capacity;
 			uint32_t flags;
 			const char *cause; uint32_t cause_len; /* GC_START only */
+			const char *collector; uint32_t collector_len; /* GC_START only (1.3) */
 			/* GC_END only (1.2): valid iff flags has HTR_GC_HAS_REACHABLE */
 			uint64_t reachable_objects, reachable_bytes;
 		} gc;

@@ -515,11 +515,13 @@ static int decode_gc(struct cur *c, uint16_t minor, struct htr_event *ev, int wi
 	GET(cur_u32(c, &ev->u.gc.flags));
 	ev->u.gc.used = used - 1;        /* 0 -> UINT64_MAX: unknown */
 	ev->u.gc.capacity = cap - 1;
-	ev->u.gc.cause = "";
-	ev->u.gc.cause_len = 0;
+	ev->u.gc.cause = ev->u.gc.collector = "";
+	ev->u.gc.cause_len = ev->u.gc.collector_len = 0;
 	ev->u.gc.reachable_objects = ev->u.gc.reachable_bytes = 0;
 	if (with_cause) {
 		GET(cur_str(c, &ev->u.gc.cause, &ev->u.gc.cause_len));
+		if (minor >= 3)
+			GET(cur_str(c, &ev->u.gc.collector, &ev->u.gc.collector_len));
 		ev->u.gc.flags &= ~(uint32_t)HTR_GC_HAS_REACHABLE; /* a GC_END's alone */
 	} else {
 		GET(decode_reachable(c, minor, &ev->u.gc.flags, &ev->u.gc.reachable_objects,
@@ -550,6 +552,14 @@ static int decode_summary(struct cur *c, uint16_t minor, struct htr_gc_summary *
 	GET(cur_uv(c, &g->deaths));
 	GET(cur_str(c, &cause, &cause_len));
 	GET(decode_reachable(c, minor, &g->flags, &g->reachable_objects, &g->reachable_bytes));
+	if (minor >= 3) {
+		const char *col;
+		uint32_t col_len;
+		GET(cur_str(c, &col, &col_len));
+		if (col_len >= sizeof(g->collector))
+			col_len = sizeof(g->collector) - 1;
+		memcpy(g->collector, col, col_len);
+	}
 	g->used_before = ub - 1;
 	g->used_after = ua - 1;
 	g->capacity = cap - 1;

@@ -523,6 +523,8 @@ static int put_gc(struct buf *b, uint16_t minor, uint32_t type, const struct htr
 	if (type == HTR_EV_GC_START) {
 		PUT(buf_put_uv(b, g->flags & ~(uint32_t)HTR_GC_HAS_REACHABLE));
 		PUT(buf_put_str(b, g->cause ? g->cause : ""));
+		if (minor >= 3)
+			PUT(buf_put_str(b, g->collector ? g->collector : ""));
 		return rc;
 	}
 	PUT(buf_put_uv(b, g->flags));
@@ -536,6 +538,8 @@ int htr_write_gc_start(struct htr_writer *w, const struct htr_gc_event *g)
 	if (w->gc_in_progress || (w->ngcs && g->gc <= w->gcs[w->ngcs - 1].gc))
 		return fail(w, -EINVAL);
 	int rc = check_str(g->cause);
+	if (!rc)
+		rc = check_str(g->collector);
 	if (rc)
 		return fail(w, rc);
 	buf_reset(&w->scratch);
@@ -553,6 +557,7 @@ int htr_write_gc_start(struct htr_writer *w, const struct htr_gc_event *g)
 	w->pending.capacity = g->capacity;
 	w->pending.flags = g->flags & ~(uint32_t)HTR_GC_HAS_REACHABLE;
 	snprintf(w->pending.cause, sizeof(w->pending.cause), "%s", g->cause ? g->cause : "");
+	snprintf(w->pending.collector, sizeof(w->pending.collector), "%s", g->collector ? g->collector : "");
 	w->gc_in_progress = 1;
 	return 0;
 }
@@ -900,6 +905,8 @@ static int put_footer(struct htr_writer *w, struct buf *b)
 		PUT(buf_put_str(b, g->cause));
 		if (w->minor >= 2)
 			PUT(put_reachable(b, g->flags, g->reachable_objects, g->reachable_bytes));
+		if (w->minor >= 3)
+			PUT(buf_put_str(b, g->collector));
 	}
 	if (w->minor >= 3) {
 		PUT(buf_putc(b, HTR_EV_SAMPLE_TOTALS));

@@ -69,6 +69,8 @@ struct htr_gc_event {
 	uint64_t capacity;         /* UINT64_MAX if unknown */
 	uint32_t flags;            /* enum htr_gc_flags */
 	const char *cause;         /* GC start only; may be NULL */
+	const char *collector;     /* GC start only (1.3): the collector's name
+	                            * (at most 23 bytes kept); may be NULL */
 	/* GC end only (format 1.2): the objects reachable from the roots of
 	 * the graph written for this GC and their shallow bytes, valid iff
 	 * flags has HTR_GC_HAS_REACHABLE (which needs HTR_GC_HAS_GRAPH).

@@ -301,14 +301,14 @@ static int write_gc(struct jimp *x, const struct gc_row *g, uint32_t number)
 	int64_t pause = c->sum_pauses_ns[i] >= 0 ? c->sum_pauses_ns[i] : c->duration_ns[i];
 	struct htr_gc_event e = { .gc = number, .time_ns = start, .used = g->before, .capacity = UINT64_MAX,
 				  .flags = c->generation[i] == 2 ? HTR_GC_FULL : 0,
-				  .cause = str_or(x->r, c->cause[i], "") };
+				  .cause = str_or(x->r, c->cause[i], ""), .collector = str_or(x->r, c->name[i], "") };
 	int rc = htr_write_gc_start(x->w, &e);
 	if (rc)
 		return rc;
 	e.time_ns = start + nonneg(pause);
 	e.used = g->after;
 	e.capacity = g->committed;
-	e.cause = NULL;
+	e.cause = e.collector = NULL;
 	return htr_write_gc_end(x->w, &e);
 }
 

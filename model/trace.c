@@ -372,6 +372,11 @@ static int scan_event(struct trace *t, struct caps *caps, struct scan *s, const 
 				n = sizeof(s->pending.cause) - 1;
 			memcpy(s->pending.cause, ev->u.gc.cause, n);
 			s->pending.cause[n] = 0;
+			n = ev->u.gc.collector_len;
+			if (n >= sizeof(s->pending.collector))
+				n = sizeof(s->pending.collector) - 1;
+			memcpy(s->pending.collector, ev->u.gc.collector, n);
+			s->pending.collector[n] = 0;
 		}
 		s->in_gc = 1;
 		note_time(t, ev->u.gc.time_ns);

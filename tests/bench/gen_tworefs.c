@@ -71,7 +71,7 @@ static int write_heap(struct htr_writer *w, uint64_t n)
 			ndead++;
 		}
 	}
-	struct htr_gc_event g = { 1, t + 1000, 24 * (n + ndead), 1ull << 34, 0, "bench", 0, 0 };
+	struct htr_gc_event g = { 1, t + 1000, 24 * (n + ndead), 1ull << 34, 0, "bench", NULL, 0, 0 };
 	if (!rc)
 		rc = htr_write_gc_start(w, &g);
 	struct htr_root root = { .kind = HTR_ROOT_STATIC, .object = live_id(0), .type = T_HOLDER,

@@ -86,7 +86,7 @@ static void gc(struct htr_writer *w, uint32_t n, uint64_t t, int start, int grap
 {
 	struct htr_gc_event g = { n, t, 1000 * n, 1 << 20,
 				  (graph ? HTR_GC_HAS_GRAPH : 0) | (full ? HTR_GC_FULL : 0),
-				  start ? "Allocation Failure" : NULL, 0, 0 };
+				  start ? "Allocation Failure" : NULL, NULL, 0, 0 };
 	CHECK(start ? htr_write_gc_start(w, &g) : htr_write_gc_end(w, &g));
 }
 

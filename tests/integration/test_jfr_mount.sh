@@ -116,6 +116,11 @@ agree() {
 	n=$(printf '%s\n' "$a" | grep -c . || true)
 	[ "$n" -gt 0 ] || fail "$what: jfr print shows no GC"
 	same "$what: GCs" "$a" "$b"
+	# the collector of every GC, in gc/NNN/info
+	a=$("$JFR" print --json --events jdk.GarbageCollection "$rec" | jq -r '.recording.events[].values | "\(.gcId) \(.name)"' | sort)
+	b=$(t "$HEAPFS" cat "$rec" $(t "$HEAPFS" ls "$rec" gc | grep -v latest | sed 's|^\(.*\)$|gc/\1/info|') |
+		awk -F'\t' '$1 == "gc" { g = $2 } $1 == "collector" { print g " " $2 }' | sort)
+	same "$what: collectors" "$a" "$b"
 	a=$(jfr_alloc_sites "$rec"); b=$(heapfs_alloc_sites "$rec")
 	[ -n "$a" ] || fail "$what: jfr print shows no allocation sample"
 	same "$what: allocation samples per site" "$a" "$b"

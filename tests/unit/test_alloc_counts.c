@@ -20,7 +20,7 @@
 
 static void gc(struct htr_writer *w, uint32_t n)
 {
-	struct htr_gc_event g = { n, 1000u * n, 100, 1 << 20, 0, "test", 0, 0 };
+	struct htr_gc_event g = { n, 1000u * n, 100, 1 << 20, 0, "test", NULL, 0, 0 };
 	assert_int_equal(htr_write_gc_start(w, &g), 0);
 	g.time_ns += 10;
 	assert_int_equal(htr_write_gc_end(w, &g), 0);

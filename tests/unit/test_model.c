@@ -75,13 +75,13 @@ static void alloc(struct htr_writer *w, uint64_t id, uint32_t type, uint64_t siz
 
 static void gc_start(struct htr_writer *w, uint32_t gc, uint64_t t, uint64_t used)
 {
-	struct htr_gc_event g = { gc, t, used, 1 << 20, 0, "test cause", 0, 0 };
+	struct htr_gc_event g = { gc, t, used, 1 << 20, 0, "test cause", NULL, 0, 0 };
 	assert_int_equal(htr_write_gc_start(w, &g), 0);
 }
 
 static void gc_end(struct htr_writer *w, uint32_t gc, uint64_t t, uint64_t used, int graph)
 {
-	struct htr_gc_event g = { gc, t, used, 1 << 20, graph ? HTR_GC_HAS_GRAPH : 0, NULL, 0, 0 };
+	struct htr_gc_event g = { gc, t, used, 1 << 20, graph ? HTR_GC_HAS_GRAPH : 0, NULL, NULL, 0, 0 };
 	assert_int_equal(htr_write_gc_end(w, &g), 0);
 }
 
