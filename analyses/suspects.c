@@ -137,6 +137,81 @@ static uint32_t key_of(const uint32_t *info, const uint32_t *info_key, uint32_t 
 	return k < nkeys ? k : UINT32_MAX;
 }
 
+/* One node of the walk: the object and the next child to visit. */
+struct walk {
+	uint32_t o, next;
+};
+
+int sus_accumulated(const struct sus_domtree *t, const uint64_t *retained, const uint32_t *info,
+		    const uint32_t *info_key, uint32_t nkeys, const uint8_t *app, uint32_t a, uint32_t *key,
+		    uint64_t *count, uint64_t *bytes)
+{
+	*key = UINT32_MAX;
+	*count = *bytes = 0;
+	uint64_t *cnt = calloc(nkeys ? nkeys : 1, sizeof *cnt), *top = calloc(nkeys ? nkeys : 1, sizeof *top);
+	uint32_t *active = calloc(nkeys ? nkeys : 1, sizeof *active);
+	uint32_t cap = 64, depth = 0;
+	struct walk *st = malloc(cap * sizeof *st);
+	int rc = 0;
+	if (!cnt || !top || !active || !st) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	st[depth++] = (struct walk){ a, t->off[a] };
+	while (depth) {
+		struct walk *w = &st[depth - 1];
+		if (w->next == t->off[w->o + 1]) { /* leaving w->o */
+			uint32_t k = w->o == a ? UINT32_MAX : key_of(info, info_key, nkeys, w->o);
+			if (k != UINT32_MAX)
+				active[k]--;
+			depth--;
+			continue;
+		}
+		uint32_t c = t->kid[w->next++];
+		uint32_t k = key_of(info, info_key, nkeys, c);
+		if (k != UINT32_MAX) {
+			cnt[k]++;
+			if (!active[k]++)
+				top[k] += retained[c];
+		}
+		if (depth == cap) {
+			struct walk *ns = realloc(st, (size_t)cap * 2 * sizeof *ns);
+			if (!ns) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			st = ns;
+			cap *= 2;
+		}
+		st[depth++] = (struct walk){ c, t->off[c] };
+	}
+	uint64_t need = t->off[a + 1] - t->off[a];
+	if (need < SUS_ACCUM_MIN)
+		need = SUS_ACCUM_MIN;
+	uint32_t best = UINT32_MAX, best_app = UINT32_MAX;
+	for (uint32_t k = 0; k < nkeys; k++) {
+		if (cnt[k] < need)
+			continue;
+		if (best == UINT32_MAX || top[k] > top[best])
+			best = k;
+		if (app && app[k] && (best_app == UINT32_MAX || top[k] > top[best_app]))
+			best_app = k;
+	}
+	if (best_app != UINT32_MAX && top[best_app] * 2 >= top[best])
+		best = best_app;
+	if (best != UINT32_MAX) {
+		*key = best;
+		*count = cnt[best];
+		*bytes = top[best];
+	}
+out:
+	free(cnt);
+	free(top);
+	free(active);
+	free(st);
+	return rc;
+}
+
 int sus_key_retained(const struct sus_domtree *t, const uint64_t *retained, const uint32_t *info,
 		     const uint32_t *info_key, uint32_t nkeys, uint64_t *out)
 {

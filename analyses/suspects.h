@@ -65,6 +65,21 @@ void sus_domtree_free(struct sus_domtree *t);
 uint32_t sus_accumulation_point(const struct sus_domtree *t, const uint64_t *retained,
 				uint32_t o, uint32_t accum_pct, uint32_t *depth);
 
+/* What accumulated below an accumulation point a, as MAT's leak suspects
+ * name it ("N instances of T occupy B bytes"): over a's dominator
+ * subtree (a left out), per key (a type), the objects and the retained
+ * bytes of those not below another object of their key; the key with the
+ * most such bytes among those with at least max(fan-out of a,
+ * SUS_ACCUM_MIN) objects (accumulation means many: a cache's four
+ * segments are structure, its entries the accumulation), and a key with
+ * app[key] set (the application's own types) instead when it has at
+ * least half those bytes.  0 and *key = UINT32_MAX when no key qualifies;
+ * -ENOMEM. */
+#define SUS_ACCUM_MIN 64
+int sus_accumulated(const struct sus_domtree *t, const uint64_t *retained, const uint32_t *info,
+		    const uint32_t *info_key, uint32_t nkeys, const uint8_t *app, uint32_t a, uint32_t *key,
+		    uint64_t *count, uint64_t *bytes);
+
 /* The objects only the GC roots dominate (idom DOM_ROOT) retaining at
  * least min_bytes, largest first (then by index), at most max into out.
  * Every object retaining min_bytes is below one of these (a dominator

@@ -1211,6 +1211,40 @@ out:
 
 /* ---- big retainers ---- */
 
+/* The MAT-like sentence of a big retainer o whose accumulation point is
+ * a: which objects accumulated below a (an application type first), how
+ * many, what they retain, and the roots that hold o. */
+static int accumulated_claim(struct sctx *c, const struct heap_state *s, const struct dominators *d,
+			     const struct sus_domtree *dt, uint32_t o, uint32_t a, uint32_t gci)
+{
+	uint32_t nt = c->t->ntypes;
+	uint32_t *info_key = malloc(sizeof *info_key * (s->ninfos ? s->ninfos : 1));
+	uint8_t *app = calloc(nt ? nt : 1, 1);
+	struct buf roots;
+	buf_init(&roots);
+	int rc = info_key && app ? 0 : -ENOMEM;
+	for (uint32_t i = 0; i < s->ninfos && !rc; i++)
+		info_key[i] = s->infos[i].type;
+	for (uint32_t k = 0; k < nt && !rc; k++)
+		app[k] = (uint8_t)application_type(c->t, k);
+	uint32_t type;
+	uint64_t count, bytes;
+	if (!rc)
+		rc = sus_accumulated(dt, d->retained, s->info, info_key, nt, app, a, &type, &count, &bytes);
+	if (!rc && type != UINT32_MAX) {
+		struct sus_claim cl = { .what = SUS_C_ACCUMULATED, .level = 1, .gci = gci, .key = type_key(c, type),
+					.key2 = type_key(c, hs_info(s, a)->type), .object = s->id[a], .count = count,
+					.bytes = bytes };
+		if (!(rc = sym_roots_of(c->t, s, o, NULL, &roots)) && !(rc = add_str(c, (const char *)roots.data,
+										    roots.len, &cl.n)))
+			rc = add_claim(c, cl);
+	}
+	buf_free(&roots);
+	free(info_key);
+	free(app);
+	return rc;
+}
+
 static int big_objects(struct sctx *c, const struct heap_state *s, const struct dominators *d,
 		       const struct sus_domtree *dt, uint64_t min, uint64_t heap, uint32_t gci,
 		       uint32_t *maxpct)
@@ -1235,6 +1269,8 @@ static int big_objects(struct sctx *c, const struct heap_state *s, const struct 
 							      .key = type_key(c, hs_info(s, a)->type),
 							      .object = s->id[a], .bytes = d->retained[a],
 							      .count = dt->off[a + 1] - dt->off[a] });
+		if (!rc)
+			rc = accumulated_claim(c, s, d, dt, o, a, gci);
 	}
 	return rc;
 }

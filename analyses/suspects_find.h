@@ -119,6 +119,12 @@ enum sus_claim_what {
 	SUS_C_BIG_OBJECT,       /* object (id) of type key retains bytes, pct */
 	SUS_C_ACCUMULATION,     /* n levels down: object of type key retains
 	                           bytes over count children */
+	SUS_C_ACCUMULATED,      /* count objects of type key (bytes: what those
+	                           not below another of their type retain)
+	                           accumulated below object (type key2: the
+	                           accumulation point, or the big object
+	                           itself), held by the roots named by string
+	                           n ("" when none points at the big object) */
 	SUS_C_BIG_TYPE,         /* type key retains bytes together, pct */
 	SUS_C_BIG_TYPE_SPLIT,   /* its objects one by one retain only bytes */
 	SUS_C_BIG_NONE,         /* nothing retains pct % of the heap */

@@ -309,6 +309,15 @@ static int claim_text(struct rctx *x, const struct sus_claim *c, char out[2048],
 			   " (%s) retains %" PRIu64 " bytes over %" PRIu32 " children", c->n, c->object,
 			   type_name(nm, c->key), c->bytes, (uint32_t)c->count);
 		break;
+	case SUS_C_ACCUMULATED: {
+		const char *roots = sus_str(x->r, c->n);
+		char ap[512];
+		snprintf(ap, sizeof ap, "%s", type_name(nm, c->key2));
+		*len = say(out, 2048, "%" PRIu64 " instances of %s, retained through %s (object %" PRIu64 ")%s%s, "
+			   "occupy %" PRIu64 " bytes", c->count, type_name(nm, c->key), ap, c->object,
+			   *roots ? " under " : "", roots, c->bytes);
+		break;
+	}
 	case SUS_C_BIG_TYPE:
 		*len = say(out, 2048, "type %s retains %" PRIu64 " bytes together, %" PRIu32 "%%",
 			   type_name(nm, c->key), c->bytes, c->pct);
@@ -470,6 +479,8 @@ static int claim_paths(struct paths *p, const struct sus_claim *c)
 		return rc ? rc : path(p, g, "objects/%" PRIu64 "/path-to-root", c->object);
 	case SUS_C_ACCUMULATION:
 		return path(p, g, "objects/%" PRIu64 "/", c->object);
+	case SUS_C_ACCUMULATED:
+		return path(p, g, "by-type/%s/", type_name(nm, c->key));
 	case SUS_C_BIG_TYPE:
 		return path(p, g, "by-type/%s/retained_size", type_name(nm, c->key));
 	case SUS_C_OVERHEAD:

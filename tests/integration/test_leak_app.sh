@@ -40,4 +40,19 @@ jdk=$("$HEAPFS" cat "$TMP/s.htr" windows/diff/leak/growing | awk -F'\t' '
 	END { n = 0; for (k in nb) if (k ~ /^java\./ && nb[k] > s) n++; print n }')
 [ "$jdk" -ge 6 ] || fail "only $jdk JDK types outgrew the sessions: the test no longer plants what it says"
 ok "SessionLeak\$Session named first among the growers (+10,000), though $jdk JDK types grew more bytes"
+
+# One dump alone (no window): the first finding says, as MAT's leak
+# suspects do, how many sessions accumulated where, under which root, and
+# what they retain.  Truth: 15,000 sessions after the third dump, held by
+# the static SESSIONS list (its Object[] the accumulation point); their
+# bytes are the sessions' group retained size (disjoint: no session holds
+# another), read from the tree's own closure file as the brute force.
+"$HEAPFS" cat "$TMP/s-2.hprof" suspects >"$TMP/one.txt" 2>"$TMP/one.err" || fail "cat suspects of one dump: $(cat "$TMP/one.err")"
+want_b=$("$HEAPFS" cat "$TMP/s-2.hprof" 'gc/000/by-type/SessionLeak$Session/retained_size')
+first=$(awk '/^1\. /, /^$/' "$TMP/one.txt" | tr -s ' \n' ' ')
+case "$first" in
+*"15000 instances of SessionLeak\$Session, retained through java.lang.Object[] (object "*") under static SessionLeak.SESSIONS, occupy $want_b bytes"*) ;;
+*) fail "the first finding of one dump does not name 15000 sessions, Object[], static SessionLeak.SESSIONS and $want_b bytes: $first" ;;
+esac
+ok "one dump: the first finding names 15000 SessionLeak\$Session, the accumulation point Object[], static SessionLeak.SESSIONS, $want_b bytes"
 echo "PASS: test_leak_app.sh"

@@ -124,6 +124,69 @@ static void test_key_retained_long_chain(void **state)
 	free(ret);
 }
 
+/* A cache: object 0 (the accumulation point, key 0) holds 4 segments
+ * (key 1), each 20 entries (key 2, retaining 10 bytes each with their
+ * value), each entry one value (key 3, 8 bytes); entry 0 of segment 0
+ * also dominates a second entry (key 2, below another key-2 object: its
+ * bytes are inside the first's).  Keys with fewer than SUS_ACCUM_MIN (64)
+ * objects do not count: the segments are structure. */
+static void test_accumulated(void **state)
+{
+	(void)state;
+	enum { SEG = 4, ENT = 20 };
+	uint32_t n = 1 + SEG + SEG * ENT * 2 + 2;
+	uint32_t *idom = calloc(n, sizeof *idom), *info = calloc(n, sizeof *info);
+	uint64_t *ret = calloc(n, sizeof *ret);
+	const uint32_t info_key[4] = { 0, 1, 2, 3 };
+	assert_non_null(idom);
+	assert_non_null(info);
+	assert_non_null(ret);
+	uint32_t k = 0;
+	idom[k] = DOM_ROOT, info[k] = 0, k++;
+	uint32_t first_entry = UINT32_MAX;
+	for (uint32_t s = 0; s < SEG; s++) {
+		uint32_t seg = k++;
+		idom[seg] = 0, info[seg] = 1;
+		for (uint32_t e = 0; e < ENT; e++) {
+			uint32_t ent = k++, val = k++;
+			idom[ent] = seg, info[ent] = 2, ret[ent] = 10;
+			idom[val] = ent, info[val] = 3, ret[val] = 8;
+			if (first_entry == UINT32_MAX)
+				first_entry = ent;
+		}
+	}
+	uint32_t inner = k++, inner_val = k++; /* an entry below an entry, and its value */
+	idom[inner] = first_entry, info[inner] = 2, ret[inner] = 10;
+	idom[inner_val] = inner, info[inner_val] = 3, ret[inner_val] = 8;
+	ret[first_entry] += 10;
+	assert_int_equal(k, n);
+	struct sus_domtree t;
+	assert_int_equal(sus_domtree_build(n, idom, &t), 0);
+	uint32_t key;
+	uint64_t count, bytes;
+	/* no application type: the entries, 81 of them; the inner one's bytes
+	 * are inside its holder's (80 * 10 + 10) */
+	assert_int_equal(sus_accumulated(&t, ret, info, info_key, 4, NULL, 0, &key, &count, &bytes), 0);
+	assert_int_equal(key, 2);
+	assert_int_equal(count, SEG * ENT + 1);
+	assert_int_equal(bytes, SEG * ENT * 10 + 10);
+	/* the values are the application's and hold 648 of 810 bytes (at least
+	 * half): they are named instead; the inner value is below another value
+	 * only through an entry, so it counts on its own */
+	const uint8_t app[4] = { 0, 0, 0, 1 };
+	assert_int_equal(sus_accumulated(&t, ret, info, info_key, 4, app, 0, &key, &count, &bytes), 0);
+	assert_int_equal(key, 3);
+	assert_int_equal(count, SEG * ENT + 1);
+	assert_int_equal(bytes, (SEG * ENT + 1) * 8);
+	/* below one segment alone (fan-out 20, fewer than 64 of anything) */
+	assert_int_equal(sus_accumulated(&t, ret, info, info_key, 4, NULL, 1, &key, &count, &bytes), 0);
+	assert_int_equal(key, UINT32_MAX);
+	sus_domtree_free(&t);
+	free(idom);
+	free(info);
+	free(ret);
+}
+
 static void test_survivors(void **state)
 {
 	(void)state;
@@ -539,6 +602,7 @@ int main(void)
 		cmocka_unit_test(test_big_objects),
 		cmocka_unit_test(test_key_retained),
 		cmocka_unit_test(test_key_retained_long_chain),
+		cmocka_unit_test(test_accumulated),
 		cmocka_unit_test(test_survivors),
 		cmocka_unit_test(test_small_decisions),
 		cmocka_unit_test(test_report_no_gc),
