@@ -1435,6 +1435,25 @@ static int bloat_structures(struct sctx *c, uint32_t gci, uint64_t heap, uint64_
 						      .key = type_key(c, ty), .count = x->empty,
 						      .total = x->count, .bytes = x->empty_bytes });
 	}
+	/* sparse collections (MAT's fill ratio): as many as empty ones make a
+	 * finding, ranked by the bytes of their unused slots */
+	memset(empty, 0, (nt + 1) * sizeof *empty);
+	for (size_t k = 0; k < ncs; k++)
+		if (cs[k].type < nt && cs[k].sparse >= c->p->empty_min)
+			empty[cs[k].type] = cs[k].wasted ? cs[k].wasted : 1;
+	n = sus_top_k(empty, nt, c->p->top < 16 ? c->p->top : 16, top);
+	for (uint32_t i = 0; i < n && !rc; i++) {
+		const struct coll_stat *x = NULL;
+		for (size_t k = 0; k < ncs && !x; k++)
+			x = cs[k].type == top[i] ? &cs[k] : NULL;
+		if (!x)
+			continue;
+		*flagged += x->wasted;
+		rc = add_claim(c, (struct sus_claim){ .what = SUS_C_SPARSE, .gci = gci,
+						      .key = type_key(c, x->type), .count = x->sparse,
+						      .total = x->count, .bytes = x->wasted,
+						      .pct = COLL_SPARSE_PCT });
+	}
 out:
 	buf_free(&cb);
 	free(a);

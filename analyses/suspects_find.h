@@ -133,6 +133,9 @@ enum sus_claim_what {
 	                           structure for bytes2 of data, pct overhead */
 	SUS_C_EMPTY,            /* count of total structures of type key hold
 	                           at most one element: bytes */
+	SUS_C_SPARSE,           /* count of total collections of type key
+	                           (non-empty) use under pct % of their slots:
+	                           bytes of unused slots (all of the type's) */
 	SUS_C_NO_BLOAT,         /* nothing over pct overhead, count: the
 	                           empty-structure threshold */
 	SUS_C_HEALTH,           /* instance health: shares */

@@ -339,6 +339,11 @@ static int claim_text(struct rctx *x, const struct sus_claim *c, char out[2048],
 		*len = say(out, 2048, "%" PRIu64 " of %" PRIu64 " reachable %s are empty (%" PRIu64
 			   " bytes)", c->count, c->total, type_name(nm, c->key), c->bytes);
 		break;
+	case SUS_C_SPARSE:
+		*len = say(out, 2048, "%" PRIu64 " of %" PRIu64 " reachable %s use under %" PRIu32 "%% of their "
+			   "slots (%" PRIu64 " bytes of unused slots in all)", c->count, c->total,
+			   type_name(nm, c->key), c->pct, c->bytes);
+		break;
 	case SUS_C_NO_BLOAT:
 		*len = say(out, 2048, "no structure kind whose overhead is %" PRIu32 "%% of it and 1%% "
 			   "of the heap, no %" PRIu64 " empty collections of a type", c->pct, c->count);
@@ -488,6 +493,9 @@ static int claim_paths(struct paths *p, const struct sus_claim *c)
 		return rc ? rc : path(p, g, "by-type/%s/by-role/", type_name(nm, c->key));
 	case SUS_C_EMPTY:
 		return path(p, g, "by-type/%s/", type_name(nm, c->key));
+	case SUS_C_SPARSE:
+		rc = path(p, g, "ds/collections");
+		return rc ? rc : path(p, g, "ds/collections-by-site");
 	case SUS_C_NO_BLOAT:
 		return path(p, g, "ds/table");
 	case SUS_C_HEALTH:

@@ -29,6 +29,7 @@
 #include "render.h"
 #include "render_allocs.h"
 #include "render_leaks.h"
+#include "render_collections.h"
 #include "render_closure.h"
 #include "render_ds.h"
 #include "render_suspects.h"
@@ -319,6 +320,12 @@ static const struct child_def ds_children[] = {
 	{ "roles", NT_DS_ROLES, NULL, NULL },
 	{ "heads", NT_DS_HEADS, NULL, NULL },
 	{ "table", NT_DS_TABLE, NULL, NULL },
+	FILE_ROW("collections", NULL, COST_EXPENSIVE, render_collections, COLLF_ARG(COLLF_TYPES, 0)),
+	FILE_ROW("collections.csv", NULL, COST_EXPENSIVE, render_collections, COLLF_ARG(COLLF_TYPES, 1)),
+	FILE_ROW("collections.json", NULL, COST_EXPENSIVE, render_collections, COLLF_ARG(COLLF_TYPES, 2)),
+	FILE_ROW("collections-by-site", NULL, COST_EXPENSIVE, render_collections, COLLF_ARG(COLLF_SITES, 0)),
+	FILE_ROW("collections-by-site.csv", NULL, COST_EXPENSIVE, render_collections, COLLF_ARG(COLLF_SITES, 1)),
+	FILE_ROW("collections-by-site.json", NULL, COST_EXPENSIVE, render_collections, COLLF_ARG(COLLF_SITES, 2)),
 	{ NULL, 0, NULL, NULL },
 };
 static const struct child_def roots_children[] = {

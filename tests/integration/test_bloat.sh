@@ -59,11 +59,29 @@ check() { # TYPE PLANTED
 	ok "$1: $e of $all empty ($2 planted)"
 }
 check java.util.HashMap 25000 2000
-check java.util.ArrayList 10000 1
+check java.util.ArrayList 10000 3001
 check java.util.HashSet 5000 0
 grep -q 'structures are empty or hold one' "$TMP/sus.txt" && fail "structures called empty: $(grep 'hold one' "$TMP/sus.txt")"
 if grep -E '^ +[0-9]+ of [0-9]+ reachable [^ ]+ are empty' "$TMP/sus.txt" | grep -v -E ' java\.util\.[A-Za-z]+ are empty'; then
 	fail "a type other than a java.util collection is called empty"
 fi
 ok "no value wrapper (Guava's 20,000 value references) is called an empty collection"
+
+# Sparse collections (fill ratio): the 3,000 ArrayLists with room for 100
+# and one element each: 300,000 slots, 3,000 used, 297,000 unused slots of
+# at least 4 bytes (compressed references; 8 without).  ds/collections
+# counts them with the program's others (KEEP, the JDK's); suspects names
+# them with ds/collections' numbers.
+row=$("$HEAPFS" cat "$TMP/dump.hprof" gc/latest/ds/collections | awk -F'\t' '$1 == "java.util.ArrayList"')
+[ -n "$row" ] || fail "ds/collections has no ArrayList row"
+IFS=$'\t' read -r _ cnt _ _ ws slots used fill sparse wasted <<<"$row"
+[ "$slots" -ge 300000 ] && [ "$used" -ge 3000 ] && [ "$sparse" -ge 3000 ] && [ "$wasted" -ge $((297000 * 4)) ] ||
+	fail "ds/collections ArrayList: slots $slots used $used sparse $sparse wasted $wasted, planted 300000/3000/3000/1188000"
+[ "$ws" -le "$cnt" ] && [ "$fill" -eq $((used * 100 / slots)) ] || fail "ds/collections ArrayList: inconsistent row: $row"
+line=$(tr -s ' \n' ' ' <"$TMP/sus.txt" | grep -o "[0-9]* of [0-9]* reachable java.util.ArrayList use under 25% of their slots ([0-9]* bytes" || true)
+[ -n "$line" ] || fail "suspects does not name the sparse ArrayLists: $(grep -i slots "$TMP/sus.txt")"
+read -r s_n _ s_all _ _ _ _ _ _ _ _ s_b _ <<<"$line"
+[ "$s_n" = "$sparse" ] && [ "$s_all" = "$cnt" ] && [ "${s_b#(}" = "$wasted" ] ||
+	fail "suspects' sparse ArrayLists ($line) differ from ds/collections ($sparse of $cnt, $wasted bytes)"
+ok "sparse: $sparse of $cnt ArrayLists under 25% full, $wasted bytes of unused slots ($slots slots, $used used)"
 echo "PASS: test_bloat.sh"

@@ -29,7 +29,7 @@ static void make_trace(struct trace *t, struct trace_type *ty)
 	ty[T_HSET] = (struct trace_type){ .name = "java.util.HashSet", .super_id = T_ASET,
 					  .nfields = 1, .fields = &f_map };
 	ty[T_ARR] = (struct trace_type){ .name = "java.util.HashMap$Node[]", .kind = HTR_TYPE_OBJ_ARRAY,
-					 .super_id = HTR_NO_TYPE };
+					 .elem_size = 8, .super_id = HTR_NO_TYPE };
 	ty[T_ENTRY] = (struct trace_type){ .name = "java.util.HashMap$Node", .super_id = HTR_NO_TYPE };
 	/* a value wrapper: one reference, no collection in its ancestry */
 	ty[T_WRAP] = (struct trace_type){ .name = "com.fasterxml.jackson.databind.node.TextNode",
@@ -76,6 +76,7 @@ static void test_empty_collections(void **st)
 		oi[i].type = type_of[i];
 		oi[i].size = 48;
 		oi[i].array_length = type_of[i] == T_ARR ? 16 : -1;
+		oi[i].site = i == 8 ? 7 : 3;
 	}
 	oi[5].array_length = 0; /* the shared empty table */
 	oi[5].size = 16;
@@ -86,12 +87,31 @@ static void test_empty_collections(void **st)
 	const struct coll_stat *c = (const struct coll_stat *)out.data;
 	size_t n = out.len / sizeof *c;
 	uint64_t count[T_N] = { 0 }, empty[T_N] = { 0 }, bytes[T_N] = { 0 };
+	const struct coll_stat *by[T_N] = { 0 };
 	for (size_t k = 0; k < n; k++) {
 		assert_true(c[k].type < T_N);
 		count[c[k].type] = c[k].count;
 		empty[c[k].type] = c[k].empty;
 		bytes[c[k].type] = c[k].empty_bytes;
+		by[c[k].type] = &c[k];
 	}
+	/* fill ratio: HashMaps 2 (16 slots, none used), 4 and 6 (the shared
+	 * table of length 0), 8 (16 slots, 1 used: sparse, not empty); 1 and
+	 * 12 have no table.  Unused slots cost 8 bytes (the array's
+	 * reference size). */
+	assert_non_null(by[T_HMAP]);
+	assert_int_equal(by[T_HMAP]->with_slots, 4);
+	assert_int_equal(by[T_HMAP]->slots, 32);
+	assert_int_equal(by[T_HMAP]->used, 1);
+	assert_int_equal(by[T_HMAP]->sparse, 1);
+	assert_int_equal(by[T_HMAP]->wasted, (16 + 15) * 8);
+	/* HashSet 16 through its map 8; 11's map 12 has no table */
+	assert_int_equal(by[T_HSET]->with_slots, 1);
+	assert_int_equal(by[T_HSET]->slots, 16);
+	assert_int_equal(by[T_HSET]->used, 1);
+	assert_int_equal(by[T_HSET]->sparse, 1);
+	assert_int_equal(by[T_HSET]->wasted, 15 * 8);
+	assert_int_equal(by[T_MYMAP]->with_slots, 0);
 	assert_int_equal(count[T_HMAP], 6);  /* 1 2 4 6 8 12 */
 	assert_int_equal(empty[T_HMAP], 5);  /* all but 8 */
 	/* 48 each; 2 also owns its null-only table (48); 5 is shared */
@@ -103,6 +123,28 @@ static void test_empty_collections(void **st)
 	assert_int_equal(empty[T_MYMAP], 1); /* a view is not an element */
 	assert_int_equal(count[T_WRAP], 0);  /* value wrappers are not collections */
 	assert_int_equal(count[T_ENTRY] + count[T_ARR], 0);
+
+	/* per (type, site): HashMap 8 alone at site 7; rows by waste, largest first */
+	buf_reset(&out);
+	assert_int_equal(coll_census_by_site(&t, s, &out), 0);
+	c = (const struct coll_stat *)out.data;
+	n = out.len / sizeof *c;
+	int seen7 = 0;
+	for (size_t k = 0; k < n; k++) {
+		if (k)
+			assert_true(c[k - 1].wasted + c[k - 1].empty_bytes >= c[k].wasted + c[k].empty_bytes);
+		if (c[k].type == T_HMAP && c[k].site == 7) {
+			seen7 = 1;
+			assert_int_equal(c[k].count, 1);
+			assert_int_equal(c[k].slots, 16);
+			assert_int_equal(c[k].used, 1);
+		} else if (c[k].type == T_HMAP) {
+			assert_int_equal(c[k].site, 3);
+			assert_int_equal(c[k].count, 5);
+			assert_int_equal(c[k].empty, 5);
+		}
+	}
+	assert_true(seen7);
 	buf_free(&out);
 	heap_state_free(s);
 }
