@@ -97,8 +97,9 @@ asan:
 	HEAPFS_TEST_JDK_EVERY=4 $(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" unit
 
 # ThreadSanitizer over the unit tests whose code runs threads: the job
-# pools that serve long reads, and the render cache's single flight.
-TSAN_TESTS := test_jobs test_rcache
+# pools that serve long reads, the render cache's single flight, the
+# analyses' fork-join loop and the table closures' parallel batches.
+TSAN_TESTS := test_jobs test_rcache test_parallel test_groupclo
 tsan:
 	$(MAKE) BUILD=build-tsan OPT=-O1 SAN="-fsanitize=thread" $(TSAN_TESTS:%=build-tsan/tests/%)
 	@set -e; for t in $(TSAN_TESTS); do echo "== build-tsan/tests/$$t"; \

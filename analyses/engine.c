@@ -1,5 +1,6 @@
 /* engine.c - see engine.h */
 #include "engine.h"
+#include "analyses/parallel.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -58,6 +59,7 @@ int eng_open(struct engine *en, const char *trace_path, const struct eng_opts *o
 	else
 		sus_params_default(&en->sus);
 	en->state_budget = o->state_budget;
+	en->threads = par_threads(o->threads);
 	struct trace_open_opts to = { .progress = o->progress, .hprof_layout = o->hprof_layout };
 	if ((rc = trace_open(&en->trace, trace_path, &to, err)))
 		goto fail;

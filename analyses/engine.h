@@ -53,6 +53,7 @@ struct engine {
 	struct win_state *win;      /* owned; analyses/winstate.h, own lock (a leaf) */
 	struct adhoc *adhoc;        /* owned; analyses/adhoc.h, own lock (a leaf) */
 	struct sus_params sus;      /* suspects thresholds; immutable after open */
+	uint32_t threads;           /* threads one analysis uses (>= 1); immutable */
 };
 
 /* What an analysis result is. */
@@ -91,6 +92,8 @@ struct eng_opts {
 	const struct win_params *windows; /* copied; NULL: the paper's defaults */
 	const struct sus_params *suspects; /* copied; NULL: the defaults */
 	int hprof_layout;             /* heap dumps' object sizes (model/hprof.h) */
+	uint32_t threads;             /* threads one analysis uses (analyses/parallel.h:
+	                                 0: HEAPFS_THREADS, else every core) */
 	uint64_t state_budget;        /* bytes of heap states kept */
 	uint64_t result_budget;       /* bytes of results (and fs's rendered files) kept */
 };

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "analyses/bitset.h"
+#include "analyses/parallel.h"
 
 #define NOSLOT UINT32_MAX
 #define GCLO_FEW 4 /* at most this many big groups: each alone (gclo_compute) */
@@ -48,8 +49,16 @@ struct gclo {
 	uint32_t *corder;          /* [n] objects, component by component, in
 	                            * topological order (decreasing comp) */
 	uint32_t ncomp, maxcomp;   /* components, objects of the largest */
-	uint32_t *slot;            /* [ngroups] bit in the current batch or NOSLOT */
-	uint32_t *bgroup;          /* [64] group of each bit */
+	uint32_t threads;          /* for the batches */
+};
+
+/* What one batch pass reads and writes besides the shared inputs: the
+ * bits of its groups, and its scratch. */
+struct batch {
+	uint32_t *slot;            /* [ngroups] bit of each group in this batch, or NOSLOT */
+	uint32_t bgroup[64];       /* group of each bit */
+	uint64_t *reach, *alive, *inq;
+	uint32_t *ring;
 };
 
 static void gclo_free(struct gclo *w)
@@ -59,7 +68,6 @@ static void gclo_free(struct gclo *w)
 	bitset_free(w->in_t); bitset_free(w->in_g); bitset_free(w->kept);
 	free(w->queue);
 	free(w->comp); free(w->corder);
-	free(w->slot); free(w->bgroup);
 }
 
 /* ---- one group alone, sparsely ---- */
@@ -264,39 +272,47 @@ out:
 
 /* ---- 64 groups at a time ---- */
 
-/* Bits of the current batch's groups that contain x. */
-static inline uint64_t own_bits(const struct gclo *w, uint32_t x)
+/* Bits of the batch's groups that contain x. */
+static inline uint64_t own_bits(const struct gclo *w, const struct batch *bt, uint32_t x)
 {
 	if (w->gof) {
-		uint32_t g = w->gof[x], sl = g == NOSLOT ? NOSLOT : w->slot[g];
+		uint32_t g = w->gof[x], sl = g == NOSLOT ? NOSLOT : bt->slot[g];
 		return sl == NOSLOT ? 0 : 1ull << sl;
 	}
 	uint64_t b = 0;
 	for (uint32_t k = w->ooff[x]; k < w->ooff[x + 1]; k++) {
-		uint32_t sl = w->slot[w->olist[k]];
+		uint32_t sl = bt->slot[w->olist[k]];
 		if (sl != NOSLOT)
 			b |= 1ull << sl;
 	}
 	return b;
 }
 
-static void add_bits(struct gclo *w, uint64_t bits, uint64_t sz, struct closure_metrics *m)
+/* The batch's groups are its own: no other batch writes their metrics. */
+static void add_bits(const struct batch *bt, uint64_t bits, uint64_t sz, struct closure_metrics *m)
 {
 	while (bits) {
 		uint32_t b = (uint32_t)__builtin_ctzll(bits);
 		bits &= bits - 1;
-		m[w->bgroup[b]].count++;
-		m[w->bgroup[b]].bytes += sz;
+		m[bt->bgroup[b]].count++;
+		m[bt->bgroup[b]].bytes += sz;
 	}
+}
+
+/* uni is shared by the batches: set its bits atomically. */
+static inline void uni_set(uint64_t *uni, uint32_t x)
+{
+	__atomic_fetch_or(&uni[x >> 6], 1ull << (x & 63), __ATOMIC_RELAXED);
 }
 
 /* One pass for the (at most 64) groups with a slot. reach[c] per
  * component, alive[x] per object; ring/inq serve the work list inside a
  * component. */
-static void batch_pass(struct gclo *w, uint64_t *reach, uint64_t *alive, uint64_t *inq,
-		       uint32_t *ring)
+static void batch_pass(const struct gclo *w, const struct batch *bt)
 {
 	const struct heap_state *s = w->s;
+	uint64_t *reach = bt->reach, *alive = bt->alive, *inq = bt->inq;
+	uint32_t *ring = bt->ring;
 	for (uint32_t lo = 0, hi; lo < w->n; lo = hi) {
 		/* the component at lo runs while comp stays the same */
 		uint32_t c = w->comp[w->corder[lo]];
@@ -305,7 +321,7 @@ static void batch_pass(struct gclo *w, uint64_t *reach, uint64_t *alive, uint64_
 		uint64_t r = 0;
 		if (hi - lo == 1) {
 			uint32_t x = w->corder[lo];
-			uint64_t own = own_bits(w, x), a = bitset_get(w->rooted, x) ? ~0ull : 0;
+			uint64_t own = own_bits(w, bt, x), a = bitset_get(w->rooted, x) ? ~0ull : 0;
 			r = own;
 			for (uint32_t e = s->in_off[x]; e < s->in_off[x + 1]; e++) {
 				uint32_t p = s->in_src[e];
@@ -318,10 +334,10 @@ static void batch_pass(struct gclo *w, uint64_t *reach, uint64_t *alive, uint64_
 			alive[x] = a & ~own;
 			if (r) {
 				uint64_t sz = hs_info(s, x)->size;
-				add_bits(w, r, sz, w->deep);
-				add_bits(w, r & ~alive[x], sz, w->ret);
+				add_bits(bt, r, sz, w->deep);
+				add_bits(bt, r & ~alive[x], sz, w->ret);
 				if (w->uni)
-					bitset_set(w->uni, x);
+					uni_set(w->uni, x);
 			}
 			continue;
 		}
@@ -330,7 +346,7 @@ static void batch_pass(struct gclo *w, uint64_t *reach, uint64_t *alive, uint64_
 		size_t head = 0, tail = 0, cap = hi - lo;
 		for (uint32_t i = lo; i < hi; i++) {
 			uint32_t x = w->corder[i];
-			uint64_t own = own_bits(w, x), a = bitset_get(w->rooted, x) ? ~0ull : 0;
+			uint64_t own = own_bits(w, bt, x), a = bitset_get(w->rooted, x) ? ~0ull : 0;
 			r |= own;
 			for (uint32_t e = s->in_off[x]; e < s->in_off[x + 1]; e++) {
 				uint32_t p = s->in_src[e];
@@ -352,7 +368,7 @@ static void batch_pass(struct gclo *w, uint64_t *reach, uint64_t *alive, uint64_
 				uint32_t t = s->out_tgt[e];
 				if (w->comp[t] != c)
 					continue;
-				uint64_t na = alive[t] | (alive[v] & ~own_bits(w, t));
+				uint64_t na = alive[t] | (alive[v] & ~own_bits(w, bt, t));
 				if (na == alive[t])
 					continue;
 				alive[t] = na;
@@ -370,48 +386,84 @@ static void batch_pass(struct gclo *w, uint64_t *reach, uint64_t *alive, uint64_
 		for (uint32_t i = lo; i < hi; i++) {
 			uint32_t x = w->corder[i];
 			uint64_t sz = hs_info(s, x)->size;
-			add_bits(w, r, sz, w->deep);
-			add_bits(w, r & ~alive[x], sz, w->ret);
+			add_bits(bt, r, sz, w->deep);
+			add_bits(bt, r & ~alive[x], sz, w->ret);
 			if (w->uni)
-				bitset_set(w->uni, x);
+				uni_set(w->uni, x);
 		}
 	}
+}
+
+static void batch_free(struct batch *bt)
+{
+	free(bt->slot);
+	free(bt->reach);
+	free(bt->alive);
+	free(bt->ring);
+	bitset_free(bt->inq);
+	memset(bt, 0, sizeof *bt);
+}
+
+static int batch_alloc(const struct gclo *w, struct batch *bt)
+{
+	memset(bt, 0, sizeof *bt);
+	bt->slot = malloc(((size_t)w->ngroups + 1) * sizeof *bt->slot);
+	bt->ring = malloc(((size_t)w->maxcomp + 1) * sizeof *bt->ring); /* per component */
+	bt->reach = malloc(((size_t)w->ncomp + 1) * sizeof *bt->reach);
+	bt->alive = malloc(((size_t)w->n + 1) * sizeof *bt->alive);
+	bt->inq = bitset_new(w->n);
+	if (!bt->slot || !bt->ring || !bt->reach || !bt->alive || !bt->inq) {
+		batch_free(bt);
+		return -ENOMEM;
+	}
+	for (uint32_t g = 0; g < w->ngroups; g++)
+		bt->slot[g] = NOSLOT;
+	return 0;
+}
+
+struct batches {
+	const struct gclo *w;
+	const uint32_t *big;
+	uint32_t nbig;
+	struct batch *per_worker; /* scratch of each worker, made on its first task */
+};
+
+/* Task k: the groups big[64k .. 64k+63]. */
+static int batch_task(void *vctx, uint32_t k, uint32_t worker)
+{
+	struct batches *b = vctx;
+	struct batch *bt = &b->per_worker[worker];
+	if (!bt->slot && batch_alloc(b->w, bt))
+		return -ENOMEM;
+	uint32_t b0 = k * 64, nb = b->nbig - b0 < 64 ? b->nbig - b0 : 64;
+	for (uint32_t i = 0; i < nb; i++) {
+		uint32_t g = b->big[b0 + i];
+		bt->slot[g] = i;
+		bt->bgroup[i] = g;
+		b->w->deep[g] = (struct closure_metrics){ 0, 0 };
+		b->w->ret[g] = (struct closure_metrics){ 0, 0 };
+	}
+	batch_pass(b->w, bt);
+	for (uint32_t i = 0; i < nb; i++)
+		bt->slot[b->big[b0 + i]] = NOSLOT;
+	return 0;
 }
 
 static int batched(struct gclo *w, const uint32_t *big, uint32_t nbig)
 {
 	int rc = components(w);
-	uint64_t *reach = NULL, *alive = NULL, *inq = NULL;
-	uint32_t *ring = NULL;
 	if (rc)
 		return rc;
-	ring = malloc(((size_t)w->maxcomp + 1) * sizeof *ring); /* per component */
-	reach = malloc(((size_t)w->ncomp + 1) * sizeof *reach);
-	alive = malloc(((size_t)w->n + 1) * sizeof *alive);
-	inq = bitset_new(w->n);
-	if (!reach || !alive || !inq || !ring) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	for (uint32_t g = 0; g < w->ngroups; g++)
-		w->slot[g] = NOSLOT;
-	for (uint32_t b0 = 0; b0 < nbig; b0 += 64) {
-		uint32_t nb = nbig - b0 < 64 ? nbig - b0 : 64;
-		for (uint32_t b = 0; b < nb; b++) {
-			w->slot[big[b0 + b]] = b;
-			w->bgroup[b] = big[b0 + b];
-			w->deep[big[b0 + b]] = (struct closure_metrics){ 0, 0 };
-			w->ret[big[b0 + b]] = (struct closure_metrics){ 0, 0 };
-		}
-		batch_pass(w, reach, alive, inq, ring);
-		for (uint32_t b = 0; b < nb; b++)
-			w->slot[big[b0 + b]] = NOSLOT;
-	}
-out:
-	free(reach);
-	free(alive);
-	free(ring);
-	bitset_free(inq);
+	uint32_t ntasks = (nbig + 63) / 64, nthreads = w->threads ? w->threads : 1;
+	if (nthreads > ntasks)
+		nthreads = ntasks;
+	struct batches b = { w, big, nbig, calloc(nthreads ? nthreads : 1, sizeof *b.per_worker) };
+	if (!b.per_worker)
+		return -ENOMEM;
+	rc = par_for(nthreads, ntasks, batch_task, &b);
+	for (uint32_t i = 0; i < nthreads; i++)
+		batch_free(&b.per_worker[i]);
+	free(b.per_worker);
 	return rc;
 }
 
@@ -473,6 +525,7 @@ int gclo_compute(const struct heap_state *s, const struct cls_pair *pairs, size_
 	w.n = s->n;
 	w.pairs = pairs;
 	w.uni = uni;
+	w.threads = o ? o->threads : 0;
 	uint32_t ng = 0;
 	for (size_t i = 0; i < np; i++)
 		if (i == 0 || pairs[i].key != pairs[i - 1].key)
@@ -489,11 +542,9 @@ int gclo_compute(const struct heap_state *s, const struct cls_pair *pairs, size_
 	if (budget > w.n)
 		budget = w.n; /* T never exceeds n: no group ever stops */
 	w.queue = malloc(((size_t)budget + 1) * 2 * sizeof *w.queue);
-	w.slot = malloc(((size_t)ng + 1) * sizeof *w.slot);
-	w.bgroup = malloc(64 * sizeof *w.bgroup);
 	big = malloc(((size_t)ng + 1) * sizeof *big);
 	if (!w.goff || !w.deep || !w.ret || !w.rooted || !w.in_t ||
-	    !w.in_g || !w.kept || !w.queue || !w.slot || !w.bgroup || !big)
+	    !w.in_g || !w.kept || !w.queue || !big)
 		goto out;
 	for (uint32_t r = 0; r < s->nroots; r++)
 		bitset_set(w.rooted, s->roots[r].object);

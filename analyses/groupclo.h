@@ -17,6 +17,11 @@
  * reached and not alive without the group.  Iterative throughout (Tarjan
  * with an explicit stack), no recursion over the graph.
  *
+ * Batches are independent: with opts->threads > 1 they run in parallel
+ * (analyses/parallel.h), each thread with its own scratch (about 16 bytes
+ * per object: its alive words, its queue bits); the results do not depend
+ * on the number of threads.
+ *
  * Needs a state with a graph: -EINVAL otherwise; -ENOMEM.
  */
 #ifndef HEAPFS_GROUPCLO_H
@@ -37,6 +42,7 @@ struct gclo_opts {
 	 * 0: the default (n / 64 + 64); UINT32_MAX: every group alone */
 	uint32_t budget;
 	int all_batched; /* every group in the batched passes */
+	uint32_t threads; /* batches run on up to this many threads (0 or 1: one) */
 	struct gclo_stats *stats; /* nullable: what the computation did */
 };
 

@@ -250,7 +250,8 @@ static int tab_cb(void *vctx, struct buf *out)
 	}
 	const struct cls_pair *pr = (const struct cls_pair *)pairs.data;
 	size_t np = pairs.len / sizeof *pr;
-	if ((rc = gclo_compute(s, pr, np, NULL, &ng, &deep, &ret, uni)))
+	struct gclo_opts go = { .threads = c->en->threads };
+	if ((rc = gclo_compute(s, pr, np, &go, &ng, &deep, &ret, uni)))
 		goto out;
 	for (size_t i = 0, g = 0; i < np && !rc; g++) {
 		struct clo_row row = { pr[i].key, 0,

@@ -959,7 +959,8 @@ void heapfs_tree_opts(const struct mountopts *mo, struct win_params *wp, struct 
 	mountopts_sus_params(mo, sp);
 	*o = (struct hfs_opts){ .cache_mb = mo->cache_mb, .progress = NULL, .windows = wp,
 				.features = mo->features, .classifiers = mo->classifiers,
-				.suspects = sp, .hprof_layout = mo->layout };
+				.suspects = sp, .hprof_layout = mo->layout,
+				.analysis_threads = (unsigned)mo->threads };
 }
 
 /* Opens and indexes the trace; on failure the message names the file and
@@ -1004,8 +1005,8 @@ static int run_loop(struct fuse *fuse, const struct mountopts *mo)
 	if (lc == NULL)
 		return -ENOMEM;
 	fuse_loop_cfg_set_clone_fd(lc, 0);
-	fuse_loop_cfg_set_max_threads(lc, (unsigned)mo->threads);
-	fuse_loop_cfg_set_idle_threads(lc, (unsigned)mo->threads);
+	fuse_loop_cfg_set_max_threads(lc, (unsigned)mo->fuse_threads);
+	fuse_loop_cfg_set_idle_threads(lc, (unsigned)mo->fuse_threads);
 	int rc = fuse_loop_mt(fuse, lc);
 	fuse_loop_cfg_destroy(lc);
 	return rc;

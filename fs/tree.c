@@ -1601,6 +1601,7 @@ int hfs_open(struct hfs **out, const char *trace_path, const struct hfs_opts *o,
 		.windows = o ? o->windows : NULL,
 		.suspects = o ? o->suspects : NULL,
 		.hprof_layout = o ? o->hprof_layout : 0,
+		.threads = o ? o->analysis_threads : 0,
 		.state_budget = fs->cache_budget - fs->cache_budget / 4,
 		.result_budget = fs->cache_budget / 4,
 	};

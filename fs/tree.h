@@ -48,6 +48,8 @@ struct hfs_opts {
 	                          hprof_layout (model/hprof.h); 0: VisualVM's */
 	unsigned compute_threads; /* computations run at once by hfs_jobs
 	                             (0: the online CPUs) */
+	unsigned analysis_threads; /* threads one computation uses (-o threads;
+	                              0: HEAPFS_THREADS, else every core) */
 };
 
 struct hfs;

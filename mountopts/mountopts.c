@@ -35,7 +35,9 @@ struct heapfs_opt {
 static const struct heapfs_opt heapfs_opts[] = {
 	{ "cache_mb", offsetof(struct mountopts, cache_mb), 1024, 16, 1048576,
 	  "memory for cached heap states, MiB" },
-	{ "threads", offsetof(struct mountopts, threads), 10, 1, 256,
+	{ "threads", offsetof(struct mountopts, threads), 0, 0, 256,
+	  "threads one analysis uses (0: HEAPFS_THREADS, else every core)" },
+	{ "fuse_threads", offsetof(struct mountopts, fuse_threads), 10, 1, 256,
 	  "maximum FUSE worker threads" },
 #define WOPT(name, def, min, max, help) { #name, offsetof(struct mountopts, name), def, min, max, help }
 	WOPT(leak_min_gcs_pct, WIN_DEF_LEAK_MIN_GCS_PCT, 0, 100,
@@ -462,9 +464,9 @@ static int check_cross_options(struct mountopts *mo)
 		return fail(mo, "missing TRACE and MOUNTPOINT");
 	if (mo->mountpoint == NULL)
 		return fail(mo, "missing MOUNTPOINT");
-	if (mo->single_thread && was_given(mo, "threads") && mo->threads > 1)
-		return fail(mo, "-s (single-threaded) conflicts with threads=%llu",
-			    (unsigned long long)mo->threads);
+	if (mo->single_thread && was_given(mo, "fuse_threads") && mo->fuse_threads > 1)
+		return fail(mo, "-s (single-threaded) conflicts with fuse_threads=%llu",
+			    (unsigned long long)mo->fuse_threads);
 	return check_option_pairs(mo);
 }
 

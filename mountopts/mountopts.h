@@ -4,13 +4,13 @@
  *
  * Parsed with libfuse's fuse_opt (no mounting, no /dev/fuse: testable on
  * its own).  Every -o option is one of
- *   - a heapfs option (cache_mb=N, threads=N): a row of the table in
+ *   - a heapfs option (cache_mb=N, threads=N, fuse_threads=N): a row of the table in
  *     mountopts.c, parsed, range-checked and stored in struct mountopts;
  *   - a FUSE or mount option on the allow-list in mountopts.c (what libfuse
  *     3.14's fuse_new, fuse_parse_conn_info_opts and the kernel accept):
  *     its value is checked, then it is passed through in fuse_args;
  *   - anything else: refused, naming the option.
- * After parsing, cross-option checks run (e.g. -s with threads=N>1).
+ * After parsing, cross-option checks run (e.g. -s with fuse_threads=N>1).
  *
  * Ownership: struct mountopts owns trace, mountpoint and fuse_args;
  * mountopts_free releases them (safe after a failed parse too).
@@ -37,7 +37,8 @@ struct mountopts {
 
 	/* heapfs options (rows of the option table; defaults filled by parse) */
 	uint64_t cache_mb;         /* heap-state cache budget, MiB */
-	uint64_t threads;          /* max FUSE worker threads */
+	uint64_t threads;          /* threads one analysis uses; 0: HEAPFS_THREADS or all cores */
+	uint64_t fuse_threads;     /* max FUSE worker threads */
 	/* suspicious time windows (analyses/windows.h; defaults: the paper's) */
 	uint64_t leak_min_gcs_pct, leak_keep_pct, narrow_min_pct, narrow_max_pct;
 	uint64_t regression_start_pct, gc_window_min, gc_window_max, gc_overhead_min_pct;

@@ -41,7 +41,7 @@ expect_refused "threads=" 2 "invalid value for threads: ''" -o threads= "$TRACE"
 expect_refused "unknown among good ones" 2 "unknown option 'nonempty'" \
 	-o allow_other,cache_mb=64,nonempty "$TRACE" "$MNT"
 expect_refused "bad FUSE value" 2 "invalid value for umask: '999'" -o umask=999 "$TRACE" "$MNT"
-expect_refused "-s with threads" 2 "conflicts with threads=4" -s -o threads=4 "$TRACE" "$MNT"
+expect_refused "-s with fuse_threads" 2 "conflicts with fuse_threads=4" -s -o fuse_threads=4 "$TRACE" "$MNT"
 expect_refused "missing mountpoint" 2 "missing MOUNTPOINT" "$TRACE"
 expect_refused "extra argument" 2 "unexpected argument" "$TRACE" "$MNT" extra
 

@@ -4,7 +4,7 @@
  * arguments, help.
  *
  * Expected values come from the product contract (DESIGN.md and the option
- * spec: cache_mb default 1024, 16..1048576; threads default 10, 1..256) and
+ * spec: cache_mb default 1024, 16..1048576; threads default 0 (every core), 0..256; fuse_threads default 10, 1..256) and
  * from libfuse itself (fuse_new accepts what we pass through), never from
  * mountopts' own tables. */
 #define FUSE_USE_VERSION 312
@@ -123,7 +123,8 @@ static void test_defaults(void **state)
 	assert_string_equal(mo.trace, "t.htr");
 	assert_string_equal(mo.mountpoint, "/mnt/x");
 	assert_int_equal(mo.cache_mb, 1024);
-	assert_int_equal(mo.threads, 10);
+	assert_int_equal(mo.threads, 0);
+	assert_int_equal(mo.fuse_threads, 10);
 	assert_int_equal(mo.foreground, 0);
 	assert_int_equal(mo.debug, 0);
 	assert_int_equal(mo.single_thread, 0);
@@ -237,22 +238,32 @@ static void test_threads(void **state)
 {
 	(void)state;
 	struct mountopts mo;
+	/* threads: one analysis's threads, 0 (the default) for every core */
+	assert_int_equal(PARSE(&mo, "t", "m"), 0);
+	assert_int_equal(mo.threads, 0);
+	assert_int_equal(mo.fuse_threads, 10);
+	mountopts_free(&mo);
 	assert_int_equal(PARSE(&mo, "-o", "threads=1", "t", "m"), 0);
 	assert_int_equal(mo.threads, 1);
 	mountopts_free(&mo);
 	assert_int_equal(PARSE(&mo, "-o", "threads=256", "t", "m"), 0);
 	assert_int_equal(mo.threads, 256);
 	mountopts_free(&mo);
-	expect_error(&mo, PARSE(&mo, "-o", "threads=0", "t", "m"),
-		     "invalid value for threads: '0' (expected an integer 1..256)");
 	expect_error(&mo, PARSE(&mo, "-o", "threads=257", "t", "m"),
-		     "invalid value for threads: '257' (expected an integer 1..256)");
+		     "invalid value for threads: '257' (expected an integer 0..256)");
 	expect_error(&mo, PARSE(&mo, "-o", "threads=", "t", "m"),
-		     "invalid value for threads: '' (expected an integer 1..256)");
-	/* -s runs one thread: a larger threads= contradicts it */
-	expect_error(&mo, PARSE(&mo, "-s", "-o", "threads=4", "t", "m"),
-		     "-s (single-threaded) conflicts with threads=4");
-	assert_int_equal(PARSE(&mo, "-s", "-o", "threads=1", "t", "m"), 0);
+		     "invalid value for threads: '' (expected an integer 0..256)");
+	/* fuse_threads: FUSE's workers */
+	assert_int_equal(PARSE(&mo, "-o", "fuse_threads=256", "t", "m"), 0);
+	assert_int_equal(mo.fuse_threads, 256);
+	mountopts_free(&mo);
+	expect_error(&mo, PARSE(&mo, "-o", "fuse_threads=0", "t", "m"),
+		     "invalid value for fuse_threads: '0' (expected an integer 1..256)");
+	/* -s runs one FUSE thread: a larger fuse_threads= contradicts it; the
+	 * analyses' threads do not */
+	expect_error(&mo, PARSE(&mo, "-s", "-o", "fuse_threads=4", "t", "m"),
+		     "-s (single-threaded) conflicts with fuse_threads=4");
+	assert_int_equal(PARSE(&mo, "-s", "-o", "fuse_threads=1,threads=4", "t", "m"), 0);
 	mountopts_free(&mo);
 }
 
@@ -406,7 +417,8 @@ static void test_help(void **state)
 	mountopts_print_help(f);
 	fclose(f);
 	static const char *const must[] = {
-		"-o cache_mb=N", "default 1024, 16..1048576", "-o threads=N", "default 10, 1..256",
+		"-o cache_mb=N", "default 1024, 16..1048576", "-o threads=N", "default 0, 0..256",
+		"-o fuse_threads=N", "default 10, 1..256",
 		"-f ", "-d ", "-s ", "allow_other", "fusermount3 -u", "TRACE MOUNTPOINT",
 	};
 	for (size_t i = 0; i < sizeof must / sizeof must[0]; i++)

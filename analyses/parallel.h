@@ -1,0 +1,35 @@
+/* parallel.h - the analyses' use of the machine's cores: a fork-join loop
+ * over independent tasks, and how many threads it may use.
+ *
+ * The number of threads: -o threads=N of a mount (mountopts.h), else the
+ * environment's HEAPFS_THREADS, else every online core; par_threads()
+ * resolves it.  Threads share the heap state and every input (read-only);
+ * each task writes only what is its own, so results are the same for any
+ * number of threads (tests compare 1 and N, and run under TSan).
+ *
+ * Ownership: par_for borrows ctx; it starts and joins its threads before
+ * returning (no pool outlives a call).
+ */
+#ifndef HEAPFS_ANALYSES_PARALLEL_H
+#define HEAPFS_ANALYSES_PARALLEL_H
+
+#include <stdint.h>
+
+#define PAR_MAX_THREADS 256
+
+/* requested: a count from an option (0: not given).  Returns it, else
+ * HEAPFS_THREADS when set to 1..PAR_MAX_THREADS, else the online cores
+ * (at least 1, at most PAR_MAX_THREADS). */
+uint32_t par_threads(uint32_t requested);
+
+/* Runs fn(ctx, task, worker) for every task in 0..ntasks-1 on up to
+ * nthreads threads (the caller's among them); worker is 0..nthreads-1
+ * and names the thread, for per-worker scratch.  Tasks are handed out in
+ * order, one at a time.  Once a task returns non-zero no new task starts;
+ * returns the first such value (in task order), or 0.  A thread that
+ * cannot be started is not an error: the tasks run on those that could
+ * (at least the caller's).  -ENOMEM only when nothing ran. */
+int par_for(uint32_t nthreads, uint32_t ntasks, int (*fn)(void *ctx, uint32_t task, uint32_t worker),
+	    void *ctx);
+
+#endif

@@ -1,0 +1,91 @@
+/* test_parallel.c - analyses/parallel.c: every task runs exactly once on
+ * any number of threads, workers are told apart, the first failing task's
+ * value is returned, and par_threads() follows the option, then
+ * HEAPFS_THREADS, then the cores.  Runs under TSan in make tsan. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyses/parallel.h"
+
+enum { NT = 1000 };
+
+struct count {
+	uint32_t ran[NT];         /* each written by the task's own thread */
+	uint32_t worker_of[NT];
+	uint32_t nthreads;
+	uint32_t fail_from;       /* tasks >= this return -(task) */
+};
+
+static int task(void *vctx, uint32_t t, uint32_t worker)
+{
+	struct count *c = vctx;
+	c->ran[t]++;
+	c->worker_of[t] = worker;
+	return t >= c->fail_from ? -(int)(t + 1) : 0;
+}
+
+static void test_every_task_once(void **st)
+{
+	(void)st;
+	for (uint32_t threads = 1; threads <= 8; threads++) {
+		struct count *c = calloc(1, sizeof *c);
+		assert_non_null(c);
+		c->fail_from = UINT32_MAX;
+		assert_int_equal(par_for(threads, NT, task, c), 0);
+		for (uint32_t t = 0; t < NT; t++) {
+			assert_int_equal(c->ran[t], 1);
+			assert_true(c->worker_of[t] < threads);
+		}
+		free(c);
+	}
+	/* no task: nothing runs, no error */
+	assert_int_equal(par_for(4, 0, task, NULL), 0);
+}
+
+static void test_first_error(void **st)
+{
+	(void)st;
+	for (uint32_t threads = 1; threads <= 4; threads++) {
+		struct count *c = calloc(1, sizeof *c);
+		assert_non_null(c);
+		c->fail_from = 10;
+		/* task 10 fails: it is handed out before any later one, so it
+		 * runs; later failing tasks may run too, but 10's value wins */
+		assert_int_equal(par_for(threads, NT, task, c), -11);
+		assert_int_equal(c->ran[10], 1);
+		for (uint32_t t = 0; t < 10; t++)
+			assert_int_equal(c->ran[t], 1);
+		free(c);
+	}
+}
+
+static void test_thread_count(void **st)
+{
+	(void)st;
+	assert_int_equal(par_threads(3), 3);
+	assert_int_equal(par_threads(100000), PAR_MAX_THREADS);
+	setenv("HEAPFS_THREADS", "5", 1);
+	assert_int_equal(par_threads(0), 5);
+	assert_int_equal(par_threads(2), 2); /* the option wins */
+	setenv("HEAPFS_THREADS", "junk", 1);
+	uint32_t cores = par_threads(0);     /* ignored: the cores */
+	assert_true(cores >= 1 && cores <= PAR_MAX_THREADS);
+	unsetenv("HEAPFS_THREADS");
+	assert_int_equal(par_threads(0), cores);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_task_once),
+		cmocka_unit_test(test_first_error),
+		cmocka_unit_test(test_thread_count),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
