@@ -41,9 +41,7 @@ struct gclo {
 	const struct cls_pair *pairs;
 	struct closure_metrics *deep, *ret;
 	uint64_t *uni;
-	/* sparse single-group path */
-	uint64_t *in_t, *in_g, *kept;
-	uint32_t *queue;           /* T's list, then kept's: 2 (budget + 1) */
+	uint64_t *in_g;            /* few_big: the group's bits */
 	/* batched path */
 	uint32_t *comp;            /* [n] component, topological order = decreasing id */
 	uint32_t *corder;          /* [n] objects, component by component, in
@@ -65,15 +63,49 @@ static void gclo_free(struct gclo *w)
 {
 	bitset_free(w->rooted);
 	free(w->gof); free(w->ooff); free(w->olist); free(w->goff);
-	bitset_free(w->in_t); bitset_free(w->in_g); bitset_free(w->kept);
-	free(w->queue);
+	bitset_free(w->in_g);
 	free(w->comp); free(w->corder);
+}
+
+/* uni is shared by the threads: set its bits atomically. */
+static inline void uni_set(uint64_t *uni, uint32_t x)
+{
+	__atomic_fetch_or(&uni[x >> 6], 1ull << (x & 63), __ATOMIC_RELAXED);
 }
 
 /* ---- one group alone, sparsely ---- */
 
+/* A thread's scratch for groups alone: T's and G's bits, the kept bits,
+ * T's list then kept's (all cleared after each group: O(|T|)). */
+struct alone {
+	uint64_t *in_t, *in_g, *kept;
+	uint32_t *queue;
+};
+
+static void alone_free(struct alone *a)
+{
+	bitset_free(a->in_t);
+	bitset_free(a->in_g);
+	bitset_free(a->kept);
+	free(a->queue);
+	memset(a, 0, sizeof *a);
+}
+
+static int alone_alloc(const struct gclo *w, uint32_t budget, struct alone *a)
+{
+	a->in_t = bitset_new(w->n);
+	a->in_g = bitset_new(w->n);
+	a->kept = bitset_new(w->n);
+	a->queue = malloc(((size_t)budget + 1) * 2 * sizeof *a->queue);
+	if (!a->in_t || !a->in_g || !a->kept || !a->queue) {
+		alone_free(a);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 /* 1: done; 0: T(G) outgrew the budget (nothing changed); -errno never. */
-static int one_group(struct gclo *w, uint32_t g, uint32_t budget)
+static int one_group(const struct gclo *w, struct alone *a, uint32_t g, uint32_t budget)
 {
 	const struct heap_state *s = w->s;
 	size_t head = 0, tail = 0;
@@ -83,82 +115,116 @@ static int one_group(struct gclo *w, uint32_t g, uint32_t budget)
 		return 0; /* its members alone are over the budget */
 	for (uint32_t k = lo; k < hi; k++) {
 		uint32_t m = w->pairs[k].obj;
-		bitset_set(w->in_g, m);
-		if (!bitset_get(w->in_t, m)) {
-			bitset_set(w->in_t, m);
-			w->queue[tail++] = m;
+		bitset_set(a->in_g, m);
+		if (!bitset_get(a->in_t, m)) {
+			bitset_set(a->in_t, m);
+			a->queue[tail++] = m;
 		}
 	}
 	while (head < tail && fits) {
-		uint32_t o = w->queue[head++];
+		uint32_t o = a->queue[head++];
 		for (uint32_t e = s->out_off[o]; e < s->out_off[o + 1]; e++) {
 			uint32_t t = s->out_tgt[e];
-			if (bitset_get(w->in_t, t))
+			if (bitset_get(a->in_t, t))
 				continue;
 			if (tail >= budget) {
 				fits = 0; /* too big to be worth a walk of its own */
 				break;
 			}
-			bitset_set(w->in_t, t);
-			w->queue[tail++] = t;
+			bitset_set(a->in_t, t);
+			a->queue[tail++] = t;
 		}
 	}
 	if (fits) {
 		/* closure_retained on the list: seeds are members of T \ G that a
 		 * root or a reachable object outside T holds; what they reach in T
-		 * avoiding G stays alive.  The kept objects are marked in w->kept;
+		 * avoiding G stays alive.  The kept objects are marked in a->kept;
 		 * their list follows T's in the queue (kept ⊆ T, |T| <= budget + 1
 		 * counting the member that may have reached it: 2 (budget + 1)). */
 		size_t kh = tail, kt = tail;
 		for (size_t i = 0; i < tail; i++) {
-			uint32_t x = w->queue[i];
-			if (bitset_get(w->in_g, x))
+			uint32_t x = a->queue[i];
+			if (bitset_get(a->in_g, x))
 				continue;
 			int held = bitset_get(w->rooted, x);
 			for (uint32_t e = s->in_off[x]; e < s->in_off[x + 1] && !held; e++) {
 				uint32_t y = s->in_src[e];
-				held = hs_is_reachable(s, y) && !bitset_get(w->in_t, y);
+				held = hs_is_reachable(s, y) && !bitset_get(a->in_t, y);
 			}
 			if (held) {
-				bitset_set(w->kept, x);
-				w->queue[kt++] = x;
+				bitset_set(a->kept, x);
+				a->queue[kt++] = x;
 			}
 		}
 		while (kh < kt) {
-			uint32_t o = w->queue[kh++];
+			uint32_t o = a->queue[kh++];
 			for (uint32_t e = s->out_off[o]; e < s->out_off[o + 1]; e++) {
 				uint32_t t = s->out_tgt[e];
-				if (bitset_get(w->in_t, t) && !bitset_get(w->in_g, t) &&
-				    !bitset_get(w->kept, t)) {
-					bitset_set(w->kept, t);
-					w->queue[kt++] = t;
+				if (bitset_get(a->in_t, t) && !bitset_get(a->in_g, t) &&
+				    !bitset_get(a->kept, t)) {
+					bitset_set(a->kept, t);
+					a->queue[kt++] = t;
 				}
 			}
 		}
 		struct closure_metrics d = { 0, 0 }, r = { 0, 0 };
 		for (size_t i = 0; i < tail; i++) {
-			uint32_t x = w->queue[i];
+			uint32_t x = a->queue[i];
 			uint64_t sz = hs_info(s, x)->size;
 			d.count++;
 			d.bytes += sz;
-			if (!bitset_get(w->kept, x)) {
+			if (!bitset_get(a->kept, x)) {
 				r.count++;
 				r.bytes += sz;
 			}
 			if (w->uni)
-				bitset_set(w->uni, x);
+				uni_set(w->uni, x);
 		}
 		w->deep[g] = d;
 		w->ret[g] = r;
 	}
 	/* clear what was set: sparse, O(|T|) */
 	for (size_t i = 0; i < tail; i++) {
-		bitset_clear(w->in_t, w->queue[i]);
-		bitset_clear(w->kept, w->queue[i]);
+		bitset_clear(a->in_t, a->queue[i]);
+		bitset_clear(a->kept, a->queue[i]);
 	}
 	for (uint32_t k = lo; k < hi; k++)
-		bitset_clear(w->in_g, w->pairs[k].obj);
+		bitset_clear(a->in_g, w->pairs[k].obj);
 	return fits;
+}
+
+struct alones {
+	const struct gclo *w;
+	uint32_t budget;
+	struct alone *per_worker;  /* each worker's scratch, made on its first task */
+	uint8_t *fit;              /* [ngroups] 1: computed alone */
+};
+
+static int alone_task(void *vctx, uint32_t g, uint32_t worker)
+{
+	struct alones *a = vctx;
+	struct alone *sc = &a->per_worker[worker];
+	if (!sc->in_t && alone_alloc(a->w, a->budget, sc))
+		return -ENOMEM;
+	a->fit[g] = (uint8_t)one_group(a->w, sc, g, a->budget);
+	return 0;
+}
+
+/* Every group alone that fits the budget (fit[g] = 1), on the threads;
+ * each thread's scratch is about n / 2 bytes. */
+static int groups_alone(const struct gclo *w, uint32_t budget, uint8_t *fit)
+{
+	uint32_t nthreads = w->threads ? w->threads : 1;
+	if (nthreads > w->ngroups)
+		nthreads = w->ngroups;
+	struct alones a = { w, budget, calloc(nthreads ? nthreads : 1, sizeof *a.per_worker), fit };
+	if (!a.per_worker)
+		return -ENOMEM;
+	int rc = par_for(nthreads, w->ngroups, alone_task, &a);
+	for (uint32_t i = 0; i < nthreads; i++)
+		alone_free(&a.per_worker[i]);
+	free(a.per_worker);
+	return rc;
 }
 
 /* The big groups one by one with closure.c (gclo_compute: when there are
@@ -299,11 +365,7 @@ static void add_bits(const struct batch *bt, uint64_t bits, uint64_t sz, struct 
 	}
 }
 
-/* uni is shared by the batches: set its bits atomically. */
-static inline void uni_set(uint64_t *uni, uint32_t x)
-{
-	__atomic_fetch_or(&uni[x >> 6], 1ull << (x & 63), __ATOMIC_RELAXED);
-}
+
 
 /* One pass for the (at most 64) groups with a slot. reach[c] per
  * component, alive[x] per object; ring/inq serve the work list inside a
@@ -515,6 +577,7 @@ int gclo_compute(const struct heap_state *s, const struct cls_pair *pairs, size_
 {
 	struct gclo w;
 	uint32_t *big = NULL, nbig = 0;
+	uint8_t *fit = NULL;
 	int rc = -ENOMEM;
 	if (!s->has_graph)
 		return -EINVAL;
@@ -535,16 +598,13 @@ int gclo_compute(const struct heap_state *s, const struct cls_pair *pairs, size_
 	w.deep = calloc((size_t)ng + 1, sizeof *w.deep);
 	w.ret = calloc((size_t)ng + 1, sizeof *w.ret);
 	w.rooted = bitset_new(w.n);
-	w.in_t = bitset_new(w.n);
 	w.in_g = bitset_new(w.n);
-	w.kept = bitset_new(w.n);
 	uint32_t budget = o && o->budget ? o->budget : w.n / 64 + 64;
 	if (budget > w.n)
 		budget = w.n; /* T never exceeds n: no group ever stops */
-	w.queue = malloc(((size_t)budget + 1) * 2 * sizeof *w.queue);
 	big = malloc(((size_t)ng + 1) * sizeof *big);
-	if (!w.goff || !w.deep || !w.ret || !w.rooted || !w.in_t ||
-	    !w.in_g || !w.kept || !w.queue || !big)
+	fit = calloc((size_t)ng + 1, 1);
+	if (!w.goff || !w.deep || !w.ret || !w.rooted || !w.in_g || !big || !fit)
 		goto out;
 	for (uint32_t r = 0; r < s->nroots; r++)
 		bitset_set(w.rooted, s->roots[r].object);
@@ -559,10 +619,12 @@ int gclo_compute(const struct heap_state *s, const struct cls_pair *pairs, size_
 	/* A batch pass costs about a sweep of every object and edge and serves
 	 * 64 groups, so a group whose T is below ~n/64 objects is cheaper
 	 * alone; a group found bigger wasted at most that much. */
-	for (uint32_t g = 0; g < ng; g++) {
-		if ((o && o->all_batched) || !one_group(&w, g, budget))
+	if (!(o && o->all_batched) && (rc = groups_alone(&w, budget, fit)))
+		goto out;
+	rc = -ENOMEM;
+	for (uint32_t g = 0; g < ng; g++) /* in group order, whatever the threads did */
+		if (!fit[g])
 			big[nbig++] = g;
-	}
 	if (nbig && nbig <= GCLO_FEW && !(o && o->all_batched)) {
 		/* A few big groups: the components and a pass cost about as
 		 * much as 5 whole-heap closures (measured on a 4.9 M-object
@@ -578,6 +640,7 @@ int gclo_compute(const struct heap_state *s, const struct cls_pair *pairs, size_
 		*o->stats = (struct gclo_stats){ ng, ng - nbig, nbig, (nbig + 63) / 64, w.ncomp };
 out:
 	free(big);
+	free(fit);
 	if (!rc) {
 		*ngroups = ng;
 		*deep = w.deep;

@@ -83,15 +83,18 @@ static void check_family(const struct heap_state *s, const struct cls_pair *pr, 
 		i = j;
 	}
 	const uint32_t budgets[] = { 0, UINT32_MAX, 1, 2, 3, 7 };
-	/* modes 7 and 8: the batches on 3 and 4 threads (the same numbers
-	 * as the oracle's: no result depends on the threads) */
-	for (int mode = 0; mode < 9; mode++) {
+	/* modes 7-9: the batches and the groups alone on 3 and 4 threads
+	 * (the same numbers as the oracle's: no result depends on the
+	 * threads) */
+	for (int mode = 0; mode < 10; mode++) {
 		struct gclo_stats st;
 		struct gclo_opts o = { .stats = &st };
 		if (mode < 6)
 			o.budget = budgets[mode];
 		else if (mode == 8)
 			o.budget = 1, o.threads = 4;
+		else if (mode == 9)
+			o.threads = 3;
 		else
 			o.all_batched = 1, o.threads = mode == 7 ? 3 : 0;
 		struct closure_metrics *d = NULL, *r = NULL;
