@@ -10,7 +10,7 @@
 
 /* A site's allocating frame (method, line): sites of different callers
  * that allocate at the same place are one allocation site here. */
-static uint64_t site_key(const struct trace *t, uint32_t site)
+uint64_t samples_site_key(const struct trace *t, uint32_t site)
 {
 	if (site >= t->nsites || !t->sites[site].nframes)
 		return UINT64_MAX;
@@ -54,7 +54,7 @@ static int on_sample(void *vc, const struct htr_event *ev)
 	c->by_kind[s->kind]++;
 	struct acc probe, *a;
 	memset(&probe.key, 0, sizeof probe.key);
-	probe.key.frame = site_key(c->t, s->site);
+	probe.key.frame = samples_site_key(c->t, s->site);
 	probe.key.type = s->type;
 	probe.key.tlab = s->kind != HTR_SAMPLE_JFR;
 	HASH_FIND(hh, c->h, &probe.key, sizeof probe.key, a);
@@ -233,7 +233,7 @@ static int by_type_site(const void *x, const void *y)
 	const struct old_row *a = &sort_set->rows[*(const uint32_t *)x], *b = &sort_set->rows[*(const uint32_t *)y];
 	if (a->type != b->type)
 		return a->type < b->type ? -1 : 1;
-	uint64_t sa = site_key(sort_trace, a->site), sb = site_key(sort_trace, b->site);
+	uint64_t sa = samples_site_key(sort_trace, a->site), sb = samples_site_key(sort_trace, b->site);
 	if (sa != sb)
 		return sa < sb ? -1 : 1;
 	if (a->alloc_ns != b->alloc_ns)
@@ -274,7 +274,7 @@ static int group(const struct trace *t, struct old_set *s)
 	for (uint32_t k = 0; k < s->n; k++) {
 		const struct old_row *r = &s->rows[ix[k]];
 		struct old_group *g = s->ngroups ? &s->groups[s->ngroups - 1] : NULL;
-		if (!g || g->type != r->type || site_key(t, g->site) != site_key(t, r->site)) {
+		if (!g || g->type != r->type || samples_site_key(t, g->site) != samples_site_key(t, r->site)) {
 			g = &s->groups[s->ngroups++];
 			*g = (struct old_group){ .type = r->type, .site = r->site, .first_alloc_ns = r->alloc_ns,
 						 .example = ix[k] };

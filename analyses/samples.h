@@ -44,6 +44,11 @@ struct sample_row {
 	uint64_t sized;            /* samples with a known size (est_count_known iff > 0) */
 };
 
+/* A site's allocating frame as one number (method, line); UINT64_MAX
+ * for an unknown site: sites of different callers that allocate at the
+ * same place have the same key. */
+uint64_t samples_site_key(const struct trace *t, uint32_t site);
+
 struct sample_set {
 	struct sample_row *rows;   /* owned; most estimated bytes first */
 	uint32_t n;

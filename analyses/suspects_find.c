@@ -904,10 +904,7 @@ static int leak_candidates(struct sctx *c, uint32_t start, uint32_t end)
 		for (uint64_t i = 0; i < os.n; i++) { /* this group's samples born in the window */
 			const struct old_row *r = &os.rows[i];
 			cl.n += r->type == gr->type && r->alloc_ns >= from && r->alloc_ns < to &&
-				(r->site == gr->site || (r->site < c->t->nsites && gr->site < c->t->nsites &&
-				 c->t->sites[r->site].nframes && c->t->sites[gr->site].nframes &&
-				 !memcmp(&c->t->sites[r->site].frames[0], &c->t->sites[gr->site].frames[0],
-					 sizeof(struct htr_site_frame))));
+				samples_site_key(c->t, r->site) == samples_site_key(c->t, gr->site);
 		}
 		if ((rc = add_type_site(c, gr->type, gr->site, &cl.key, &cl.key2)) || (rc = add_claim(c, cl)))
 			break;

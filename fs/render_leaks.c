@@ -82,51 +82,71 @@ static const struct tcol sample_cols[] = {
 	{ "root", TCOL_STR }, { "path", TCOL_STR },
 };
 
+/* The texts of one row: its site, its root and its path. */
+struct texts {
+	struct buf site, root, path;
+};
+
+static void texts_init(struct texts *x)
+{
+	buf_init(&x->site);
+	buf_init(&x->root);
+	buf_init(&x->path);
+}
+
+static void texts_free(struct texts *x)
+{
+	buf_free(&x->site);
+	buf_free(&x->root);
+	buf_free(&x->path);
+}
+
+static int texts_fill(const struct trace *tr, const struct old_set *s, uint32_t site, const struct old_row *r,
+		      struct texts *x)
+{
+	int rc = site_name(tr, site, &x->site);
+	if (!rc)
+		rc = root_text(s, r, &x->root);
+	return rc ? rc : path_text(tr, s, r, &x->path);
+}
+
 static int fill_table(const struct trace *tr, const struct old_set *s, struct table *t)
 {
-	struct buf site, root, path;
-	buf_init(&site);
-	buf_init(&root);
-	buf_init(&path);
+	struct texts x;
+	texts_init(&x);
 	char scratch[64];
 	int rc = 0;
 	table_init(t, table_cols, 9);
 	for (uint32_t i = 0; i < s->ngroups && !rc; i++) {
 		const struct old_group *g = &s->groups[i];
 		const struct old_row *ex = &s->rows[g->example];
-		if ((rc = site_name(tr, g->site, &site)) || (rc = root_text(s, ex, &root)) ||
-		    (rc = path_text(tr, s, ex, &path)) || (rc = table_add_row(t)))
+		if ((rc = texts_fill(tr, s, g->site, ex, &x)) || (rc = table_add_row(t)))
 			break;
 		set_s(t, 0, type_name(tr, g->type, scratch, sizeof scratch));
-		set_s(t, 1, (const char *)site.data);
+		set_s(t, 1, (const char *)x.site.data);
 		table_set_u64(t, 2, g->samples);
 		table_set_u64(t, 3, g->with_path);
 		table_set_u64(t, 4, rel_ms(tr, g->first_alloc_ns));
 		table_set_u64(t, 5, rel_ms(tr, g->last_alloc_ns));
 		table_set_u64(t, 6, g->max_age_ns / 1000000);
-		set_s(t, 7, (const char *)root.data);
+		set_s(t, 7, (const char *)x.root.data);
 		if (ex->npath > 1)
-			set_s(t, 8, (const char *)path.data);
+			set_s(t, 8, (const char *)x.path.data);
 	}
-	buf_free(&site);
-	buf_free(&root);
-	buf_free(&path);
+	texts_free(&x);
 	return rc;
 }
 
 static int fill_samples(const struct trace *tr, const struct old_set *s, struct table *t)
 {
-	struct buf site, root, path;
-	buf_init(&site);
-	buf_init(&root);
-	buf_init(&path);
+	struct texts x;
+	texts_init(&x);
 	char scratch[64];
 	int rc = 0;
 	table_init(t, sample_cols, 10);
 	for (uint64_t i = 0; i < s->n && !rc; i++) {
 		const struct old_row *r = &s->rows[i];
-		if ((rc = site_name(tr, r->site, &site)) || (rc = root_text(s, r, &root)) ||
-		    (rc = path_text(tr, s, r, &path)) || (rc = table_add_row(t)))
+		if ((rc = texts_fill(tr, s, r->site, r, &x)) || (rc = table_add_row(t)))
 			break;
 		table_set_u64(t, 0, rel_ms(tr, r->alloc_ns));
 		table_set_u64(t, 1, r->age_ns / 1000000);
@@ -134,18 +154,16 @@ static int fill_samples(const struct trace *tr, const struct old_set *s, struct 
 		set_s(t, 3, type_name(tr, r->type, scratch, sizeof scratch));
 		if (r->array_length >= 0)
 			table_set_i64(t, 4, r->array_length);
-		set_s(t, 5, (const char *)site.data);
+		set_s(t, 5, (const char *)x.site.data);
 		uint32_t th = trace_thread_index(tr, r->thread);
 		set_s(t, 6, th == UINT32_MAX ? "" : sym_thread(tr, th));
 		if (r->heap_used != UINT64_MAX)
 			table_set_u64(t, 7, r->heap_used);
-		set_s(t, 8, (const char *)root.data);
+		set_s(t, 8, (const char *)x.root.data);
 		if (r->npath > 1)
-			set_s(t, 9, (const char *)path.data);
+			set_s(t, 9, (const char *)x.path.data);
 	}
-	buf_free(&site);
-	buf_free(&root);
-	buf_free(&path);
+	texts_free(&x);
 	return rc;
 }
 
