@@ -27,6 +27,7 @@
 #include "analyses/closure.h"
 #include "analyses/dominators.h"
 #include "analyses/groupclo.h"
+#include "analyses/parallel.h"
 #include "fs/tree.h"
 #include "model/heap_state.h"
 #include "model/trace.h"
@@ -102,7 +103,7 @@ out:
 /* Every type's closures at once, from (type, object) pairs as
  * classify_member_pairs gives them; *same = every type agrees with per[]. */
 static int time_type_allgroups(const struct heap_state *s, const struct type_m *per, uint32_t ntypes,
-			       double *secs, double *cpu, struct gclo_stats *st, int *same)
+			       uint32_t threads, double *secs, double *cpu, struct gclo_stats *st, int *same)
 {
 	struct cls_pair *pr = malloc(((size_t)s->n + 1) * sizeof *pr);
 	uint32_t *cnt = calloc((size_t)ntypes + 1, sizeof *cnt), ng = 0;
@@ -120,7 +121,8 @@ static int time_type_allgroups(const struct heap_state *s, const struct type_m *
 	}
 	/* BENCH_GCLO_BUDGET: the groupclo budget to try (0: its default) */
 	const char *bud = getenv("BENCH_GCLO_BUDGET");
-	struct gclo_opts o = { .stats = st, .budget = bud ? (uint32_t)strtoul(bud, NULL, 10) : 0 };
+	struct gclo_opts o = { .stats = st, .budget = bud ? (uint32_t)strtoul(bud, NULL, 10) : 0,
+			       .threads = threads };
 	double t0 = now_s(), c0 = cpu_s();
 	rc = gclo_compute(s, pr, s->n, &o, &ng, &deep, &ret, NULL);
 	*secs = now_s() - t0;
@@ -200,7 +202,7 @@ int main(int argc, char **argv)
 	printf("closure_objects\t%" PRIu64 "\nclosure_s\t%.3f\nclosure_objects_per_s\t%.0f\n", objs,
 	       secs, secs > 0 ? (double)objs / secs : 0.0);
 	printf("per_type_closures_cpu_s\t%.3f\n", cpu);
-	if ((rc = time_type_allgroups(s, per, ntypes, &asecs, &acpu, &st, &same))) {
+	if ((rc = time_type_allgroups(s, per, ntypes, 1, &asecs, &acpu, &st, &same))) {
 		fprintf(stderr, "bench_closures: all groups: %s\n", strerror(-rc));
 		return 1;
 	}
@@ -209,6 +211,21 @@ int main(int argc, char **argv)
 	       "allgroups_components\t%u\nallgroups_equal\t%d\nallgroups_speedup\t%.1f\n",
 	       asecs, acpu, st.groups, st.alone, st.batched, st.passes, st.components, same,
 	       asecs > 0 ? secs / asecs : 0.0);
+	/* thread scaling (issue 29): 2 threads and every core, same results */
+	uint32_t all = par_threads(0), tries[2] = { 2, all };
+	for (int k = 0; k < 2; k++) {
+		if (k && tries[k] == tries[0])
+			continue;
+		double ts, tc;
+		int same_t = 0;
+		if ((rc = time_type_allgroups(s, per, ntypes, tries[k], &ts, &tc, &st, &same_t))) {
+			fprintf(stderr, "bench_closures: all groups on %u threads: %s\n", tries[k], strerror(-rc));
+			return 1;
+		}
+		printf("allgroups_threads_%u_s\t%.3f\nallgroups_threads_%u_equal\t%d\n"
+		       "allgroups_threads_%u_speedup\t%.2f\n", tries[k], ts, tries[k], same_t, tries[k],
+		       ts > 0 ? asecs / ts : 0.0);
+	}
 	free(per);
 	heap_state_free(s);
 	trace_close(t);

@@ -57,6 +57,7 @@ echo "objects at the last GC: $(val objects)"
 check "dominator tree (s)" "$(val dominators_s)" "<=" 3
 check "GC closure (objects/s)" "$(val closure_objects_per_s)" ">=" 20000000
 check "every type's closures at once agree" "$(val allgroups_equal)" ">=" 1
+check "the same on 2 threads" "$(val allgroups_threads_2_equal)" ">=" 1
 check "by-type/table, state built (s)" "$(val by_type_table_s)" "<=" 10
 check "by-type/table, fresh open (s)" "$(val by_type_table_fresh_s)" "<=" 10
 exit $status
