@@ -84,4 +84,31 @@ read -r s_n _ s_all _ _ _ _ _ _ _ _ s_b _ <<<"$line"
 [ "$s_n" = "$sparse" ] && [ "$s_all" = "$cnt" ] && [ "${s_b#(}" = "$wasted" ] ||
 	fail "suspects' sparse ArrayLists ($line) differ from ds/collections ($sparse of $cnt, $wasted bytes)"
 ok "sparse: $sparse of $cnt ArrayLists under 25% full, $wasted bytes of unused slots ($slots slots, $used used)"
+
+# The same program recorded with the agent (a graph at every GC; the
+# fields named as the JVM names them): the recorded graph shows the same
+# planted bloat as the dump.
+AGENT=$(dirname "$HEAPFS")/libheapfs-agent.so
+if [ -f "$AGENT" ]; then
+	rm -f "$TMP/ready" "$TMP/done"
+	java -Xmx256m "-agentpath:$AGENT=out=$TMP/rec.htr,graph=every" -cp "$TMP/cls:$GUAVA" EmptyCollections \
+		"$TMP/ready" "$TMP/done" >"$TMP/java2.out" 2>&1 &
+	JPID=$!
+	for _ in $(seq 600); do [ -e "$TMP/ready" ] || ! kill -0 "$JPID" 2>/dev/null && break; sleep 0.05; done
+	[ -e "$TMP/ready" ] || fail "EmptyCollections under the agent did not get ready: $(cat "$TMP/java2.out")"
+	jcmd "$JPID" GC.run >/dev/null || fail "jcmd GC.run"
+	touch "$TMP/done"
+	wait "$JPID" || fail "EmptyCollections under the agent failed: $(cat "$TMP/java2.out")"
+	JPID=
+	"$HEAPFS" cat "$TMP/rec.htr" gc/latest/ds/collections >"$TMP/rec.coll" || fail "ds/collections of the recording"
+	rrow() { awk -F'\t' -v t="$1" '$1 == t' "$TMP/rec.coll"; }
+	IFS=$'\t' read -r _ cnt e _ _ slots used _ sparse wasted <<<"$(rrow java.util.ArrayList)"
+	[ "${e:-0}" -ge 10000 ] && [ "${sparse:-0}" -ge 3000 ] && [ "${slots:-0}" -ge 300000 ] && [ "${wasted:-0}" -ge $((297000 * 4)) ] ||
+		fail "recording: ArrayList row '$(rrow java.util.ArrayList)' misses the planted 10000 empty, 3000 sparse"
+	IFS=$'\t' read -r _ _ e _ <<<"$(rrow java.util.HashMap)"
+	[ "${e:-0}" -ge 25000 ] || fail "recording: $e empty HashMaps, 25000 planted"
+	ok "agent recording: ds/collections shows the planted bloat too (ArrayList: $sparse sparse, $wasted wasted bytes; $e empty HashMaps)"
+else
+	echo "(no $AGENT: the agent part is skipped)"
+fi
 echo "PASS: test_bloat.sh"
