@@ -328,10 +328,17 @@ run_program() {
 		wait_ready "$d/java.out" "$p" || return 0
 		# the first jcmd loads the attach machinery's classes
 		[ "$p" = base ] && timeout "$STEP_TIMEOUT" jcmd "$JPID" GC.class_histogram >/dev/null
-		timeout "$STEP_TIMEOUT" jcmd "$JPID" GC.class_histogram >"$d/histo-$p-before.txt" &&
-			timeout "$STEP_TIMEOUT" jcmd "$JPID" GC.heap_dump "$d/$p.hprof" >"$d/jcmd.out" &&
-			timeout "$STEP_TIMEOUT" jcmd "$JPID" GC.class_histogram >"$d/histo-$p.txt" ||
-			{ die "jcmd at '$p': $(cat "$d/jcmd.out")"; return 0; }
+		# until nothing changed around the dump (a Cleaner or JDK thread
+		# can still run after the pause begins): at most 3 tries
+		local try
+		for try in 1 2 3; do
+			rm -f "$d/$p.hprof"
+			timeout "$STEP_TIMEOUT" jcmd "$JPID" GC.class_histogram >"$d/histo-$p-before.txt" &&
+				timeout "$STEP_TIMEOUT" jcmd "$JPID" GC.heap_dump "$d/$p.hprof" >"$d/jcmd.out" &&
+				timeout "$STEP_TIMEOUT" jcmd "$JPID" GC.class_histogram >"$d/histo-$p.txt" ||
+				{ die "jcmd at '$p': $(cat "$d/jcmd.out")"; return 0; }
+			cmp -s <(histo "$d/histo-$p-before.txt") <(histo "$d/histo-$p.txt") && break
+		done
 		release
 	done
 	end_java "$d/java.out" || return 0
