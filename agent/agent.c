@@ -101,8 +101,6 @@ static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread
 {
 	struct agent *a = agent();
 	recorder_thread_start(a->rec, jvmti, jni, thread);
-	if (a->cnt)
-		count_thread_start(a->cnt, jvmti, jni, thread, recorder_is_agent_thread(a->rec, jni, thread));
 }
 
 static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)

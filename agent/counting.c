@@ -247,7 +247,7 @@ struct counting {
 	struct ctrip *trips; uint32_t ntrips, cap_trips; /* counted loops' counters */
 	int helper_failed;
 	uint64_t exhausted;                   /* methods left uncounted: counters=N too small */
-	uint64_t threads_live, threads_max;   /* of the program, alive now and at most (atomic) */
+	uint64_t threads_live, threads_max;   /* that ran counted code: alive now, at most (atomic) */
 	/* profile=FILE (profile.h): the plans read at start */
 	struct profile prof;
 	int prof_on;
@@ -283,6 +283,8 @@ static int keep_array(struct counting *cn, JNIEnv *jni, jobject a)
 	return 0;
 }
 
+static int bind_threads(JNIEnv *jni);
+
 /* Makes Counters.c long enough for every counter reserved so far: called
  * before the code of a newly instrumented class can run (its ClassPrepare;
  * for a retransformation, its hook).  The first call initializes the
@@ -303,6 +305,9 @@ static void ensure_counters(struct counting *cn, JNIEnv *jni)
 			cn->helper = (jclass)(*jni)->NewGlobalRef(jni, k);
 			cn->field = f;
 		}
+		/* counted code calls heapfs.Threads.e(), which needs its native */
+		if (cn->helper && bind_threads(jni))
+			fprintf(stderr, "heapfs-agent: the thread class cannot be loaded: counted code will fail\n");
 		if (!cn->helper) {
 			cn->helper_failed = 1;
 			fprintf(stderr, "heapfs-agent: the counter class cannot be loaded: nothing is counted\n");
@@ -1389,61 +1394,67 @@ void count_exception(struct counting *cn, jvmtiEnv *jvmti, JNIEnv *jni, jthread 
 }
 
 /* Threads.  Plain increments are exact while one thread at a time runs
- * counted code; with two or more alive at once, racing increments can be
- * lost, and allocs/stats says so.  So the agent keeps the most threads of
- * the program alive at once (main included; not the JVM's own threads,
- * which run in the system thread group or its InnocuousThreadGroup:
- * Attach Listener, Common-Cleaner, process reaper, ...; not the agent's). */
-static int program_thread(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, int is_agent)
-{
-	if (!thread || is_agent)
-		return 0;
-	jvmtiThreadInfo ti;
-	memset(&ti, 0, sizeof(ti));
-	if ((*jvmti)->GetThreadInfo(jvmti, thread, &ti) != JVMTI_ERROR_NONE)
-		return 0;
-	int program = 1;
-	jvmtiThreadGroupInfo gi;
-	memset(&gi, 0, sizeof(gi));
-	if (ti.thread_group && (*jvmti)->GetThreadGroupInfo(jvmti, ti.thread_group, &gi) == JVMTI_ERROR_NONE) {
-		program = !gi.name || (strcmp(gi.name, "system") && strcmp(gi.name, "InnocuousThreadGroup"));
-		(*jvmti)->Deallocate(jvmti, (unsigned char *)gi.name);
-		if (gi.parent)
-			(*jni)->DeleteLocalRef(jni, gi.parent);
-	}
-	(*jvmti)->Deallocate(jvmti, (unsigned char *)ti.name);
-	if (ti.thread_group)
-		(*jni)->DeleteLocalRef(jni, ti.thread_group);
-	if (ti.context_class_loader)
-		(*jni)->DeleteLocalRef(jni, ti.context_class_loader);
-	return program;
-}
+ * counted code; with two or more running it while alive at once, racing
+ * increments can be lost, and allocs/stats says so.  So the agent keeps
+ * the most threads alive at once that ran counted code: every method
+ * with counters calls heapfs.Threads.e() first (instrument.h,
+ * sink->threads), which calls the native threads_enter below the first
+ * time a thread gets there (a compare with the last thread let through,
+ * then a cache by thread id: again only when another thread took its
+ * slot); the thread counts from then on to its ThreadEnd.
+ * A thread that never runs counted code (the JVM's and JDK's own:
+ * Reference Handler, Common-Cleaner, Signal Dispatcher, DestroyJavaVM, a
+ * Timer or pool thread that runs only JDK code, the agent's) never
+ * counts, whatever its thread group. */
+static struct counting *threads_cn; /* the one instance: natives get no user pointer */
 
-/* ThreadStart and ThreadEnd are posted on the thread itself: whether it
- * counted is remembered here, so that its end needs no second look. */
-static __thread int tls_program_thread;
+/* Whether this thread counts: ThreadEnd is posted on the thread itself. */
+static __thread int tls_counted;
 
-void count_thread_start(struct counting *cn, jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, int is_agent)
+static void JNICALL threads_enter(JNIEnv *jni, jclass k)
 {
-	if (!(tls_program_thread = program_thread(jvmti, jni, thread, is_agent)))
+	struct counting *cn = threads_cn;
+	if (tls_counted || !cn)
 		return;
+	tls_counted = 1;
 	uint64_t live = __atomic_add_fetch(&cn->threads_live, 1, __ATOMIC_ACQ_REL);
 	uint64_t max = __atomic_load_n(&cn->threads_max, __ATOMIC_RELAXED);
 	while (live > max && !__atomic_compare_exchange_n(&cn->threads_max, &max, live, 0, __ATOMIC_ACQ_REL,
 							  __ATOMIC_RELAXED))
 		;
+	if (live >= 2) { /* heapfs.Threads.m: its last-thread check would only flip (instrument.h) */
+		jfieldID m = (*jni)->GetStaticFieldID(jni, k, "m", "Z");
+		if (m)
+			(*jni)->SetStaticBooleanField(jni, k, m, JNI_TRUE);
+		if ((*jni)->ExceptionCheck(jni))
+			(*jni)->ExceptionClear(jni);
+	}
+}
+
+/* Binds heapfs.Threads.n (before any counted code can run: with the
+ * counters' first array).  Under arr_mu.  0 or -1. */
+static int bind_threads(JNIEnv *jni)
+{
+	static const JNINativeMethod nm = { "n", "()V", (void *)threads_enter };
+	jclass k = (*jni)->FindClass(jni, INSTR_THREADS_CLASS);
+	int rc = k && (*jni)->RegisterNatives(jni, k, &nm, 1) == JNI_OK ? 0 : -1;
+	if ((*jni)->ExceptionCheck(jni))
+		(*jni)->ExceptionClear(jni);
+	if (k)
+		(*jni)->DeleteLocalRef(jni, k);
+	return rc;
 }
 
 void count_thread_end(struct counting *cn)
 {
-	if (tls_program_thread)
+	if (tls_counted)
 		__atomic_sub_fetch(&cn->threads_live, 1, __ATOMIC_ACQ_REL);
-	tls_program_thread = 0;
+	tls_counted = 0;
 }
 
 /* At exit, what the counts' exactness depends on (trace info, read by
  * allocs/stats): the increments, the exception corrections and the most
- * threads of the program alive at once. */
+ * threads that ran counted code alive at once. */
 static int write_count_info(struct counting *cn, struct htr_writer *w)
 {
 	static const char *const exc[] = { [COUNT_EXC_OFF] = "off", [COUNT_EXC_EVENTS] = "events",
@@ -1482,6 +1493,8 @@ int count_onload(struct counting *cn, jvmtiEnv *jvmti)
 	if (!cn->c)
 		return -ENOMEM;
 	cn->sink.atomic = cn->opts.count_atomic;
+	cn->sink.threads = 1;
+	threads_cn = cn;
 	cn->sink.bytecode = !cn->opts.count_sites && cn->opts.count_exceptions == COUNT_EXC_BYTECODE;
 	/* counter inlining: not with exceptions=events, whose frame walk
 	 * knows the instrumented methods, not their clones */
@@ -1541,6 +1554,10 @@ int count_onload(struct counting *cn, jvmtiEnv *jvmti)
 				      cn->opts.count_atomic, &b);
 	if (!rc)
 		rc = write_helper(cn, "Counters", &b);
+	buf_free(&b);
+	buf_init(&b);
+	if (!rc && !(rc = instr_threads_class(&b)))
+		rc = write_helper(cn, "Threads", &b);
 	buf_free(&b);
 	buf_init(&b);
 	if (!rc && cn->sink.clone && !(rc = instr_marker_class(&b)))
@@ -2195,8 +2212,8 @@ void count_finish(struct counting *cn, JNIEnv *jni)
 			(unsigned long long)cn->exhausted, cn->opts.counters);
 	uint64_t threads = __atomic_load_n(&cn->threads_max, __ATOMIC_ACQUIRE);
 	if (!cn->opts.count_atomic && threads >= 2) /* allocs/stats says it too (exact) */
-		fprintf(stderr, "heapfs-agent: mode=count: %llu threads of the program were alive at once and "
-			"increments are plain: racing threads can lose counts (atomic=on counts exactly)\n",
+		fprintf(stderr, "heapfs-agent: mode=count: %llu threads that ran instrumented code were alive at once "
+			"and increments are plain: racing threads can lose counts (atomic=on counts exactly)\n",
 			(unsigned long long)threads);
 	if (cn->opts.counts[0] && write_counts(cn, cn->opts.counts, cnt, incr, per_site))
 		fprintf(stderr, "heapfs-agent: cannot write %s\n", cn->opts.counts);
@@ -2223,6 +2240,8 @@ void count_finish(struct counting *cn, JNIEnv *jni)
 	free(cnt);
 	char path[128];
 	snprintf(path, sizeof(path), "%s/heapfs/Counters.class", cn->dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/heapfs/Threads.class", cn->dir);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/heapfs", cn->dir);
 	rmdir(path);

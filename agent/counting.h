@@ -51,10 +51,9 @@ void count_class_file_load(struct counting *cn, jvmtiEnv *jvmti, JNIEnv *jni, jc
 void count_class_prepare(struct counting *cn, jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass);
 void count_exception(struct counting *cn, jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID method,
 		     jlocation location, jobject exception, jmethodID catch_method, jlocation catch_location);
-/* ThreadStart, ThreadEnd: the most threads of the program alive at once
- * (allocs/stats: plain increments are exact with one); is_agent: the
- * thread is the agent's own. */
-void count_thread_start(struct counting *cn, jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, int is_agent);
+/* ThreadEnd: a thread that ran counted code ends (the most such threads
+ * alive at once, count.threads_max: allocs/stats says plain increments are
+ * exact with one; counting.c, "Threads"). */
 void count_thread_end(struct counting *cn);
 
 /* VMDeath: reads the counters, writes counts=FILE, statistics. */

@@ -455,11 +455,6 @@ void recorder_thread_start(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, j
 	ts_current(rec, jvmti, jni, thread);
 }
 
-int recorder_is_agent_thread(const struct recorder *rec, JNIEnv *jni, jthread thread)
-{
-	return rec->agent_thread && (*jni)->IsSameObject(jni, thread, rec->agent_thread);
-}
-
 void recorder_thread_end(struct recorder *rec, JNIEnv *jni)
 {
 	(void)rec;

@@ -33,6 +33,9 @@ struct snip {
 	uint8_t zero;        /* FT/LABEL: `iconst_0; istore var` instead of an
 			      * increment (a counted loop's exit target entered
 			      * from outside the loop, loops.h) */
+	uint8_t entry;       /* FT at instruction 0: `invokestatic
+			      * heapfs/Threads.e()V` instead of an increment,
+			      * before everything else (sink->threads) */
 	uint32_t pos;        /* new offset */
 	uint32_t seq;        /* creation order (stable sort) */
 };
@@ -61,6 +64,7 @@ struct rw {
 	uint32_t len;           /* new code length */
 	uint16_t fieldref;      /* heapfs/Counters.c */
 	uint16_t methodref;     /* heapfs/Counters.inc, atomic increments; 0 plain */
+	uint16_t entryref;      /* heapfs/Threads.e (sink->threads); 0 none */
 	uint32_t snip_len;      /* SNIP_LEN or SNIP_LEN_ATOMIC */
 	uint32_t tail_len;      /* bytes to be appended after the code (handlers) */
 	uint32_t ntrip;         /* TRIP snippets among s */
@@ -156,6 +160,8 @@ static int ord_cmp(const void *a, const void *b)
 		return x->insn < y->insn ? -1 : 1;
 	if (!sx && x->kind != y->kind)
 		return x->kind - y->kind; /* fall-through snippets before labels */
+	if (x->entry != y->entry)
+		return y->entry - x->entry; /* the entry call first */
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
@@ -192,7 +198,7 @@ static uint32_t zero_len(uint32_t var)
 
 static uint32_t snip_len(const struct rw *r, const struct snip *s)
 {
-	return s->kind == SN_TRIP ? trip_len(s->var) : s->zero ? zero_len(s->var) : r->snip_len;
+	return s->kind == SN_TRIP ? trip_len(s->var) : s->zero ? zero_len(s->var) : s->entry ? 3u : r->snip_len;
 }
 
 /* Offsets of everything; repeats until the switch paddings settle. */
@@ -423,6 +429,11 @@ static int emit_code(struct rw *r, uint8_t **code_out)
 		}
 		if (s->zero) {
 			emit_zero(out + s->pos, s->var);
+			continue;
+		}
+		if (s->entry) {
+			out[s->pos] = 0xb8; /* invokestatic heapfs/Threads.e()V */
+			put2(out + s->pos + 1, r->entryref);
 			continue;
 		}
 		rc = emit_snip(r, out + s->pos, s->counter);
@@ -2030,7 +2041,7 @@ struct inl_calls {
  * method's id with the sink, UINT32_MAX if it was left alone.  calls (may
  * be NULL): filled for an instrumented method (the caller frees callee). */
 static int do_method(struct cf_class *c, struct cf_member *m, const struct instr_sink *sink, enum instr_mode mode,
-		     struct instr_stats *st, uint16_t fieldref, uint16_t methodref, uint32_t *idp,
+		     struct instr_stats *st, uint16_t fieldref, uint16_t methodref, uint16_t entryref, uint32_t *idp,
 		     struct inl_calls *calls)
 {
 	*idp = UINT32_MAX;
@@ -2097,6 +2108,13 @@ static int do_method(struct cf_class *c, struct cf_member *m, const struct instr
 	if ((rc = place_counters(&r, &mp, base, &stubs)))
 		goto out;
 apply:;
+	/* the thread's first counted code (heapfs.Threads, sink->threads) */
+	if (entryref) {
+		if ((rc = add_snip(&r, SN_FT, 0, 0, NOT_SET)))
+			goto out;
+		r.s[r.ns - 1].entry = 1;
+		r.entryref = entryref;
+	}
 	if (mode == INSTR_PATHS && sink->bytecode) {
 		if ((rc = plan_corr_handlers(&r, &mp, &cp)))
 			goto out;
@@ -2839,7 +2857,10 @@ int instr_class(const uint8_t *data, size_t n, const struct instr_sink *sink, en
 	uint16_t methodref = mode == INSTR_RELAYOUT || !sink->atomic
 				     ? 0
 				     : cf_cp_methodref(c, INSTR_COUNTERS_CLASS, INSTR_COUNTERS_INC, "([JI)V");
-	if (mode != INSTR_RELAYOUT && (!fieldref || (sink->atomic && !methodref))) {
+	uint16_t entryref = mode == INSTR_RELAYOUT || !sink->threads
+				    ? 0
+				    : cf_cp_methodref(c, INSTR_THREADS_CLASS, INSTR_THREADS_ENTER, "()V");
+	if (mode != INSTR_RELAYOUT && (!fieldref || (sink->atomic && !methodref) || (sink->threads && !entryref))) {
 		cf_free(c);
 		return -E2BIG;
 	}
@@ -2857,7 +2878,7 @@ int instr_class(const uint8_t *data, size_t n, const struct instr_sink *sink, en
 		done[plans[j].orig] = 1;
 		struct inl_calls calls = { 0 };
 		int cloned = 0;
-		rc = do_method(c, &c->methods[plans[j].orig], sink, mode, st, fieldref, methodref, &id, &calls);
+		rc = do_method(c, &c->methods[plans[j].orig], sink, mode, st, fieldref, methodref, entryref, &id, &calls);
 		if (rc >= 0 && id != UINT32_MAX && !plans[j].trampoline)
 			rc = cloned = do_clone(c, &plans[j], sink, id, st, fieldref, methodref, &calls);
 		/* a clone callers link to already must not copy the original's
@@ -2872,7 +2893,7 @@ int instr_class(const uint8_t *data, size_t n, const struct instr_sink *sink, en
 		if (!m->code || done[i])
 			continue;
 		st->methods++;
-		rc = do_method(c, m, sink, mode, st, fieldref, methodref, &id, NULL);
+		rc = do_method(c, m, sink, mode, st, fieldref, methodref, entryref, &id, NULL);
 		changed |= rc > 0;
 	}
 	for (uint32_t j = 0; j < nplans; j++)
@@ -3016,6 +3037,103 @@ int instr_marker_class(struct buf *out)
 		/* public final super, this #2, super #4, no interfaces, fields,
 		 * methods or attributes */
 		0, 0x31, 0, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0,
+	};
+	return buf_put(out, cls, sizeof(cls)) ? -ENOMEM : 0;
+}
+
+int instr_threads_class(struct buf *out)
+{
+	static const uint8_t cls[] = {
+		0xCA, 0xFE, 0xBA, 0xBE, 0, 0, 0, 49, 0, 37,
+		/* 1 */ 1, 0, 14, 'h', 'e', 'a', 'p', 'f', 's', '/', 'T', 'h', 'r', 'e', 'a', 'd', 's',
+		/* 2 */ 7, 0, 1,
+		/* 3 */ 1, 0, 16, 'j', 'a', 'v', 'a', '/', 'l', 'a', 'n', 'g', '/', 'O', 'b', 'j', 'e', 'c', 't',
+		/* 4 */ 7, 0, 3,
+		/* 5 */ 1, 0, 16, 'j', 'a', 'v', 'a', '/', 'l', 'a', 'n', 'g', '/', 'T', 'h', 'r', 'e', 'a', 'd',
+		/* 6 */ 7, 0, 5,
+		/* 7 */ 1, 0, 1, 's',
+		/* 8 */ 1, 0, 19, '[', 'L', 'j', 'a', 'v', 'a', '/', 'l', 'a', 'n', 'g', '/', 'T', 'h', 'r', 'e', 'a',
+		'd', ';',
+		/* 9 */ 12, 0, 7, 0, 8,
+		/* 10 */ 9, 0, 2, 0, 9,
+		/* 11 */ 1, 0, 13, 'c', 'u', 'r', 'r', 'e', 'n', 't', 'T', 'h', 'r', 'e', 'a', 'd',
+		/* 12 */ 1, 0, 20, '(', ')', 'L', 'j', 'a', 'v', 'a', '/', 'l', 'a', 'n', 'g', '/', 'T', 'h', 'r',
+		'e', 'a', 'd', ';',
+		/* 13 */ 12, 0, 11, 0, 12,
+		/* 14 */ 10, 0, 6, 0, 13,
+		/* 15 */ 1, 0, 5, 'g', 'e', 't', 'I', 'd',
+		/* 16 */ 1, 0, 3, '(', ')', 'J',
+		/* 17 */ 12, 0, 15, 0, 16,
+		/* 18 */ 10, 0, 6, 0, 17,
+		/* 19 */ 1, 0, 1, 'e',
+		/* 20 */ 1, 0, 3, '(', ')', 'V',
+		/* 21 */ 1, 0, 1, 'n',
+		/* 22 */ 12, 0, 21, 0, 20,
+		/* 23 */ 10, 0, 2, 0, 22,
+		/* 24 */ 1, 0, 8, '<', 'c', 'l', 'i', 'n', 'i', 't', '>',
+		/* 25 */ 1, 0, 4, 'C', 'o', 'd', 'e',
+		/* 26 */ 1, 0, 1, 't',
+		/* 27 */ 1, 0, 18, 'L', 'j', 'a', 'v', 'a', '/', 'l', 'a', 'n', 'g', '/', 'T', 'h', 'r', 'e', 'a', 'd',
+		';',
+		/* 28 */ 12, 0, 26, 0, 27,
+		/* 29 */ 9, 0, 2, 0, 28,
+		/* 30 */ 1, 0, 1, 'm',
+		/* 31 */ 1, 0, 1, 'Z',
+		/* 32 */ 12, 0, 30, 0, 31,
+		/* 33 */ 9, 0, 2, 0, 32,
+		/* 34 */ 1, 0, 1, 'f',
+		/* 35 */ 12, 0, 34, 0, 20,
+		/* 36 */ 10, 0, 2, 0, 35,
+		/* public final super, this #2, super #4, no interfaces */
+		0, 0x31, 0, 2, 0, 4, 0, 0,
+		/* three fields */ 0, 3,
+		/* private static final Thread[] s */ 0, 0x1a, 0, 7, 0, 8, 0, 0,
+		/* private static Thread t */ 0, 0x0a, 0, 26, 0, 27, 0, 0,
+		/* private static boolean m */ 0, 0x0a, 0, 30, 0, 31, 0, 0,
+		/* four methods */ 0, 4,
+		/* public static void e() */ 0, 0x09, 0, 19, 0, 20, 0, 1,
+		0, 25, 0, 0, 0, 25, /* max_stack */ 0, 2, /* max_locals */ 0, 0, /* code length */ 0, 0, 0, 13,
+		0xb8, 0, 14,  /* 0: invokestatic Thread.currentThread */
+		0xb2, 0, 29,  /* 3: getstatic t */
+		0xa5, 0, 6,   /* 6: if_acmpeq 12 */
+		0xb8, 0, 36,  /* 9: invokestatic f */
+		0xb1,         /* 12: return */
+		/* no exceptions, no attributes */ 0, 0, 0, 0,
+		/* private static void f() */ 0, 0x0a, 0, 34, 0, 20, 0, 1,
+		0, 25, 0, 0, 0, 55, /* max_stack */ 0, 3, /* max_locals */ 0, 2, /* code length */ 0, 0, 0, 43,
+		0xb8, 0, 14,  /* 0: invokestatic Thread.currentThread */
+		0x4b,         /* 3: astore_0 */
+		0x2a,         /* 4: aload_0 */
+		0xb6, 0, 18,  /* 5: invokevirtual Thread.getId */
+		0x88,         /* 8: l2i */
+		0x11, 0, INSTR_THREADS_SLOTS - 1, /* 9: sipush */
+		0x7e,         /* 12: iand */
+		0x3c,         /* 13: istore_1 */
+		0xb2, 0, 10,  /* 14: getstatic s */
+		0x1b,         /* 17: iload_1 */
+		0x32,         /* 18: aaload */
+		0x2a,         /* 19: aload_0 */
+		0xa5, 0, 12,  /* 20: if_acmpeq 32 */
+		0xb8, 0, 23,  /* 23: invokestatic n */
+		0xb2, 0, 10,  /* 26: getstatic s */
+		0x1b,         /* 29: iload_1 */
+		0x2a,         /* 30: aload_0 */
+		0x53,         /* 31: aastore */
+		0xb2, 0, 33,  /* 32: getstatic m */
+		0x9a, 0, 7,   /* 35: ifne 42 */
+		0x2a,         /* 38: aload_0 */
+		0xb3, 0, 29,  /* 39: putstatic t */
+		0xb1,         /* 42: return */
+		/* no exceptions, no attributes */ 0, 0, 0, 0,
+		/* private static native void n() */ 0x01, 0x0a, 0, 21, 0, 20, 0, 0,
+		/* static <clinit>()V */ 0, 0x08, 0, 24, 0, 20, 0, 1,
+		0, 25, 0, 0, 0, 22, /* max_stack */ 0, 1, /* max_locals */ 0, 0, /* code length */ 0, 0, 0, 10,
+		0x11, INSTR_THREADS_SLOTS >> 8, INSTR_THREADS_SLOTS & 0xff, /* sipush */
+		0xbd, 0, 6,   /* anewarray Thread */
+		0xb3, 0, 10,  /* putstatic s */
+		0xb1,         /* return */
+		/* no exceptions, no attributes */ 0, 0, 0, 0,
+		/* no class attributes */ 0, 0,
 	};
 	return buf_put(out, cls, sizeof(cls)) ? -ENOMEM : 0;
 }

@@ -45,6 +45,9 @@
 #define INSTR_COUNTERS_FIELD "c"
 #define INSTR_COUNTERS_INC "inc"
 #define INSTR_INLINE_MARKER "heapfs/Inl"
+#define INSTR_THREADS_CLASS "heapfs/Threads"
+#define INSTR_THREADS_ENTER "e"
+#define INSTR_THREADS_SLOTS 256 /* heapfs.Threads.s's length (a power of 2) */
 
 /* Where the counters' meaning goes.  Strings are not NUL-terminated. */
 struct instr_sink {
@@ -162,6 +165,12 @@ struct instr_sink {
 				    * ranges reported to correction() do not include
 				    * it: no loops where those are applied. */
 	int atomic;                /* 1: atomic increments (see above) */
+	int threads;               /* 1: every method that gets counters calls
+				    * `invokestatic heapfs/Threads.e()V` (3 bytes)
+				    * at offset 0, before anything else (branches
+				    * to instruction 0 land after it), so that the
+				    * agent learns which threads run counted code
+				    * (instr_threads_class) */
 	int bytecode;              /* 1: exception corrections in the bytecode, not
 				    * reported (correction and handlers unused):
 				    * every run of instructions with a correction
@@ -246,6 +255,31 @@ int instr_class(const uint8_t *data, size_t n, const struct instr_sink *sink, en
  * (agent/counting.c); code still holding the old array increments it, and
  * the agent adds up all arrays.  Appended to out. */
 int instr_counters_class(uint32_t ncounters, int atomic, struct buf *out);
+
+/* The helper class that tells the agent which threads run counted code:
+ *   public final class heapfs.Threads {
+ *     private static final Thread[] s = new Thread[INSTR_THREADS_SLOTS];
+ *     private static Thread t;    // the last thread f() let through
+ *     private static boolean m;   // set by the agent: two such threads alive at once
+ *     public static void e() { if (Thread.currentThread() != t) f(); }
+ *     private static void f() {
+ *       Thread c = Thread.currentThread();
+ *       int i = (int) c.getId() & (INSTR_THREADS_SLOTS - 1);
+ *       if (s[i] != c) { n(); s[i] = c; }
+ *       if (!m) t = c;
+ *     }
+ *     private static native void n();   // bound by the agent
+ *   }
+ * (version 49: no stack maps).  A thread is in s, or t, only after its
+ * n() returned, so it calls n() before anything it counts.  Compiled, e()
+ * is a load and a compare (C1 and C2 inline it, and f() stays out of the
+ * way while one thread runs counted code).  Once two threads that ran
+ * counted code are alive at once, n() sets m: t stops changing, so that
+ * threads taking turns do not write it back and forth, and every other
+ * thread finds itself in s, a cache indexed by thread id (consecutive: up
+ * to INSTR_THREADS_SLOTS threads alive at once share no slot, and call
+ * n() once each; threads sharing one call it again).  Appended to out. */
+int instr_threads_class(struct buf *out);
 
 /* The marker class of clones' last parameter:
  *   public final class heapfs.Inl {}

@@ -96,8 +96,6 @@ void recorder_gc_finish(struct recorder *rec, jvmtiEnv *jvmti);
 void recorder_class_prepare(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass);
 void recorder_thread_start(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
 void recorder_thread_end(struct recorder *rec, JNIEnv *jni);
-/* Whether thread is the agent's own thread. */
-int recorder_is_agent_thread(const struct recorder *rec, JNIEnv *jni, jthread thread);
 
 /* ---- gcwait: Runtime.gc() waits for the agent thread (gcwait.c) ---- */
 /* NativeMethodBind: 1 if method is Runtime.gc() (address: the JVM's

@@ -337,8 +337,8 @@ static int stat_exactness(const struct trace *tr, struct table *t)
 					  "cleanly, or an older agent)");
 	char why[256] = "";
 	if (!strcmp(inc, "plain") && strtoull(threads, NULL, 10) >= 2)
-		snprintf(why, sizeof(why), "%s threads of the program were alive at once and increments are plain, "
-			 "which racing threads can lose (atomic=on is exact)", threads);
+		snprintf(why, sizeof(why), "%s threads that ran instrumented code were alive at once and increments "
+			 "are plain, which racing threads can lose (atomic=on is exact)", threads);
 	if ((tr->count_flags & HTR_COUNTS_PATHS) && !strcmp(exc, "off"))
 		snprintf(why + strlen(why), sizeof(why) - strlen(why), "%sexceptions=off: a frame an exception "
 			 "leaves mid-path is not corrected", why[0] ? "; " : "");

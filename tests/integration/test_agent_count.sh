@@ -78,7 +78,7 @@ compare() {
 	[ "$(awk -F'\t' '$1 == "increments" { print $2 }' "$TMP/stats")" = "$(sed -n 's/^#increments\t//p' "$TMP/c.tsv")" ] ||
 		fail "$name: allocs/stats increments differ from counts="
 	# exactness as allocs/stats states it; THREADS (default 1), MIN-MAX or
-	# N: the most threads of the program alive at once, from the program's
+	# N: the most threads that ran instrumented code alive at once, from the program's
 	# construction (how many overlap depends on scheduling)
 	local tmax exact range=${THREADS:-1}
 	tmax=$(awk -F'\t' '$1 == "threads_max" { print $2 }' "$TMP/stats")
@@ -87,9 +87,9 @@ compare() {
 		fail "$name: allocs/stats threads_max is $tmax, the program has $range"
 	# the agent says the same on stderr at exit, only when it matters
 	if [ "$tmax" -ge 2 ] && ! case ${COPTS-} in *atomic=on*) true ;; *) false ;; esac; then
-		grep -q "threads of the program were alive at once" "$TMP/c.err" || fail "$name: no notice of racing threads"
+		grep -q "threads that ran instrumented code were alive at once" "$TMP/c.err" || fail "$name: no notice of racing threads"
 	else
-		! grep -q "threads of the program were alive at once" "$TMP/c.err" || fail "$name: a notice of racing threads"
+		! grep -q "threads that ran instrumented code were alive at once" "$TMP/c.err" || fail "$name: a notice of racing threads"
 	fi
 	case "$tmax,${COPTS-}" in
 	1,* | *atomic=on*) [ "$exact" = yes ] || fail "$name: allocs/stats exact: $exact" ;;
@@ -163,11 +163,34 @@ done
 
 mkdir -p "$TMP/mix"
 "$JAVAC" -d "$TMP/mix" tests/integration/ExcMix.java || fail "javac ExcMix"
-# (ExcMix starts one thread and joins it: 2 threads of the program alive)
+# (ExcMix starts one thread, which allocates in ExcMix, and joins it: 2
+# threads that ran instrumented code alive at once)
 THREADS=2 compare "reflection, <clinit>, constructors, threads, library code, recursion" ExcMix "$TMP/mix" ExcMix
 THREADS=2 COPTS=exceptions=events compare "the same, exceptions=events" ExcMix "$TMP/mix" ExcMix
 grep -q " 0 frames corrected" "$TMP/c.err" && fail "ExcMix: no frame was corrected"
 exceptions_off ExcMix "$TMP/mix" ExcMix
+
+echo "== threads_max: the threads that ran instrumented code"
+# ThreadsMax (see its comment): main alone; main with threads of the
+# program that run only JDK code (a sleeper, a Timer, a shutdown hook):
+# 1 and exact; main and a thread both running counted code: 2
+mkdir -p "$TMP/tmax"
+"$JAVAC" -d "$TMP/tmax" tests/integration/ThreadsMax.java || fail "javac ThreadsMax"
+compare "threads_max, single-threaded" ThreadsMax "$TMP/tmax" ThreadsMax single
+compare "threads_max, threads that run JDK code only" ThreadsMax "$TMP/tmax" ThreadsMax idle
+THREADS=2 COPTS=atomic=on compare "threads_max, two threads counting, atomic=on" ThreadsMax "$TMP/tmax" ThreadsMax two
+for copts in "" ",counting=sites" ",exceptions=events" ",inline=on,loops=on"; do
+	"$JAVA" -Xverify:all "-agentpath:$AGENT=out=$TMP/t.htr,mode=count$copts" -cp "$TMP/tmax" ThreadsMax two \
+		>"$TMP/t.out" 2>"$TMP/t.err" || { cat "$TMP/t.err"; fail "threads_max, two$copts: run"; }
+	"$HEAPFS" cat "$TMP/t.htr" allocs/stats >"$TMP/tstats"
+	[ "$(awk -F'\t' '$1 == "threads_max" { print $2 }' "$TMP/tstats")" = 2 ] ||
+		fail "threads_max, two$copts: $(grep '^threads_max' "$TMP/tstats"), not 2"
+	grep -q "^exact	not guaranteed: 2 threads that ran instrumented code were alive at once" "$TMP/tstats" ||
+		fail "threads_max, two$copts: $(grep '^exact' "$TMP/tstats")"
+	grep -q "^heapfs-agent: mode=count: 2 threads that ran instrumented code were alive at once" "$TMP/t.err" ||
+		fail "threads_max, two$copts: no notice at exit"
+done
+echo "ok: threads_max, two threads counting, plain increments (paths, sites, exceptions=events, inline and loops): 2, not guaranteed"
 
 echo "== counter inlining (inline=on): methods counted by their callers"
 # InlineMix (see its comment): by construction 11 methods get a clone:
@@ -298,9 +321,9 @@ for run in 1 2 3; do
 	"$HEAPFS" cat "$TMP/p.htr" allocs/stats >"$TMP/pstats"
 	tmax=$(awk -F'\t' '$1 == "threads_max" { print $2 }' "$TMP/pstats")
 	[ "$tmax" -ge 2 ] && [ "$tmax" -le 5 ] || fail "threads, plain: allocs/stats threads_max is $tmax, not 2 to 5"
-	grep -q "^heapfs-agent: mode=count: $tmax threads of the program were alive at once and increments are plain" \
+	grep -q "^heapfs-agent: mode=count: $tmax threads that ran instrumented code were alive at once and increments are plain" \
 		"$TMP/p.out" || fail "threads, plain: the agent did not say at exit that counts may be low"
-	grep -q "^exact	not guaranteed: $tmax threads of the program were alive at once and increments are plain" "$TMP/pstats" ||
+	grep -q "^exact	not guaranteed: $tmax threads that ran instrumented code were alive at once and increments are plain" "$TMP/pstats" ||
 		fail "threads, plain: allocs/stats does not say the counts may be low: $(grep '^exact' "$TMP/pstats")"
 done
 echo "ok: threads, plain increments (default): $lost of $total allocations lost over 3 runs"
@@ -580,6 +603,12 @@ if [ -r /usr/share/java/antlr3.jar ] && [ -r /usr/share/java/stringtemplate4.jar
 	trace_sites "$TMP/gf.htr" org. >"$TMP/antlr3-full.tsv"
 	antlr3_run "$TMP/g-count" -Xverify:all "-agentpath:$AGENT=out=$TMP/gc.htr,mode=count,counts=$TMP/gc.tsv"
 	deviation "antlr3, path counters" "$TMP/gc.tsv" 99 "$TMP/antlr3-full.tsv" org.
+	# single-threaded: only main runs instrumented code (the JVM's and
+	# JDK's threads of the program do not count)
+	"$HEAPFS" cat "$TMP/gc.htr" allocs/stats >"$TMP/gcstats"
+	grep -q "^threads_max	1$" "$TMP/gcstats" && grep -q "^exact	yes$" "$TMP/gcstats" ||
+		fail "antlr3: $(grep -E '^(threads_max|exact)' "$TMP/gcstats" | tr '\n' ' ')"
+	echo "ok: antlr3: threads_max 1, exact yes"
 	antlr3_run "$TMP/g-sites" -Xverify:all "-agentpath:$AGENT=out=$TMP/gs.htr,mode=count,counting=sites,counts=$TMP/gs.tsv"
 	deviation "antlr3, counting=sites" "$TMP/gs.tsv" 99 "$TMP/antlr3-full.tsv" org.
 	# hot=20: methods re-planned from measurements or demoted to per-site
@@ -646,6 +675,7 @@ if command -v mvn >/dev/null; then
 	mvn_run "-XX:-DoEscapeAnalysis -agentpath:$AGENT=out=$TMP/mf.htr,graph=none,deaths=off,depth=1"
 	trace_sites "$TMP/mf.htr" org. >"$TMP/mvn-full.tsv"
 	mvn_run "-Xverify:all -agentpath:$AGENT=out=$TMP/mc.htr,mode=count,counts=$TMP/mc.tsv"
+	echo "   maven: $("$HEAPFS" cat "$TMP/mc.htr" allocs/stats | grep -E '^(threads_max|exact)' | tr '\t\n' '  ')"
 	mvn_run "-Xverify:all -agentpath:$AGENT=out=$TMP/ms.htr,mode=count,counting=sites,counts=$TMP/ms.tsv"
 	count_sites "$TMP/ms.tsv" org. >"$TMP/ms-sites.tsv"
 	[ "$(wc -l <"$TMP/ms-sites.tsv")" -gt 500 ] || fail "maven: only $(wc -l <"$TMP/ms-sites.tsv") sites counted"

@@ -290,10 +290,10 @@ static void test_stats_exactness(void **state)
 		{ HTR_COUNTS_PATHS, "plain", "bytecode", "1", "increments_kind\tplain\nthreads_max\t1\nexact\tyes\n" },
 		{ HTR_COUNTS_PATHS, "atomic", "bytecode", "5", "increments_kind\tatomic\nthreads_max\t5\nexact\tyes\n" },
 		{ HTR_COUNTS_PATHS, "plain", "bytecode", "5",
-		  "increments_kind\tplain\nthreads_max\t5\nexact\tnot guaranteed: 5 threads of the program were "
+		  "increments_kind\tplain\nthreads_max\t5\nexact\tnot guaranteed: 5 threads that ran instrumented code were "
 		  "alive at once and increments are plain, which racing threads can lose (atomic=on is exact)\n" },
 		{ HTR_COUNTS_PATHS, "plain", "off", "2",
-		  "increments_kind\tplain\nthreads_max\t2\nexact\tnot guaranteed: 2 threads of the program were "
+		  "increments_kind\tplain\nthreads_max\t2\nexact\tnot guaranteed: 2 threads that ran instrumented code were "
 		  "alive at once and increments are plain, which racing threads can lose (atomic=on is exact); "
 		  "exceptions=off: a frame an exception leaves mid-path is not corrected\n" },
 		{ HTR_COUNTS_PATHS, "atomic", "off", "1",
