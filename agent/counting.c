@@ -2243,6 +2243,8 @@ void count_finish(struct counting *cn, JNIEnv *jni)
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/heapfs/Threads.class", cn->dir);
 	unlink(path);
+	snprintf(path, sizeof(path), "%s/heapfs/Inl.class", cn->dir); /* inline=on */
+	unlink(path);
 	snprintf(path, sizeof(path), "%s/heapfs", cn->dir);
 	rmdir(path);
 	rmdir(cn->dir);
