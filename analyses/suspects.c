@@ -185,7 +185,10 @@ int sus_accumulated(const struct sus_domtree *t, const uint64_t *retained, const
 		}
 		st[depth++] = (struct walk){ c, t->off[c] };
 	}
-	uint64_t need = t->off[a + 1] - t->off[a];
+	/* half the fan-out: a map whose entries are its own dominator
+	 * children (a linked map: every entry has two referrers) has a few
+	 * more children than entries */
+	uint64_t need = (t->off[a + 1] - t->off[a]) / 2;
 	if (need < SUS_ACCUM_MIN)
 		need = SUS_ACCUM_MIN;
 	uint32_t best = UINT32_MAX, best_app = UINT32_MAX;

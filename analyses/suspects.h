@@ -69,9 +69,10 @@ uint32_t sus_accumulation_point(const struct sus_domtree *t, const uint64_t *ret
  * name it ("N instances of T occupy B bytes"): over a's dominator
  * subtree (a left out), per key (a type), the objects and the retained
  * bytes of those not below another object of their key; the key with the
- * most such bytes among those with at least max(fan-out of a,
+ * most such bytes among those with at least max(half the fan-out of a,
  * SUS_ACCUM_MIN) objects (accumulation means many: a cache's four
- * segments are structure, its entries the accumulation), and a key with
+ * segments are structure, its entries the accumulation; a linked map's
+ * entries are nearly all of its dominator children), and a key with
  * app[key] set (the application's own types) instead when it has at
  * least half those bytes.  0 and *key = UINT32_MAX when no key qualifies;
  * -ENOMEM. */

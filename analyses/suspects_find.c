@@ -1208,8 +1208,46 @@ out:
 
 /* ---- big retainers ---- */
 
+/* The package that owns big retainer o: that of the class whose static
+ * field holds it, cut to its first two components ("com.acme" of
+ * com.acme.session.Registry; "" for the default package), into out; 0
+ * when no static field holds o. */
+static int owner_package(const struct sctx *c, const struct heap_state *s, uint32_t o, char *out, size_t len)
+{
+	for (uint32_t r = 0; r < s->nroots; r++) {
+		const struct hs_root *rt = &s->roots[r];
+		if (rt->object != o || rt->kind != HTR_ROOT_STATIC || rt->type >= c->t->ntypes ||
+		    !c->t->types[rt->type].name)
+			continue;
+		const char *name = c->t->types[rt->type].name, *last = strrchr(name, '.');
+		size_t n = 0;
+		if (last) { /* up to the second dot, or the last one before the class */
+			const char *first = strchr(name, '.'), *second = strchr(first + 1, '.');
+			n = (size_t)((second && second <= last ? second : last) - name);
+		}
+		snprintf(out, len, "%.*s", (int)n, name);
+		return 1;
+	}
+	return 0;
+}
+
+/* Whether type k is of the owner's package (owner_package), or, without
+ * one, any type outside the JDK: the accumulated objects a user wrote,
+ * rather than the library containers (Guava's cache entries, an event
+ * bus's subscribers) that hold them. */
+static int owned_type(const struct sctx *c, uint32_t k, const char *owner, int have_owner)
+{
+	if (!have_owner)
+		return application_type(c->t, k);
+	const struct trace_type *ty = &c->t->types[k];
+	if (!ty->name || ty->kind != HTR_TYPE_INSTANCE)
+		return 0;
+	size_t n = strlen(owner);
+	return n ? !strncmp(ty->name, owner, n) && ty->name[n] == '.' : strchr(ty->name, '.') == NULL;
+}
+
 /* The MAT-like sentence of a big retainer o whose accumulation point is
- * a: which objects accumulated below a (an application type first), how
+ * a: which objects accumulated below a (the owner's type first), how
  * many, what they retain, and the roots that hold o. */
 static int accumulated_claim(struct sctx *c, const struct heap_state *s, const struct dominators *d,
 			     const struct sus_domtree *dt, uint32_t o, uint32_t a, uint32_t gci)
@@ -1222,8 +1260,10 @@ static int accumulated_claim(struct sctx *c, const struct heap_state *s, const s
 	int rc = info_key && app ? 0 : -ENOMEM;
 	for (uint32_t i = 0; i < s->ninfos && !rc; i++)
 		info_key[i] = s->infos[i].type;
+	char owner[256];
+	int have_owner = owner_package(c, s, o, owner, sizeof owner);
 	for (uint32_t k = 0; k < nt && !rc; k++)
-		app[k] = (uint8_t)application_type(c->t, k);
+		app[k] = (uint8_t)owned_type(c, k, owner, have_owner);
 	uint32_t type;
 	uint64_t count, bytes;
 	if (!rc)

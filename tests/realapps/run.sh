@@ -63,17 +63,6 @@ J=/usr/share/java
 
 # Checks heapfs fails today (each with the evidence in the message it
 # prints); "PROGRAM:CHECK".  Remove an entry once heapfs is fixed.
-#  - first-type, first-bytes (cacheleak, listenerleak): the accumulated
-#    objects named are the library's containers, LocalCache$StrongEntry
-#    ("40000 instances ... occupy 8316928 bytes") and EventBus's
-#    Subscriber$SynchronizedSubscriber, not the application's
-#    CacheLeak$Session / ListenerLeak$Widget they hold (truth: 40,000
-#    sessions retaining 5,440,000 bytes = by-type/T/retained_size).
-#  - first-type, first-root, first-bytes (gcpressure): under the LRUMap
-#    that retains 98% of the heap (a linked map: every entry is also on
-#    a doubly linked list) the first finding names no accumulation point,
-#    no accumulated type and no static root; GcPressure$Block and static
-#    GcPressure.BLOCKS appear nowhere in it.
 #  - recorded-counts (every program): at the GC of the jcmd dump the
 #    recording holds fewer objects than the dump (e.g. 43
 #    Class$ReflectionData allocated per allocs/by-site, 43 in the dump, 0
@@ -86,9 +75,7 @@ J=/usr/share/java
 #    windows/churn finds no window (12.9 MB/s under the agent, below the
 #    paper's 32 MB/s threshold) and the first finding is a "leak" of 72 KB
 #    of java.lang.Class over start-up.
-KNOWN_XFAIL=" cacheleak:first-type cacheleak:first-bytes listenerleak:first-type listenerleak:first-bytes
- gcpressure:first-type gcpressure:first-root gcpressure:first-bytes
- cacheleak:recorded-counts listenerleak:recorded-counts emptybloat:recorded-counts boxingchurn:recorded-counts gcpressure:recorded-counts
+KNOWN_XFAIL=" cacheleak:recorded-counts listenerleak:recorded-counts emptybloat:recorded-counts boxingchurn:recorded-counts gcpressure:recorded-counts
  boxingchurn:first-churn boxingchurn:churn-site boxingchurn:churn-count ${REALAPPS_XFAIL:-} "
 KNOWN_XFAIL=${KNOWN_XFAIL//$'\n'/ }
 

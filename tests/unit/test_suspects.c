@@ -182,6 +182,34 @@ static void test_accumulated(void **state)
 	assert_int_equal(sus_accumulated(&t, ret, info, info_key, 4, NULL, 1, &key, &count, &bytes), 0);
 	assert_int_equal(key, UINT32_MAX);
 	sus_domtree_free(&t);
+
+	/* a linked map: its 200 entries (key 2, each also linked from its
+	 * neighbours) are its own dominator children, beside its table (key
+	 * 1) and header: 202 children, the entries more than half of them */
+	enum { LE = 200 };
+	uint32_t m = 1 + 2 + 2 * LE;
+	uint32_t *idom2 = calloc(m, sizeof *idom2), *info2 = calloc(m, sizeof *info2);
+	uint64_t *ret2 = calloc(m, sizeof *ret2);
+	assert_non_null(idom2);
+	assert_non_null(info2);
+	assert_non_null(ret2);
+	idom2[0] = DOM_ROOT;
+	idom2[1] = 0, info2[1] = 1, ret2[1] = 816;
+	idom2[2] = 0, info2[2] = 2, ret2[2] = 40; /* the header entry */
+	for (uint32_t e = 0; e < LE; e++) {
+		uint32_t ent = 3 + 2 * e, val = ent + 1;
+		idom2[ent] = 0, info2[ent] = 2, ret2[ent] = 40 + 8232;
+		idom2[val] = ent, info2[val] = 3, ret2[val] = 8232;
+	}
+	assert_int_equal(sus_domtree_build(m, idom2, &t), 0);
+	assert_int_equal(sus_accumulated(&t, ret2, info2, info_key, 4, app, 0, &key, &count, &bytes), 0);
+	assert_int_equal(key, 3); /* the application's values, 200 of them */
+	assert_int_equal(count, LE);
+	assert_int_equal(bytes, (uint64_t)LE * 8232);
+	sus_domtree_free(&t);
+	free(idom2);
+	free(info2);
+	free(ret2);
 	free(idom);
 	free(info);
 	free(ret);
