@@ -75,7 +75,7 @@ awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 ok "nested heads: 200 Products held by the two maps (400 holdings)"
 
 # ---- the tree: listings, the ds link --------------------------------------
-[ "$(t "$HEAPFS" ls "$CO" gc/latest/ds | tr '\n' ' ')" = "roles heads table " ] ||
+[ "$(t "$HEAPFS" ls "$CO" gc/latest/ds | tr '\n' ' ')" = "roles heads table collections collections.csv collections.json collections-by-site collections-by-site.csv collections-by-site.json " ] ||
 	fail "ls gc/latest/ds"
 t "$HEAPFS" ls "$CO" / | grep -qx ds || fail "no top-level ds"
 cmp -s <(t "$HEAPFS" cat "$CO" ds/roles) "$WORK/roles" || fail "ds/roles differs from gc/latest/ds/roles"
