@@ -64,12 +64,18 @@ J=/usr/share/java
 # Checks heapfs fails today (each with the evidence in the message it
 # prints); "PROGRAM:CHECK".  Remove an entry once heapfs is fixed.
 #  - recorded-counts (every program): at the GC of the jcmd dump the
-#    recording holds fewer objects than the dump (e.g. 43
-#    Class$ReflectionData allocated per allocs/by-site, 43 in the dump, 0
-#    recorded: the agent records objects reachable only through soft or
-#    weak references as dead; also clones of enum value arrays, proxies,
-#    and hidden classes named Foo$$Lambda$12.0x... where the dump says
-#    Foo$$Lambda$12+0x...).
+#    recording holds fewer objects than the dump.  Not the referents (the
+#    agent records Reference.referent): JVMTI's FollowReferences never
+#    reports (1) a java.lang.Class mirror's own instance fields
+#    (reflectionData -> Class$ReflectionData, Method[]...; enumConstants,
+#    the values() clone; name; init_lock, the int[0] of every class not yet
+#    initialized, which the dump lists as <init_lock> roots), (2) the
+#    threads hidden from JVMTI (compiler threads: Thread, its
+#    AccessControlContext, name), (3) what only non-strong class loaders'
+#    handles hold (hidden classes: <resolved_references> Object[]s, some
+#    mirrors).  A walk of the mirrors' fields through JNI closes (1)
+#    (probe: 325 objects short -> 26) but is not in yet.  Hidden classes
+#    are also named Foo$$Lambda$12.0x... where the dump says +0x....
 #  - first-churn, churn-site, churn-count (boxingchurn): 1,200,000 Longs
 #    boxed at Long.valueOf (allocs/by-site counts them exactly) but
 #    windows/churn finds no window (12.9 MB/s under the agent, below the
