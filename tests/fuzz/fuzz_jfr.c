@@ -9,6 +9,12 @@
  * ignored.  What opens is walked: every id a table holds must name a row
  * of the table it refers to, every string id a string.
  *
+ * What opens is then imported as a trace (model/jfr_import.h: the file a
+ * mount reads) into a file under /dev/shm (or TMPDIR), which must open
+ * and hold one GC per jdk.GarbageCollection, one OLD_SAMPLE per
+ * jdk.OldObjectSample, at most one ALLOC_SAMPLE per allocation event, and
+ * decode to its end.
+ *
  * Seeds (tests/fuzz/seeds/fuzz_jfr/): the chunks test_jfr builds by hand
  * (HEAPFS_JFR_SEEDS=DIR build/tests/test_jfr: every string encoding,
  * fixed and varint integers, two checkpoints, two chunks, cut ones) and two
@@ -20,7 +26,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "model/jfr.h"
+#include "model/jfr_import.h"
+#include "model/trace.h"
 
 #include "fuzz_common.h"
 
@@ -106,6 +118,38 @@ static void walk_events(const struct jfr_recording *r)
 	str(r, r->jvm.version);
 }
 
+static int count_event(void *ctx, const struct htr_event *ev)
+{
+	(void)ev;
+	(*(uint64_t *)ctx)++;
+	return 0;
+}
+
+/* The trace a mount would read: it opens, and holds what the recording
+ * gave it. */
+static void import_and_read(const struct jfr_recording *r)
+{
+	static char path[256];
+	if (!path[0]) {
+		const char *dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR");
+		snprintf(path, sizeof path, "%s/heapfs-fuzz-jfr-%d.htr", dir && *dir ? dir : "/tmp", (int)getpid());
+	}
+	struct htr_err err;
+	memset(&err, 0, sizeof err);
+	if (jfr_import_recording(r, path, &err) != 0)
+		return; /* a write failing (disk full) is not the recording's fault */
+	struct trace *t = NULL;
+	memset(&err, 0, sizeof err);
+	check(trace_open(&t, path, NULL, &err) == 0);
+	check(t->ngcs == r->gcs.n);
+	check(t->old_samples == r->old.n);
+	check(t->alloc_samples <= r->allocs.n);
+	uint64_t events = 0;
+	check(trace_each_event(t, count_event, &events, &err) == 0);
+	trace_close(t);
+	unlink(path);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	return fuzz_init(argc, argv, (const char *const[]){ "-max_len=65536", NULL });
@@ -120,6 +164,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check(r->nchunks > 0 && r->read_bytes <= size);
 	walk_symbols(r);
 	walk_events(r);
+	import_and_read(r);
 	jfr_close(r);
 	return 0;
 }
