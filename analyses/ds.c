@@ -118,7 +118,7 @@ static int heads_cb(void *vctx, struct buf *out)
 	if (!(rc = eng_dominators_get(c->en, c->gci, &de, &dv)) &&
 	    !(rc = buf_reserve(out, bytes ? bytes : 1))) {
 		dom_view_as_dominators(&dv, &dom);
-		rc = ds_heads_measure(s, v.roles, v.owner, v.head_obj, v.nheads, &dom,
+		rc = ds_heads_measure(s, v.roles, v.owner, v.head_obj, v.nheads, &dom, c->en->threads,
 				      (struct ds_head *)(out->data + out->len));
 		if (!rc)
 			out->len += bytes;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analyses/bitset.h"
+#include "analyses/parallel.h"
 #include "model/buf.h"
 
 static const char *const role_names[DS_NROLES] = {
@@ -428,9 +429,11 @@ static void count_element(struct measure *m, struct ds_head *out, uint32_t k, ui
 		m->type_stamp[ty] = k + 1;
 		h->head_types++;
 	}
-	struct ds_head *inner = &out[m->owner[t]];
-	if (inner->outer == DS_NONE)
-		inner->outer = k; /* slots run ascending: the first is the smallest */
+	/* the smallest slot holding it, whatever order the heads are measured
+	 * in (threads measure them at once: an atomic minimum) */
+	uint32_t *outer = &out[m->owner[t]].outer, cur = __atomic_load_n(outer, __ATOMIC_RELAXED);
+	while (k < cur && !__atomic_compare_exchange_n(outer, &cur, k, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
 }
 
 /* Walks head k's members (the objects it owns, all reachable from it
@@ -477,23 +480,65 @@ static int measure_head(struct measure *m, struct ds_head *out, uint32_t k)
 	return rc;
 }
 
+static void measure_free(struct measure *m)
+{
+	bitset_free(m->member_seen);
+	bitset_free(m->elem_seen);
+	free(m->type_stamp);
+	free(m->stack.v);
+	free(m->members.v);
+	free(m->elems.v);
+}
+
+/* A worker's measure: its own bits, stamps and vectors over the shared
+ * state (made on its first head). */
+static int measure_init(struct measure *m, const struct measure *proto)
+{
+	*m = (struct measure){ .s = proto->s, .roles = proto->roles, .owner = proto->owner,
+			       .ntypes_ext = proto->ntypes_ext };
+	m->member_seen = bitset_new(m->s->n);
+	m->elem_seen = bitset_new(m->s->n);
+	m->type_stamp = calloc(m->ntypes_ext ? m->ntypes_ext : 1, sizeof *m->type_stamp);
+	if (!m->member_seen || !m->elem_seen || !m->type_stamp) {
+		measure_free(m);
+		memset(m, 0, sizeof *m);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+struct measure_all {
+	struct measure proto;
+	struct measure *per_worker;
+	struct ds_head *out;
+};
+
+static int measure_task(void *vctx, uint32_t k, uint32_t worker)
+{
+	struct measure_all *a = vctx;
+	struct measure *m = &a->per_worker[worker];
+	int rc = m->s ? 0 : measure_init(m, &a->proto);
+	if (!rc)
+		rc = measure_head(m, a->out, k);
+	/* head_types counts through type_stamp, which is per worker: the
+	 * stamp is the head's slot, so a head is counted the same on any
+	 * worker */
+	if (!rc && a->out[k].heads_held >= DS_LOADER_MIN_HEADS && a->out[k].head_types >= DS_LOADER_MIN_TYPES)
+		a->out[k].flags |= DS_FLAG_LOADER_LIKE;
+	return rc;
+}
+
 int ds_heads_measure(const struct heap_state *s, const uint16_t *roles, const uint32_t *owner,
 		     const uint32_t *head_obj, uint32_t nheads, const struct dominators *dom,
-		     struct ds_head *out)
+		     uint32_t threads, struct ds_head *out)
 {
-	struct measure m = { .s = s, .roles = roles, .owner = owner };
-	int rc = -ENOMEM;
+	struct measure_all a = { .proto = { .s = s, .roles = roles, .owner = owner }, .out = out };
 	if (!s->has_graph)
 		return -EINVAL;
 	for (uint32_t i = 0; i < s->ninfos; i++) {
-		if (s->infos[i].type != UINT32_MAX && s->infos[i].type >= m.ntypes_ext)
-			m.ntypes_ext = s->infos[i].type + 1;
+		if (s->infos[i].type != UINT32_MAX && s->infos[i].type >= a.proto.ntypes_ext)
+			a.proto.ntypes_ext = s->infos[i].type + 1;
 	}
-	m.member_seen = bitset_new(s->n);
-	m.elem_seen = bitset_new(s->n);
-	m.type_stamp = calloc(m.ntypes_ext ? m.ntypes_ext : 1, sizeof *m.type_stamp);
-	if (!m.member_seen || !m.elem_seen || !m.type_stamp)
-		goto out;
 	for (uint32_t k = 0; k < nheads; k++) {
 		uint32_t o = head_obj[k];
 		memset(&out[k], 0, sizeof out[k]);
@@ -502,20 +547,18 @@ int ds_heads_measure(const struct heap_state *s, const uint16_t *roles, const ui
 		out[k].retained = dom && o < dom->n && dom->idom[o] != DOM_UNREACHABLE ?
 					  dom->retained[o] : DS_NO_RETAINED;
 	}
-	rc = 0;
-	for (uint32_t k = 0; k < nheads && !rc; k++) {
-		rc = measure_head(&m, out, k);
-		if (!rc && out[k].heads_held >= DS_LOADER_MIN_HEADS &&
-		    out[k].head_types >= DS_LOADER_MIN_TYPES)
-			out[k].flags |= DS_FLAG_LOADER_LIKE;
-	}
-out:
-	bitset_free(m.member_seen);
-	bitset_free(m.elem_seen);
-	free(m.type_stamp);
-	free(m.stack.v);
-	free(m.members.v);
-	free(m.elems.v);
+	if (threads < 1)
+		threads = 1;
+	if (threads > nheads)
+		threads = nheads ? nheads : 1;
+	a.per_worker = calloc(threads, sizeof *a.per_worker);
+	if (!a.per_worker)
+		return -ENOMEM;
+	int rc = par_for(threads, nheads, measure_task, &a);
+	for (uint32_t w = 0; w < threads; w++)
+		if (a.per_worker[w].s)
+			measure_free(&a.per_worker[w]);
+	free(a.per_worker);
 	return rc;
 }
 

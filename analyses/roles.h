@@ -103,10 +103,13 @@ struct ds_head {
 	uint64_t retained;     /* retained bytes of the head object, DS_NO_RETAINED */
 };
 
-/* out[nheads], one per slot.  dom may be NULL (retained = DS_NO_RETAINED). */
+/* out[nheads], one per slot.  dom may be NULL (retained = DS_NO_RETAINED).
+ * The heads are measured on up to `threads` threads (analyses/parallel.h),
+ * each with its own scratch (two bitsets, a stamp per type, its stacks):
+ * the same results for any number. */
 int ds_heads_measure(const struct heap_state *s, const uint16_t *roles, const uint32_t *owner,
 		     const uint32_t *head_obj, uint32_t nheads, const struct dominators *dom,
-		     struct ds_head *out);
+		     uint32_t threads, struct ds_head *out);
 
 /* Calls fn(ctx, slot) for every head whose structure holds o as an element
  * (once per referencing member; the same slot may repeat).  Stops when fn

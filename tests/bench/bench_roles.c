@@ -81,7 +81,7 @@ int main(int argc, char **argv)
 		goto out;
 	ds_heads_index(s, roles, head_obj);
 	if (ds_owners_compute(s, roles, head_obj, nheads, owner) != 0 ||
-	    ds_heads_measure(s, roles, owner, head_obj, nheads, dom, heads) != 0)
+	    ds_heads_measure(s, roles, owner, head_obj, nheads, dom, 1, heads) != 0)
 		goto out;
 	double heads_s = now_s() - t0;
 

@@ -142,9 +142,18 @@ static void ds_run(struct ds *d, struct heap_state *s, const struct trace_type *
 	assert_int_equal(ds_heads_index(s, d->roles, d->head_obj), d->nheads);
 	assert_int_equal(ds_owners_compute(s, d->roles, d->head_obj, d->nheads, d->owner), 0);
 	assert_int_equal(dominators_compute(s, &d->dom), 0);
-	assert_int_equal(ds_heads_measure(s, d->roles, d->owner, d->head_obj, d->nheads, d->dom,
+	assert_int_equal(ds_heads_measure(s, d->roles, d->owner, d->head_obj, d->nheads, d->dom, 1,
 					  d->heads),
 			 0);
+	/* on 3 threads: the same heads, field for field (outer, the smallest
+	 * holding slot, whatever order they were measured in) */
+	struct ds_head *again = malloc((d->nheads + 1) * sizeof *again);
+	assert_non_null(again);
+	assert_int_equal(ds_heads_measure(s, d->roles, d->owner, d->head_obj, d->nheads, d->dom, 3, again),
+			 0);
+	if (d->nheads)
+		assert_memory_equal(again, d->heads, d->nheads * sizeof *again);
+	free(again);
 }
 
 static void ds_done(struct ds *d, int free_state)
