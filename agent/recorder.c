@@ -241,9 +241,11 @@ static uint32_t started(struct recorder *rec)
 	return __atomic_load_n(&rec->gc_started, __ATOMIC_ACQUIRE);
 }
 
-/* The heap walk of GC n, or NULL when GC n+1 got in the way (the graph
- * would not be GC n's: *dropped = 1) or the walk failed (*dropped = 0). */
-static struct walk *graph_of(struct recorder *rec, uint32_t n, int *dropped)
+/* The heap walk of GC n; when GC n+1 got in the way (the graph would not be
+ * GC n's: *dropped = 1), NULL if it did before the walk, else the walk with
+ * its graph dropped (walk_drop_graph: only the objects it tagged are
+ * written); NULL when the walk failed (*dropped = 0). */
+static struct walk *graph_of(struct recorder *rec, JNIEnv *jni, uint32_t n, int *dropped)
 {
 	struct walk *wk = NULL;
 	*dropped = started(rec) != n;
@@ -254,12 +256,14 @@ static struct walk *graph_of(struct recorder *rec, uint32_t n, int *dropped)
 	if (!*dropped) {
 		__atomic_fetch_add(&rec->walk_seq, 1, __ATOMIC_ACQ_REL);
 		uint64_t t = agent_now_ns();
-		if (walk_collect(rec, rec->jvmti, &wk))
+		if (walk_collect(rec, rec->jvmti, jni, &wk))
 			wk = NULL;
 		rec->walk_ns += agent_now_ns() - t;
 		if (wk && started(rec) != n) {
-			walk_free(wk);
-			wk = NULL;
+			/* no graph, but the objects the walk tagged are written
+			 * (walk_write): untold, every later graph would hold them
+			 * without a type */
+			walk_drop_graph(wk);
 			*dropped = 1;
 		}
 	}
@@ -326,7 +330,7 @@ static void process_gc(struct recorder *rec, JNIEnv *jni, uint32_t n, int query)
 	struct walk *wk = NULL;
 	int dropped = 0; /* (a walk that failed is not dropped: the trace says only no graph) */
 	if (agent_opts_wants_graph(rec->opts, n, gi.full))
-		wk = graph_of(rec, n, &dropped);
+		wk = graph_of(rec, jni, n, &dropped);
 	if (rec->alloc_gate)
 		gcwait_walked(rec, rec->jvmti, n);
 	if (!full_only)
@@ -357,10 +361,12 @@ static void process_gc(struct recorder *rec, JNIEnv *jni, uint32_t n, int query)
 	if (wk) {
 		uint64_t nobj = 0;
 		note_error(rec, walk_write(wk, rec->jvmti, jni, n, &nobj));
-		rec->n_walks++;
-		rec->n_walk_objects += nobj;
 		walk_free(wk);
-		flags |= HTR_GC_HAS_GRAPH;
+		if (!dropped) {
+			rec->n_walks++;
+			rec->n_walk_objects += nobj;
+			flags |= HTR_GC_HAS_GRAPH;
+		}
 	}
 	ev.time_ns = rec->gcs[n % GC_RING].end_ns;
 	ev.used = gi.used_after;
@@ -425,6 +431,9 @@ static void print_stats(struct recorder *rec)
 		rec->flush_ns / 1e6, rec->write_ns / 1e6, (unsigned long long)bytes,
 		allocs ? (double)bytes / (double)allocs : 0.0, nt, nm, ns,
 		(unsigned long long)rec->n_site_miss);
+	if (rec->n_mirror_walks_failed)
+		fprintf(stderr, "heapfs-agent: %llu walks of the class mirrors' fields failed (those graphs lack "
+				"what only a mirror holds)\n", (unsigned long long)rec->n_mirror_walks_failed);
 	if (agent_opts_gc_wait(rec->opts)) {
 		uint64_t waits = 0, alloc_waits = 0, timeouts = 0;
 		double ms = 0, alloc_ms = 0;

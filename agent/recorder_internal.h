@@ -227,6 +227,7 @@ struct recorder {
 
 	/* statistics (the allocation counters racy: verbose output only) */
 	uint64_t n_vm_allocs, n_dup, n_deaths, n_walks, n_walk_objects;
+	uint64_t n_mirror_walks_failed;  /* walk_mirrors failed: graph without it */
 	uint64_t walk_ns, write_ns, flush_ns, n_site_miss;
 };
 
@@ -271,9 +272,13 @@ struct walk;
 int walk_tag_preexisting(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, struct tstate *ts);
 /* Heap walk for GC gc: collects roots and references.  Caller holds every
  * tstate mu.  *out is owned by the caller (walk_free). */
-int walk_collect(struct recorder *rec, jvmtiEnv *jvmti, struct walk **out);
+int walk_collect(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, struct walk **out);
+/* The walk's graph is not the GC's (a later GC started during it): walk_write
+ * writes only the objects the walk tagged first, which exist all the same. */
+void walk_drop_graph(struct walk *wk);
 /* Resolves, then writes the objects first seen in the walk (PREEXISTING),
- * the roots and every object's references. Agent thread, no tstate lock. */
+ * the roots and every object's references (only
+ * those objects after walk_drop_graph). Agent thread, no tstate lock. */
 int walk_write(struct walk *wk, jvmtiEnv *jvmti, JNIEnv *jni, uint32_t gc, uint64_t *nobjects);
 void walk_free(struct walk *wk);
 /* Makes the JVM post pending ObjectFree events now, on this thread. */

@@ -161,8 +161,11 @@ static char *java_name(const char *sig)
 	char *s = malloc(blen + 2 * dims + 1);
 	if (!s)
 		return NULL;
+	/* a hidden class's signature has '.' before its suffix
+	 * (LFoo$$Lambda$12.0x...;), where no other signature has one: written
+	 * with '+', as HotSpot's heap dumper spells it (Foo$$Lambda$12+0x...) */
 	for (size_t i = 0; i < blen; i++)
-		s[i] = base[i] == '/' ? '.' : base[i];
+		s[i] = base[i] == '/' ? '.' : base[i] == '.' ? '+' : base[i];
 	for (size_t i = 0; i < dims; i++)
 		memcpy(s + blen + 2 * i, "[]", 2);
 	s[blen + 2 * dims] = 0;
@@ -552,6 +555,24 @@ int32_t sym_field_slot(struct symbols *sym, uint32_t type, uint32_t j, int is_st
 			else if (is_static && c >= t->own_base && c < t->nchain)
 				slot = t->own_static_slot[c - t->own_base];
 		}
+	}
+	pthread_mutex_unlock(&sym->mu);
+	return slot;
+}
+
+int32_t sym_referent_slot(struct symbols *sym, uint32_t type)
+{
+	int32_t slot = -1;
+	pthread_mutex_lock(&sym->mu);
+	for (uint32_t x = type, steps = 0; x < sym->ntypes && steps <= sym->ntypes;
+	     x = sym->types[x].super_id, steps++) {
+		const struct atype *t = &sym->types[x];
+		if (!t->name || strcmp(t->name, "java.lang.ref.Reference") != 0)
+			continue;
+		for (uint32_t i = 0; i < t->ninst && t->fields; i++)
+			if (t->fields[i].name && strcmp(t->fields[i].name, "referent") == 0)
+				slot = (int32_t)i; /* inherited instance fields keep their slots */
+		break;
 	}
 	pthread_mutex_unlock(&sym->mu);
 	return slot;

@@ -65,6 +65,9 @@ uint32_t sym_method(struct symbols *sym, jvmtiEnv *jvmti, jmethodID m);
  * object of this type, or a STATIC_FIELD reference from the mirror of this
  * type (is_static).  -1 if none. */
 int32_t sym_field_slot(struct symbols *sym, uint32_t type, uint32_t jvmti_index, int is_static);
+/* The slot of java.lang.ref.Reference.referent in type, a subclass of
+ * Reference, or -1 (not a Reference, or its fields are not known). */
+int32_t sym_referent_slot(struct symbols *sym, uint32_t type);
 /* Number of fields in our list of the type (for synthetic class slots). */
 uint32_t sym_nfields(struct symbols *sym, uint32_t type);
 /* Type id of java.lang.Class, HTR_NO_TYPE until it is registered. */

@@ -11,6 +11,26 @@
  * allocation events precede the GC_END), and objects that became
  * unreachable after the GC are not (FollowReferences visits reachable
  * objects only).
+ *
+ * What FollowReferences does not report (HotSpot, jvmtiTagMap.cpp): a
+ * java.lang.Class mirror is visited as a class only (its loader, signers,
+ * protection domain, interfaces, superclass, constant pool, statics),
+ * never as an object, so the values of Class's own instance fields
+ * (reflectionData, a SoftReference to Class$ReflectionData; enumConstants,
+ * the clone of an enum's values that EnumSet/EnumMap share; name, the
+ * interned String; classData of hidden classes ...) are reached from
+ * nowhere when nothing else holds them.  They are live (a heap dump lists
+ * them), so walk_mirrors walks from them too, in a second FollowReferences
+ * under the same locks.  Like the dump (whose CLASS_DUMP has no instance
+ * fields), the graph has no edge from the mirror to them.  (HotSpot does
+ * report Reference.referent as a field: objects only references reach are
+ * in the first walk.)
+ *
+ * Referents (write_graph): as heapfs's HPROF import does (docs/hprof.md,
+ * model/hprof_refs.c, VisualVM's rule), a referent edge of a
+ * java.lang.ref.Reference whose target is not reachable from the roots
+ * without referents is left out: the target is in the graph but keeps
+ * nothing alive, so retained sizes equal the dump's.
  */
 #include "agent/recorder_internal.h"
 
@@ -47,6 +67,9 @@ struct walk {
 	struct wnew *news;  size_t nnews, news_cap;
 	int oom;
 	uint64_t time_ns;
+	uint64_t mirror_tag;                      /* walk_mirrors' holder array */
+	uint64_t nmirror_values;                  /* Class field values it walked from */
+	int news_only;                            /* dropped: write the objects it tagged only */
 };
 
 static int push(void **p, size_t *n, size_t *cap, size_t elem)
@@ -66,6 +89,12 @@ static int push(void **p, size_t *n, size_t *cap, size_t elem)
 #define PUSH(wk, arr, n, cap) \
 	(push((void **)&(wk)->arr, &(wk)->n, &(wk)->cap, sizeof(*(wk)->arr)) ? ((wk)->oom = 1, NULL) \
 									       : &(wk)->arr[(wk)->n - 1])
+
+static int is_seen(const struct walk *wk, uint64_t id)
+{
+	uint64_t word = id >> 6;
+	return word < wk->seen_words && (wk->seen[word] >> (id & 63) & 1);
+}
 
 static void mark_seen(struct walk *wk, uint64_t id)
 {
@@ -206,7 +235,134 @@ void walk_free(struct walk *wk)
 	free(wk);
 }
 
-int walk_collect(struct recorder *rec, jvmtiEnv *jvmti, struct walk **out)
+/* The second walk (walk_mirrors): from the holder array's elements.  An
+ * object the walk has seen already is not entered again (its references
+ * are recorded once); the holder's own references are no edges. */
+static jint JNICALL on_ref_more(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
+				jlong class_tag, jlong referrer_class_tag, jlong size, jlong *tag_ptr,
+				jlong *referrer_tag_ptr, jint length, void *user)
+{
+	struct walk *wk = user;
+	int seen = *tag_ptr && is_seen(wk, (uint64_t)*tag_ptr);
+	if (referrer_tag_ptr && (uint64_t)*referrer_tag_ptr == wk->mirror_tag) {
+		if (seen)
+			return 0;
+		uint64_t id = *tag_ptr ? (uint64_t)*tag_ptr : tag_new(wk, class_tag, size, length, tag_ptr);
+		mark_seen(wk, id);
+		return JVMTI_VISIT_OBJECTS;
+	}
+	if (!referrer_tag_ptr)
+		return 0; /* no roots in a walk from one object */
+	jint r = on_ref(kind, info, class_tag, referrer_class_tag, size, tag_ptr, referrer_tag_ptr, length, user);
+	return seen ? 0 : r;
+}
+
+/* Walks from the values of java.lang.Class's instance fields of every
+ * loaded class that the first walk did not reach (see the top).  They go
+ * into one Object[] (the agent's: never recorded), tagged mirror_tag, and
+ * one FollowReferences starts from it.  Called right after walk_collect,
+ * under the same locks: no allocation is recorded in between, and a GC in
+ * between drops the graph (graph_of). */
+static int walk_mirrors(struct walk *wk, jvmtiEnv *jvmti, JNIEnv *jni)
+{
+	if (!jni)
+		return 0;
+	if ((*jni)->PushLocalFrame(jni, 64) != 0)
+		return -ENOMEM;
+	int rc = 0;
+	jint nf = 0, nk = 0;
+	jfieldID *f = NULL, *rf = NULL;
+	jclass *ks = NULL;
+	jobjectArray arr = NULL;
+	jint nrf = 0, narr = 0, cap = 0;
+	if ((*jvmti)->GetLoadedClasses(jvmti, &nk, &ks) != JVMTI_ERROR_NONE || nk < 1) {
+		rc = -EIO;
+		goto out;
+	}
+	/* java.lang.Class and Object from a mirror, not FindClass: from this
+	 * thread FindClass asks the system class loader, whose loadClass
+	 * leaves a lock entry in its parallelLockMap (a ConcurrentHashMap$Node,
+	 * an Object and the name's String and byte[], 104 bytes), objects the
+	 * next walk would find with no allocation recorded */
+	jclass cc = (*jni)->GetObjectClass(jni, ks[0]);
+	jclass oc = cc ? (*jni)->GetSuperclass(jni, cc) : NULL;
+	if (!cc || !oc || (*jvmti)->GetClassFields(jvmti, cc, &nf, &f) != JVMTI_ERROR_NONE) {
+		rc = -EIO;
+		goto out;
+	}
+	rf = malloc(((size_t)nf + 1) * sizeof(*rf));
+	if (!rf) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (jint i = 0; i < nf; i++) {
+		jint mod = 0;
+		char *name = NULL, *sig = NULL;
+		if ((*jvmti)->GetFieldModifiers(jvmti, cc, f[i], &mod) != JVMTI_ERROR_NONE || (mod & 0x0008))
+			continue;
+		if ((*jvmti)->GetFieldName(jvmti, cc, f[i], &name, &sig, NULL) != JVMTI_ERROR_NONE)
+			continue;
+		if (sig[0] == 'L' || sig[0] == '[')
+			rf[nrf++] = f[i];
+		(*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+		(*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+	}
+	for (jint k = 0; k < nk && !rc; k++) {
+		for (jint i = 0; i < nrf && !rc; i++) {
+			jobject v = (*jni)->GetObjectField(jni, ks[k], rf[i]);
+			if (!v)
+				continue;
+			jlong t = 0;
+			(*jvmti)->GetTag(jvmti, v, &t);
+			if (t && is_seen(wk, (uint64_t)t)) {
+				(*jni)->DeleteLocalRef(jni, v);
+				continue;
+			}
+			if (narr == cap) { /* grow the holder */
+				jint nc = cap ? cap * 2 : 1024;
+				jobjectArray a = (*jni)->NewObjectArray(jni, nc, oc, NULL);
+				if (!a) {
+					(*jni)->ExceptionClear(jni);
+					rc = -ENOMEM;
+				}
+				for (jint j = 0; j < narr && !rc; j++) {
+					jobject x = (*jni)->GetObjectArrayElement(jni, arr, j);
+					(*jni)->SetObjectArrayElement(jni, a, j, x);
+					(*jni)->DeleteLocalRef(jni, x);
+				}
+				if (arr)
+					(*jni)->DeleteLocalRef(jni, arr);
+				arr = a;
+				cap = nc;
+			}
+			if (!rc)
+				(*jni)->SetObjectArrayElement(jni, arr, narr++, v);
+			(*jni)->DeleteLocalRef(jni, v);
+		}
+		(*jni)->DeleteLocalRef(jni, ks[k]);
+	}
+	wk->nmirror_values = (uint64_t)narr;
+	if (!rc && narr) {
+		jvmtiHeapCallbacks cb;
+		memset(&cb, 0, sizeof(cb));
+		cb.heap_reference_callback = on_ref_more;
+		wk->mirror_tag = rec_new_tag(wk->rec); /* an id no object keeps */
+		if ((*jvmti)->SetTag(jvmti, arr, (jlong)wk->mirror_tag) != JVMTI_ERROR_NONE ||
+		    (*jvmti)->FollowReferences(jvmti, 0, NULL, arr, &cb, wk) != JVMTI_ERROR_NONE)
+			rc = -EIO;
+		(*jvmti)->SetTag(jvmti, arr, 0); /* no ObjectFree for it */
+	}
+out:
+	if (ks)
+		(*jvmti)->Deallocate(jvmti, (unsigned char *)ks);
+	if (f)
+		(*jvmti)->Deallocate(jvmti, (unsigned char *)f);
+	free(rf);
+	(*jni)->PopLocalFrame(jni, NULL);
+	return rc;
+}
+
+int walk_collect(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, struct walk **out)
 {
 	struct walk *wk = NULL;
 	int rc = walk_new(rec, &wk);
@@ -217,12 +373,22 @@ int walk_collect(struct recorder *rec, jvmtiEnv *jvmti, struct walk **out)
 	cb.heap_reference_callback = on_ref;
 	wk->time_ns = agent_now_ns();
 	jvmtiError e = (*jvmti)->FollowReferences(jvmti, 0, NULL, NULL, &cb, wk);
+	/* the mirrors' walk failing leaves the graph of the first walk (the
+	 * graph without walk_mirrors), never its objects untold: an object
+	 * tagged and not written would be in every later graph with no type */
+	if (e == JVMTI_ERROR_NONE && !wk->oom && walk_mirrors(wk, jvmti, jni))
+		wk->rec->n_mirror_walks_failed++;
 	if (e != JVMTI_ERROR_NONE || wk->oom) {
 		walk_free(wk);
 		return e != JVMTI_ERROR_NONE ? -EIO : -ENOMEM;
 	}
 	*out = wk;
 	return 0;
+}
+
+void walk_drop_graph(struct walk *wk)
+{
+	wk->news_only = 1;
 }
 
 static jint JNICALL stop_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
@@ -410,10 +576,91 @@ static int write_roots(jvmtiEnv *jvmti, struct walk *wk, uint32_t gc)
 	return rc;
 }
 
-/* The references of object id, from its runs, as trace slots. */
+static int bit(const uint64_t *b, uint64_t i) { return (int)(b[i >> 6] >> (i & 63) & 1); }
+
+/* Edges that are the referent field of a java.lang.ref.Reference (bit e
+ * of *out set), or *out NULL when there is none. */
+static int referent_edges(const struct walk *wk, uint64_t **out)
+{
+	struct symbols *sym = wk->rec->sym;
+	uint64_t *b = NULL, cached_class = 0;
+	uint32_t type = HTR_NO_TYPE;
+	int32_t rslot = -1;
+	int have = 0;
+	for (size_t e = 0; e < wk->nedges; e++) {
+		const struct wedge *ed = &wk->edges[e];
+		if (ed->kind != EK_FIELD)
+			continue;
+		if (!have || ed->src_class != cached_class) {
+			cached_class = ed->src_class;
+			type = sym_type_of_tag(sym, ed->src_class);
+			rslot = type != HTR_NO_TYPE ? sym_referent_slot(sym, type) : -1;
+			have = 1;
+		}
+		if (rslot < 0 || sym_field_slot(sym, type, ed->index, 0) != rslot)
+			continue;
+		if (!b && !(b = calloc(wk->nedges / 64 + 1, sizeof(uint64_t))))
+			return -ENOMEM;
+		b[e >> 6] |= 1ull << (e & 63);
+	}
+	*out = b;
+	return 0;
+}
+
+/* The objects reachable from the roots without following referents (the
+ * walk of model/hprof_refs.c over the walk's own roots, which are the
+ * trace's). */
+static int strong_set(const struct walk *wk, const struct run *runs, size_t nruns, const uint64_t *refe,
+		      uint64_t **out)
+{
+	uint64_t *mark = calloc(wk->seen_words + 1, sizeof(uint64_t));
+	uint64_t *stack = NULL;
+	size_t n = 0, cap = 0;
+	int rc = mark ? 0 : -ENOMEM;
+#define VISIT(x) do { \
+		uint64_t x_ = (x); \
+		if (!rc && (x_ >> 6) < wk->seen_words && !bit(mark, x_)) { \
+			mark[x_ >> 6] |= 1ull << (x_ & 63); \
+			if (n == cap) { \
+				size_t c_ = cap ? cap * 2 : 4096; \
+				uint64_t *p_ = realloc(stack, c_ * sizeof(*p_)); \
+				if (!p_) rc = -ENOMEM; else { stack = p_; cap = c_; } \
+			} \
+			if (!rc) stack[n++] = x_; \
+		} \
+	} while (0)
+	for (size_t i = 0; i < wk->nroots && !rc; i++)
+		VISIT(wk->roots[i].obj);
+	while (!rc && n) {
+		uint64_t id = stack[--n];
+		size_t lo = 0, hi = nruns; /* the first run of id */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (runs[mid].src < id)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < nruns && runs[lo].src == id && !rc; lo++)
+			for (size_t e = runs[lo].start; e < runs[lo].start + runs[lo].count && !rc; e++)
+				if (!bit(refe, e))
+					VISIT(wk->edges[e].dst);
+	}
+#undef VISIT
+	free(stack);
+	if (rc) {
+		free(mark);
+		return rc;
+	}
+	*out = mark;
+	return 0;
+}
+
+/* The references of object id, from its runs, as trace slots; a referent
+ * edge (refe) whose target is not in strong is left out. */
 static int object_refs(const struct walk *wk, const struct run *runs, size_t nruns, size_t *ri,
 		       uint64_t id, struct htr_ref **refs, size_t *cap, uint32_t *nrefs,
-		       uint32_t class_nfields)
+		       uint32_t class_nfields, const uint64_t *refe, const uint64_t *strong)
 {
 	uint32_t n = 0, classref = 0;
 	uint32_t cached_type = HTR_NO_TYPE;
@@ -431,6 +678,8 @@ static int object_refs(const struct walk *wk, const struct run *runs, size_t nru
 		for (size_t e = r->start; e < r->start + r->count; e++) {
 			const struct wedge *ed = &wk->edges[e];
 			int32_t slot = -1;
+			if (refe && bit(refe, e) && ((ed->dst >> 6) >= wk->seen_words || !bit(strong, ed->dst)))
+				continue;
 			if (ed->kind == EK_ELEM) {
 				slot = (int32_t)ed->index;
 			} else if (ed->kind == EK_CLASSREF) {
@@ -459,12 +708,20 @@ static int write_graph(struct walk *wk, uint64_t *nobjects)
 	size_t nruns = 0, ri = 0, cap = 0;
 	struct run *runs = make_runs(wk, &nruns);
 	struct htr_ref *refs = NULL;
+	uint64_t *refe = NULL, *strong = NULL;
 	if (!runs)
 		return -ENOMEM;
+	int rc = referent_edges(wk, &refe);
+	if (!rc && refe)
+		rc = strong_set(wk, runs, nruns, refe, &strong);
+	if (rc) {
+		free(runs);
+		free(refe);
+		return rc;
+	}
 	struct htr_writer *w = wk->rec->w;
 	uint32_t class_type = sym_class_type(wk->rec->sym);
 	uint32_t class_nfields = class_type != HTR_NO_TYPE ? sym_nfields(wk->rec->sym, class_type) : 0;
-	int rc = 0;
 	uint64_t count = 0;
 	for (uint64_t word = 0; word < wk->seen_words && !rc; word++) {
 		for (uint64_t bits = wk->seen[word]; bits && !rc; bits &= bits - 1) {
@@ -472,7 +729,7 @@ static int write_graph(struct walk *wk, uint64_t *nobjects)
 			while (ri < nruns && runs[ri].src < id)
 				ri++; /* a referrer not seen as an object: cannot happen */
 			uint32_t n = 0;
-			rc = object_refs(wk, runs, nruns, &ri, id, &refs, &cap, &n, class_nfields);
+			rc = object_refs(wk, runs, nruns, &ri, id, &refs, &cap, &n, class_nfields, refe, strong);
 			if (!rc)
 				rc = htr_write_graph_object(w, id, n, refs);
 			count++;
@@ -480,6 +737,8 @@ static int write_graph(struct walk *wk, uint64_t *nobjects)
 	}
 	free(runs);
 	free(refs);
+	free(refe);
+	free(strong);
 	*nobjects = count;
 	return rc;
 }
@@ -492,6 +751,10 @@ int walk_write(struct walk *wk, jvmtiEnv *jvmti, JNIEnv *jni, uint32_t gc, uint6
 	resolve_news(jvmti, jni, wk, types, ts_current(wk->rec, jvmti, jni, NULL));
 	int rc = write_news(wk, types);
 	free(types);
+	if (wk->news_only) {
+		*nobjects = 0;
+		return rc;
+	}
 	if (!rc)
 		rc = write_roots(jvmti, wk, gc);
 	if (!rc)
