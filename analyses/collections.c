@@ -247,6 +247,11 @@ static int by_waste(const void *a, const void *b)
 	return x->site < y->site ? -1 : x->site > y->site;
 }
 
+void coll_sort_by_waste(struct coll_stat *v, size_t n)
+{
+	qsort(v, n, sizeof *v, by_waste);
+}
+
 int coll_census_by_site(const struct trace *t, const struct heap_state *s, struct buf *out)
 {
 	if (!s->has_graph)
@@ -265,7 +270,7 @@ int coll_census_by_site(const struct trace *t, const struct heap_state *s, struc
 			tally(t, s, is_coll, o, r);
 	}
 	if (!rc && m.n) {
-		qsort(m.rows, m.n, sizeof *m.rows, by_waste);
+		coll_sort_by_waste(m.rows, m.n);
 		rc = buf_put(out, m.rows, (size_t)m.n * sizeof *m.rows);
 	}
 	free(is_coll);

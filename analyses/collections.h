@@ -38,6 +38,7 @@
 #ifndef HEAPFS_ANALYSES_COLLECTIONS_H
 #define HEAPFS_ANALYSES_COLLECTIONS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "model/buf.h"
@@ -63,5 +64,8 @@ int coll_census(const struct trace *t, const struct heap_state *s, struct buf *o
 /* The same per (type, allocation site): most wasted bytes (unused slots
  * plus empty collections) first. */
 int coll_census_by_site(const struct trace *t, const struct heap_state *s, struct buf *out);
+/* Most wasted bytes (unused slots plus empty collections) first, then by
+ * type and site. */
+void coll_sort_by_waste(struct coll_stat *v, size_t n);
 
 #endif

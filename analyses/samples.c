@@ -226,14 +226,18 @@ static int on_old(void *vc, const struct htr_event *ev)
 	return 0;
 }
 
-static const struct old_set *sort_set;
-static const struct trace *sort_trace;
-static int by_type_site(const void *x, const void *y)
+struct sort_ctx {
+	const struct trace *t;
+	const struct old_set *s;
+};
+
+static int by_type_site(const void *x, const void *y, void *vctx)
 {
-	const struct old_row *a = &sort_set->rows[*(const uint32_t *)x], *b = &sort_set->rows[*(const uint32_t *)y];
+	const struct sort_ctx *c = vctx;
+	const struct old_row *a = &c->s->rows[*(const uint32_t *)x], *b = &c->s->rows[*(const uint32_t *)y];
 	if (a->type != b->type)
 		return a->type < b->type ? -1 : 1;
-	uint64_t sa = samples_site_key(sort_trace, a->site), sb = samples_site_key(sort_trace, b->site);
+	uint64_t sa = samples_site_key(c->t, a->site), sb = samples_site_key(c->t, b->site);
 	if (sa != sb)
 		return sa < sb ? -1 : 1;
 	if (a->alloc_ns != b->alloc_ns)
@@ -251,9 +255,8 @@ static int by_samples(const void *x, const void *y)
 	return a->type != b->type ? (a->type < b->type ? -1 : 1) : (a->site < b->site ? -1 : a->site > b->site);
 }
 
-/* Groups by (type, allocating frame): sort row indexes, then one pass.  Not
- * reentrant (qsort has no context in C11): callers are serialised by the
- * fs layer's single flight per file; tests call it from one thread. */
+/* Groups by (type, allocating frame): sort row indexes, then one pass
+ * (qsort_r: several files may be rendered at once). */
 static int group(const struct trace *t, struct old_set *s)
 {
 	if (s->n > UINT32_MAX)
@@ -266,11 +269,8 @@ static int group(const struct trace *t, struct old_set *s)
 	}
 	for (uint32_t i = 0; i < s->n; i++)
 		ix[i] = i;
-	sort_set = s;
-	sort_trace = t;
-	qsort(ix, s->n, sizeof *ix, by_type_site);
-	sort_set = NULL;
-	sort_trace = NULL;
+	struct sort_ctx sc = { t, s };
+	qsort_r(ix, s->n, sizeof *ix, by_type_site, &sc);
 	for (uint32_t k = 0; k < s->n; k++) {
 		const struct old_row *r = &s->rows[ix[k]];
 		struct old_group *g = s->ngroups ? &s->groups[s->ngroups - 1] : NULL;

@@ -156,48 +156,34 @@ struct st_count {
 	int64_t n;
 };
 
+static int count_alloc(void *ctx, const struct htr_event *ev)
+{
+	struct st_count **h = ctx;
+	if (ev->type != HTR_EV_ALLOC || (ev->u.alloc.flags & HTR_ALLOC_PREEXISTING))
+		return 0;
+	uint64_t key = (uint64_t)ev->u.alloc.site << 32 | ev->u.alloc.type;
+	struct st_count *e;
+	HASH_FIND(hh, *h, &key, sizeof(key), e);
+	if (!e) {
+		if (!(e = calloc(1, sizeof(*e))))
+			return -ENOMEM;
+		e->key = key;
+		HASH_ADD(hh, *h, key, sizeof(e->key), e);
+	}
+	e->n++;
+	return 0;
+}
+
 static int scan_allocs(struct hfs *fs, struct st_count **h)
 {
-	const struct trace *tr = fs->en.trace;
-	for (uint32_t fi = 0; fi < tr->nframes; fi++) {
-		const struct trace_frame *fr = &tr->frames[fi];
-		if (fr->kind != HTR_FRAME_EVENTS)
-			continue;
-		struct htr_frame_hdr hdr;
-		struct htr_iter *it;
-		struct htr_err err;
-		memset(&err, 0, sizeof(err));
-		if (htr_frame_header(tr->file, fr->offset, &hdr, &err) || htr_iter_open(&it, tr->file, &hdr, &err)) {
-			eng_set_error(&fs->en, &err);
-			return -EIO;
-		}
-		struct htr_event ev;
-		int more, rc = 0;
-		while (!rc && (more = htr_iter_next(it, &ev, &err)) > 0) {
-			if (ev.type != HTR_EV_ALLOC || (ev.u.alloc.flags & HTR_ALLOC_PREEXISTING))
-				continue;
-			uint64_t key = (uint64_t)ev.u.alloc.site << 32 | ev.u.alloc.type;
-			struct st_count *e;
-			HASH_FIND(hh, *h, &key, sizeof(key), e);
-			if (!e) {
-				if (!(e = calloc(1, sizeof(*e)))) {
-					rc = -ENOMEM;
-					break;
-				}
-				e->key = key;
-				HASH_ADD(hh, *h, key, sizeof(e->key), e);
-			}
-			e->n++;
-		}
-		htr_iter_close(it);
-		if (rc)
-			return rc;
-		if (more < 0) {
-			eng_set_error(&fs->en, &err);
-			return -EIO;
-		}
+	struct htr_err err;
+	memset(&err, 0, sizeof(err));
+	int rc = trace_each_event(fs->en.trace, count_alloc, h, &err);
+	if (rc && rc != -ENOMEM) {
+		eng_set_error(&fs->en, &err);
+		return -EIO;
 	}
-	return 0;
+	return rc;
 }
 
 static int rows_from_events(struct hfs *fs, struct arows *a)

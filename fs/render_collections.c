@@ -75,28 +75,20 @@ static int by_waste(const void *a, const void *b)
 static int fill_types(const struct trace *tr, const struct coll_stat *cs, size_t n, struct table *t)
 {
 	table_init(t, type_cols, 10);
-	struct named **v = calloc(n ? n : 1, sizeof *v);
+	struct coll_stat *v = malloc((n ? n : 1) * sizeof *v);
 	char scratch[64];
 	int rc = v ? 0 : -ENOMEM;
-	for (size_t i = 0; i < n && !rc; i++) { /* sorted by waste, as the sites are */
-		if (!(v[i] = calloc(1, sizeof **v + 16)))
-			rc = -ENOMEM;
-		else {
-			v[i]->st = cs[i];
-			snprintf(v[i]->key, 16, "%010u", cs[i].type);
-		}
+	if (!rc) {
+		memcpy(v, cs, n * sizeof *v);
+		coll_sort_by_waste(v, n);
 	}
-	if (!rc)
-		qsort(v, n, sizeof *v, by_waste);
 	for (size_t i = 0; i < n && !rc; i++) {
 		if ((rc = table_add_row(t)))
 			break;
-		const char *name = trace_type_name(tr, v[i]->st.type, scratch, sizeof scratch);
+		const char *name = trace_type_name(tr, v[i].type, scratch, sizeof scratch);
 		table_set_str(t, 0, name, strlen(name));
-		cells(t, 1, &v[i]->st);
+		cells(t, 1, &v[i]);
 	}
-	for (size_t i = 0; v && i < n; i++)
-		free(v[i]);
 	free(v);
 	return rc;
 }

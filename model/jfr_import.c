@@ -161,17 +161,16 @@ static int thread_of(struct jimp *x, uint32_t th, uint64_t *out)
 
 /* ---- order of events ---- */
 
-static const int64_t *sort_key;
-static int by_key(const void *a, const void *b)
+static int by_key(const void *a, const void *b, void *vkey)
 {
-	int64_t x = sort_key[*(const uint32_t *)a], y = sort_key[*(const uint32_t *)b];
+	const int64_t *key = vkey;
+	int64_t x = key[*(const uint32_t *)a], y = key[*(const uint32_t *)b];
 	if (x != y)
 		return x < y ? -1 : 1;
 	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
-/* Indexes 0..n-1 in the order of key (stable).  Not reentrant (qsort has
- * no context argument in C11); imports run one at a time per process. */
+/* Indexes 0..n-1 in the order of key (stable: ties by index). */
 static uint32_t *order_by(const int64_t *key, uint32_t n)
 {
 	uint32_t *ix = malloc((n ? n : 1) * sizeof *ix);
@@ -179,9 +178,7 @@ static uint32_t *order_by(const int64_t *key, uint32_t n)
 		return NULL;
 	for (uint32_t i = 0; i < n; i++)
 		ix[i] = i;
-	sort_key = key;
-	qsort(ix, n, sizeof *ix, by_key);
-	sort_key = NULL;
+	qsort_r(ix, n, sizeof *ix, by_key, (void *)key);
 	return ix;
 }
 
