@@ -2,6 +2,7 @@
 #include "analyses/classify.h"
 
 #include <errno.h>
+#include <math.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1648,9 +1649,34 @@ static int info_match(struct pass *p, const struct chain *ch, const struct tally
 struct acc {
 	uint32_t cap;
 	struct cls_row *rows;  /* indexed by key */
+	const struct trace *t; /* for the sample weights */
 };
 
-static int acc_add(struct acc *a, uint32_t key, int col, uint64_t count, uint64_t bytes)
+void cls_row_add(struct cls_row *row, const struct trace *t, int col, uint64_t n, uint64_t bytes,
+		 uint32_t flags, uint64_t size)
+{
+	row->c[col] += n;
+	row->b[col] += bytes;
+	row->s[col] += n;
+	if (t->sample_interval) {
+		double w = trace_sample_weight(t, flags, size);
+		row->ec[col] += (double)n * w;
+		row->eb[col] += (double)bytes * w;
+	}
+}
+
+void cls_row_settle(struct cls_row *row, const struct trace *t)
+{
+	if (!t->sample_interval)
+		return;
+	for (int c = 0; c < NCOLS; c++) {
+		row->c[c] = (uint64_t)llround(row->ec[c]);
+		row->b[c] = (uint64_t)llround(row->eb[c]);
+	}
+}
+
+static int acc_add(struct acc *a, uint32_t key, int col, uint64_t count, uint64_t bytes,
+		   uint32_t flags, uint64_t size)
 {
 	if (key >= a->cap) {
 		uint32_t cap = a->cap ? a->cap : 64;
@@ -1664,9 +1690,11 @@ static int acc_add(struct acc *a, uint32_t key, int col, uint64_t count, uint64_
 		a->cap = cap;
 	}
 	/* checked: a part's bytes are the expression's, any size it likes */
-	if (__builtin_add_overflow(a->rows[key].c[col], count, &a->rows[key].c[col]) ||
-	    __builtin_add_overflow(a->rows[key].b[col], bytes, &a->rows[key].b[col]))
+	struct cls_row *r = &a->rows[key];
+	uint64_t c, b;
+	if (__builtin_add_overflow(r->c[col], count, &c) || __builtin_add_overflow(r->b[col], bytes, &b))
 		return -EOVERFLOW;
+	cls_row_add(r, a->t, col, count, bytes, flags, size);
 	return 0;
 }
 
@@ -1675,9 +1703,10 @@ static int acc_emit(struct acc *a, struct buf *out)
 	int rc = 0;
 	for (uint32_t k = 0; k < a->cap && !rc; k++) {
 		struct cls_row *r = &a->rows[k];
-		if (!(r->c[0] | r->c[1] | r->c[2]))
+		if (!(r->s[0] | r->s[1] | r->s[2]))
 			continue;
 		r->key = k;
+		cls_row_settle(r, a->t);
 		rc = buf_put(out, r, sizeof *r);
 	}
 	free(a->rows);
@@ -1689,18 +1718,18 @@ static int acc_emit(struct acc *a, struct buf *out)
  * the keys at the next level. */
 static int acc_keys(struct acc *a, const struct cls_def *d, const uint32_t *keys,
 		    const int64_t *w, uint32_t nk, uint32_t level, int col, uint64_t count,
-		    uint64_t size)
+		    uint64_t size, uint32_t flags)
 {
 	if (d->card == CARD_HIER && !d->multi_path) /* multi-path: kb_level made them a set */
-		return nk > level ? acc_add(a, keys[level], col, count, count * size) : 0;
+		return nk > level ? acc_add(a, keys[level], col, count, count * size, flags, size) : 0;
 	if (d->card == CARD_FILTER)
-		return nk ? acc_add(a, 0, col, count, count * size) : 0;
+		return nk ? acc_add(a, 0, col, count, count * size, flags, size) : 0;
 	int rc = 0;
 	for (uint32_t i = 0; i < nk && !rc; i++) {
 		uint64_t bytes;
 		if (__builtin_mul_overflow(count, d->card == CARD_PARTS ? (uint64_t)w[i] : size, &bytes))
 			return -EOVERFLOW;
-		rc = acc_add(a, keys[i], col, count, bytes);
+		rc = acc_add(a, keys[i], col, count, bytes, flags, size);
 	}
 	return rc;
 }
@@ -1726,7 +1755,7 @@ int classify_tallies(struct cls_registry *r, uint32_t gci, const struct tally *t
 		     const struct chain *ch, uint32_t cls, struct buf *out)
 {
 	struct pass p;
-	struct acc a = { 0 };
+	struct acc a = { .t = r->t };
 	int rc = pass_init(&p, r, gci);
 	if (!rc)
 		rc = cls_prepare(r, cls);
@@ -1753,7 +1782,7 @@ int classify_tallies(struct cls_registry *r, uint32_t gci, const struct tally *t
 					continue;
 				rc = acc_keys(&a, d, kt.keys + kt.off[j], kt.w + kt.off[j],
 					      kt.off[j + 1] - kt.off[j], level, c, t[s].col[c][j],
-					      t[s].infos[j].size);
+					      t[s].infos[j].size, t[s].infos[j].flags);
 			}
 		}
 		count_failed(&p, cls, nf);
@@ -1784,13 +1813,15 @@ int group_totals_tallies(struct cls_registry *r, uint32_t gci, const struct tall
 			for (int c = 0; c < NCOLS && m[j]; c++) {
 				if (!t[s].col[c])
 					continue;
-				row->c[c] += t[s].col[c][j];
-				row->b[c] += t[s].col[c][j] * t[s].infos[j].size;
+				cls_row_add(row, r->t, c, t[s].col[c][j],
+					    t[s].col[c][j] * t[s].infos[j].size, t[s].infos[j].flags,
+					    t[s].infos[j].size);
 			}
 		}
 		free(m);
 	}
 	pass_free(&p);
+	cls_row_settle(row, r->t);
 	return rc;
 }
 
@@ -1943,7 +1974,7 @@ static void src_pass_close(struct pass *p, uint64_t *bits, struct ktab *kt)
 int classify_objects(struct cls_registry *r, const struct objsrc *src, uint32_t nsrc,
 		     const struct chain *ch, uint32_t cls, struct buf *out)
 {
-	struct acc a = { 0 };
+	struct acc a = { .t = r->t };
 	int rc = cls_prepare(r, cls);
 	const struct cls_def *d = r->defs[cls];
 	uint32_t level = level_of(ch, cls);
@@ -1959,18 +1990,19 @@ int classify_objects(struct cls_registry *r, const struct objsrc *src, uint32_t 
 			int col = column_of(&src[k], i);
 			if (col < 0)
 				continue;
-			uint64_t size = hs_info(s, (uint32_t)i)->size;
+			const struct objinfo *in = hs_info(s, (uint32_t)i);
 			if (d->per_object) {
 				if (!(rc = keys_of(&p, cls, (uint32_t)i))) {
 					nf += p.failed;
 					kb_level(&p.kb, d, ch, cls);
-					rc = acc_keys(&a, d, p.kb.k, p.kb.w, p.kb.n, level, col, 1, size);
+					rc = acc_keys(&a, d, p.kb.k, p.kb.w, p.kb.n, level, col, 1, in->size,
+						      in->flags);
 				}
 			} else {
 				uint32_t j = s->info[i];
 				nf += ktab_failed(&kt, j);
 				rc = acc_keys(&a, d, kt.keys + kt.off[j], kt.w + kt.off[j],
-					      kt.off[j + 1] - kt.off[j], level, col, 1, size);
+					      kt.off[j + 1] - kt.off[j], level, col, 1, in->size, in->flags);
 			}
 		}
 		count_failed(&p, cls, nf);
@@ -2182,12 +2214,13 @@ int group_totals_objects(struct cls_registry *r, const struct objsrc *src, uint3
 				int col = column_of(&src[k], i);
 				if (col < 0)
 					continue;
-				row->c[col]++;
-				row->b[col] += hs_info(s, (uint32_t)i)->size;
+				const struct objinfo *in = hs_info(s, (uint32_t)i);
+				cls_row_add(row, r->t, col, 1, in->size, in->flags, in->size);
 			}
 		}
 		src_pass_close(&p, bits, &kt);
 	}
+	cls_row_settle(row, r->t);
 	return rc;
 }
 

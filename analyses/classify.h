@@ -304,12 +304,26 @@ struct objsrc {
 
 /* ---- results ---- */
 
-/* One child of a classification: its key and per-column counts/bytes. */
+/* One child of a classification: its key and per-column counts/bytes.
+ * In a sampled trace (trace.h sample_interval) c and b are estimates:
+ * the sums of the members' sample weights (trace_sample_weight), rounded,
+ * and s counts the recorded objects (the samples) behind them; elsewhere
+ * s equals c.  Analyses that rank or compare groups read c and b, which
+ * makes them work on the estimates; renderers say which it is. */
 struct cls_row {
 	uint32_t key;
 	uint32_t reserved;
 	uint64_t c[NCOLS], b[NCOLS];
+	uint64_t s[NCOLS];
+	double ec[NCOLS], eb[NCOLS]; /* sampled traces: the unrounded estimates */
 };
+
+/* Adds n recorded objects of the given size and alloc flags (bytes: their
+ * bytes as the classification counts them) to column col of row. */
+void cls_row_add(struct cls_row *row, const struct trace *t, int col, uint64_t n, uint64_t bytes,
+		 uint32_t flags, uint64_t size);
+/* Sampled traces: c and b from the estimates, rounded.  No-op elsewhere. */
+void cls_row_settle(struct cls_row *row, const struct trace *t);
 
 /* Rows (sorted by key, non-empty only) of classifying the chain's group by
  * cls, appended to out as struct cls_row[].  If the chain ends at a level of

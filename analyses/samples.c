@@ -2,6 +2,7 @@
 #include "samples.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uthash.h>
@@ -34,6 +35,7 @@ struct collect {
 	struct acc *h;
 	uint64_t *type_size;       /* [ntypes]: an instance's size from a TLAB event; 0 unknown */
 	uint64_t by_kind[HTR_SAMPLE_KIND_MAX + 1];
+	uint64_t agent_samples;
 };
 
 static int is_instance(const struct trace *t, uint32_t type)
@@ -41,9 +43,47 @@ static int is_instance(const struct trace *t, uint32_t type)
 	return type < t->ntypes && t->types[type].name && t->types[type].kind == HTR_TYPE_INSTANCE;
 }
 
+static struct acc *acc_of(struct collect *c, uint32_t site, uint32_t type, uint32_t tlab)
+{
+	struct acc probe, *a;
+	memset(&probe.key, 0, sizeof probe.key);
+	probe.key.frame = samples_site_key(c->t, site);
+	probe.key.type = type;
+	probe.key.tlab = tlab;
+	HASH_FIND(hh, c->h, &probe.key, sizeof probe.key, a);
+	if (!a) {
+		if (!(a = calloc(1, sizeof *a)))
+			return NULL;
+		a->key = probe.key;
+		a->site = site;
+		HASH_ADD(hh, c->h, key, sizeof a->key, a);
+	}
+	return a;
+}
+
+/* The agent's mode=sample: each ALLOC an object the sampler picked, of
+ * known size, standing for trace_sample_weight() allocations. */
+static int on_sampled_alloc(struct collect *c, const struct htr_alloc *al)
+{
+	if ((al->flags & HTR_ALLOC_PREEXISTING) || al->time_ns < c->from || al->time_ns >= c->to)
+		return 0;
+	struct acc *a = acc_of(c, al->site, al->type, 0);
+	if (!a)
+		return -ENOMEM;
+	double w = trace_sample_weight(c->t, al->flags, al->size);
+	a->samples++;
+	a->sized++;
+	a->weight += (uint64_t)llround(w * (double)al->size);
+	a->est += w;
+	c->agent_samples++;
+	return 0;
+}
+
 static int on_sample(void *vc, const struct htr_event *ev)
 {
 	struct collect *c = vc;
+	if (ev->type == HTR_EV_ALLOC && c->t->sample_interval)
+		return on_sampled_alloc(c, &ev->u.alloc);
 	if (ev->type != HTR_EV_ALLOC_SAMPLE)
 		return 0;
 	const struct htr_alloc_sample *s = &ev->u.alloc_sample;
@@ -52,19 +92,9 @@ static int on_sample(void *vc, const struct htr_event *ev)
 	if (s->time_ns < c->from || s->time_ns >= c->to)
 		return 0;
 	c->by_kind[s->kind]++;
-	struct acc probe, *a;
-	memset(&probe.key, 0, sizeof probe.key);
-	probe.key.frame = samples_site_key(c->t, s->site);
-	probe.key.type = s->type;
-	probe.key.tlab = s->kind != HTR_SAMPLE_JFR;
-	HASH_FIND(hh, c->h, &probe.key, sizeof probe.key, a);
-	if (!a) {
-		if (!(a = calloc(1, sizeof *a)))
-			return -ENOMEM;
-		a->key = probe.key;
-		a->site = s->site;
-		HASH_ADD(hh, c->h, key, sizeof a->key, a);
-	}
+	struct acc *a = acc_of(c, s->site, s->type, s->kind != HTR_SAMPLE_JFR);
+	if (!a)
+		return -ENOMEM;
 	a->samples++;
 	a->weight += s->weight;
 	if (s->size) {
@@ -92,14 +122,15 @@ static int by_weight(const void *x, const void *y)
 /* Keeps the rows of the chosen sampler, with the estimates finished. */
 static int finish(struct collect *c, struct sample_set *out)
 {
-	int tlab = c->by_kind[HTR_SAMPLE_JFR] == 0;
+	/* the agent's samples are the trace's only sampler (tlab 0) */
+	int tlab = c->by_kind[HTR_SAMPLE_JFR] == 0 && c->agent_samples == 0;
 	uint32_t n = 0;
 	struct acc *a, *tmp;
 	HASH_ITER(hh, c->h, a, tmp) n += a->key.tlab == (uint32_t)tlab;
 	out->rows = calloc(n ? n : 1, sizeof *out->rows);
 	if (!out->rows)
 		return -ENOMEM;
-	out->kind = c->h ? (tlab ? HTR_SAMPLE_JFR_NEW_TLAB : HTR_SAMPLE_JFR) : 0;
+	out->kind = !c->h ? 0 : c->agent_samples ? SAMPLES_AGENT : tlab ? HTR_SAMPLE_JFR_NEW_TLAB : HTR_SAMPLE_JFR;
 	HASH_ITER(hh, c->h, a, tmp) {
 		if (a->key.tlab != (uint32_t)tlab)
 			continue;
@@ -129,7 +160,7 @@ int samples_collect(const struct trace *t, uint64_t from_ns, uint64_t to_ns, str
 	struct collect c = { .t = t, .from = from_ns, .to = to_ns };
 	c.type_size = calloc((size_t)t->ntypes + 1, sizeof *c.type_size);
 	int rc = c.type_size ? 0 : -ENOMEM;
-	if (!rc && t->alloc_samples)
+	if (!rc && (t->alloc_samples || t->sample_interval))
 		rc = trace_each_event(t, on_sample, &c, err);
 	if (!rc)
 		rc = finish(&c, out);

@@ -53,10 +53,17 @@ struct sample_set {
 	struct sample_row *rows;   /* owned; most estimated bytes first */
 	uint32_t n;
 	uint32_t kind;             /* HTR_SAMPLE_JFR, or HTR_SAMPLE_JFR_NEW_TLAB for the TLAB
-	                            * events (with OUTSIDE_TLAB); 0 when there are none */
+	                            * events (with OUTSIDE_TLAB), or SAMPLES_AGENT; 0 when
+	                            * there are none */
 	uint64_t samples, weight;  /* over the rows */
 	uint64_t by_kind[HTR_SAMPLE_KIND_MAX + 1]; /* samples of each kind in the range */
 };
+
+/* sample_set.kind of a sampled trace (model/trace.h sample_interval): the
+ * agent's mode=sample, whose ALLOC events are the samples, each of known
+ * size and standing for trace_sample_weight() allocations (est_count)
+ * and as many times its size in bytes (weight). */
+#define SAMPLES_AGENT 100
 
 /* The samples with time in [from_ns, to_ns), aggregated per (site, type).
  * 0 or negative errno (err filled on damage). */

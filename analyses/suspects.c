@@ -257,8 +257,8 @@ int sus_key_retained(const struct sus_domtree *t, const uint64_t *retained, cons
 }
 
 void sus_survivors(uint32_t n, const uint32_t *birth, const uint32_t *info,
-		   const uint32_t *info_key, const uint64_t *info_size, uint32_t nkeys,
-		   uint32_t start, uint32_t end, uint64_t *bytes_gcs, uint64_t *count)
+		   const uint32_t *info_key, const uint64_t *info_size, const uint64_t *info_count,
+		   uint32_t nkeys, uint32_t start, uint32_t end, uint64_t *bytes_gcs, uint64_t *count)
 {
 	for (uint32_t o = 0; o < n; o++) {
 		uint32_t k = key_of(info, info_key, nkeys, o);
@@ -271,7 +271,7 @@ void sus_survivors(uint32_t n, const uint32_t *birth, const uint32_t *info,
 			continue; /* born after the window's last GC began: survived none */
 		uint64_t gcs = (uint64_t)end - first + 1;
 		bytes_gcs[k] += info_size[info[o]] * gcs;
-		count[k]++;
+		count[k] += info_count ? info_count[info[o]] : 1;
 	}
 }
 

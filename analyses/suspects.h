@@ -104,9 +104,12 @@ int sus_key_retained(const struct sus_domtree *t, const uint64_t *retained, cons
  * max(b + 1, start) .. end.  Adds, per key, the objects' bytes times the
  * GCs they survived in the window to bytes_gcs[nkeys] and the objects that
  * survived at least one to count[nkeys] (both caller-zeroed). */
+/* info_count: how many objects one object of each info stands for (a
+ * sampled trace's weights, rounded; info_size then the bytes they stand
+ * for); NULL: one. */
 void sus_survivors(uint32_t n, const uint32_t *birth, const uint32_t *info,
-		   const uint32_t *info_key, const uint64_t *info_size, uint32_t nkeys,
-		   uint32_t start, uint32_t end, uint64_t *bytes_gcs, uint64_t *count);
+		   const uint32_t *info_key, const uint64_t *info_size, const uint64_t *info_count,
+		   uint32_t nkeys, uint32_t start, uint32_t end, uint64_t *bytes_gcs, uint64_t *count);
 
 /* Indexes of the k largest values (> 0), largest first, then by index;
  * returns how many (<= k). */

@@ -8,6 +8,7 @@
 #include "analyses/suspects_find.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -973,25 +974,42 @@ static int sec_leak(struct sctx *c, const struct sus_windows *w)
 
 /* ---- GC overhead: who survived the window's GCs ---- */
 
+/* What one recorded object stands for: itself, or in a sampled trace
+ * (trace.h sample_interval) its weight in objects and bytes, rounded per
+ * object (the same for every object of one size, so subtracting what was
+ * added cancels exactly). */
+static void stands_for(const struct trace *t, uint32_t flags, uint64_t size, uint64_t *n, uint64_t *bytes)
+{
+	if (!t->sample_interval) {
+		*n = 1;
+		*bytes = size;
+		return;
+	}
+	double w = trace_sample_weight(t, flags, size);
+	*n = (uint64_t)llround(w);
+	*bytes = (uint64_t)llround(w * (double)size);
+}
+
 static int survivors_rank(struct sctx *c, const struct heap_state *s, uint32_t start, uint32_t end,
 			  int site)
 {
 	uint32_t nkeys = site ? ks_count(&c->dsite->ks) : c->t->ntypes;
 	uint32_t *info_key = malloc(sizeof *info_key * (s->ninfos ? s->ninfos : 1));
 	uint64_t *info_size = malloc(sizeof *info_size * (s->ninfos ? s->ninfos : 1));
+	uint64_t *info_count = malloc(sizeof *info_count * (s->ninfos ? s->ninfos : 1));
 	uint64_t *bg = calloc(nkeys ? nkeys : 1, sizeof *bg);
 	uint64_t *cnt = calloc(nkeys ? nkeys : 1, sizeof *cnt);
 	uint32_t top[16];
 	int rc = 0;
-	if (!info_key || !info_size || !bg || !cnt) {
+	if (!info_key || !info_size || !info_count || !bg || !cnt) {
 		rc = -ENOMEM;
 		goto out;
 	}
 	for (uint32_t i = 0; i < s->ninfos; i++) {
 		info_key[i] = site ? site_frame_key(c, s->infos[i].site) : s->infos[i].type;
-		info_size[i] = s->infos[i].size;
+		stands_for(c->t, s->infos[i].flags, s->infos[i].size, &info_count[i], &info_size[i]);
 	}
-	sus_survivors(s->n, s->birth, s->info, info_key, info_size, nkeys, start, end, bg, cnt);
+	sus_survivors(s->n, s->birth, s->info, info_key, info_size, info_count, nkeys, start, end, bg, cnt);
 	uint32_t nt = sus_top_k(bg, nkeys, c->p->top < 16 ? c->p->top : 16, top);
 	for (uint32_t i = 0; i < nt && !rc; i++)
 		rc = add_claim(c, (struct sus_claim){ .what = SUS_C_GROUP_SURVIVED, .level = 1,
@@ -1000,6 +1018,7 @@ static int survivors_rank(struct sctx *c, const struct heap_state *s, uint32_t s
 out:
 	free(info_key);
 	free(info_size);
+	free(info_count);
 	free(bg);
 	free(cnt);
 	return rc;
@@ -1042,17 +1061,25 @@ struct churn_tally {
 };
 
 static void churn_add(struct sctx *c, struct churn_tally *t, uint32_t type, uint32_t site,
-		      uint64_t size, int sub)
+		      uint32_t flags, uint64_t size, int sub)
 {
 	uint32_t sk = site_frame_key(c, site);
+	uint64_t n, bytes;
+	stands_for(c->t, flags, size, &n, &bytes);
+	if (sub) {
+		n = (uint64_t)0 - n;
+		bytes = (uint64_t)0 - bytes;
+	}
 	if (type < t->ntypes) {
-		t->tc[type] += sub ? (uint64_t)-1 : 1;
-		t->tb[type] += sub ? (uint64_t)0 - size : size;
+		t->tc[type] += n;
+		t->tb[type] += bytes;
 	}
 	if (sk < t->nkeys) {
-		t->sc[sk] += sub ? (uint64_t)-1 : 1;
-		t->sb[sk] += sub ? (uint64_t)0 - size : size;
+		t->sc[sk] += n;
+		t->sb[sk] += bytes;
 	}
+	if (!sub)
+		t->alloc_bytes += bytes;
 }
 
 /* Allocations after GC start-1 ended and before GC end began, from the
@@ -1096,8 +1123,8 @@ static int churn_scan(struct sctx *c, uint32_t start, uint32_t end, struct churn
 				ended++;
 			} else if (ev.type == HTR_EV_ALLOC && !in_gc && ended >= start && ended <= end &&
 				   !(ev.u.alloc.flags & HTR_ALLOC_PREEXISTING)) {
-				churn_add(c, t, ev.u.alloc.type, ev.u.alloc.site, ev.u.alloc.size, 0);
-				t->alloc_bytes += ev.u.alloc.size;
+				churn_add(c, t, ev.u.alloc.type, ev.u.alloc.site, ev.u.alloc.flags,
+					  ev.u.alloc.size, 0);
 			}
 		}
 		htr_iter_close(it);
@@ -1175,7 +1202,7 @@ static int sec_churn(struct sctx *c, const struct win_result *r)
 						   : bth + 1 >= r->start_gci && bth < r->end_gci;
 		if (in_window) {
 			const struct objinfo *oi = hs_info(s, o);
-			churn_add(c, &t, oi->type, oi->site, oi->size, 1);
+			churn_add(c, &t, oi->type, oi->site, oi->flags, oi->size, 1);
 		}
 	}
 	uint64_t died = 0;

@@ -15,11 +15,15 @@ typedef int (*render_fn)(struct hfs *fs, const struct node *n, int arg, struct b
 
 /* render_gc.c: a GC's info, group files, classification tables, the
  * classifier files */
+struct trace;
 enum group_file { GF_COUNT, GF_SHALLOW, GF_SUMMARY, GF_BORN_C, GF_BORN_B, GF_DIED_C, GF_DIED_B,
-		  GF_PERM_C, GF_PERM_B, GF_NET_C, GF_NET_B };
+		  GF_PERM_C, GF_PERM_B, GF_NET_C, GF_NET_B, GF_SAMPLES };
 enum table_fmt { TF_TSV, TF_CSV, TF_JSON };
 int render_gc_info(struct hfs *fs, const struct node *n, int arg, struct buf *out);
 int render_group_metric(struct hfs *fs, const struct node *n, int arg, struct buf *out);
+/* Sampled traces: the "estimate<TAB>..." line saying how estimates were
+ * made and from how many samples. */
+int render_sample_note(const struct trace *t, uint64_t samples, struct buf *out);
 int render_group_objects(struct hfs *fs, const struct node *n, int arg, struct buf *out);
 int render_table(struct hfs *fs, const struct node *n, int arg, struct buf *out);
 int render_classifier_def(struct hfs *fs, const struct node *n, int arg, struct buf *out);

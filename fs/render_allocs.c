@@ -504,15 +504,26 @@ static int sampled_stats(const struct trace *tr, const struct sample_set *ss, ui
 			 struct table *t)
 {
 	table_init(t, stats_cols, 2);
-	int rc = stat_row(t, "source", "%s", "allocation samples (a JDK Flight Recorder recording)");
-	if (!rc) rc = stat_row(t, "counting", "%s", "sampled: est_bytes and est_count are estimates (docs/jfr.md)");
-	if (!rc) rc = stat_row(t, "sampler", "%s", sampler_name(ss->kind));
+	int agent = ss->kind == SAMPLES_AGENT || tr->sample_interval;
+	int rc = stat_row(t, "source", "%s", agent ? "sampled allocations (the agent's mode=sample)" :
+			  "allocation samples (a JDK Flight Recorder recording)");
+	if (!rc) rc = stat_row(t, "counting", "%s", agent ?
+			       "sampled: est_bytes and est_count are estimates (agent/README.md, mode=sample)" :
+			       "sampled: est_bytes and est_count are estimates (docs/jfr.md)");
+	if (!rc && agent)
+		rc = stat_row(t, "sampler", "JVMTI SampledObjectAlloc, a mean interval of %" PRIu64 " bytes: an "
+			      "object of s bytes stands for 1/(1-exp(-s/%" PRIu64 ")) allocations",
+			      tr->sample_interval, tr->sample_interval);
+	else if (!rc)
+		rc = stat_row(t, "sampler", "%s", sampler_name(ss->kind));
 	if (!rc) rc = stat_row(t, "samples", "%" PRIu64, ss->samples);
 	if (!rc) rc = stat_row(t, "est_bytes", "%" PRIu64, ss->weight);
 	if (!rc) rc = stat_row(t, "sites", "%u", nsites);
 	if (!rc) rc = stat_row(t, "methods", "%u", nmethods);
 	static const char *const kind_keys[] = { NULL, "samples_allocation_sample", "samples_new_tlab",
 						 "samples_outside_tlab" };
+	if (agent) /* the JFR samplers' rows say nothing of the agent's */
+		return rc;
 	for (uint32_t k = 1; k <= HTR_SAMPLE_KIND_MAX && !rc; k++)
 		rc = stat_row(t, kind_keys[k], "%" PRIu64, ss->by_kind[k]);
 	const char *throttle = trace_info(tr, "jfr.setting.jdk.ObjectAllocationSample#throttle");
@@ -568,7 +579,7 @@ static int render_allocs_sampled(struct hfs *fs, enum allocs_table which, struct
  * neither counters nor allocation events (a JFR recording). */
 static int uses_samples(const struct trace *t)
 {
-	return t->alloc_samples && !t->has_counts && !t->total_allocs;
+	return t->sample_interval || (t->alloc_samples && !t->has_counts && !t->total_allocs);
 }
 
 int render_allocs(struct hfs *fs, enum allocs_table which, enum allocs_format fmt, struct buf *out)

@@ -60,11 +60,27 @@ int render_gc_info(struct hfs *fs, const struct node *n, int arg, struct buf *ou
 	if (!rc) rc = kv_opt(out, "used_before", g->used_before != UINT64_MAX, g->used_before);
 	if (!rc) rc = kv_opt(out, "used_after", g->used_after != UINT64_MAX, g->used_after);
 	if (!rc) rc = kv_opt(out, "capacity", g->capacity != UINT64_MAX, g->capacity);
-	if (!rc) rc = kv_opt(out, "allocations", known, g->allocs);
-	if (!rc) rc = kv_opt(out, "allocated", known, g->alloc_bytes);
-	if (!rc) rc = kv_opt(out, "deaths", known, g->deaths);
-	if (!rc) rc = kv_opt(out, "objects", known, known ? c.h->n : 0);
-	if (!rc) rc = kv_opt(out, "bytes", known, known ? c.h->total_bytes : 0);
+	if (!rc && t->sample_interval) {
+		/* mode=sample: what was recorded are samples; the estimates of
+		 * the live objects are the root group's */
+		struct cls_row r;
+		struct chain root;
+		chain_init(&root);
+		rc = eng_group_totals(&fs->en, n->gci, &root, &r);
+		if (!rc) rc = kv_u64(out, "sampled_allocations", g->allocs);
+		if (!rc) rc = kv_u64(out, "sampled_bytes", g->alloc_bytes);
+		if (!rc) rc = kv_u64(out, "sampled_deaths", g->deaths);
+		if (!rc) rc = kv_u64(out, "samples", c.h->n);
+		if (!rc) rc = kv_u64(out, "est_objects", r.c[COL_LIVE]);
+		if (!rc) rc = kv_u64(out, "est_bytes", r.b[COL_LIVE]);
+		if (!rc) rc = render_sample_note(t, c.h->n, out);
+	} else {
+		if (!rc) rc = kv_opt(out, "allocations", known, g->allocs);
+		if (!rc) rc = kv_opt(out, "allocated", known, g->alloc_bytes);
+		if (!rc) rc = kv_opt(out, "deaths", known, g->deaths);
+		if (!rc) rc = kv_opt(out, "objects", known, known ? c.h->n : 0);
+		if (!rc) rc = kv_opt(out, "bytes", known, known ? c.h->total_bytes : 0);
+	}
 	if (!rc) rc = kv_opt(out, "reachable_objects", graph, graph ? c.h->nreachable : 0);
 	if (!rc) rc = kv_opt(out, "reachable_bytes", graph, graph ? c.h->reachable_bytes : 0);
 	if (!rc) rc = kv_str(out, "graph", graph ? "yes" : "no");
@@ -116,6 +132,20 @@ static int chain_label(struct hfs *fs, const struct chain *ch, struct buf *out)
 }
 
 
+/* "PREkey<TAB>v": est_ names in sampled traces. */
+static int kv_pre_u64(struct buf *out, const char *pre, const char *k, uint64_t v)
+{
+	return buf_printf(out, "%s%s\t%" PRIu64 "\n", pre, k, v);
+}
+
+int render_sample_note(const struct trace *t, uint64_t samples, struct buf *out)
+{
+	return buf_printf(out, "estimate\tfrom %" PRIu64 " sampled objects: the recording sampled "
+			  "allocations at a mean interval of %" PRIu64 " bytes (mode=sample); an object of "
+			  "s bytes stands for 1/(1-exp(-s/%" PRIu64 ")) objects, those that existed before "
+			  "recording for one\n", samples, t->sample_interval, t->sample_interval);
+}
+
 int render_group_metric(struct hfs *fs, const struct node *n, int arg, struct buf *out)
 {
 	enum group_file which = (enum group_file)arg;
@@ -125,7 +155,9 @@ int render_group_metric(struct hfs *fs, const struct node *n, int arg, struct bu
 		return rc;
 	/* count and shallow_size: the objects at this GC (born + perm in a diff) */
 	uint64_t count = r.c[COL_LIVE] + r.c[COL_PERM], bytes = r.b[COL_LIVE] + r.b[COL_PERM];
+	const struct trace *t = fs->en.trace;
 	switch (which) {
+	case GF_SAMPLES: return buf_printf(out, "%" PRIu64 "\n", r.s[COL_LIVE] + r.s[COL_PERM]);
 	case GF_COUNT: return buf_printf(out, "%" PRIu64 "\n", count);
 	case GF_SHALLOW: return buf_printf(out, "%" PRIu64 "\n", bytes);
 	case GF_BORN_C: return buf_printf(out, "%" PRIu64 "\n", r.c[COL_LIVE]);
@@ -144,8 +176,15 @@ int render_group_metric(struct hfs *fs, const struct node *n, int arg, struct bu
 	if (!rc) rc = buf_put(out, "group\t", 6);
 	if (!rc) rc = chain_label(fs, &n->chain, out);
 	if (!rc) rc = buf_putc(out, '\n');
-	if (!rc) rc = kv_u64(out, "count", count);
-	if (!rc) rc = kv_u64(out, "shallow_size", bytes);
+	if (!rc && t->sample_interval) {
+		rc = kv_u64(out, "samples", r.s[COL_LIVE] + r.s[COL_PERM]);
+		if (!rc) rc = kv_u64(out, "est_count", count);
+		if (!rc) rc = kv_u64(out, "est_shallow_size", bytes);
+		if (!rc) rc = render_sample_note(t, r.s[COL_LIVE] + r.s[COL_PERM], out);
+	} else if (!rc) {
+		rc = kv_u64(out, "count", count);
+		if (!rc) rc = kv_u64(out, "shallow_size", bytes);
+	}
 	if (!rc) /* deep_* and retained_* where there is a graph */
 		rc = render_group_closure_summary(fs, n, out);
 	if (!rc && n->chain.diff_gci != UINT32_MAX && fs->en.trace->identity_unknown) {
@@ -162,12 +201,18 @@ int render_group_metric(struct hfs *fs, const struct node *n, int arg, struct bu
 					 "which objects were born, died or survived since gc/%s is not "
 					 "known, only the net change\n", other);
 	} else if (!rc && n->chain.diff_gci != UINT32_MAX) {
-		rc = kv_u64(out, "born_count", r.c[COL_LIVE]);
-		if (!rc) rc = kv_u64(out, "born_bytes", r.b[COL_LIVE]);
-		if (!rc) rc = kv_u64(out, "died_count", r.c[COL_DIED]);
-		if (!rc) rc = kv_u64(out, "died_bytes", r.b[COL_DIED]);
-		if (!rc) rc = kv_u64(out, "perm_count", r.c[COL_PERM]);
-		if (!rc) rc = kv_u64(out, "perm_bytes", r.b[COL_PERM]);
+		const char *pre = t->sample_interval ? "est_" : "";
+		rc = kv_pre_u64(out, pre, "born_count", r.c[COL_LIVE]);
+		if (!rc) rc = kv_pre_u64(out, pre, "born_bytes", r.b[COL_LIVE]);
+		if (!rc) rc = kv_pre_u64(out, pre, "died_count", r.c[COL_DIED]);
+		if (!rc) rc = kv_pre_u64(out, pre, "died_bytes", r.b[COL_DIED]);
+		if (!rc) rc = kv_pre_u64(out, pre, "perm_count", r.c[COL_PERM]);
+		if (!rc) rc = kv_pre_u64(out, pre, "perm_bytes", r.b[COL_PERM]);
+		if (!rc && t->sample_interval) {
+			rc = kv_u64(out, "born_samples", r.s[COL_LIVE]);
+			if (!rc) rc = kv_u64(out, "died_samples", r.s[COL_DIED]);
+			if (!rc) rc = kv_u64(out, "perm_samples", r.s[COL_PERM]);
+		}
 	}
 	return rc;
 }
@@ -205,6 +250,15 @@ static const struct tcol class_cols_net[] = {
 	{ "net_bytes", TCOL_I64 },
 };
 #define PLAIN_COLS 3
+
+/* A sampled trace (mode=sample): estimates, and the samples behind them. */
+static const struct tcol class_cols_sampled[] = {
+	{ "name", TCOL_STR }, { "samples", TCOL_U64 }, { "est_count", TCOL_U64 },
+	{ "est_shallow_size", TCOL_U64 }, { "est_born_count", TCOL_U64 }, { "est_born_bytes", TCOL_U64 },
+	{ "est_died_count", TCOL_U64 }, { "est_died_bytes", TCOL_U64 }, { "est_perm_count", TCOL_U64 },
+	{ "est_perm_bytes", TCOL_U64 },
+};
+#define SAMPLED_PLAIN_COLS 4
 
 /* plain tables at a GC with a graph: deep and retained columns,
  * rows sorted by retained size. */
@@ -277,7 +331,11 @@ static int render_class_table(struct hfs *fs, const struct node *n, enum table_f
 		return rc;
 	}
 	int net = diff && fs->en.trace->identity_unknown;
-	if (ce)
+	int smp = fs->en.trace->sample_interval != 0 && !ce;
+	if (smp)
+		table_init(&tb, class_cols_sampled,
+			   diff ? sizeof class_cols_sampled / sizeof *class_cols_sampled : SAMPLED_PLAIN_COLS);
+	else if (ce)
 		table_init(&tb, closure_cols, sizeof closure_cols / sizeof *closure_cols);
 	else if (net)
 		table_init(&tb, class_cols_net, sizeof class_cols_net / sizeof *class_cols_net);
@@ -300,6 +358,18 @@ static int render_class_table(struct hfs *fs, const struct node *n, enum table_f
 		if ((rc = table_add_row(&tb)))
 			break;
 		table_set_str(&tb, 0, sorted[r].name, strlen(sorted[r].name));
+		if (smp) {
+			table_set_u64(&tb, 1, x->s[COL_LIVE] + x->s[COL_PERM]);
+			table_set_u64(&tb, 2, x->c[COL_LIVE] + x->c[COL_PERM]);
+			table_set_u64(&tb, 3, sorted[r].bytes);
+			if (diff)
+				for (int k = 0; k < 3; k++) {
+					int col = k == 0 ? COL_LIVE : k == 1 ? COL_DIED : COL_PERM;
+					table_set_u64(&tb, 4 + 2 * k, x->c[col]);
+					table_set_u64(&tb, 5 + 2 * k, x->b[col]);
+				}
+			continue;
+		}
 		table_set_u64(&tb, 1, x->c[COL_LIVE] + x->c[COL_PERM]);
 		table_set_u64(&tb, 2, sorted[r].bytes);
 		if (sorted[r].clo) {

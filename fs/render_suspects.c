@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "analyses/suspects_engine.h"
+#include "analyses/winstate.h"
 #include "render_windows.h"
 #include "table.h"
 #include "tree_internal.h"
@@ -122,6 +123,11 @@ static size_t heading_text(const struct rctx *x, char out[2048])
 {
 	const struct trace *t = x->nm.fs->en.trace;
 	const char *base = strrchr(t->path, '/');
+	if (t->sample_interval)
+		return say(out, 2048, "heapfs suspects: %s, %" PRIu32 " GCs; a sampled recording "
+			   "(mode=sample, a mean interval of %" PRIu64 " bytes, %" PRIu64 " sampled "
+			   "allocations): counts and bytes of objects are estimates", base ? base + 1 : t->path,
+			   t->ngcs, t->sample_interval, t->total_allocs);
 	return say(out, 2048, "heapfs suspects: %s, %" PRIu32 " GCs", base ? base + 1 : t->path,
 		   t->ngcs);
 }
@@ -147,6 +153,21 @@ static size_t check_text(const struct rctx *x, const struct sus_check *ck, char 
 	return 0;
 }
 
+/* Whether the leak series is reachable memory (GCs with a graph) or the
+ * heap in use after each GC (without: old garbage included). */
+static int leak_on_reachable(const struct rctx *x)
+{
+	struct win_state_info w;
+	win_state_info(x->nm.fs->en.win, &w);
+	return w.leak_on_reachable;
+}
+
+/* " (estimated)" after object counts of a sampled trace. */
+static const char *est_word(const struct rctx *x)
+{
+	return x->nm.fs->en.trace->sample_interval ? " (estimated)" : "";
+}
+
 static size_t title_text(const struct rctx *x, const struct sus_finding *f, char out[1024])
 {
 	char a[16], b[16];
@@ -155,7 +176,7 @@ static size_t title_text(const struct rctx *x, const struct sus_finding *f, char
 		return say(out, 1024, "memory grew by %" PRIu64 " bytes over GC %s..%s (%.0f bytes/s), "
 			   "to %" PRIu64 " bytes %s", f->bytes, gc_name(x, f->start_gci, a),
 			   gc_name(x, f->end_gci, b), f->per_s, f->reachable,
-			   x->nm.fs->en.trace->objects_unrecorded ? "in use after GC" : "reachable");
+			   leak_on_reachable(x) ? "reachable" : "in use after GC");
 	case SUS_GC_OVERHEAD:
 		return say(out, 1024, "%" PRIu32 "%% of the time in GC over GC %s..%s (%" PRIu32
 			   " GCs, %" PRIu64 " ms in GC)", f->pct, gc_name(x, f->start_gci, a),
@@ -241,8 +262,9 @@ static int claim_text(struct rctx *x, const struct sus_claim *c, char out[2048],
 			   gc_name(x, c->gci, g));
 		break;
 	case SUS_C_GROUP_GROWTH:
-		*len = say(out, 2048, "%s %s: %+" PRId64 " bytes, %+" PRId64 " objects%s", what, gn,
-			   c->net_bytes, c->net_count, c->n ? "" : " (no graph at the window's end)");
+		*len = say(out, 2048, "%s %s: %+" PRId64 " bytes, %+" PRId64 " objects%s%s", what, gn,
+			   c->net_bytes, c->net_count, est_word(x),
+			   c->n ? "" : " (no graph at the window's end)");
 		break;
 	case SUS_C_GROUP_RETAINED:
 		*len = say(out, 2048, "retains %" PRIu64 " bytes at the window's end", c->bytes);
@@ -283,8 +305,8 @@ static int claim_text(struct rctx *x, const struct sus_claim *c, char out[2048],
 			   "(bytes x GCs) in the window, at GC %s:", gc_name(x, c->gci, g));
 		break;
 	case SUS_C_GROUP_SURVIVED:
-		*len = say(out, 2048, "%s %s: %" PRIu64 " objects survived, %" PRIu64 " byte-GCs", what,
-			   gn, c->count, c->bytes);
+		*len = say(out, 2048, "%s %s: %" PRIu64 " objects survived%s, %" PRIu64 " byte-GCs", what,
+			   gn, c->count, est_word(x), c->bytes);
 		break;
 	case SUS_C_CHURN_WINDOW:
 		*len = say(out, 2048, "the churn window (suspicious-time-windows paper 3.4)");
@@ -294,8 +316,8 @@ static int claim_text(struct rctx *x, const struct sus_claim *c, char out[2048],
 			   "allocated in it), from the allocation events:", c->pct);
 		break;
 	case SUS_C_GROUP_CHURNED:
-		*len = say(out, 2048, "%s %s: %" PRIu64 " objects, %" PRIu64 " bytes", what, gn,
-			   c->count, c->bytes);
+		*len = say(out, 2048, "%s %s: %" PRIu64 " objects, %" PRIu64 " bytes%s", what, gn,
+			   c->count, c->bytes, est_word(x));
 		break;
 	case SUS_C_BIG_INTRO:
 		*len = say(out, 2048, "the objects that retain the most (dominator tree):");

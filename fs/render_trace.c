@@ -162,7 +162,16 @@ int render_trace_summary(const struct trace *t, struct buf *out)
 	if (!rc) rc = kv_u64(out, "graph_gcs", trace_count_gcs(t, HTR_GC_HAS_GRAPH));
 	if (!rc) rc = kv_u64(out, "graph_dropped_gcs", trace_count_gcs(t, HTR_GC_GRAPH_DROPPED));
 	if (!rc) rc = kv_u64(out, "frames", t->nframes);
-	if (!t->objects_unrecorded) {
+	if (t->sample_interval) { /* mode=sample: what was recorded are samples */
+		if (!rc) rc = kv_str(out, "allocations", "");
+		if (!rc) rc = kv_str(out, "alloc_bytes", "");
+		if (!rc) rc = kv_str(out, "deaths", "");
+		if (!rc) rc = kv_u64(out, "sampled_allocations", t->total_allocs);
+		if (!rc) rc = kv_u64(out, "sampled_alloc_bytes", t->total_alloc_bytes);
+		if (!rc) rc = kv_u64(out, "sampled_deaths", t->total_deaths);
+		if (!rc) rc = kv_str(out, "sampling", "the agent's mode=sample: objects are samples, "
+				     "counts estimates (allocs/, gc/NNN/est_count)");
+	} else if (!t->objects_unrecorded) {
 		if (!rc) rc = kv_u64(out, "allocations", t->total_allocs);
 		if (!rc) rc = kv_u64(out, "alloc_bytes", t->total_alloc_bytes);
 		if (!rc) rc = kv_u64(out, "deaths", t->total_deaths);
@@ -245,7 +254,9 @@ static int gcs_row(struct buf *out, const struct trace *t, const struct htr_gc_s
 	int have_freed = g->used_before != UINT64_MAX && g->used_after != UINT64_MAX &&
 		g->used_before >= g->used_after;
 	p = put_opt(p, have_freed ? g->used_before - g->used_after : UINT64_MAX, ',');
-	p = put_opt(p, t->objects_unrecorded ? UINT64_MAX : g->alloc_bytes, '\n');
+	/* allocated: unknown where allocations are not all recorded (a JFR
+	 * recording, a sampled one) */
+	p = put_opt(p, t->objects_unrecorded || t->sample_interval ? UINT64_MAX : g->alloc_bytes, '\n');
 	return buf_put(out, line, (size_t)(p - line));
 }
 

@@ -93,6 +93,16 @@ static const struct tcol growing_cols[] = {
 	{ "start_bytes", TCOL_U64 }, { "end_count", TCOL_U64 }, { "end_bytes", TCOL_U64 },
 };
 
+/* A sampled trace (mode=sample): the same, estimated, and the samples at
+ * the window's end behind the estimates. */
+static const struct tcol growing_cols_sampled[] = {
+	{ "classifier", TCOL_STR }, { "name", TCOL_STR }, { "est_net_bytes", TCOL_I64 },
+	{ "est_net_count", TCOL_I64 }, { "est_born_count", TCOL_U64 }, { "est_born_bytes", TCOL_U64 },
+	{ "est_died_count", TCOL_U64 }, { "est_died_bytes", TCOL_U64 }, { "est_start_count", TCOL_U64 },
+	{ "est_start_bytes", TCOL_U64 }, { "est_end_count", TCOL_U64 }, { "est_end_bytes", TCOL_U64 },
+	{ "end_samples", TCOL_U64 },
+};
+
 /* Heap dumps (identity across GCs unknown, model/trace.h): no born or
  * died columns, only what the two GCs' counts say. */
 static const struct tcol growing_cols_net[] = {
@@ -150,7 +160,9 @@ static int growing_rows(struct hfs *fs, uint32_t start, uint32_t end, const char
 		table_set_u64(tb, c++, r->c[COL_PERM] + r->c[COL_DIED]);
 		table_set_u64(tb, c++, r->b[COL_PERM] + r->b[COL_DIED]);
 		table_set_u64(tb, c++, r->c[COL_PERM] + r->c[COL_LIVE]);
-		table_set_u64(tb, c, r->b[COL_PERM] + r->b[COL_LIVE]);
+		table_set_u64(tb, c++, r->b[COL_PERM] + r->b[COL_LIVE]);
+		if (fs->en.trace->sample_interval)
+			table_set_u64(tb, c, r->s[COL_PERM] + r->s[COL_LIVE]);
 	}
 	free(g);
 out:
@@ -169,6 +181,8 @@ int render_window_growing(struct hfs *fs, enum win_kind k, struct buf *out)
 	struct table tb;
 	if (fs->en.trace->identity_unknown)
 		table_init(&tb, growing_cols_net, sizeof growing_cols_net / sizeof *growing_cols_net);
+	else if (fs->en.trace->sample_interval)
+		table_init(&tb, growing_cols_sampled, sizeof growing_cols_sampled / sizeof *growing_cols_sampled);
 	else
 		table_init(&tb, growing_cols, sizeof growing_cols / sizeof *growing_cols);
 	rc = growing_rows(fs, res[k].start_gci, res[k].end_gci, "type", &tb);

@@ -115,6 +115,29 @@ static int objects_known(const struct hfs *fs, const struct node *p)
 	return !fs->en.trace->objects_unrecorded;
 }
 
+/* The agent's mode=sample: the objects are samples, and the files that
+ * count them are named for the estimates they show (est_count, ...). */
+static int sampled(const struct hfs *fs, const struct node *p)
+{
+	(void)p;
+	return fs->en.trace->sample_interval != 0;
+}
+
+static int objects_exact(const struct hfs *fs, const struct node *p)
+{
+	return objects_known(fs, p) && !sampled(fs, p);
+}
+
+static int is_sampled_diff_group(const struct hfs *fs, const struct node *p)
+{
+	return is_diff_group(fs, p) && sampled(fs, p);
+}
+
+static int is_exact_diff_group(const struct hfs *fs, const struct node *p)
+{
+	return is_diff_group(fs, p) && !sampled(fs, p);
+}
+
 static int gc_root_objects_known(const struct hfs *fs, const struct node *p)
 {
 	return is_gc_root_group(fs, p) && objects_known(fs, p);
@@ -265,19 +288,28 @@ static const struct child_def gc_dir_children[] = {
  * directories) and roots/ where a subgroup has the objects id file. */
 static const struct child_def group_children[] = {
 	{ "info", NT_GC_INFO, is_gc_root_group, NULL },
-	FILE_ROW("count", objects_known, COST_EXPENSIVE, render_group_metric, GF_COUNT),
-	FILE_ROW("shallow_size", objects_known, COST_EXPENSIVE, render_group_metric, GF_SHALLOW),
+	FILE_ROW("count", objects_exact, COST_EXPENSIVE, render_group_metric, GF_COUNT),
+	FILE_ROW("shallow_size", objects_exact, COST_EXPENSIVE, render_group_metric, GF_SHALLOW),
+	FILE_ROW("samples", sampled, COST_EXPENSIVE, render_group_metric, GF_SAMPLES),
+	FILE_ROW("est_count", sampled, COST_EXPENSIVE, render_group_metric, GF_COUNT),
+	FILE_ROW("est_shallow_size", sampled, COST_EXPENSIVE, render_group_metric, GF_SHALLOW),
 	{ "summary", NT_GROUP_SUMMARY, objects_known, NULL },
 	{ "objects", NT_OBJECTS_DIR, gc_root_objects_known, NULL },
 	{ "objects", NT_GROUP_OBJECTS, is_sub_group, NULL },
 	{ "roots", NT_ROOTS_DIR, gc_root_with_graph, NULL },
 	{ "ds", NT_DS_DIR, gc_root_with_graph, NULL },
-	FILE_ROW("born_count", is_diff_group, COST_EXPENSIVE, render_group_metric, GF_BORN_C),
-	FILE_ROW("born_bytes", is_diff_group, COST_EXPENSIVE, render_group_metric, GF_BORN_B),
-	FILE_ROW("died_count", is_diff_group, COST_EXPENSIVE, render_group_metric, GF_DIED_C),
-	FILE_ROW("died_bytes", is_diff_group, COST_EXPENSIVE, render_group_metric, GF_DIED_B),
-	FILE_ROW("perm_count", is_diff_group, COST_EXPENSIVE, render_group_metric, GF_PERM_C),
-	FILE_ROW("perm_bytes", is_diff_group, COST_EXPENSIVE, render_group_metric, GF_PERM_B),
+	FILE_ROW("born_count", is_exact_diff_group, COST_EXPENSIVE, render_group_metric, GF_BORN_C),
+	FILE_ROW("born_bytes", is_exact_diff_group, COST_EXPENSIVE, render_group_metric, GF_BORN_B),
+	FILE_ROW("died_count", is_exact_diff_group, COST_EXPENSIVE, render_group_metric, GF_DIED_C),
+	FILE_ROW("died_bytes", is_exact_diff_group, COST_EXPENSIVE, render_group_metric, GF_DIED_B),
+	FILE_ROW("perm_count", is_exact_diff_group, COST_EXPENSIVE, render_group_metric, GF_PERM_C),
+	FILE_ROW("perm_bytes", is_exact_diff_group, COST_EXPENSIVE, render_group_metric, GF_PERM_B),
+	FILE_ROW("est_born_count", is_sampled_diff_group, COST_EXPENSIVE, render_group_metric, GF_BORN_C),
+	FILE_ROW("est_born_bytes", is_sampled_diff_group, COST_EXPENSIVE, render_group_metric, GF_BORN_B),
+	FILE_ROW("est_died_count", is_sampled_diff_group, COST_EXPENSIVE, render_group_metric, GF_DIED_C),
+	FILE_ROW("est_died_bytes", is_sampled_diff_group, COST_EXPENSIVE, render_group_metric, GF_DIED_B),
+	FILE_ROW("est_perm_count", is_sampled_diff_group, COST_EXPENSIVE, render_group_metric, GF_PERM_C),
+	FILE_ROW("est_perm_bytes", is_sampled_diff_group, COST_EXPENSIVE, render_group_metric, GF_PERM_B),
 	FILE_ROW("net_count", is_dump_diff_group, COST_EXPENSIVE, render_group_metric, GF_NET_C),
 	FILE_ROW("net_bytes", is_dump_diff_group, COST_EXPENSIVE, render_group_metric, GF_NET_B),
 	{ "diff", NT_DIFF_DIR, gc_root_with_others, NULL },

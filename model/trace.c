@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -671,6 +672,33 @@ static void note_cut_recording(struct trace *t)
 	warn(t, "truncated: the recording was read in part: %s", w);
 }
 
+/* The agent's mode=sample: objects are samples (trace.h sample_interval).
+ * A sampled trace without a usable interval cannot be weighted: say so
+ * and refuse, rather than show samples as counts. */
+static int note_sampled(struct trace *t, struct htr_err *err)
+{
+	const char *mode = trace_info(t, "agent.mode");
+	if (!mode || strcmp(mode, "sample") != 0)
+		return 0;
+	const char *iv = trace_info(t, "sample.interval");
+	char *end = NULL;
+	unsigned long long v = iv ? strtoull(iv, &end, 10) : 0;
+	if (!iv || end == iv || *end || v == 0 || v > (1ull << 40))
+		return htr_errf(err, -EBADMSG, 0,
+				"a sampled recording (agent.mode sample) without a valid sample.interval (%s)",
+				iv ? iv : "missing");
+	t->sample_interval = v;
+	return 0;
+}
+
+double trace_sample_weight(const struct trace *t, uint32_t flags, uint64_t size)
+{
+	if (!t->sample_interval || (flags & HTR_ALLOC_PREEXISTING) || size == 0)
+		return 1.0;
+	double p = -expm1(-(double)size / (double)t->sample_interval);
+	return p > 0 ? 1.0 / p : 1.0;
+}
+
 /* gc/ is empty without a complete GC: say why where the user looks
  * (status, trace/info's warnings, heapfs check, the mount's stderr). */
 static void note_no_gc(struct trace *t)
@@ -724,6 +752,8 @@ static int trace_open_htr(struct trace **out, const char *path, const struct tra
 	note_cut_dumps(t);
 	note_cut_recording(t);
 	note_no_gc(t);
+	if ((rc = note_sampled(t, err)))
+		goto fail;
 	const char *dumps = trace_info(t, "hprof.dumps");
 	t->identity_unknown = dumps && strtoull(dumps, NULL, 10) >= 2;
 	if (!t->warnings && (t->warnings = strdup("")) == NULL) {

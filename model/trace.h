@@ -108,6 +108,14 @@ struct trace {
 	 * leak candidates only): object counts, heap contents and allocation
 	 * totals are unknown, not zero */
 	int objects_unrecorded;
+	/* > 0: the objects are a sample (the agent's mode=sample, info keys
+	 * agent.mode "sample" and sample.interval): each object allocated
+	 * while recording was picked by HotSpot's heap sampler, a Poisson
+	 * process over allocated bytes with this mean interval, and stands
+	 * for trace_sample_weight() objects; objects that existed before
+	 * recording (HTR_ALLOC_PREEXISTING) are all there and count once.
+	 * 0: every object is recorded. */
+	uint64_t sample_interval;
 
 	int had_footer;        /* 1: index read from the footer */
 	/* 1: the trace's tail was cut off (data up to truncated_at, an offset
@@ -160,6 +168,13 @@ int trace_check_reachable(const struct trace *t, uint32_t gc_index, uint64_t obj
  * err filled (offset in the trace). */
 int trace_each_event(const struct trace *t, int (*fn)(void *ctx, const struct htr_event *ev), void *ctx,
 		     struct htr_err *err);
+/* How many objects one recorded object of these flags (enum
+ * htr_alloc_flags) and size stands for: 1 unless the trace is sampled
+ * (sample_interval), where an object of s bytes was picked with
+ * probability p = 1 - exp(-s / interval) and stands for 1 / p objects
+ * (the Horvitz-Thompson weight, unbiased for counts and bytes; pprof and
+ * async-profiler scale heap samples so).  Never below 1. */
+double trace_sample_weight(const struct trace *t, uint32_t flags, uint64_t size);
 /* Value of an info key, or NULL. */
 const char *trace_info(const struct trace *t, const char *key);
 /* Type name, or "<unknown type N>" written into scratch. */

@@ -304,6 +304,87 @@ static void test_older_minor_refused(void **st)
 	unlink(path);
 }
 
+/* The agent's mode=sample: ALLOC events are samples of a Poisson process
+ * over bytes with mean interval I; one of s bytes stands for
+ * 1/(1-exp(-s/I)) objects, a pre-existing object for itself. */
+static void write_sampled(const char *path, const char *interval)
+{
+	struct htr_writer *w;
+	assert_int_equal(htr_writer_open(&w, path, NULL), 0);
+	assert_int_equal(htr_write_info(w, "agent.mode", "sample"), 0);
+	if (interval)
+		assert_int_equal(htr_write_info(w, "sample.interval", interval), 0);
+	symbols(w);
+	struct htr_alloc a = { .id = 1, .type = T_A, .site = S_A1, .thread = 1, .size = 1000,
+			       .array_length = -1, .time_ns = 10 };
+	assert_int_equal(htr_write_alloc(w, &a), 0);
+	a.id = 2, a.site = S_A2, a.time_ns = 20;
+	assert_int_equal(htr_write_alloc(w, &a), 0);
+	a = (struct htr_alloc){ .id = 3, .type = T_BYTES, .site = S_BYTES, .thread = 1, .size = 64000,
+				.array_length = 63984, .time_ns = 30 };
+	assert_int_equal(htr_write_alloc(w, &a), 0);
+	a = (struct htr_alloc){ .id = 4, .type = T_A, .site = HTR_NO_SITE, .thread = 1, .size = 1000,
+				.array_length = -1, .time_ns = 5, .flags = HTR_ALLOC_PREEXISTING };
+	assert_int_equal(htr_write_alloc(w, &a), 0);
+	gc(w, 1, 1000);
+	assert_int_equal(htr_writer_close(w), 0);
+}
+
+static void test_agent_samples(void **st)
+{
+	(void)st;
+	char path[] = "/tmp/heapfs-test-samples-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	write_sampled(path, "1000");
+	struct trace *t = open_trace(path);
+	assert_int_equal(t->sample_interval, 1000);
+	double w1 = 1.0 / (1.0 - exp(-1.0)); /* s = I */
+	assert_true(fabs(trace_sample_weight(t, 0, 1000) - w1) < 1e-12);
+	assert_true(fabs(trace_sample_weight(t, 0, 64000) - 1.0 / (1.0 - exp(-64.0))) < 1e-12);
+	assert_true(trace_sample_weight(t, HTR_ALLOC_PREEXISTING, 1000) == 1.0);
+	/* small objects: about I / s each */
+	assert_true(fabs(trace_sample_weight(t, 0, 10) - 100.5) < 0.01);
+	struct sample_set s;
+	struct htr_err err;
+	memset(&err, 0, sizeof err);
+	assert_int_equal(samples_collect(t, 0, UINT64_MAX, &s, &err), 0);
+	assert_int_equal(s.kind, SAMPLES_AGENT);
+	assert_int_equal(s.samples, 3); /* the pre-existing object is no sample */
+	const struct sample_row *a = row_of(&s, T_A), *b = row_of(&s, T_BYTES);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(a->samples, 2);
+	assert_true(fabs(a->est_count - 2 * w1) < 1e-9);
+	assert_int_equal(a->weight, (uint64_t)llround(1000 * w1) * 2);
+	assert_true(fabs(b->est_count - 1.0) < 1e-9);
+	assert_int_equal(b->weight, 64000);
+	samples_free(&s);
+	trace_close(t);
+	unlink(path);
+}
+
+/* A sampled trace without its interval cannot be weighted: refused. */
+static void test_agent_samples_need_interval(void **st)
+{
+	(void)st;
+	const char *bad[] = { NULL, "0", "12x", "" };
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		char path[] = "/tmp/heapfs-test-samples-XXXXXX";
+		int fd = mkstemp(path);
+		assert_true(fd >= 0);
+		close(fd);
+		write_sampled(path, bad[i]);
+		struct trace *t = NULL;
+		struct htr_err err;
+		memset(&err, 0, sizeof err);
+		assert_int_equal(trace_open(&t, path, NULL, &err), -EBADMSG);
+		assert_non_null(strstr(err.msg, "sample.interval"));
+		unlink(path);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -313,6 +394,8 @@ int main(void)
 		cmocka_unit_test(test_tlab_estimates),
 		cmocka_unit_test(test_leak_candidates),
 		cmocka_unit_test(test_older_minor_refused),
+		cmocka_unit_test(test_agent_samples),
+		cmocka_unit_test(test_agent_samples_need_interval),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -225,7 +225,7 @@ static void test_survivors(void **state)
 	const uint32_t info_key[2] = { 0, 1 };
 	const uint64_t info_size[2] = { 10, 100 };
 	uint64_t bg[2] = { 0, 0 }, cnt[2] = { 0, 0 };
-	sus_survivors(4, birth, info, info_key, info_size, 2, 3, 5, bg, cnt);
+	sus_survivors(4, birth, info, info_key, info_size, NULL, 2, 3, 5, bg, cnt);
 	/* key 0: 3 GCs (3,4,5) + 3 GCs -> 60 bytes x GCs; key 1: 2 GCs (4,5) */
 	assert_int_equal(bg[0], 60);
 	assert_int_equal(cnt[0], 2);
