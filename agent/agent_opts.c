@@ -28,9 +28,15 @@ static const char help_text[] =
 	"  stacks=jvmti|fast  how sites are taken: GetStackTrace (default) or\n"
 	"                  AsyncGetCallTrace with a GetStackTrace fallback (experimental)\n"
 	"  zstd=LEVEL      compression level 1..19 (default 1)\n"
-	"  mode=full|count full: every allocation, death and heap graph (default);\n"
-	"                  count: allocation counts per site from bytecode path\n"
-	"                  counters (no objects, graphs or deaths recorded)\n"
+	"  mode=full|count|sample  full: every allocation, death and heap graph\n"
+	"                  (default); count: allocation counts per site from bytecode\n"
+	"                  path counters (no objects, graphs or deaths recorded);\n"
+	"                  sample: the objects the JVM's heap sampler picks (one per\n"
+	"                  interval= bytes on average), their sites and deaths, GCs\n"
+	"                  (graph=none; deaths stay on)\n"
+	"  interval=BYTES  mode=sample: mean bytes allocated between samples, 1..2^30,\n"
+	"                  a number or with k or m (default 512k, as JFR's and\n"
+	"                  async-profiler's)\n"
 	"  counters=N      mode=count: most counters (default 1048576; the array\n"
 	"                  starts at 4096 and grows as classes need more)\n"
 	"  counts=FILE     mode=count: also write the per-site counts as TSV\n"
@@ -87,6 +93,34 @@ static void defaults(struct agent_opts *o)
 	o->counters = AGENT_DEFAULT_COUNTERS;
 	o->hot = AGENT_DEFAULT_HOT;
 	o->count_exceptions = COUNT_EXC_BYTECODE;
+	o->interval = AGENT_DEFAULT_INTERVAL;
+}
+
+/* Bytes: decimal digits with an optional k, m or g (binary multiples), in
+ * [1, AGENT_MAX_INTERVAL]. */
+static int parse_bytes(const char *v, uint32_t *out)
+{
+	size_t digits = strspn(v, "0123456789");
+	if (!digits || digits > 10)
+		return -EINVAL;
+	unsigned long long x = strtoull(v, NULL, 10), mult = 1;
+	const char *suffix = v + digits;
+	if (*suffix) {
+		if (suffix[1])
+			return -EINVAL;
+		switch (*suffix) {
+		case 'k': case 'K': mult = 1ull << 10; break;
+		case 'm': case 'M': mult = 1ull << 20; break;
+		case 'g': case 'G': mult = 1ull << 30; break;
+		default: return -EINVAL;
+		}
+	}
+	/* x < 10^10 and mult <= 2^30: the product fits in 64 bits */
+	x *= mult;
+	if (x < 1 || x > AGENT_MAX_INTERVAL)
+		return -EINVAL;
+	*out = (uint32_t)x;
+	return 0;
 }
 
 /* Strict unsigned decimal in [lo, hi]. */
@@ -148,6 +182,7 @@ static int parse_item(struct agent_opts *o, char *item, char *err, size_t errlen
 			snprintf(o->out, sizeof(o->out), "%s", val);
 	} else if (!strcmp(key, "graph") && val) {
 		rc = parse_graph(o, val);
+		o->graph_set = 1;
 	} else if (!strcmp(key, "depth") && val) {
 		rc = parse_uint(val, 0, AGENT_MAX_DEPTH, &o->depth);
 	} else if (!strcmp(key, "zstd") && val) {
@@ -155,6 +190,7 @@ static int parse_item(struct agent_opts *o, char *item, char *err, size_t errlen
 		o->zstd_level = (int)u;
 	} else if (!strcmp(key, "deaths") && val) {
 		rc = parse_onoff(val, &o->deaths);
+		o->deaths_set = 1;
 	} else if (!strcmp(key, "gcwait") && val) {
 		rc = parse_onoff(val, &o->gc_wait);
 	} else if (!strcmp(key, "mode") && val) {
@@ -162,8 +198,17 @@ static int parse_item(struct agent_opts *o, char *item, char *err, size_t errlen
 			o->mode = AGENT_MODE_FULL;
 		else if (!strcmp(val, "count"))
 			o->mode = AGENT_MODE_COUNT;
+		else if (!strcmp(val, "sample"))
+			o->mode = AGENT_MODE_SAMPLE;
 		else
 			rc = -EINVAL;
+	} else if (!strcmp(key, "interval") && val) {
+		if (parse_bytes(val, &o->interval)) {
+			snprintf(err, errlen, "bad value '%s' for option 'interval': bytes from 1 to %u (2^30), "
+				 "a number or with k or m, e.g. 512k", val, AGENT_MAX_INTERVAL);
+			return -EINVAL;
+		}
+		o->interval_set = 1;
 	} else if (!strcmp(key, "counters") && val) {
 		rc = parse_uint(val, 1, AGENT_MAX_COUNTERS, &o->counters);
 	} else if (!strcmp(key, "hot") && val) {
@@ -218,6 +263,38 @@ static int parse_item(struct agent_opts *o, char *item, char *err, size_t errlen
 	return rc;
 }
 
+/* The options that mode=sample changes or refuses, once all are read (the
+ * order of the items does not matter). */
+static int check_sample(struct agent_opts *o, char *err, size_t errlen)
+{
+	if (o->mode != AGENT_MODE_SAMPLE) {
+		/* sampling at an interval in another mode would silently record
+		 * every allocation (full) or none (count) */
+		if (o->interval_set) {
+			snprintf(err, errlen, "interval= needs mode=sample");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	/* A heap walk's objects would come with no allocation event and count
+	 * as exact next to the weighted samples; walks need a format change
+	 * (issue 31). */
+	if (o->graph_set && o->graph != AGENT_GRAPH_NONE) {
+		snprintf(err, errlen, "mode=sample: graph= is not supported yet (graph=none only)");
+		return -EINVAL;
+	}
+	/* Without deaths every sample would stay live: the live estimates are
+	 * what the mode is for. */
+	if (o->deaths_set && !o->deaths) {
+		snprintf(err, errlen, "mode=sample: deaths=off is not supported (the samples' deaths are "
+				      "what tells live objects from garbage)");
+		return -EINVAL;
+	}
+	o->graph = AGENT_GRAPH_NONE;
+	o->deaths = 1;
+	return 0;
+}
+
 int agent_opts_parse(struct agent_opts *o, const char *s, char *err, size_t errlen)
 {
 	defaults(o);
@@ -235,6 +312,8 @@ int agent_opts_parse(struct agent_opts *o, const char *s, char *err, size_t errl
 	for (char *item = strtok_r(copy, ",", &save); item && !rc; item = strtok_r(NULL, ",", &save))
 		rc = parse_item(o, item, err, errlen);
 	free(copy);
+	if (!rc)
+		rc = check_sample(o, err, errlen);
 	if (!rc && o->mode == AGENT_MODE_COUNT) { /* no objects in this mode */
 		o->graph = AGENT_GRAPH_NONE;
 		o->deaths = 0;

@@ -22,6 +22,7 @@ enum agent_graph_mode {
 enum agent_mode {
 	AGENT_MODE_FULL = 0,   /* every allocation, deaths, heap walks */
 	AGENT_MODE_COUNT,      /* allocation counts per site by path counters (DuckTracks) */
+	AGENT_MODE_SAMPLE,     /* heap sampling: the objects JVMTI samples, their deaths, GCs */
 };
 
 #define AGENT_DEFAULT_COUNTERS (1u << 20)
@@ -30,6 +31,11 @@ enum agent_mode {
 #define AGENT_DEFAULT_DEPTH 2 /* cost/benefit: agent/README.md, "Sites" */
 #define AGENT_MAX_DEPTH 64
 #define AGENT_OUT_MAX 4096
+/* mode=sample: mean bytes between samples.  512 KiB is what JFR's
+ * ObjectAllocationSample and async-profiler's live-heap mode use (and
+ * HotSpot's own default); at most 2^30 (JVMTI takes a jint). */
+#define AGENT_DEFAULT_INTERVAL (512u * 1024u)
+#define AGENT_MAX_INTERVAL (1u << 30)
 
 /* count_exceptions */
 enum {
@@ -51,6 +57,7 @@ struct agent_opts {
 	int stacks_asgct;          /* 1: AsyncGetCallTrace for sites, 0: GetStackTrace only */
 	int help;                  /* 1: print agent_opts_help() and refuse to start */
 	enum agent_mode mode;      /* count: no objects recorded (graph none, deaths off) */
+	uint32_t interval;         /* mode=sample: SetHeapSamplingInterval's bytes, 1..2^30 */
 	uint32_t counters;         /* mode=count: capacity of the counter array */
 	int count_sites;           /* mode=count: 1 one counter per site (exact under exceptions), 0 paths */
 	int count_atomic;          /* mode=count: 1 atomic increments (exact with racing threads) */
@@ -66,6 +73,9 @@ struct agent_opts {
 	char counts[AGENT_OUT_MAX]; /* mode=count: also write per-site counts as TSV here ("" none) */
 	char profile[AGENT_OUT_MAX]; /* mode=count, paths: plans read from and measured frequencies
 	                            * written to this file (agent/profile.h; "" none) */
+	/* which of these the option string gave (the parser checks them
+	 * against mode= once every item is read) */
+	int graph_set, deaths_set, interval_set;
 };
 
 /* Parses "key=val,key=val".  NULL or "" gives the defaults.  Returns 0, or

@@ -66,6 +66,35 @@ int ts_append(struct recorder *rec, struct tstate *ts, const struct arec *r)
 	return 0;
 }
 
+/* mode=sample: the mirror tagged `tag` (a class tag: type id + 1) is not
+ * written; recorder_object_free drops its death.  Under deaths_mu (a
+ * leaf: the callers hold a tstate mutex and the symbols' mutex). */
+static void mirror_unwritten(struct recorder *rec, uint64_t tag)
+{
+	if (!tag || tag > CLASS_TAG_MAX)
+		return;
+	uint32_t i = (uint32_t)(tag - 1);
+	pthread_mutex_lock(&rec->deaths_mu);
+	if (i >= rec->mirror_unwritten_cap) {
+		uint32_t c = rec->mirror_unwritten_cap ? rec->mirror_unwritten_cap : 4096;
+		while (c <= i)
+			c *= 2;
+		uint8_t *p = realloc(rec->mirror_unwritten, c);
+		if (!p) {
+			/* its death, if the class is ever unloaded, names an
+			 * object the trace never had: the reader counts it and
+			 * finds nothing to remove */
+			pthread_mutex_unlock(&rec->deaths_mu);
+			return;
+		}
+		memset(p + rec->mirror_unwritten_cap, 0, c - rec->mirror_unwritten_cap);
+		rec->mirror_unwritten = p;
+		rec->mirror_unwritten_cap = c;
+	}
+	rec->mirror_unwritten[i] = 1;
+	pthread_mutex_unlock(&rec->deaths_mu);
+}
+
 struct mirror_to {
 	struct recorder *rec;
 	struct tstate *ts;
@@ -77,6 +106,15 @@ struct mirror_to {
 static void record_mirror(void *ctx, uint64_t id, uint64_t size, uint32_t type)
 {
 	const struct mirror_to *to = ctx;
+	if (to->rec->sampled && __atomic_load_n(&to->rec->preexisting_done, __ATOMIC_ACQUIRE)) {
+		/* mode=sample: a mirror made after VMInit was allocated where
+		 * the sampler could pick it (it did not: the mirror would carry
+		 * that sample's id, symbols.c register_one); written here it
+		 * would count once more than its samples say.  Its tag stays
+		 * (the class's type id), so its death is dropped. */
+		mirror_unwritten(to->rec, id);
+		return;
+	}
 	struct arec r = { .id = id, .size = size, .time_ns = agent_now_ns(), .type = type,
 			  .site = HTR_NO_SITE, .length = -1,
 			  .epoch = __atomic_load_n(&to->rec->gc_started, __ATOMIC_ACQUIRE),
@@ -126,6 +164,11 @@ static uint64_t thread_tag(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, j
 		return 0;
 	if (tag)
 		return (uint64_t)tag;
+	if (rec->sampled && __atomic_load_n(&rec->preexisting_done, __ATOMIC_ACQUIRE))
+		/* mode=sample: a Thread object made after VMInit that the sampler
+		 * did not pick (see record_mirror): an id for the thread, neither
+		 * tagged (no death to drop) nor written */
+		return rec_new_tag(rec);
 	jclass k = (*jni)->GetObjectClass(jni, thread);
 	jlong size = 0;
 	(*jvmti)->GetObjectSize(jvmti, thread, &size);
@@ -333,9 +376,12 @@ void recorder_alloc(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, jthread 
 	r.thread = ts->thread_id;
 	r.flags = 0;
 	r.pad = 0;
-	ts_append(rec, ts, &r);
-	if (from_vm)
-		rec->n_vm_allocs++;
+	if (ts_append(rec, ts, &r) == 0) {
+		if (from_vm)
+			rec->n_vm_allocs++;
+		else
+			__atomic_fetch_add(&rec->n_sample_callbacks, 1, __ATOMIC_RELAXED);
+	}
 out:
 	pthread_mutex_unlock(&ts->mu);
 }
@@ -348,6 +394,12 @@ void recorder_object_free(struct recorder *rec, jlong tag)
 	 * to the last GC finished now (see README, "deaths"). */
 	struct death d = { (uint64_t)tag, __atomic_load_n(&rec->gc_finished, __ATOMIC_ACQUIRE) };
 	pthread_mutex_lock(&rec->deaths_mu);
+	if ((uint64_t)tag <= CLASS_TAG_MAX && (uint64_t)tag - 1 < rec->mirror_unwritten_cap &&
+	    rec->mirror_unwritten[tag - 1]) {
+		rec->n_deaths_dropped++; /* a mirror never written (mode=sample) */
+		pthread_mutex_unlock(&rec->deaths_mu);
+		return;
+	}
 	if (rec->ndeaths == rec->deaths_cap) {
 		size_t cap = rec->deaths_cap ? rec->deaths_cap * 2 : 65536;
 		struct death *p = realloc(rec->deaths, cap * sizeof(*p));

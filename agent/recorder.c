@@ -72,6 +72,12 @@ int recorder_write_rec(struct recorder *rec, const struct arec *r)
 		return rc;
 	if (!(r->flags & HTR_ALLOC_PREEXISTING) && r->time_ns >= rec->used_base_ns)
 		rec->epoch_bytes[r->epoch % GC_RING] += r->size;
+	if (r->flags & HTR_ALLOC_PREEXISTING) {
+		rec->n_written_pre++;
+	} else {
+		rec->n_written_allocs++;
+		rec->n_written_alloc_bytes += r->size;
+	}
 	struct htr_alloc a = { .id = r->id, .type = type, .site = r->site, .thread = r->thread,
 			       .size = r->size, .array_length = r->length, .time_ns = r->time_ns,
 			       .flags = r->flags };
@@ -294,10 +300,12 @@ static void gc_info_of(struct recorder *rec, JNIEnv *jni, uint32_t n, int query,
  * (agent/README, "GCs").  Where the collector frees nothing between
  * pauses, the use after GC n-1 plus the bytes recorded as allocated since
  * is also a lower bound of the true use: take the larger.  Called once
- * every record of epoch n-1 was written; not in mode=count (no records). */
+ * every record of epoch n-1 was written; mode=full only. */
 static void raise_used_before(struct recorder *rec, uint32_t n, struct gc_info *gi)
 {
-	if (rec->opts->mode == AGENT_MODE_COUNT || !rec->have_perfdata || !rec->perfdata.frees_in_pauses_only ||
+	/* mode=count records no allocations, mode=sample a sample of them
+	 * (their bytes are no floor): both keep the counters' figure */
+	if (rec->opts->mode != AGENT_MODE_FULL || !rec->have_perfdata || !rec->perfdata.frees_in_pauses_only ||
 	    rec->prev_used == UINT64_MAX || gi->used_before == UINT64_MAX)
 		return;
 	uint64_t floor = rec->prev_used + rec->epoch_bytes[(n - 1) % GC_RING];
@@ -410,12 +418,47 @@ static void write_info(struct recorder *rec, jvmtiEnv *jvmti)
 	note_error(rec, htr_write_info(rec->w, "agent.options", rec->opts_string));
 	snprintf(buf, sizeof(buf), "%u", rec->opts->depth);
 	note_error(rec, htr_write_info(rec->w, "agent.depth", buf));
+	/* mode=sample: the reader weights each allocation (flags 0) of s bytes
+	 * by 1 / (1 - exp(-s / sample.interval)) (docs/trace-format.md) */
+	static const char *const modes[] = { [AGENT_MODE_FULL] = "full", [AGENT_MODE_COUNT] = "count",
+					     [AGENT_MODE_SAMPLE] = "sample" };
+	note_error(rec, htr_write_info(rec->w, "agent.mode", modes[rec->opts->mode]));
+	if (rec->opts->mode == AGENT_MODE_SAMPLE) {
+		snprintf(buf, sizeof(buf), "%u", rec->opts->interval);
+		note_error(rec, htr_write_info(rec->w, "sample.interval", buf));
+	}
 	snprintf(buf, sizeof(buf), "%d", (int)getpid());
 	note_error(rec, htr_write_info(rec->w, "pid", buf));
 }
 
+/* mode=sample's statistics: samples (as recorded by the callbacks and as
+ * written: the two agree unless writing failed), objects found at VMInit,
+ * deaths. */
+static void print_sample_stats(struct recorder *rec)
+{
+	uint32_t nt = 0, nm = 0, ns = 0;
+	sym_stats(rec->sym, &nt, &nm, &ns);
+	pthread_mutex_lock(&rec->deaths_mu);
+	uint64_t dropped = rec->n_deaths_dropped;
+	pthread_mutex_unlock(&rec->deaths_mu);
+	fprintf(stderr,
+		"heapfs-agent: %s: mode=sample interval %u: %llu samples (%llu written, %llu bytes), "
+		"%llu objects found at start, %llu deaths (%llu of unwritten class mirrors dropped), %u GCs, "
+		"death flushes %.1f ms, writing %.1f ms, %llu bytes, %u types, %u methods, %u sites\n",
+		rec->opts->out, rec->opts->interval,
+		(unsigned long long)__atomic_load_n(&rec->n_sample_callbacks, __ATOMIC_RELAXED),
+		(unsigned long long)rec->n_written_allocs, (unsigned long long)rec->n_written_alloc_bytes,
+		(unsigned long long)rec->n_written_pre, (unsigned long long)rec->n_deaths,
+		(unsigned long long)dropped, rec->processed, rec->flush_ns / 1e6, rec->write_ns / 1e6,
+		(unsigned long long)htr_writer_bytes(rec->w), nt, nm, ns);
+}
+
 static void print_stats(struct recorder *rec)
 {
+	if (rec->opts->mode == AGENT_MODE_SAMPLE) {
+		print_sample_stats(rec);
+		return;
+	}
 	uint32_t nt = 0, nm = 0, ns = 0;
 	sym_stats(rec->sym, &nt, &nm, &ns);
 	uint64_t allocs = __atomic_load_n(&rec->next_tag, __ATOMIC_RELAXED) - CLASS_TAG_MAX - 1;
@@ -450,7 +493,7 @@ static void finish(struct recorder *rec, jvmtiEnv *jvmti)
 	drain_all(rec, threads_head(rec), 0);
 	write_records(rec, UINT32_MAX);
 	write_deaths(rec, UINT32_MAX);
-	if (rec->opts->mode != AGENT_MODE_COUNT && rec->have_perfdata) {
+	if (rec->opts->mode == AGENT_MODE_FULL && rec->have_perfdata) {
 		/* how many GCs' use before is the floor, not the JVM's figure */
 		char buf[32];
 		snprintf(buf, sizeof(buf), "%u", rec->n_used_raised);
@@ -521,6 +564,7 @@ int recorder_new(struct recorder **out, const struct agent_opts *opts, const cha
 	rec->sym = sym;
 	rec->cnt = cnt;
 	rec->ablate = ablate;
+	rec->sampled = opts->mode == AGENT_MODE_SAMPLE;
 	if (opts->stacks_asgct)
 		rec->asgct = (asgct_fn)dlsym(RTLD_DEFAULT, "AsyncGetCallTrace");
 	rec->next_tag = CLASS_TAG_MAX + 1;
@@ -545,7 +589,7 @@ void recorder_capabilities(const struct recorder *rec, jvmtiCapabilities *c)
 {
 	c->can_tag_objects = 1;
 	c->can_generate_sampled_object_alloc_events = 1;
-	c->can_generate_vm_object_alloc_events = 1;
+	c->can_generate_vm_object_alloc_events = rec->opts->mode != AGENT_MODE_SAMPLE; /* not used there */
 	c->can_generate_object_free_events = 1;
 	c->can_generate_garbage_collection_events = 1;
 	c->can_get_line_numbers = 1;
@@ -621,8 +665,15 @@ void recorder_tag_preexisting(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni
 	 * iteration check whether it tagged their object */
 	__atomic_fetch_add(&rec->walk_seq, 1, __ATOMIC_ACQ_REL);
 	pthread_mutex_lock(&rec->init_ts.mu);
-	walk_tag_preexisting(rec, jvmti, jni, &rec->init_ts);
+	int rc = walk_tag_preexisting(rec, jvmti, jni, &rec->init_ts);
 	pthread_mutex_unlock(&rec->init_ts.mu);
+	if (rc) /* the trace lacks (some of) the objects older than recording */
+		fprintf(stderr, "heapfs-agent: tagging the objects that exist at start failed: %s\n",
+			strerror(-rc));
+	/* mode=sample: every object older than this is tagged and written; an
+	 * untagged one from here on was made where the sampler could pick it
+	 * (events.c, record_mirror and thread_tag) */
+	__atomic_store_n(&rec->preexisting_done, 1, __ATOMIC_RELEASE);
 }
 
 int recorder_start_thread(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)

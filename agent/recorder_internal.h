@@ -182,6 +182,15 @@ struct recorder {
 	uint32_t walk_seq;               /* atomic: heap walks started */
 	uint64_t next_tag;               /* atomic: the next object id */
 	int recording;                   /* atomic: 1 between VMInit and VMDeath */
+	/* mode=sample (set up).  Then only two kinds of objects may be written
+	 * as allocations: those found at VMInit (HTR_ALLOC_PREEXISTING, all of
+	 * them: the tree counts each once) and those the sampler picked (flags
+	 * 0: each stands for 1/p objects).  An object that could have been
+	 * sampled but was written because it was not (a class mirror or Thread
+	 * object made later) would be counted 1 + (1-p)/p too often. */
+	int sampled;
+	int preexisting_done;            /* atomic: recorder_tag_preexisting is over */
+	uint64_t n_sample_callbacks;     /* atomic: SampledObjectAlloc callbacks recorded */
 	struct gc_times gcs[GC_RING];    /* slot n % GC_RING: GC n's callbacks, then the agent thread */
 	struct perfdata perfdata;        /* set up: GC kind, cause, heap use (perfdata.h) */
 	int have_perfdata;               /* set up: else the management beans (mgmt) */
@@ -200,6 +209,12 @@ struct recorder {
 	pthread_mutex_t deaths_mu;
 	struct death *deaths;            /* under deaths_mu; owned, [deaths_cap] */
 	size_t ndeaths, deaths_cap;
+	/* mode=sample: class mirrors made after VMInit and not sampled, so
+	 * never written (record_mirror), by type id: their deaths are
+	 * dropped (under deaths_mu; owned, [mirror_unwritten_cap]) */
+	uint8_t *mirror_unwritten;
+	uint32_t mirror_unwritten_cap;
+	uint64_t n_deaths_dropped;       /* under deaths_mu */
 
 	pthread_mutex_t free_mu;         /* recycled chunks */
 	struct chunk *free_chunks;       /* under free_mu; owned */
@@ -229,6 +244,9 @@ struct recorder {
 	uint64_t n_vm_allocs, n_dup, n_deaths, n_walks, n_walk_objects;
 	uint64_t n_mirror_walks_failed;  /* walk_mirrors failed: graph without it */
 	uint64_t walk_ns, write_ns, flush_ns, n_site_miss;
+	/* agent thread: allocation records written, sampled (flags 0) and
+	 * found without an allocation event (HTR_ALLOC_PREEXISTING) */
+	uint64_t n_written_allocs, n_written_alloc_bytes, n_written_pre;
 };
 
 /* Next object id (never a class id). */

@@ -19,9 +19,19 @@
  * rebuilds the last GC and prints, for every static-field and local-variable
  * root, how many objects of TYPE are reachable from it:
  *   reach <TAB> static:Class.field | local:Class.method:slot <TAB> count
+ *
+ *   agent_count TRACE --sampled
+ *
+ * for mode=sample (test_agent_sample.sh): the recorded allocations (flags
+ * 0, the samples) and which of them died, per type and size and per thread:
+ *   sampled <TAB> TYPE <TAB> size <TAB> samples <TAB> dead <TAB> live
+ *   thread-sampled <TAB> NAME <TAB> samples <TAB> estimated bytes (the sum of
+ *           size / (1 - exp(-size / interval)) over its samples, interval
+ *           from the info key sample.interval)
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,10 +238,127 @@ static int reach(const struct trace *t, const char *type_name)
 	return 0;
 }
 
+/* ---- --sampled ---- */
+
+struct sample {
+	uint64_t id, size;
+	uint32_t type, thread; /* thread: dense index, UINT32_MAX none */
+	int dead;
+	UT_hash_handle hh;
+};
+
+struct per_size {
+	struct key2 { uint32_t type; uint64_t size; } k;
+	uint64_t samples, dead;
+	UT_hash_handle hh;
+};
+
+static int collect_samples(const struct trace *t, const struct trace_frame *fr, struct sample **all,
+			   struct htr_err *err)
+{
+	struct htr_frame_hdr h = { fr->offset, fr->kind, fr->comp_len, fr->raw_len, fr->nevents };
+	struct htr_iter *it = NULL;
+	int rc = htr_iter_open(&it, t->file, &h, err);
+	if (rc)
+		return rc;
+	struct htr_event ev;
+	while (!rc && (rc = htr_iter_next(it, &ev, err)) == 1) {
+		rc = 0;
+		if (ev.type == HTR_EV_ALLOC && !(ev.u.alloc.flags & HTR_ALLOC_PREEXISTING)) {
+			struct sample *x = calloc(1, sizeof(*x));
+			if (!x) {
+				rc = -ENOMEM;
+				break;
+			}
+			x->id = ev.u.alloc.id;
+			x->size = ev.u.alloc.size;
+			x->type = ev.u.alloc.type;
+			x->thread = trace_thread_index(t, ev.u.alloc.thread);
+			HASH_ADD(hh, *all, id, sizeof(x->id), x);
+		} else if (ev.type == HTR_EV_DEATHS) {
+			for (uint32_t i = 0; i < ev.u.deaths.count; i++) {
+				struct sample *x = NULL;
+				HASH_FIND(hh, *all, &ev.u.deaths.ids[i], sizeof(uint64_t), x);
+				if (x)
+					x->dead = 1;
+			}
+		}
+	}
+	htr_iter_close(it);
+	return rc < 0 ? rc : 0;
+}
+
+static int sampled(const struct trace *t)
+{
+	const char *iv = trace_info(t, "sample.interval");
+	double interval = iv ? strtod(iv, NULL) : 0;
+	if (!(interval > 0)) {
+		fprintf(stderr, "agent_count: no sample.interval in the trace's info\n");
+		return 1;
+	}
+	struct sample *all = NULL, *x, *tmp;
+	struct htr_err err;
+	memset(&err, 0, sizeof(err));
+	int rc = 0;
+	for (uint32_t f = 0; f < t->nframes && !rc; f++)
+		if (t->frames[f].kind == HTR_FRAME_EVENTS)
+			rc = collect_samples(t, &t->frames[f], &all, &err);
+	struct per_size *sizes = NULL, *ps, *ptmp;
+	uint64_t *tsamples = calloc(t->nthreads + 1, sizeof(uint64_t));
+	double *tbytes = calloc(t->nthreads + 1, sizeof(double));
+	if (!rc && (!tsamples || !tbytes))
+		rc = -ENOMEM;
+	HASH_ITER(hh, all, x, tmp) {
+		if (!rc) {
+			struct key2 k;
+			memset(&k, 0, sizeof(k));
+			k.type = x->type;
+			k.size = x->size;
+			HASH_FIND(hh, sizes, &k, sizeof(k), ps);
+			if (!ps && (ps = calloc(1, sizeof(*ps))) != NULL) {
+				ps->k = k;
+				HASH_ADD(hh, sizes, k, sizeof(ps->k), ps);
+			}
+			if (ps) {
+				ps->samples++;
+				ps->dead += x->dead;
+			} else {
+				rc = -ENOMEM;
+			}
+		}
+		if (!rc && x->thread < t->nthreads) {
+			tsamples[x->thread]++;
+			double pr = -expm1(-(double)x->size / interval);
+			tbytes[x->thread] += pr > 0 ? (double)x->size / pr : (double)x->size;
+		}
+		HASH_DEL(all, x);
+		free(x);
+	}
+	char scratch[64];
+	HASH_ITER(hh, sizes, ps, ptmp) {
+		if (!rc)
+			printf("sampled\t%s\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n",
+			       trace_type_name(t, ps->k.type, scratch, sizeof(scratch)), ps->k.size, ps->samples,
+			       ps->dead, ps->samples - ps->dead);
+		HASH_DEL(sizes, ps);
+		free(ps);
+	}
+	for (uint32_t i = 0; !rc && i < t->nthreads; i++)
+		if (tsamples[i])
+			printf("thread-sampled\t%s\t%" PRIu64 "\t%.0f\n", t->threads[i].name ? t->threads[i].name : "?",
+			       tsamples[i], tbytes[i]);
+	free(tsamples);
+	free(tbytes);
+	if (rc)
+		fprintf(stderr, "agent_count: %s\n", err.msg[0] ? err.msg : strerror(-rc));
+	return rc ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 2 && !(argc == 4 && !strcmp(argv[2], "--reach"))) {
-		fprintf(stderr, "usage: agent_count TRACE [--reach TYPE]\n");
+	if (argc != 2 && !(argc == 4 && !strcmp(argv[2], "--reach")) &&
+	    !(argc == 3 && !strcmp(argv[2], "--sampled"))) {
+		fprintf(stderr, "usage: agent_count TRACE [--reach TYPE | --sampled]\n");
 		return 2;
 	}
 	struct trace *t = NULL;
@@ -244,6 +371,11 @@ int main(int argc, char **argv)
 	}
 	if (argc == 4) {
 		rc = reach(t, argv[3]);
+		trace_close(t);
+		return rc;
+	}
+	if (argc == 3) {
+		rc = sampled(t);
 		trace_close(t);
 		return rc;
 	}

@@ -198,6 +198,61 @@ static void test_count_mode(void **state)
 	assert_int_equal(agent_opts_parse(&o, "hot=-1", err, sizeof(err)), -EINVAL);
 }
 
+/* mode=sample: interval with k/m, graph none, deaths on; what it refuses. */
+static void test_sample_mode(void **state)
+{
+	(void)state;
+	struct agent_opts o;
+	char err[256];
+	assert_int_equal(agent_opts_parse(&o, "mode=sample", err, sizeof(err)), 0);
+	assert_int_equal(o.mode, AGENT_MODE_SAMPLE);
+	assert_int_equal(o.interval, 524288);
+	assert_int_equal(o.graph, AGENT_GRAPH_NONE);
+	assert_int_equal(o.deaths, 1);
+	assert_int_equal(o.depth, AGENT_DEFAULT_DEPTH);
+	assert_false(agent_opts_gc_wait(&o));
+	static const struct { const char *s; uint32_t v; } ok[] = {
+		{ "interval=1", 1 }, { "interval=16384", 16384 }, { "interval=512k", 524288 },
+		{ "interval=16K", 16384 }, { "interval=1m", 1048576 }, { "interval=1024m", 1u << 30 },
+		{ "interval=1g", 1u << 30 }, { "interval=1073741824", 1u << 30 },
+	};
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		char opt[64];
+		snprintf(opt, sizeof(opt), "mode=sample,%s", ok[i].s);
+		assert_int_equal(agent_opts_parse(&o, opt, err, sizeof(err)), 0);
+		assert_int_equal(o.interval, ok[i].v);
+	}
+	/* the order of the items does not matter */
+	assert_int_equal(agent_opts_parse(&o, "interval=64k,depth=4,mode=sample", err, sizeof(err)), 0);
+	assert_int_equal(o.interval, 65536);
+	assert_int_equal(o.depth, 4);
+	assert_int_equal(agent_opts_parse(&o, "mode=sample,graph=none,deaths=on", err, sizeof(err)), 0);
+	static const char *const bad[] = {
+		"interval=0", "interval=", "interval=1073741825", "interval=2g", "interval=1025m",
+		"interval=-5", "interval=5x", "interval=5kb", "interval=k", "interval=99999999999",
+		"interval=1.5m",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char opt[64];
+		snprintf(opt, sizeof(opt), "mode=sample,%s", bad[i]);
+		assert_int_equal(agent_opts_parse(&o, opt, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "interval"));
+	}
+	assert_int_equal(agent_opts_parse(&o, "mode=sample,graph=every", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "mode=sample: graph= is not supported yet"));
+	assert_int_equal(agent_opts_parse(&o, "graph=full,mode=sample", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "graph="));
+	assert_int_equal(agent_opts_parse(&o, "mode=sample,deaths=off", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "deaths=off"));
+	/* an interval without sampling would record everything (or nothing) */
+	assert_int_equal(agent_opts_parse(&o, "interval=16k", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "mode=sample"));
+	assert_int_equal(agent_opts_parse(&o, "mode=count,interval=16k", err, sizeof(err)), -EINVAL);
+	/* the other modes keep their defaults */
+	assert_int_equal(agent_opts_parse(&o, "mode=full", err, sizeof(err)), 0);
+	assert_int_equal(o.graph, AGENT_GRAPH_EVERY);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -208,6 +263,7 @@ int main(void)
 		cmocka_unit_test(test_bad_options_name_the_option),
 		cmocka_unit_test(test_help),
 		cmocka_unit_test(test_count_mode),
+		cmocka_unit_test(test_sample_mode),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

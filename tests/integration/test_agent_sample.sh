@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# The agent's mode=sample (agent/README.md, "mode=sample"): records
+# tests/integration/SampleMix.java, whose heap is known, at the default
+# interval (512 KiB) and at 16 KiB, and checks from the trace's own events
+# (build/tests/agent_count --sampled, independent of fs/ and of the reader's
+# weighting) that the samples are what HotSpot's Poisson sampling of bytes
+# gives: an object of s bytes is sampled with probability
+# p = 1 - exp(-s / interval), so of N live objects n ~ Binomial(N, p) are
+# sampled, and n / p estimates N with standard deviation sqrt(N (1-p) / p).
+# Every check allows 5 standard deviations (a false alarm about once in
+# 1.7 million per check).  Also: the info keys, every GC of the program, no
+# allocation but the sampled ones and those found at start, the short-lived
+# objects' deaths, and the options mode=sample refuses.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+HEAPFS=${HEAPFS:-$PWD/$BUILD/heapfs}
+${MAKE:-make} -s BUILD="$BUILD" agent "$BUILD/tests/agent_count" >/dev/null
+AGENT=$PWD/$BUILD/libheapfs-agent.so
+COUNT=$PWD/$BUILD/tests/agent_count
+JAVA=${JAVA:-java}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# value of key $1 in "key<TAB>value" lines on stdin
+val() { awk -F'\t' -v k="$1" '$1 == k { print $2; exit }'; }
+expect() { [ "$2" = "$3" ] || fail "$1: expected $3, got $2"; echo "ok: $1 = $2"; }
+
+"${JAVAC:-javac}" -d "$TMP/cls" tests/integration/SampleMix.java || fail "javac SampleMix"
+
+echo "== options mode=sample refuses: the JVM does not start, the message names the option"
+refused() { # OPTS MESSAGE
+	if "$JAVA" "-agentpath:$AGENT=out=$TMP/x.htr,$1" -version >"$TMP/bad.out" 2>&1; then
+		fail "$1: the JVM started"
+	fi
+	grep -qF -- "$2" "$TMP/bad.out" || fail "$1: no '$2' in: $(cat "$TMP/bad.out")"
+	echo "ok: $1 refused ($2)"
+}
+refused "mode=sample,interval=0" "bad value '0' for option 'interval'"
+refused "mode=sample,interval=2g" "bytes from 1 to 1073741824"
+refused "mode=sample,interval=12q" "option 'interval'"
+refused "mode=sample,graph=every" "mode=sample: graph= is not supported yet"
+refused "graph=4,mode=sample" "mode=sample: graph= is not supported yet"
+refused "mode=sample,deaths=off" "mode=sample: deaths=off is not supported"
+refused "interval=64k" "interval= needs mode=sample"
+"$JAVA" "-agentpath:$AGENT=help" -version >"$TMP/help.out" 2>&1 || true
+grep -q "interval=BYTES" "$TMP/help.out" || fail "help: no interval="
+
+# The heap SampleMix keeps (its printout says the counts; the sizes are
+# those of a 64-bit HotSpot with compressed class pointers, checked below
+# against the sizes the samples carry).
+KEEP=200000 KEEP_SIZE=32 ARRAYS=50000 ARRAY_SIZE=1040 BIGS=250 BIG_SIZE=131088
+TMPS=4000000 TMP_SIZE=16 RING=1024
+
+# HotSpot's sampler (JDK 17 ThreadHeapSampler) is not quite that Poisson
+# process when a thread allocates both in its TLAB and outside it (objects
+# larger than what is left of the TLAB, SampleMix's long[16384]): an
+# allocation outside the TLAB is checked against a countdown that has not
+# yet been charged with the TLAB's bytes since its last refill or sample,
+# so it is sampled less often, and the TLAB's next sample makes up the
+# bytes.  The total stays right; the share moves.  Measured, SampleMix at
+# 512 KiB, 12 runs: long[] 425 samples against 663 expected (-36%), Tmp
+# 1,678 against 1,465 (+15%), int[] 1,278 against 1,189 (+7%), Keep 167
+# against 146 (+14%), the main thread's bytes 159.7 MB against 156.2 MB
+# (+2%, of which some is allocation before main); at 16 KiB, 8 runs, all
+# within 1.5 standard deviations (long[] 1,998 of 2,000; Tmp -0.8%, int[]
+# -1.0%, Keep +0.0%).  So at the default interval the checks allow that
+# bias on top of 5 standard deviations (LOW_BIAS, HIGH_BIAS: fractions of
+# the expected count), at 16 KiB none.
+#
+# check_run NAME OPTION BYTES LOW_BIAS HIGH_BIAS BIG_LOW_BIAS: records
+# SampleMix with mode=sample and interval=OPTION (empty: the default),
+# BYTES the interval in bytes, and checks the trace.
+check_run() {
+	local name=$1 opt="" want_interval=$3 lo=$4 hi=$5 big_lo=$6
+	[ -z "$2" ] || opt=",interval=$2"
+	echo "== SampleMix, mode=sample, interval $want_interval"
+	local htr=$TMP/$name.htr
+	"$JAVA" -Xmx256m -XX:+UseG1GC "-Xlog:gc:file=$TMP/$name.gc" \
+		"-agentpath:$AGENT=out=$htr,mode=sample,verbose$opt" -cp "$TMP/cls" SampleMix \
+		>"$TMP/$name.out" 2>"$TMP/$name.err" || fail "$name: java failed: $(cat "$TMP/$name.err")"
+	cat "$TMP/$name.err"
+	expect "tmps allocated" "$(sed -n 's/^tmps=//p' "$TMP/$name.out")" "$TMPS"
+	local info
+	info=$("$HEAPFS" cat "$htr" trace/info)
+	expect "trace info agent.mode" "$(val agent.mode <<<"$info")" sample
+	expect "trace info sample.interval" "$(val sample.interval <<<"$info")" "$want_interval"
+
+	# every GC the JVM logged (mode=sample forces none at start)
+	local pauses
+	pauses=$(grep -c ' Pause ' "$TMP/$name.gc")
+	if grep -q 'JvmtiEnv ForceGarbageCollection' "$TMP/$name.gc"; then fail "a GC forced at start"; fi
+	"$COUNT" "$htr" >"$TMP/$name.count"
+	expect "GCs in the trace (the JVM's pauses)" "$(val gcs <"$TMP/$name.count")" "$pauses"
+	expect "full GCs (3 x System.gc())" "$(val full_gcs <"$TMP/$name.count")" 3
+	expect "last GC's cause" "$("$HEAPFS" cat "$htr" gc/latest/info | val cause)" "System.gc()"
+	expect "duplicate ids" "$(val duplicate_ids <"$TMP/$name.count")" 0
+	expect "deaths of unknown objects" "$(val deaths_unallocated <"$TMP/$name.count")" 0
+
+	# Only SampledObjectAlloc's objects are allocations (flags 0): as many as
+	# the callbacks the agent counted (verbose).  (VMObjectAlloc is off, and
+	# class mirrors and Thread objects made later are not written.)
+	local callbacks written pre
+	callbacks=$(sed -n 's/.*interval [0-9]*: \([0-9]*\) samples (\([0-9]*\) written.*/\1/p' "$TMP/$name.err")
+	written=$(sed -n 's/.*interval [0-9]*: \([0-9]*\) samples (\([0-9]*\) written.*/\2/p' "$TMP/$name.err")
+	pre=$(sed -n 's/.* \([0-9]*\) objects found at start.*/\1/p' "$TMP/$name.err")
+	[ -n "$callbacks" ] || fail "verbose: no sample count"
+	expect "samples in the trace = SampledObjectAlloc callbacks" "$(val allocs <"$TMP/$name.count")" "$callbacks"
+	expect "samples written = callbacks" "$written" "$callbacks"
+	expect "objects found at start (all written at VMInit)" "$(val preexisting <"$TMP/$name.count")" "$pre"
+
+	# per planted type: samples consistent with Poisson sampling, the
+	# estimate n / p within 5 standard deviations of the truth
+	"$COUNT" "$htr" --sampled >"$TMP/$name.sampled"
+	local I=$want_interval
+	# (the planted sizes: the classes' only instances, or sizes no array of
+	# the JDK's start-up is seen to have at these intervals)
+	check_type() { # TYPE SIZE TRUE_LIVE LOW_BIAS HIGH_BIAS
+		awk -F'\t' -v I="$I" -v s="$2" -v N="$3" -v t="$1" -v lo="$4" -v hi="$5" '
+		$1 == "sampled" && $2 == t && $3 != s && t ~ /^SampleMix/ {
+			printf "FAIL: %s sampled with %s bytes, not %s\n", t, $3, s; bad = 1; exit 1 }
+		$1 == "sampled" && $2 == t && $3 == s { n = $6 }
+		END {
+			if (bad) exit 1
+			p = 1 - exp(-s / I)
+			mean = N * p; sd = sqrt(N * p * (1 - p))
+			est = n / p; esd = sqrt(N * (1 - p) / p)
+			printf "%s: %d live samples, expected %.1f +- %.1f; estimate %.0f of %d (%+.1f%%, 5 sd = %.1f%%)\n",
+				t, n, mean, sd, est, N, 100 * (est - N) / N, 500 * esd / N
+			if (n < mean * (1 - lo) - 5 * sd || n > mean * (1 + hi) + 5 * sd) {
+				print "FAIL: " t ": samples off by more than 5 sd (and the allowed bias)"; exit 1 }
+		}' "$TMP/$name.sampled" || fail "$1"
+	}
+	check_type 'SampleMix$Keep' $KEEP_SIZE $KEEP "$lo" "$hi"
+	check_type 'int[]' $ARRAY_SIZE $ARRAYS "$lo" "$hi"
+	check_type 'long[]' $BIG_SIZE $BIGS "$big_lo" "$hi"
+
+
+	# The short-lived objects: as many sampled as Poisson says, and all dead
+	# at the end but those still in the ring (at most RING of them)
+	awk -F'\t' -v I="$I" -v s=$TMP_SIZE -v N=$TMPS -v R=$RING -v lo="$lo" -v hi="$hi" '$1 == "sampled" && $2 == "SampleMix$Tmp" {
+		if ($3 != s) { printf "FAIL: Tmp sampled with %s bytes\n", $3; exit 1 }
+		found = 1; $3 = $4; $4 = $5; $5 = $6
+		p = 1 - exp(-s / I); mean = N * p; sd = sqrt(N * p * (1 - p))
+		rmean = R * p; rsd = sqrt(R * p * (1 - p))
+		printf "SampleMix$Tmp: %d samples (expected %.1f +- %.1f), %d dead, %d live (at most %.1f + 5 x %.1f)\n",
+			$3, mean, sd, $4, $5, rmean, rsd
+		if ($3 < mean * (1 - lo) - 5 * sd || $3 > mean * (1 + hi) + 5 * sd) {
+			print "FAIL: Tmp samples off by more than 5 sd (and the allowed bias)"; exit 1 }
+		if ($5 > rmean + 5 * rsd + 1) { print "FAIL: sampled Tmps left alive"; exit 1 }
+	} END { if (!found) { print "FAIL: no Tmp sampled"; exit 1 } }' "$TMP/$name.sampled" || fail "Tmp"
+
+	# All the main thread's samples weighted by 1/p estimate the bytes it
+	# allocated (ThreadMXBean, from main's start; the samples also hold
+	# what it allocated between VMInit and main: allow 4 MB of that).  The
+	# estimate's variance is sum s^2 (1-p)/p <= interval * bytes.
+	local allocated
+	allocated=$(sed -n 's/^main_allocated=//p' "$TMP/$name.out")
+	awk -F'\t' -v I="$I" -v B="$allocated" '$1 == "thread-sampled" && $2 == "main" {
+		found = 1; sd = sqrt(I * B)
+		printf "main thread: %d samples, estimated %.1f MB allocated, ThreadMXBean %.1f MB (%+.1f%%, 5 sd = %.1f%%)\n",
+			$3, $4 / 1e6, B / 1e6, 100 * ($4 - B) / B, 500 * sd / B
+		if ($4 < B - 5 * sd || $4 > B + 5 * sd + 4e6) { print "FAIL: main thread bytes estimate"; exit 1 }
+	} END { if (!found) { print "FAIL: no samples of main"; exit 1 } }' "$TMP/$name.sampled" || fail "bytes"
+}
+
+check_run default "" 524288 0.1 0.25 0.5
+check_run small 16k 16384 0 0 0
+echo "ok: mode=sample"
