@@ -294,22 +294,48 @@ static uint32_t add_application_growers(struct sctx *c, struct grower *all, uint
 	return m;
 }
 
+/* 1 if the type belongs to the program's own package: the package of the
+ * main class the recorder names (trace info `command`, the JVM's
+ * sun.java.command: "pkg.Main args..."), nested classes included.  Its
+ * types come before a library's when both accumulate. */
+static int main_package_type(const struct trace *t, uint32_t type)
+{
+	const char *cmd = trace_info(t, "command");
+	const struct trace_type *ty = type < t->ntypes ? &t->types[type] : NULL;
+	if (!cmd || !ty || !ty->name)
+		return 0;
+	size_t end = strcspn(cmd, " "), dot = 0;
+	for (size_t i = 0; i < end; i++)
+		if (cmd[i] == '.')
+			dot = i;
+	if (!dot || (end > 4 && !strncmp(cmd + end - 4, ".jar", 4))) /* no package, or -jar */
+		return 0;
+	return !strncmp(ty->name, cmd, dot + 1);
+}
+
 /* Application types that retain at least half of what the first grower
  * retains go first (in retained order): the array or map a program's
  * objects sit in retains them all and a little more, and naming the
- * container before what accumulates in it hides the leak's subject. */
-static void application_first(struct sctx *c, struct grower *g, uint32_t n)
+ * container before what accumulates in it hides the leak's subject.
+ * Without a graph (no retained sizes) the same by net growth: the byte[]s
+ * and int[]s a program's objects own grow as much as they do.  The
+ * program's own package (main_package_type) goes before its libraries. */
+static void application_first(struct sctx *c, struct grower *g, uint32_t n, int graph)
 {
 	if (!n)
 		return;
-	uint64_t bar = g[0].retained / 2;
+	uint64_t bar = (graph ? g[0].retained : (uint64_t)g[0].net_b) / 2;
 	uint32_t w = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		if (!application_type(c->t, g[i].key) || g[i].retained < bar || g[i].retained == 0)
-			continue;
-		struct grower x = g[i];
-		memmove(&g[w + 1], &g[w], (size_t)(i - w) * sizeof *g);
-		g[w++] = x;
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t i = w; i < n; i++) {
+			uint64_t v = graph ? g[i].retained : (uint64_t)g[i].net_b;
+			if (!application_type(c->t, g[i].key) || v < bar || v == 0 ||
+			    (pass == 0 && !main_package_type(c->t, g[i].key)))
+				continue;
+			struct grower x = g[i];
+			memmove(&g[w + 1], &g[w], (size_t)(i - w) * sizeof *g);
+			g[w++] = x;
+		}
 	}
 }
 
@@ -357,7 +383,7 @@ static int growers(struct sctx *c, int site, uint32_t start, uint32_t end, struc
 	if (!rc) {
 		qsort(all, m, sizeof *all, grower_by_retained);
 		if (!site)
-			application_first(c, all, m);
+			application_first(c, all, m, has_graph(c, end));
 		*ng = m < c->p->top ? m : c->p->top;
 		memcpy(g, all, *ng * sizeof *g);
 	}
@@ -1056,6 +1082,7 @@ static int sec_gc_overhead(struct sctx *c, const struct win_result *r)
 struct churn_tally {
 	uint64_t *tc, *tb;  /* per type: allocated in the window, then minus survivors */
 	uint64_t *sc, *sb;  /* per by-site first-level key */
+	uint64_t *fb;       /* per trace site (all its frames): bytes, for the callers */
 	uint32_t ntypes, nkeys;
 	uint64_t alloc_bytes;
 };
@@ -1078,6 +1105,8 @@ static void churn_add(struct sctx *c, struct churn_tally *t, uint32_t type, uint
 		t->sc[sk] += n;
 		t->sb[sk] += bytes;
 	}
+	if (site < c->t->nsites)
+		t->fb[site] += bytes;
 	if (!sub)
 		t->alloc_bytes += bytes;
 }
@@ -1138,8 +1167,43 @@ static int churn_scan(struct sctx *c, uint32_t start, uint32_t end, struct churn
 	return rc;
 }
 
-static int churn_rank(struct sctx *c, const uint64_t *cnt, const uint64_t *bytes, uint32_t n,
-		      int site, uint32_t end)
+/* A JDK method allocates for its caller (Long.valueOf boxes for the code
+ * that called it): for a churned site whose allocating frame is the
+ * JDK's, the caller frame of its trace site with the most churned bytes,
+ * as a report string in *str.  0 and *found = 0 when there is none (an
+ * application frame, or sites of one frame). */
+static int churn_caller(struct sctx *c, const struct churn_tally *t, uint32_t key, uint32_t *str, int *found)
+{
+	static const char *const jdk[] = { "java.", "javax.", "jdk.", "sun.", "com.sun." };
+	const struct trace *tr = c->t;
+	uint32_t best = UINT32_MAX;
+	*found = 0;
+	for (uint32_t s = 0; s < tr->nsites; s++) {
+		if (t->fb[s] && (int64_t)t->fb[s] > 0 && site_frame_key(c, s) == key &&
+		    (best == UINT32_MAX || t->fb[s] > t->fb[best]))
+			best = s;
+	}
+	if (best == UINT32_MAX || tr->sites[best].nframes < 2)
+		return 0;
+	uint32_t m = tr->sites[best].frames[0].method;
+	const char *cls = m < tr->nmethods ? tr->methods[m].cls : NULL;
+	int in_jdk = 0;
+	for (size_t i = 0; cls && i < sizeof jdk / sizeof *jdk; i++)
+		in_jdk |= !strncmp(cls, jdk[i], strlen(jdk[i]));
+	if (!in_jdk)
+		return 0;
+	struct buf b;
+	buf_init(&b);
+	int rc = sym_frame(tr, &tr->sites[best].frames[1], &b);
+	if (!rc)
+		rc = add_str(c, (const char *)b.data, b.len, str);
+	buf_free(&b);
+	*found = !rc;
+	return rc;
+}
+
+static int churn_rank(struct sctx *c, const struct churn_tally *t, const uint64_t *cnt, const uint64_t *bytes,
+		      uint32_t n, int site, uint32_t end)
 {
 	uint32_t top[16];
 	uint32_t nt = sus_top_k(bytes, n, c->p->top < 16 ? c->p->top : 16, top);
@@ -1152,10 +1216,15 @@ static int churn_rank(struct sctx *c, const uint64_t *cnt, const uint64_t *bytes
 		struct cls_row row;
 		group_chain(c, site, top[i], &ch);
 		int alive = !group_totals(c, end, &ch, &row) && row.c[COL_LIVE];
-		rc = add_claim(c, (struct sus_claim){ .what = SUS_C_GROUP_CHURNED, .level = 1,
-						      .site = (uint8_t)site, .gci = end, .key = top[i],
-						      .n = (uint32_t)alive, .count = cnt[top[i]],
-						      .bytes = bytes[top[i]] });
+		struct sus_claim cl = { .what = SUS_C_GROUP_CHURNED, .level = 1, .site = (uint8_t)site,
+					.gci = end, .key = top[i], .n = (uint32_t)alive, .count = cnt[top[i]],
+					.bytes = bytes[top[i]] };
+		int found = 0;
+		if (site)
+			rc = churn_caller(c, t, top[i], &cl.key2, &found);
+		cl.pct = (uint32_t)found;
+		if (!rc)
+			rc = add_claim(c, cl);
 	}
 	return rc;
 }
@@ -1186,9 +1255,10 @@ static int sec_churn(struct sctx *c, const struct win_result *r)
 	t.tb = calloc(t.ntypes + 1, sizeof *t.tb);
 	t.sc = calloc(t.nkeys + 1, sizeof *t.sc);
 	t.sb = calloc(t.nkeys + 1, sizeof *t.sb);
+	t.fb = calloc((size_t)c->t->nsites + 1, sizeof *t.fb);
 	const struct heap_state *s = NULL;
 	int rc = -ENOMEM;
-	if (!t.tc || !t.tb || !t.sc || !t.sb)
+	if (!t.tc || !t.tb || !t.sc || !t.sb || !t.fb)
 		goto out;
 	if ((rc = churn_scan(c, r->start_gci, r->end_gci, &t)))
 		goto out;
@@ -1221,8 +1291,8 @@ static int sec_churn(struct sctx *c, const struct win_result *r)
 	if (!rc)
 		rc = add_claim(c, (struct sus_claim){ .what = SUS_C_CHURN_BORN_DEAD, .gci = r->end_gci,
 						      .pct = sev });
-	if (!rc) rc = churn_rank(c, t.tc, t.tb, t.ntypes, 0, r->end_gci);
-	if (!rc) rc = churn_rank(c, t.sc, t.sb, t.nkeys, 1, r->end_gci);
+	if (!rc) rc = churn_rank(c, &t, t.tc, t.tb, t.ntypes, 0, r->end_gci);
+	if (!rc) rc = churn_rank(c, &t, t.sc, t.sb, t.nkeys, 1, r->end_gci);
 out:
 	if (s)
 		state_put(c, s);
@@ -1230,6 +1300,7 @@ out:
 	free(t.tb);
 	free(t.sc);
 	free(t.sb);
+	free(t.fb);
 	return rc;
 }
 
@@ -1851,6 +1922,8 @@ int sus_report_view(const void *data, size_t len, struct sus_report *r)
 		uint32_t items = cl->what == SUS_C_HEALTH ? r->nshares : r->nhops;
 		if (cl->what >= SUS_C_COUNT_ || !in_range(cl->ir_first, cl->nir, r->nir_keys) ||
 		    !in_range(cl->item_first, cl->nitems, items))
+			return -EBADMSG;
+		if (cl->what == SUS_C_GROUP_CHURNED && cl->pct && cl->key2 >= r->strings_len)
 			return -EBADMSG;
 	}
 	for (uint32_t k = 0; k < r->nhops; k++) {

@@ -113,7 +113,10 @@ enum sus_claim_what {
 	SUS_C_CHURN_WINDOW,     /* the churn window */
 	SUS_C_CHURN_BORN_DEAD,  /* pct of the bytes allocated died inside it */
 	SUS_C_GROUP_CHURNED,    /* count objects, bytes, born and dead inside;
-	                           n: 1 when some members are alive at gci */
+	                           n: 1 when some members are alive at gci;
+	                           pct 1: a site in the JDK, and key2 the
+	                           string of the caller that allocated most
+	                           through it */
 	/* big retainers */
 	SUS_C_BIG_INTRO,        /* the objects that retain the most, at gci */
 	SUS_C_BIG_OBJECT,       /* object (id) of type key retains bytes, pct */

@@ -316,8 +316,9 @@ static int claim_text(struct rctx *x, const struct sus_claim *c, char out[2048],
 			   "allocated in it), from the allocation events:", c->pct);
 		break;
 	case SUS_C_GROUP_CHURNED:
-		*len = say(out, 2048, "%s %s: %" PRIu64 " objects, %" PRIu64 " bytes%s", what, gn,
-			   c->count, c->bytes, est_word(x));
+		*len = say(out, 2048, "%s %s: %" PRIu64 " objects, %" PRIu64 " bytes%s%s%s", what, gn,
+			   c->count, c->bytes, est_word(x), c->pct ? ", called most from " : "",
+			   c->pct ? sus_str(x->r, c->key2) : "");
 		break;
 	case SUS_C_BIG_INTRO:
 		*len = say(out, 2048, "the objects that retain the most (dominator tree):");

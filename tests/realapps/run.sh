@@ -377,6 +377,10 @@ run_program() {
 
 	# b: the same program recorded with the agent, dumped at its last pause
 	check_agent "$d" "$cp"
+	echo "# $PROG: + recording at $((SECONDS - t0)) s"
+
+	# f: the same program recorded with mode=sample (issue 31)
+	check_sampled "$d" "$cp" "$last"
 	echo "# $PROG: done in $((SECONDS - t0)) s"
 }
 
@@ -582,6 +586,66 @@ check_agent() {
 		else flunk suspects-gc-overhead "the recording's suspects have no GC-overhead finding: $(grep -E '^[0-9]+\. ' "$d/rsus.txt" | tr '\n' ';')"; fi
 		;;
 	esac
+}
+
+# ---- f: a sampled recording (the agent's mode=sample) -----------------------------
+# The program at the dumps' size (leaks) or the recording's (churn), recorded
+# with mode=sample at SAMPLE_INTERVAL bytes (16 KiB: enough samples of the
+# planted type to test; the default 512 KiB suits production's larger heaps).
+# Truth: the planted objects alive at the end (PHASES x N; their size from
+# the last dump's by-type table) or the Longs boxed (churn).  Each object of
+# s bytes is sampled with probability p = 1 - exp(-s/I), so the estimate
+# must lie within 5 standard deviations (sqrt(n (1-p) / p)) of the truth.
+SAMPLE_INTERVAL=${SAMPLE_INTERVAL:-16384}
+# est_ok NAME TRUTH SIZE EST: the estimate is within 5 sd of the truth
+est_ok() {
+	awk -v n="$2" -v s="$3" -v i="$SAMPLE_INTERVAL" -v e="$4" 'BEGIN {
+		p = 1 - exp(-s / i); sd = sqrt(n * (1 - p) / p)
+		printf "estimate %d, truth %d (sd %.0f)", e, n, sd; exit !(e >= n - 5 * sd && e <= n + 5 * sd) }'
+}
+check_sampled() {
+	local d=$1 cp=$2 last=$3 rec=$1/smp.htr n aph=$PHASES size est first msg
+	[ "$KIND" = leak ] || [ "$KIND" = churn ] || return 0
+	n=$NARG
+	[ "$KIND" = churn ] && n=${AGENT_NARG:-$AGENT_N}
+	# shellcheck disable=SC2086
+	start_java "$d/smp.out" -Xshare:off $JVM "-agentpath:$AGENT=out=$rec,mode=sample,interval=$SAMPLE_INTERVAL" \
+		-cp "$cp" "$MAIN" "$aph" "$n" $ARGS
+	for g in base $(seq 1 "$aph"); do wait_ready "$d/smp.out" "$g" || return 0; release; done
+	end_java "$d/smp.out" || return 0
+	timeout "$STEP_TIMEOUT" "$HEAPFS" cat "$rec" suspects >"$d/ssus.txt" 2>&1
+	first=$(first_finding "$d/ssus.txt")
+	if [ "$KIND" = leak ]; then
+		local total=$((aph * n))
+		size=$(timeout "$STEP_TIMEOUT" "$HEAPFS" cat "$last" "gc/latest/by-type/$PLANTED/shallow_size")
+		size=$((size / total))
+		est=$(timeout "$STEP_TIMEOUT" "$HEAPFS" cat "$rec" "gc/latest/by-type/$PLANTED/est_count" 2>/dev/null)
+		if msg=$(est_ok "$PLANTED" "$total" "$size" "${est:-0}"); then pass sampled-count "mode=sample: gc/latest/by-type/$PLANTED/est_count: $msg"
+		else flunk sampled-count "mode=sample: gc/latest/by-type/$PLANTED/est_count: $msg"; fi
+		# the leak finding (a program may also churn: listenerleak's
+		# CopyOnWriteArrayList copies its array at every add, which at the
+		# sampled run's real speed is a churn window of its own)
+		local leak
+		leak=$(awk '/^[0-9]+\. Leak/, /^$/' "$d/ssus.txt" | tr -s ' \n' ' ')
+		case "$leak" in
+		*"type $PLANTED: +"*"(estimated)"*) pass sampled-leak "mode=sample: the leak finding names the growing $PLANTED, estimated (findings: $(grep -oE '^[0-9]+\. [A-Za-z -]+' "$d/ssus.txt" | tr '\n' ';'))" ;;
+		*) flunk sampled-leak "mode=sample: no leak finding names type $PLANTED (estimated): ${first:0:500}" ;;
+		esac
+		case "$leak" in
+		*"site ${MAIN}"*) pass sampled-site "mode=sample: the leak finding names a site of ${MAIN}: $(grep -o "site ${MAIN}[^ ]*" <<<"$leak" | head -n 1)" ;;
+		*) flunk sampled-site "mode=sample: the leak finding names no site of ${MAIN}: ${leak:0:500}" ;;
+		esac
+	else
+		est=$(timeout "$STEP_TIMEOUT" "$HEAPFS" cat "$rec" allocs/by-site |
+			awk -F'\t' '$1 ~ /^java\.lang\.Long\.valueOf:/ && $2 == "java.lang.Long" { n += $5 } END { print n + 0 }')
+		if msg=$(est_ok java.lang.Long "$((aph * n))" 24 "$est"); then pass sampled-allocs "mode=sample: allocs/by-site Long.valueOf: $msg"
+		else flunk sampled-allocs "mode=sample: allocs/by-site Long.valueOf: $msg"; fi
+		echo "# mode=sample windows/churn: $(timeout "$STEP_TIMEOUT" "$HEAPFS" cat "$rec" windows/churn | awk -F'\t' '$1 == "found" || $1 == "reason"' | tr '\t\n' '= ')"
+		case "$first" in
+		*Churn*java.lang.Long*"called most from realapps.boxingchurn.BoxingChurn.record"*) pass sampled-churn "mode=sample: the first finding is churn of java.lang.Long at BoxingChurn.record" ;;
+		*) flunk sampled-churn "mode=sample: the first finding is not churn of java.lang.Long at BoxingChurn.record: ${first:0:500}" ;;
+		esac
+	fi
 }
 
 # churn: the recording's allocations of Long at BoxingChurn.record equal the
