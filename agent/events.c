@@ -346,6 +346,9 @@ void recorder_alloc(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, jthread 
 	if (rec->alloc_gate)
 		gcwait_allocation(rec, jvmti); /* after a GC with a graph: until its walk */
 	pthread_mutex_lock(&ts->mu);
+	/* the callback's work, from here (waits for a walk, above, are the
+	 * walk's time) to the unlock: agent.overhead */
+	uint64_t cb_t0 = agent_now_ns();
 	uint32_t epoch = __atomic_load_n(&rec->gc_started, __ATOMIC_ACQUIRE);
 	uint32_t wseq = __atomic_load_n(&rec->walk_seq, __ATOMIC_ACQUIRE);
 	/* VMObjectAlloc repeats some sampled allocations (sampling posts first);
@@ -383,6 +386,11 @@ void recorder_alloc(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, jthread 
 			__atomic_fetch_add(&rec->n_sample_callbacks, 1, __ATOMIC_RELAXED);
 	}
 out:
+	__atomic_fetch_add(&rec->alloc_cb_ns, agent_now_ns() - cb_t0, __ATOMIC_RELAXED);
+	if (ts->cb_epoch != epoch + 1) {
+		ts->cb_epoch = epoch + 1;
+		__atomic_fetch_add(&rec->alloc_threads, 1, __ATOMIC_RELAXED);
+	}
 	pthread_mutex_unlock(&ts->mu);
 }
 
@@ -419,6 +427,10 @@ void recorder_gc_start(struct recorder *rec)
 	uint32_t n = __atomic_load_n(&rec->gc_started, __ATOMIC_RELAXED) + 1;
 	rec->gcs[n % GC_RING].start_ns = agent_now_ns();
 	rec->gcs[n % GC_RING].end_ns = 0;
+	/* atomics only: allowed here */
+	rec->gcs[n % GC_RING].alloc_cb_ns = __atomic_load_n(&rec->alloc_cb_ns, __ATOMIC_RELAXED);
+	rec->gcs[n % GC_RING].alloc_threads = __atomic_exchange_n(&rec->alloc_threads, 0, __ATOMIC_RELAXED);
+	rec->gcs[n % GC_RING].walk_ns = __atomic_load_n(&rec->walk_total_ns, __ATOMIC_RELAXED);
 	if (rec->have_perfdata) /* memory loads only: allowed here */
 		perfdata_sample(&rec->perfdata, &rec->gcs[n % GC_RING].before);
 	__atomic_store_n(&rec->gc_started, n, __ATOMIC_RELEASE);

@@ -20,6 +20,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,6 +252,18 @@ static uint32_t started(struct recorder *rec)
  * GC n's: *dropped = 1), NULL if it did before the walk, else the walk with
  * its graph dropped (walk_drop_graph: only the objects it tagged are
  * written); NULL when the walk failed (*dropped = 0). */
+/* Trace info agent.overhead "GC CB_NS THREADS WALK_NS": the agent's time
+ * up to GC n's start (struct gc_times), from which readers tell the
+ * program's own time from the recording's (docs/trace-format.md). */
+static void write_overhead(struct recorder *rec, uint32_t n)
+{
+	const struct gc_times *g = &rec->gcs[n % GC_RING];
+	char v[96];
+	snprintf(v, sizeof v, "%" PRIu32 " %" PRIu64 " %" PRIu32 " %" PRIu64, n, g->alloc_cb_ns,
+		 g->alloc_threads, g->walk_ns);
+	note_error(rec, htr_write_info(rec->w, "agent.overhead", v));
+}
+
 static struct walk *graph_of(struct recorder *rec, JNIEnv *jni, uint32_t n, int *dropped)
 {
 	struct walk *wk = NULL;
@@ -264,7 +277,9 @@ static struct walk *graph_of(struct recorder *rec, JNIEnv *jni, uint32_t n, int 
 		uint64_t t = agent_now_ns();
 		if (walk_collect(rec, rec->jvmti, jni, &wk))
 			wk = NULL;
-		rec->walk_ns += agent_now_ns() - t;
+		uint64_t d = agent_now_ns() - t;
+		rec->walk_ns += d;
+		__atomic_fetch_add(&rec->walk_total_ns, d, __ATOMIC_RELAXED);
 		if (wk && started(rec) != n) {
 			/* no graph, but the objects the walk tagged are written
 			 * (walk_write): untold, every later graph would hold them
@@ -362,6 +377,8 @@ static void process_gc(struct recorder *rec, JNIEnv *jni, uint32_t n, int query)
 	struct htr_gc_event ev = { .gc = n, .time_ns = rec->gcs[n % GC_RING].start_ns,
 				   .used = gi.used_before, .capacity = gi.capacity, .flags = flags,
 				   .cause = gi.cause };
+	if (!rec->cnt)
+		write_overhead(rec, n);
 	note_error(rec, htr_write_gc_start(rec->w, &ev));
 	if (wk)
 		write_records(rec, n);

@@ -88,6 +88,7 @@ struct tstate {
 	int ended;                /* ThreadEnd seen */
 	int announced;            /* THREAD event written (agent thread only) */
 	uint32_t last_walk_seq;
+	uint32_t cb_epoch;        /* GC epoch + 1 of its last counted allocation callback */
 	struct rlist recs;        /* under mu */
 	/* site cache: hash of the raw frames -> site id */
 	uint64_t sc_hash[SITE_CACHE];
@@ -109,6 +110,10 @@ struct death {
 
 struct gc_times {
 	uint64_t start_ns, end_ns;
+	/* the agent's own time up to this GC's start (agent.overhead): */
+	uint64_t alloc_cb_ns;   /* in allocation callbacks, summed over threads */
+	uint32_t alloc_threads; /* threads that ran one since the previous GC */
+	uint64_t walk_ns;       /* in heap walks (the program stopped) */
 	/* the JVM's counters at the GC's start and end (have_perfdata) */
 	struct perfdata_sample before, after;
 };
@@ -244,6 +249,12 @@ struct recorder {
 	uint64_t n_vm_allocs, n_dup, n_deaths, n_walks, n_walk_objects;
 	uint64_t n_mirror_walks_failed;  /* walk_mirrors failed: graph without it */
 	uint64_t walk_ns, write_ns, flush_ns, n_site_miss;
+	/* The time the agent takes from the program (atomic: read in the GC
+	 * start callback): allocation callbacks' work, summed over threads,
+	 * the threads that ran one since the last GC start, and heap walks
+	 * (trace info agent.overhead; the reader's time axis, docs). */
+	uint64_t alloc_cb_ns, walk_total_ns;
+	uint32_t alloc_threads;
 	/* agent thread: allocation records written, sampled (flags 0) and
 	 * found without an allocation event (HTR_ALLOC_PREEXISTING) */
 	uint64_t n_written_allocs, n_written_alloc_bytes, n_written_pre;

@@ -423,6 +423,27 @@ int win_leak_regression(const struct win_points *p, const struct win_params *w,
 	return 0;
 }
 
+/* ---- the program's own time ------------------------------------------- */
+
+int win_program_time(uint32_t n, const uint64_t *start_ns, const uint64_t *end_ns, uint64_t origin_ns,
+		     const uint64_t *taken_ns, uint64_t *start_out, uint64_t *end_out, uint64_t *removed)
+{
+	uint64_t shift = 0, prev_end = origin_ns;
+	for (uint32_t i = 0; i < n; i++) {
+		if (start_ns[i] < prev_end || end_ns[i] < start_ns[i])
+			return -EINVAL;
+		uint64_t gap = start_ns[i] - prev_end, take = taken_ns[i];
+		if (take > gap - gap / 20)
+			take = gap - gap / 20;
+		shift += take;
+		start_out[i] = start_ns[i] - shift;
+		end_out[i] = end_ns[i] - shift;
+		prev_end = end_ns[i];
+	}
+	*removed = shift;
+	return 0;
+}
+
 /* ---- gc-overhead and churn -------------------------------------------- */
 
 enum gc_metric { M_GC_TIME, M_FREED };

@@ -119,6 +119,20 @@ struct win_result {
 	char reason[WIN_REASON_MAX];/* found: how; not found: which condition failed */
 };
 
+/* The program's own time axis of a recording that slowed it down: GC i
+ * started at start_ns[i] and ended at end_ns[i] (increasing, after
+ * origin_ns), and the recorder took taken_ns[i] of the program's time
+ * between the end of GC i-1 (origin for i = 0) and the start of GC i.
+ * Writes the times with everything taken before them removed, each gap
+ * keeping at least 1/20 of its length (a recorder's figure larger than
+ * the gap it fell in is not believed beyond that), into start_out and
+ * end_out; *removed is the total removed.  The GC-overhead and churn
+ * windows on this axis are those of the program as it would run without
+ * the recorder (the pauses themselves are the JVM's).  -EINVAL for times
+ * that are not increasing. */
+int win_program_time(uint32_t n, const uint64_t *start_ns, const uint64_t *end_ns, uint64_t origin_ns,
+		     const uint64_t *taken_ns, uint64_t *start_out, uint64_t *end_out, uint64_t *removed);
+
 /* Each returns 0 (r filled, found or not) or negative errno (-EINVAL for
  * input that breaks the contract above, -ENOMEM). */
 int win_leak(const struct win_points *p, const struct win_params *w, struct win_result *r);

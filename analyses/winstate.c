@@ -24,6 +24,8 @@ struct win_state {
 	struct win_result res[WK_COUNT];
 	int leak_on_reachable;      /* 1: leak series = reachable; 0: used_after */
 	uint32_t leak_points;
+	int program_time;           /* 1: gc-overhead and churn on the program's own time */
+	uint64_t removed_ns;        /* the recorder's time taken out of it */
 	/* atomics, for status: */
 	uint64_t done, total;
 	int running;
@@ -257,6 +259,39 @@ static void gc_columns(const struct trace *t, struct series *s)
 	}
 }
 
+/* A recording whose recorder says what time it took from the program
+ * (model/trace.h overhead, every GC): the GC windows run on the program's
+ * own time (win_program_time).  Allocation callbacks ran on several
+ * threads at once: their sum over the threads that ran them since the
+ * previous GC, divided by those threads, is what the slowest of them
+ * lost if they ran side by side (a lower bound when they did not);
+ * walks stop every thread.  1 when the axis was changed. */
+static int program_time(const struct trace *t, struct series *s, uint64_t *removed)
+{
+	if (!t->overhead)
+		return 0;
+	for (uint32_t g = 0; g < t->ngcs; g++)
+		if (!t->overhead[g].known)
+			return 0;
+	uint64_t *taken = malloc(sizeof *taken * (t->ngcs ? t->ngcs : 1));
+	if (!taken)
+		return 0; /* the wall clock, as for any trace */
+	struct trace_overhead prev = { 0, 0, 0, 0 };
+	for (uint32_t g = 0; g < t->ngcs; g++) {
+		const struct trace_overhead *o = &t->overhead[g];
+		uint64_t cb = o->cb_ns > prev.cb_ns ? o->cb_ns - prev.cb_ns : 0;
+		uint64_t walk = o->walk_ns > prev.walk_ns ? o->walk_ns - prev.walk_ns : 0;
+		taken[g] = cb / (o->threads ? o->threads : 1) + walk;
+		prev = *o;
+	}
+	int ok = win_program_time(t->ngcs, s->start, s->end, t->first_ns, taken, s->start, s->end,
+				  removed) == 0;
+	free(taken);
+	if (!ok) /* not increasing: left to the detectors to refuse */
+		gc_columns(t, s);
+	return ok;
+}
+
 static int run_detectors(const struct trace *t, struct win_state *w, const uint64_t *reach)
 {
 	struct series s;
@@ -270,16 +305,23 @@ static int run_detectors(const struct trace *t, struct win_state *w, const uint6
 				  .ngcs = t->ngcs, .gc_no = s.gc_no };
 	struct win_gcs gcs = { .n = t->ngcs, .start_ns = s.start, .end_ns = s.end,
 			       .freed = s.freed, .origin_ns = t->first_ns, .gc_no = s.gc_no };
+	w->program_time = program_time(t, &s, &w->removed_ns);
 	if ((rc = win_leak(&pts, &w->p, &w->res[WK_LEAK])) ||
 	    (rc = win_leak_narrow(&pts, &w->res[WK_LEAK], &w->p, &w->res[WK_NARROW])) ||
 	    (rc = win_leak_regression(&pts, &w->p, &w->res[WK_REGRESSION])) ||
 	    (rc = win_gc_overhead(&gcs, &w->p, &w->res[WK_GC_OVERHEAD])) ||
 	    (rc = win_churn(&gcs, &w->p, &w->res[WK_CHURN])))
 		goto out;
-	/* the gc-based windows are in absolute time; make them relative */
+	/* the gc-based windows are in absolute time (on the program's own
+	 * axis: the recording's times of their GCs again); make them relative */
 	for (int k = WK_GC_OVERHEAD; k <= WK_CHURN; k++) {
-		w->res[k].start_ns = win_rel_ns(t, w->res[k].start_ns);
-		w->res[k].end_ns = win_rel_ns(t, w->res[k].end_ns);
+		struct win_result *r = &w->res[k];
+		if (w->program_time && r->have_candidate) {
+			r->start_ns = r->start_gci == 0 ? t->first_ns : t->gcs[r->start_gci - 1].end_ns;
+			r->end_ns = t->gcs[r->end_gci].end_ns;
+		}
+		r->start_ns = win_rel_ns(t, r->start_ns);
+		r->end_ns = win_rel_ns(t, r->end_ns);
 	}
 out:
 	series_free(&s);
@@ -315,6 +357,8 @@ void win_state_info(struct win_state *w, struct win_state_info *out)
 	out->leak_on_reachable = w->leak_on_reachable;
 	out->nsampled = w->nsampled;
 	out->leak_points = w->leak_points;
+	out->program_time = w->program_time;
+	out->removed_ns = w->removed_ns;
 	out->done = __atomic_load_n(&w->done, __ATOMIC_RELAXED);
 	out->total = __atomic_load_n(&w->total, __ATOMIC_RELAXED);
 }

@@ -76,6 +76,9 @@ struct win_state_info {
 	int leak_on_reachable;  /* 1: the leak series is reachable memory; 0: used_after */
 	uint32_t nsampled;      /* GCs with a reachable value */
 	uint32_t leak_points;   /* points of the leak series */
+	int program_time;       /* 1: gc-overhead and churn ran on the program's own
+	                           time, the recorder's removed_ns taken out */
+	uint64_t removed_ns;
 	uint64_t done, total;   /* progress of the series */
 };
 /* What the files and status say about the computation (the counts are

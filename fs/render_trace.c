@@ -187,7 +187,13 @@ int render_trace_summary(const struct trace *t, struct buf *out)
 	if (!rc) rc = kv_u64(out, "types", defined_types(t));
 	if (!rc) rc = kv_u64(out, "sites", defined_sites(t));
 	if (!rc) rc = kv_u64(out, "threads", t->nthreads);
+	uint32_t overheads = 0;
 	for (uint32_t i = 0; i < t->ninfo && !rc; i++) {
+		/* one per GC: counted below, not listed */
+		if (!strcmp(t->info[i].key, "agent.overhead")) {
+			overheads++;
+			continue;
+		}
 		rc = put_tsv_field(out, t->info[i].key, strlen(t->info[i].key));
 		if (!rc)
 			rc = buf_putc(out, '\t');
@@ -196,6 +202,9 @@ int render_trace_summary(const struct trace *t, struct buf *out)
 		if (!rc)
 			rc = buf_putc(out, '\n');
 	}
+	if (!rc && overheads)
+		rc = buf_printf(out, "agent.overhead\t%" PRIu32 " GCs: the agent's time taken from the program "
+				"before each (windows/ run on the program's own time)\n", overheads);
 	return rc;
 }
 

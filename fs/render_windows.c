@@ -342,6 +342,17 @@ int render_window_file(struct hfs *fs, enum win_kind k, struct buf *out)
 		leak_source(fs, src, sizeof src);
 		rc = kv(out, "series", "%s", src);
 	}
+	if (!rc && k >= WK_GC_OVERHEAD) {
+		struct win_state_info wi;
+		win_state_info(fs->en.win, &wi);
+		if (wi.program_time)
+			rc = kv(out, "clock", "program: the recording's time less the %" PRIu64 " ms its "
+				"recorder took (allocation callbacks and heap walks, trace info agent.overhead); "
+				"rates and shares are the program's own, start_ms and end_ms the recording's",
+				ms(wi.removed_ns));
+		else
+			rc = kv(out, "clock", "%s", "wall: the recording's time");
+	}
 	if (!rc) rc = kind_keys(fs, k, r, out);
 	if (!rc) rc = kv(out, "reason", "%s", r->reason);
 	return rc;

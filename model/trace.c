@@ -691,6 +691,29 @@ static int note_sampled(struct trace *t, struct htr_err *err)
 	return 0;
 }
 
+/* The agent's agent.overhead keys ("GC CB_NS THREADS WALK_NS", one per
+ * GC): into t->overhead.  Keys that do not parse or name no GC of the
+ * trace are left out (a figure is only used where it is known). */
+static int note_overhead(struct trace *t)
+{
+	for (uint32_t i = 0; i < t->ninfo; i++) {
+		if (strcmp(t->info[i].key, "agent.overhead") != 0)
+			continue;
+		unsigned gc, threads;
+		unsigned long long cb, walk;
+		char extra;
+		if (sscanf(t->info[i].value, "%u %llu %u %llu %c", &gc, &cb, &threads, &walk, &extra) != 4)
+			continue;
+		uint32_t g = trace_gc_index(t, gc);
+		if (g == UINT32_MAX)
+			continue;
+		if (!t->overhead && !(t->overhead = calloc(t->ngcs, sizeof *t->overhead)))
+			return -ENOMEM;
+		t->overhead[g] = (struct trace_overhead){ cb, walk, threads, 1 };
+	}
+	return 0;
+}
+
 double trace_sample_weight(const struct trace *t, uint32_t flags, uint64_t size)
 {
 	if (!t->sample_interval || (flags & HTR_ALLOC_PREEXISTING) || size == 0)
@@ -754,6 +777,10 @@ static int trace_open_htr(struct trace **out, const char *path, const struct tra
 	note_no_gc(t);
 	if ((rc = note_sampled(t, err)))
 		goto fail;
+	if ((rc = note_overhead(t))) {
+		htr_errf(err, rc, 0, "out of memory");
+		goto fail;
+	}
 	const char *dumps = trace_info(t, "hprof.dumps");
 	t->identity_unknown = dumps && strtoull(dumps, NULL, 10) >= 2;
 	if (!t->warnings && (t->warnings = strdup("")) == NULL) {
@@ -777,6 +804,7 @@ void trace_close(struct trace *t)
 	reset_index(t, &caps);
 	htr_file_close(t->file);
 	heap_state_free(t->prebuilt);
+	free(t->overhead);
 	free(t->path);
 	free(t->warnings);
 	free(t);

@@ -77,6 +77,17 @@ struct trace_open_opts {
 	int hprof_layout;      /* heap dumps: enum hprof_layout (model/hprof.h); 0 VisualVM's */
 };
 
+/* What a recorder took from the program until a GC started: time in its
+ * allocation callbacks summed over threads (cb_ns), the threads that ran
+ * one since the previous GC (threads), and time in heap walks, which stop
+ * the program (walk_ns).  Cumulative from the recording's start, except
+ * threads.  known 0: the GC has no figure. */
+struct trace_overhead {
+	uint64_t cb_ns, walk_ns;
+	uint32_t threads;
+	uint32_t known;
+};
+
 struct trace {
 	char *path;            /* owned */
 	struct htr_file *file; /* owned */
@@ -116,6 +127,10 @@ struct trace {
 	 * recording (HTR_ALLOC_PREEXISTING) are all there and count once.
 	 * 0: every object is recorded. */
 	uint64_t sample_interval;
+	/* The recorder's own time up to each GC's start (the agent's info
+	 * agent.overhead), indexed by gc index; NULL when the trace has none.
+	 * Owned. */
+	struct trace_overhead *overhead;
 
 	int had_footer;        /* 1: index read from the footer */
 	/* 1: the trace's tail was cut off (data up to truncated_at, an offset

@@ -225,4 +225,12 @@ if [ $want = yes ]; then
 fi
 "$HEAPFS" cat "$TMP/kill.htr" gc/latest/info | grep -q "^graph" || fail "killed trace: no gc/latest/info"
 echo "ok: killed trace opens with $(val gcs <"$TMP/kill.count") GCs"
+# the agent's time taken from the program, per GC (agent.overhead): the
+# GC windows run on the program's own time
+n_over=$("$HEAPFS" cat "$TMP/mc.htr" trace/info | awk -F'\t' '$1 == "agent.overhead" { print $2 + 0 }')
+n_gcs=$("$HEAPFS" cat "$TMP/mc.htr" trace/info | val gcs)
+[ "${n_over:-0}" = "$n_gcs" ] || fail "agent.overhead: ${n_over:-0} GCs of $n_gcs"
+"$HEAPFS" cat "$TMP/mc.htr" windows/churn | grep -q '^clock	program: the recording.s time less the [0-9]* ms' ||
+	fail "windows/churn: not on the program's own time: $("$HEAPFS" cat "$TMP/mc.htr" windows/churn | grep clock)"
+echo "ok: agent.overhead for each of $n_gcs GCs; windows on the program's own time"
 echo "test_agent: all passed"

@@ -796,6 +796,44 @@ static void test_gc_windows_match_brute_force(void **state)
 	}
 }
 
+/* The program's own time: what the recorder took before each GC comes
+ * off that GC's times and every later one; a figure larger than its gap
+ * keeps 1/20 of the gap; non-increasing times are refused. */
+static void test_program_time(void **st)
+{
+	(void)st;
+	/* origin 100; GCs [200,210] [400,420] [1000,1010] */
+	const uint64_t start[] = { 200, 400, 1000 }, end[] = { 210, 420, 1010 };
+	const uint64_t taken[] = { 50, 1000, 80 }; /* the second: more than its gap of 190 */
+	uint64_t s2[3], e2[3], removed;
+	assert_int_equal(win_program_time(3, start, end, 100, taken, s2, e2, &removed), 0);
+	/* GC 0: 50 off; gap 1 = 190, at most 190 - 9 = 181 off; GC 2: 80 off */
+	assert_int_equal(s2[0], 150);
+	assert_int_equal(e2[0], 160);
+	assert_int_equal(s2[1], 400 - 231);
+	assert_int_equal(e2[1], 420 - 231);
+	assert_int_equal(s2[2], 1000 - 311);
+	assert_int_equal(e2[2], 1010 - 311);
+	assert_int_equal(removed, 311);
+	/* pauses keep their length; gaps stay positive */
+	assert_true(s2[1] > e2[0] && s2[2] > e2[1]);
+	/* churn on the new axis: 3 GCs freeing 100 bytes each over 1010 - 100
+	 * ns of wall time, 1010 - 311 - 100 of the program's */
+	const uint64_t freed[] = { 100, 100, 100 };
+	struct win_gcs g = { .n = 3, .start_ns = s2, .end_ns = e2, .freed = freed, .origin_ns = 100 };
+	struct win_params p;
+	win_params_default(&p);
+	p.churn_window_min = 3;
+	p.churn_min_bytes_per_s = 1;
+	struct win_result r;
+	assert_int_equal(win_churn(&g, &p, &r), 0);
+	assert_true(r.found);
+	assert_true(fabs(r.per_s - 300.0 * 1e9 / (double)(1010 - 311 - 100)) < 1e-3);
+	const uint64_t bad_start[] = { 200, 205 };
+	const uint64_t bad_end[] = { 210, 215 };
+	assert_int_equal(win_program_time(2, bad_start, bad_end, 100, taken, s2, e2, &removed), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -824,6 +862,7 @@ int main(void)
 		cmocka_unit_test(test_gc_overhead_max_window),
 		cmocka_unit_test(test_churn_phase),
 		cmocka_unit_test(test_gc_windows_match_brute_force),
+		cmocka_unit_test(test_program_time),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
