@@ -359,16 +359,18 @@ static void process_gc(struct recorder *rec, JNIEnv *jni, uint32_t n, int query)
 	if (!full_only)
 		gc_info_of(rec, jni, n, query, &gi);
 	uint32_t flags = (gi.full ? HTR_GC_FULL : 0) | (rec->merged_gc == n ? HTR_GC_DEATHS_MERGED : 0);
+	int flushed = 1;
 	if (!wk) {
 		uint64_t t = agent_now_ns();
 		if (rec->opts->deaths)
-			walk_flush_deaths(rec, rec->jvmti);
+			flushed = walk_flush_deaths(rec, rec->jvmti) == 0;
 		rec->flush_ns += agent_now_ns() - t;
 		drain_all(rec, threads_head(rec), 0);
 	}
 	/* deaths of n were all posted before GC n+1 started, or they may be
-	 * mixed into n+1's */
-	if (started(rec) != n)
+	 * mixed into n+1's (also when the walk that posts them failed: they
+	 * come whenever the JVM posts them) */
+	if (started(rec) != n || !flushed)
 		rec->merged_gc = n + 1;
 	uint64_t t = agent_now_ns();
 	write_records(rec, n - 1);
