@@ -622,6 +622,9 @@ check_sampled() {
 		est=$(timeout "$STEP_TIMEOUT" "$HEAPFS" cat "$rec" "gc/latest/by-type/$PLANTED/est_count" 2>/dev/null)
 		if msg=$(est_ok "$PLANTED" "$total" "$size" "${est:-0}"); then pass sampled-count "mode=sample: gc/latest/by-type/$PLANTED/est_count: $msg"
 		else flunk sampled-count "mode=sample: gc/latest/by-type/$PLANTED/est_count: $msg"; fi
+		# (--short: a run too small to collect more than a GC or two, and
+		# no leak window without them: the estimate only)
+		[ "$SHORT" = 1 ] && return 0
 		# the leak finding (a program may also churn: listenerleak's
 		# CopyOnWriteArrayList copies its array at every add, which at the
 		# sampled run's real speed is a churn window of its own)
