@@ -26,6 +26,14 @@
  * report Reference.referent as a field: objects only references reach are
  * in the first walk.)
  *
+ * Nor does it report the threads hidden from JVMTI (compiler threads) or
+ * the class-loader data of loaders that are not always strong (hidden
+ * classes'), so what only those hold is reached from nowhere.  After a
+ * full GC, where every object in the heap was live at the GC's end, the
+ * walk takes them from the heap itself (find_unreached, walk_unreached)
+ * with roots of kind OTHER; after other GCs the heap holds garbage too and
+ * the graph stays what the roots reach.
+ *
  * Referents (write_graph): as heapfs's HPROF import does (docs/hprof.md,
  * model/hprof_refs.c, VisualVM's rule), a referent edge of a
  * java.lang.ref.Reference whose target is not reachable from the roots
@@ -37,6 +45,8 @@
 #include "agent/agent.h"
 
 #include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,9 +77,16 @@ struct walk {
 	struct wnew *news;  size_t nnews, news_cap;
 	int oom;
 	uint64_t time_ns;
-	uint64_t mirror_tag;                      /* walk_mirrors' holder array */
+	uint64_t holder_tag;                      /* the holder array of walk_mirrors or walk_unreached */
 	uint64_t nmirror_values;                  /* Class field values it walked from */
 	int news_only;                            /* dropped: write the objects it tagged only */
+	/* after a full GC (walk_unreached): the objects in the heap that the
+	 * walk from the roots did not reach, and the class tags of HotSpot's
+	 * filler objects (int[], java.lang.Object; 0 unknown) */
+	uint64_t *unreached; size_t nunreached, unreached_cap;
+	uint64_t filler_tag[2];
+	size_t nunreached_roots;                  /* OTHER roots it gave them */
+	uint64_t unreached_ns;                    /* its time */
 };
 
 static int push(void **p, size_t *n, size_t *cap, size_t elem)
@@ -111,6 +128,22 @@ static void mark_seen(struct walk *wk, uint64_t id)
 		wk->seen_words = nw;
 	}
 	wk->seen[word] |= 1ull << (id & 63);
+}
+
+static int bit(const uint64_t *b, uint64_t i) { return (int)(b[i >> 6] >> (i & 63) & 1); }
+
+/* References of one referrer, edges[start, start + count) (make_runs). */
+struct run {
+	uint64_t src;
+	size_t start, count;
+};
+
+static int cmp_run(const void *a, const void *b)
+{
+	const struct run *x = a, *y = b;
+	if (x->src != y->src)
+		return x->src < y->src ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
 }
 
 /* An object without a tag: give it an id, remember what it is. */
@@ -232,19 +265,21 @@ void walk_free(struct walk *wk)
 	free(wk->roots);
 	free(wk->edges);
 	free(wk->news);
+	free(wk->unreached);
 	free(wk);
 }
 
-/* The second walk (walk_mirrors): from the holder array's elements.  An
- * object the walk has seen already is not entered again (its references
- * are recorded once); the holder's own references are no edges. */
+/* The walks from a holder array (walk_mirrors, walk_unreached): from its
+ * elements.  An object the walk has seen already is not entered again (its
+ * references are recorded once); the holder's own references are no
+ * edges. */
 static jint JNICALL on_ref_more(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
 				jlong class_tag, jlong referrer_class_tag, jlong size, jlong *tag_ptr,
 				jlong *referrer_tag_ptr, jint length, void *user)
 {
 	struct walk *wk = user;
 	int seen = *tag_ptr && is_seen(wk, (uint64_t)*tag_ptr);
-	if (referrer_tag_ptr && (uint64_t)*referrer_tag_ptr == wk->mirror_tag) {
+	if (referrer_tag_ptr && (uint64_t)*referrer_tag_ptr == wk->holder_tag) {
 		if (seen)
 			return 0;
 		uint64_t id = *tag_ptr ? (uint64_t)*tag_ptr : tag_new(wk, class_tag, size, length, tag_ptr);
@@ -259,7 +294,7 @@ static jint JNICALL on_ref_more(jvmtiHeapReferenceKind kind, const jvmtiHeapRefe
 
 /* Walks from the values of java.lang.Class's instance fields of every
  * loaded class that the first walk did not reach (see the top).  They go
- * into one Object[] (the agent's: never recorded), tagged mirror_tag, and
+ * into one Object[] (the agent's: never recorded), tagged holder_tag, and
  * one FollowReferences starts from it.  Called right after walk_collect,
  * under the same locks: no allocation is recorded in between, and a GC in
  * between drops the graph (graph_of). */
@@ -346,8 +381,8 @@ static int walk_mirrors(struct walk *wk, jvmtiEnv *jvmti, JNIEnv *jni)
 		jvmtiHeapCallbacks cb;
 		memset(&cb, 0, sizeof(cb));
 		cb.heap_reference_callback = on_ref_more;
-		wk->mirror_tag = rec_new_tag(wk->rec); /* an id no object keeps */
-		if ((*jvmti)->SetTag(jvmti, arr, (jlong)wk->mirror_tag) != JVMTI_ERROR_NONE ||
+		wk->holder_tag = rec_new_tag(wk->rec); /* an id no object keeps */
+		if ((*jvmti)->SetTag(jvmti, arr, (jlong)wk->holder_tag) != JVMTI_ERROR_NONE ||
 		    (*jvmti)->FollowReferences(jvmti, 0, NULL, arr, &cb, wk) != JVMTI_ERROR_NONE)
 			rc = -EIO;
 		(*jvmti)->SetTag(jvmti, arr, 0); /* no ObjectFree for it */
@@ -358,6 +393,308 @@ out:
 	if (f)
 		(*jvmti)->Deallocate(jvmti, (unsigned char *)f);
 	free(rf);
+	(*jni)->PopLocalFrame(jni, NULL);
+	return rc;
+}
+
+/* ---- after a full GC: what the walk from the roots does not reach ---------- */
+
+/* Whether the heap now holds the objects of GC n's end and nothing that died
+ * before it: n is a full collection (every object in the heap was live when
+ * it ended) by the perf counters sampled in its callbacks, no GC began
+ * since, and the allocation gate was closed at its end (gcwait.c), so no
+ * application thread has tagged an object allocated after it (each waits,
+ * at its first allocation after the GC, holding that object in its
+ * callback's local reference, where the walk from the roots finds it).
+ * The caller (graph_of) has just seen that GC n is the last one begun,
+ * under every tstate mutex. */
+static int after_full_gc(const struct recorder *rec)
+{
+	uint32_t n = __atomic_load_n(&rec->gc_started, __ATOMIC_ACQUIRE);
+	if (!n || rec->opts->mode != AGENT_MODE_FULL || !rec->have_perfdata || !rec->alloc_gate ||
+	    __atomic_load_n(&rec->gc_finished, __ATOMIC_ACQUIRE) != n ||
+	    __atomic_load_n(&rec->gw.gate_gc, __ATOMIC_ACQUIRE) != n)
+		return 0;
+	int full = 0;
+	char cause[PERFDATA_CAUSE_MAX];
+	rec_gc_kind(rec, n, &full, cause, sizeof(cause));
+	return full;
+}
+
+/* IterateThroughHeap: every object the walk did not reach.  A tagged one
+ * existed at the GC's end (after_full_gc).  An untagged one was never
+ * reported to the agent (allocated by a thread hidden from JVMTI, or by
+ * the VM without an event) and is kept (tagged now, written as found in a
+ * walk), except HotSpot's fillers: JDK 17 makes the heap parsable for the
+ * iteration by filling the unused part of every TLAB, the ones threads
+ * took since the GC, with an int[] (a java.lang.Object where no array
+ * header fits), objects no allocation event or walk ever saw; so is an
+ * untagged object of a class the agent never registered (class tag 0, an
+ * int[] before any was allocated).  A filler-like object that something
+ * among the kept ones references is still reached by walk_unreached. */
+static jint JNICALL on_heap_object(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *user)
+{
+	struct walk *wk = user;
+	uint64_t id = (uint64_t)*tag_ptr;
+	if (id) {
+		if (is_seen(wk, id))
+			return 0;
+	} else {
+		if (!class_tag || (uint64_t)class_tag == wk->filler_tag[0] ||
+		    (uint64_t)class_tag == wk->filler_tag[1])
+			return 0;
+		id = tag_new(wk, class_tag, size, length, tag_ptr);
+	}
+	uint64_t *p = PUSH(wk, unreached, nunreached, unreached_cap);
+	if (p)
+		*p = id;
+	return wk->oom ? JVMTI_VISIT_ABORT : 0;
+}
+
+static uint64_t class_tag_of(jvmtiEnv *jvmti, jclass k)
+{
+	jlong t = 0;
+	if (!k || (*jvmti)->GetTag(jvmti, k, &t) != JVMTI_ERROR_NONE || t <= 0 || (uint64_t)t > CLASS_TAG_MAX)
+		return 0;
+	return (uint64_t)t;
+}
+
+/* java.lang.Object's class tag through a mirror's superclasses, not
+ * FindClass (see walk_mirrors); int[]'s by FindClass("[I"): HotSpot
+ * resolves an array of a primitive type without the class loader's Java
+ * code. */
+static int find_filler_tags(struct walk *wk, jvmtiEnv *jvmti, JNIEnv *jni)
+{
+	if ((*jni)->PushLocalFrame(jni, 16) != 0)
+		return -ENOMEM;
+	jclass k = (*jni)->GetObjectClass(jni, wk->rec->agent_thread);
+	for (jclass s; k && (s = (*jni)->GetSuperclass(jni, k)); k = s)
+		(*jni)->DeleteLocalRef(jni, k);
+	wk->filler_tag[1] = class_tag_of(jvmti, k);
+	jclass ia = (*jni)->FindClass(jni, "[I");
+	if (!ia)
+		(*jni)->ExceptionClear(jni);
+	wk->filler_tag[0] = class_tag_of(jvmti, ia);
+	(*jni)->PopLocalFrame(jni, NULL);
+	return k ? 0 : -EIO;
+}
+
+/* Before walk_mirrors, which allocates its holder arrays: those must not
+ * be taken for objects of the GC's heap. */
+static int find_unreached(struct walk *wk, jvmtiEnv *jvmti, JNIEnv *jni)
+{
+	int rc = find_filler_tags(wk, jvmti, jni);
+	if (rc)
+		return rc;
+	jvmtiHeapCallbacks cb;
+	memset(&cb, 0, sizeof(cb));
+	cb.heap_iteration_callback = on_heap_object;
+	if ((*jvmti)->IterateThroughHeap(jvmti, 0, NULL, &cb, wk) != JVMTI_ERROR_NONE)
+		return -EIO;
+	return wk->oom ? -ENOMEM : 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Index of id in the sorted x[n], or -1. */
+static ptrdiff_t find_id(const uint64_t *x, size_t n, uint64_t id)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (x[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && x[lo] == id ? (ptrdiff_t)lo : -1;
+}
+
+static int push_other_root(struct walk *wk, uint64_t id)
+{
+	struct wroot *r = PUSH(wk, roots, nroots, roots_cap);
+	if (!r)
+		return -ENOMEM;
+	memset(r, 0, sizeof(*r));
+	r->kind = HTR_ROOT_OTHER;
+	r->obj = id;
+	wk->nunreached_roots++;
+	return 0;
+}
+
+/* Roots for the objects walk_unreached started from (x[n], sorted): what
+ * holds them is a root JVMTI does not report, and only the outermost of
+ * each structure stands for it: each one that no other of them references
+ * (edges from e0 on, the walk from the holder) and no static field of a
+ * class among them holds (roots from r0 on), then, for a cycle with no
+ * such entry, the lowest id of what is still not reached.  Depth-first
+ * with its own stack over the edges from e0 on, sorted by referrer. */
+static int root_unreached(struct walk *wk, const uint64_t *x, size_t n, size_t e0, size_t r0)
+{
+	size_t ne = wk->nedges - e0, nruns = 0, sp = 0, cap = 0;
+	uint8_t *held = calloc(n, 1);
+	uint64_t *mark = calloc(wk->seen_words + 1, sizeof(uint64_t));
+	struct run *runs = malloc((ne + 1) * sizeof(*runs));
+	uint64_t *stack = NULL;
+	int rc = held && mark && runs ? 0 : -ENOMEM;
+	for (size_t e = e0; e < wk->nedges && !rc; e++) {
+		const struct wedge *ed = &wk->edges[e];
+		ptrdiff_t k = ed->src != ed->dst ? find_id(x, n, ed->dst) : -1;
+		if (k >= 0)
+			held[k] = 1;
+		if (e == e0 || ed->src != wk->edges[e - 1].src)
+			runs[nruns++] = (struct run){ ed->src, e, 0 };
+		runs[nruns - 1].count++;
+	}
+	for (size_t r = r0; r < wk->nroots && !rc; r++) {
+		ptrdiff_t k = find_id(x, n, wk->roots[r].obj);
+		if (k >= 0)
+			held[k] = 1;
+	}
+	if (!rc)
+		qsort(runs, nruns, sizeof(*runs), cmp_run);
+	/* pass 0: the unheld ones; pass 1: what cycles left */
+	for (int pass = 0; pass < 2 && !rc; pass++) {
+		for (size_t i = 0; i < n && !rc; i++) {
+			/* (one GetObjectsWithTags did not return is in no graph) */
+			if (!is_seen(wk, x[i]) || (pass == 0 && held[i]) || bit(mark, x[i]))
+				continue;
+			rc = push_other_root(wk, x[i]);
+			mark[x[i] >> 6] |= 1ull << (x[i] & 63);
+			if (!rc && sp == cap) {
+				size_t c = cap ? cap * 2 : 256;
+				uint64_t *p = realloc(stack, c * sizeof(*p));
+				if (!p) {
+					rc = -ENOMEM;
+				} else {
+					stack = p;
+					cap = c;
+				}
+			}
+			if (!rc)
+				stack[sp++] = x[i];
+			while (sp && !rc) {
+				uint64_t id = stack[--sp];
+				size_t lo = 0, hi = nruns;
+				while (lo < hi) {
+					size_t mid = lo + (hi - lo) / 2;
+					if (runs[mid].src < id)
+						lo = mid + 1;
+					else
+						hi = mid;
+				}
+				for (; lo < nruns && runs[lo].src == id && !rc; lo++) {
+					for (size_t e = runs[lo].start; e < runs[lo].start + runs[lo].count && !rc; e++) {
+						uint64_t d = wk->edges[e].dst;
+						if ((d >> 6) >= wk->seen_words || bit(mark, d))
+							continue;
+						mark[d >> 6] |= 1ull << (d & 63);
+						if (sp == cap) {
+							size_t c = cap ? cap * 2 : 256;
+							uint64_t *p = realloc(stack, c * sizeof(*p));
+							if (!p) {
+								rc = -ENOMEM;
+								break;
+							}
+							stack = p;
+							cap = c;
+						}
+						stack[sp++] = d;
+					}
+				}
+			}
+		}
+	}
+	free(held);
+	free(mark);
+	free(runs);
+	free(stack);
+	return rc;
+}
+
+/* After a full GC, once walk_mirrors is done: the objects find_unreached
+ * found and walk_mirrors did not reach are live (the GC just kept them)
+ * and held by roots JVMTI does not report: threads hidden from JVMTI
+ * (compiler threads: their Thread objects, names, AccessControlContexts;
+ * FollowReferences skips hidden threads), what only the class-loader data
+ * of non-strong loaders holds (hidden classes' mirrors, their constant
+ * pools' resolved references, the method handles bound there;
+ * FollowReferences walks the always-strong loaders only), or, rarely,
+ * roots that let go of them between the GC's end and the walk.  HotSpot's
+ * heap dumper lists them all (it writes every object of the heap after its
+ * full GC).  One more FollowReferences from an Object[] holding them
+ * (GetObjectsWithTags: one pass over the tag table per tag asked) gives
+ * their references; each structure gets a root of kind OTHER
+ * (root_unreached). */
+static int walk_unreached(struct walk *wk, jvmtiEnv *jvmti, JNIEnv *jni)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < wk->nunreached; i++)
+		if (!is_seen(wk, wk->unreached[i]))
+			wk->unreached[n++] = wk->unreached[i];
+	wk->nunreached = n;
+	if (!n)
+		return 0;
+	if (n > INT32_MAX / 2)
+		return -ENOMEM;
+	qsort(wk->unreached, n, sizeof(uint64_t), cmp_u64);
+	jlong *tags = malloc(n * sizeof(*tags));
+	if (!tags)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		tags[i] = (jlong)wk->unreached[i];
+	if ((*jni)->PushLocalFrame(jni, 64) != 0) {
+		free(tags);
+		return -ENOMEM;
+	}
+	int rc = 0;
+	jint got = 0;
+	jobject *objs = NULL;
+	jobjectArray arr = NULL;
+	jclass oc = NULL;
+	if ((*jvmti)->GetObjectsWithTags(jvmti, (jint)n, tags, &got, &objs, NULL) != JVMTI_ERROR_NONE) {
+		objs = NULL;
+		rc = -EIO;
+	}
+	if (!rc && got > 0) { /* java.lang.Object: the top of any object's class */
+		oc = (*jni)->GetObjectClass(jni, objs[0]);
+		for (jclass s; oc && (s = (*jni)->GetSuperclass(jni, oc)); oc = s)
+			(*jni)->DeleteLocalRef(jni, oc);
+		arr = oc ? (*jni)->NewObjectArray(jni, got, oc, NULL) : NULL;
+		if (!arr) {
+			(*jni)->ExceptionClear(jni);
+			rc = -ENOMEM;
+		}
+	}
+	for (jint j = 0; objs && j < got; j++) {
+		if (!rc)
+			(*jni)->SetObjectArrayElement(jni, arr, j, objs[j]);
+		(*jni)->DeleteLocalRef(jni, objs[j]);
+	}
+	if (objs)
+		(*jvmti)->Deallocate(jvmti, (unsigned char *)objs);
+	free(tags);
+	if (!rc && got > 0) {
+		size_t e0 = wk->nedges, r0 = wk->nroots;
+		jvmtiHeapCallbacks cb;
+		memset(&cb, 0, sizeof(cb));
+		cb.heap_reference_callback = on_ref_more;
+		wk->holder_tag = rec_new_tag(wk->rec); /* an id no object keeps */
+		if ((*jvmti)->SetTag(jvmti, arr, (jlong)wk->holder_tag) != JVMTI_ERROR_NONE ||
+		    (*jvmti)->FollowReferences(jvmti, 0, NULL, arr, &cb, wk) != JVMTI_ERROR_NONE)
+			rc = -EIO;
+		(*jvmti)->SetTag(jvmti, arr, 0); /* no ObjectFree for it */
+		if (!rc && wk->oom)
+			rc = -ENOMEM;
+		/* (one that died since the GC, which GetObjectsWithTags would
+		 * not return, needs a GC in between: then the graph is dropped) */
+		if (!rc)
+			rc = root_unreached(wk, wk->unreached, n, e0, r0);
+	}
 	(*jni)->PopLocalFrame(jni, NULL);
 	return rc;
 }
@@ -373,11 +710,32 @@ int walk_collect(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, struct walk
 	cb.heap_reference_callback = on_ref;
 	wk->time_ns = agent_now_ns();
 	jvmtiError e = (*jvmti)->FollowReferences(jvmti, 0, NULL, NULL, &cb, wk);
+	/* after a full GC, the objects of the heap the walk did not reach
+	 * (walk_unreached), found before walk_mirrors allocates */
+	int full = e == JVMTI_ERROR_NONE && !wk->oom && jni && after_full_gc(rec);
+	uint64_t t = agent_now_ns();
+	int urc = full ? find_unreached(wk, jvmti, jni) : 0;
+	wk->unreached_ns = agent_now_ns() - t;
 	/* the mirrors' walk failing leaves the graph of the first walk (the
 	 * graph without walk_mirrors), never its objects untold: an object
 	 * tagged and not written would be in every later graph with no type */
 	if (e == JVMTI_ERROR_NONE && !wk->oom && walk_mirrors(wk, jvmti, jni))
 		wk->rec->n_mirror_walks_failed++;
+	/* likewise: failing, the graph lacks what only hidden roots hold; the
+	 * objects find_unreached tagged are written all the same */
+	t = agent_now_ns();
+	if (full && !urc && e == JVMTI_ERROR_NONE && !wk->oom)
+		urc = walk_unreached(wk, jvmti, jni);
+	wk->unreached_ns += agent_now_ns() - t;
+	if (urc)
+		fprintf(stderr, "heapfs-agent: GC %u: walking the objects the roots JVMTI reports do not reach "
+				"failed (%s): this graph lacks them\n",
+			__atomic_load_n(&rec->gc_started, __ATOMIC_RELAXED), strerror(-urc));
+	else if (full && rec->opts->verbose)
+		fprintf(stderr, "heapfs-agent: GC %u (full): %zu objects in the heap that the walk from the roots "
+				"did not reach, held by %zu roots of kind other, %.1f ms\n",
+			__atomic_load_n(&rec->gc_started, __ATOMIC_RELAXED), wk->nunreached,
+			wk->nunreached_roots, wk->unreached_ns / 1e6);
 	if (e != JVMTI_ERROR_NONE || wk->oom) {
 		walk_free(wk);
 		return e != JVMTI_ERROR_NONE ? -EIO : -ENOMEM;
@@ -516,19 +874,6 @@ int walk_tag_preexisting(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, str
 
 /* ---- writing a graph ------------------------------------------------------------ */
 
-struct run {
-	uint64_t src;
-	size_t start, count;
-};
-
-static int cmp_run(const void *a, const void *b)
-{
-	const struct run *x = a, *y = b;
-	if (x->src != y->src)
-		return x->src < y->src ? -1 : 1;
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
 /* References of one referrer arrive together; runs of equal src, sorted. */
 static struct run *make_runs(const struct walk *wk, size_t *nruns)
 {
@@ -603,8 +948,6 @@ static int write_roots(jvmtiEnv *jvmti, struct walk *wk, uint32_t gc)
 	free(out);
 	return rc;
 }
-
-static int bit(const uint64_t *b, uint64_t i) { return (int)(b[i >> 6] >> (i & 63) & 1); }
 
 /* Edges that are the referent field of a java.lang.ref.Reference (bit e
  * of *out set), or *out NULL when there is none. */
