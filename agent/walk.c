@@ -292,6 +292,24 @@ static jint JNICALL on_ref_more(jvmtiHeapReferenceKind kind, const jvmtiHeapRefe
 	return seen ? 0 : r;
 }
 
+/* One FollowReferences from arr, an Object[] of the agent's holding the
+ * objects to walk from: tagged holder_tag for the walk (an id no object
+ * keeps, so on_ref_more tells its own edges apart) and untagged after it,
+ * so that no ObjectFree comes for it. */
+static int follow_from_holder(struct walk *wk, jvmtiEnv *jvmti, jobject arr)
+{
+	jvmtiHeapCallbacks cb;
+	memset(&cb, 0, sizeof(cb));
+	cb.heap_reference_callback = on_ref_more;
+	wk->holder_tag = rec_new_tag(wk->rec);
+	int rc = 0;
+	if ((*jvmti)->SetTag(jvmti, arr, (jlong)wk->holder_tag) != JVMTI_ERROR_NONE ||
+	    (*jvmti)->FollowReferences(jvmti, 0, NULL, arr, &cb, wk) != JVMTI_ERROR_NONE)
+		rc = -EIO;
+	(*jvmti)->SetTag(jvmti, arr, 0);
+	return rc;
+}
+
 /* Walks from the values of java.lang.Class's instance fields of every
  * loaded class that the first walk did not reach (see the top).  They go
  * into one Object[] (the agent's: never recorded), tagged holder_tag, and
@@ -377,16 +395,8 @@ static int walk_mirrors(struct walk *wk, jvmtiEnv *jvmti, JNIEnv *jni)
 		(*jni)->DeleteLocalRef(jni, ks[k]);
 	}
 	wk->nmirror_values = (uint64_t)narr;
-	if (!rc && narr) {
-		jvmtiHeapCallbacks cb;
-		memset(&cb, 0, sizeof(cb));
-		cb.heap_reference_callback = on_ref_more;
-		wk->holder_tag = rec_new_tag(wk->rec); /* an id no object keeps */
-		if ((*jvmti)->SetTag(jvmti, arr, (jlong)wk->holder_tag) != JVMTI_ERROR_NONE ||
-		    (*jvmti)->FollowReferences(jvmti, 0, NULL, arr, &cb, wk) != JVMTI_ERROR_NONE)
-			rc = -EIO;
-		(*jvmti)->SetTag(jvmti, arr, 0); /* no ObjectFree for it */
-	}
+	if (!rc && narr)
+		rc = follow_from_holder(wk, jvmti, arr);
 out:
 	if (ks)
 		(*jvmti)->Deallocate(jvmti, (unsigned char *)ks);
@@ -680,14 +690,7 @@ static int walk_unreached(struct walk *wk, jvmtiEnv *jvmti, JNIEnv *jni)
 	free(tags);
 	if (!rc && got > 0) {
 		size_t e0 = wk->nedges, r0 = wk->nroots;
-		jvmtiHeapCallbacks cb;
-		memset(&cb, 0, sizeof(cb));
-		cb.heap_reference_callback = on_ref_more;
-		wk->holder_tag = rec_new_tag(wk->rec); /* an id no object keeps */
-		if ((*jvmti)->SetTag(jvmti, arr, (jlong)wk->holder_tag) != JVMTI_ERROR_NONE ||
-		    (*jvmti)->FollowReferences(jvmti, 0, NULL, arr, &cb, wk) != JVMTI_ERROR_NONE)
-			rc = -EIO;
-		(*jvmti)->SetTag(jvmti, arr, 0); /* no ObjectFree for it */
+		rc = follow_from_holder(wk, jvmti, arr);
 		if (!rc && wk->oom)
 			rc = -ENOMEM;
 		/* (one that died since the GC, which GetObjectsWithTags would
