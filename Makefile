@@ -198,7 +198,10 @@ test: deps
 # make bench compares heap-dump import with VisualVM's own heap library
 # (tests/bench/bench_hprof.sh: the goal names VisualVM); only the benchmark
 # needs the package, so it is not among the test dependencies.
-bench: DEBS += visualvm
+# visualvm: its heap library is what make bench compares heapfs with
+# (tests/bench/bench_hprof.sh, bench_vvm.sh); libh2-java: the H2 database,
+# the real application whose dump bench_vvm.sh makes.
+bench: DEBS += visualvm libh2-java
 bench: deps
 	$(MAKE) build
 	bash tests/bench/bench.sh $(abspath $(BUILD)/heapfs)

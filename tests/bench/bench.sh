@@ -304,3 +304,6 @@ bash "$ROOT/tests/bench/bench_suspects.sh" "$HEAPFS" 2>&1 | sed 's/^/  /' || log
 # ---- JFR: a 100 MB recording mounted cold (goal <= 2 s), MB/s next to jfr print's ----
 echo; echo "JDK Flight Recorder recording:"
 bash "$ROOT/tests/bench/bench_jfr.sh" "$HEAPFS" 2>&1 | sed 's/^/  /' || log "bench_jfr: a goal missed or it failed"
+# ---- heapfs and VisualVM's heap library side by side: MultiCache, H2 (a real application), the 1 GB dump ----
+echo; echo "heapfs against VisualVM's heap library, same dumps, one run (histogram, every retained size, by-type table with retained columns; threads):"
+bash "$ROOT/tests/bench/bench_vvm.sh" "$HEAPFS" | sed 's/^/  /' || log "bench_vvm failed"
