@@ -411,6 +411,8 @@ static void note_time(struct htr_writer *w, uint64_t ns)
 
 int htr_write_alloc(struct htr_writer *w, const struct htr_alloc *a)
 {
+	if (a->array_length < -1) /* the reader would refuse what we wrote */
+		return fail(w, -EINVAL);
 	/* open the frame first: it resets the delta bases encoded below */
 	int rc = frame_begin(w, HTR_FRAME_EVENTS);
 	if (rc)
@@ -819,7 +821,9 @@ static int put_short_str(struct buf *b, const char *s)
 
 int htr_write_old_sample(struct htr_writer *w, const struct htr_old_sample *o)
 {
-	if (w->minor < 3 || o->npath > HTR_MAX_CHUNK || (o->npath && !o->path))
+	/* An array length below -1 would be written as a value the reader
+	 * refuses: refuse it here, where the caller can be named. */
+	if (w->minor < 3 || o->npath > HTR_MAX_CHUNK || (o->npath && !o->path) || o->array_length < -1)
 		return fail(w, -EINVAL);
 	struct buf *b = &w->scratch;
 	int rc = 0;

@@ -223,7 +223,7 @@ static int write_old_sample(struct jimp *x, uint32_t k, struct htr_old_ref *path
 	uint64_t first = o->path_off[k], end = o->path_off[k + 1];
 	struct htr_old_sample s = {
 		.time_ns = nonneg(o->start_ns[k]), .alloc_ns = nonneg(o->alloc_ns[k]), .age_ns = nonneg(o->age_ns[k]),
-		.array_length = o->array_elements[k] == INT32_MIN ? -1 : o->array_elements[k],
+		.array_length = o->array_elements[k] < 0 ? -1 : o->array_elements[k], /* INT32_MIN: not an array; other negatives: damage */
 		.heap_used = o->heap_usage[k] < 0 ? UINT64_MAX : (uint64_t)o->heap_usage[k],
 		.root_kind = str_or(r, o->root_type[k], ""), .root_desc = str_or(r, o->root_description[k], ""),
 		.root_system = str_or(r, o->root_system[k], ""), .path = path,

@@ -304,6 +304,31 @@ static void test_older_minor_refused(void **st)
 	unlink(path);
 }
 
+/* An array length below -1 has no encoding the reader accepts (length + 1
+ * is an unsigned varint): the writer refuses it rather than write an event
+ * that makes the file unreadable past it (fuzz_jfr found an import that
+ * did, tests/fuzz/crashes/old-sample-negative-array.jfr). */
+static void test_negative_array_length_refused(void **st)
+{
+	(void)st;
+	char path[] = "/tmp/heapfs-test-samples-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	struct htr_writer *w;
+	assert_int_equal(htr_writer_open(&w, path, NULL), 0);
+	struct htr_old_sample o = { .time_ns = 1, .type = HTR_NO_TYPE, .site = HTR_NO_SITE, .array_length = -5,
+				    .heap_used = UINT64_MAX };
+	assert_int_equal(htr_write_old_sample(w, &o), -EINVAL);
+	htr_writer_abandon(w);
+	assert_int_equal(htr_writer_open(&w, path, NULL), 0);
+	struct htr_alloc a = { .id = 1, .type = 0, .site = HTR_NO_SITE, .thread = 1, .size = 16, .array_length = -2,
+			       .time_ns = 10 };
+	assert_int_equal(htr_write_alloc(w, &a), -EINVAL);
+	htr_writer_abandon(w);
+	unlink(path);
+}
+
 /* The agent's mode=sample: ALLOC events are samples of a Poisson process
  * over bytes with mean interval I; one of s bytes stands for
  * 1/(1-exp(-s/I)) objects, a pre-existing object for itself. */
@@ -394,6 +419,7 @@ int main(void)
 		cmocka_unit_test(test_tlab_estimates),
 		cmocka_unit_test(test_leak_candidates),
 		cmocka_unit_test(test_older_minor_refused),
+		cmocka_unit_test(test_negative_array_length_refused),
 		cmocka_unit_test(test_agent_samples),
 		cmocka_unit_test(test_agent_samples_need_interval),
 	};
