@@ -42,7 +42,7 @@ TEST_SRC := $(wildcard tests/unit/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TEST_HELPER_SRC := $(filter-out $(TEST_SRC),$(wildcard tests/unit/*.c))
 
-.PHONY: all deps build test unit integration asan tsan fuzz fuzz-short bench demo clean examples soak realapps
+.PHONY: all deps build test unit integration asan tsan fuzz fuzz-short bench bench-huge demo clean examples soak realapps
 all: build
 build: $(BUILD)/heapfs
 
@@ -205,6 +205,13 @@ bench: DEBS += visualvm libh2-java
 bench: deps
 	$(MAKE) build
 	bash tests/bench/bench.sh $(abspath $(BUILD)/heapfs)
+
+# A heap dump of 10 GB written by tests/tools/gen_hprof, opened and its
+# files checked and timed (tests/bench/bench_huge_dump.sh; HUGE_N smaller
+# for a quick run).
+bench-huge: deps
+	$(MAKE) build $(BUILD)/tools/gen_hprof
+	BUILD=$(BUILD) HEAPFS=$(abspath $(BUILD)/heapfs) bash tests/bench/bench_huge_dump.sh
 
 demo: deps
 	$(MAKE) build
