@@ -11,7 +11,7 @@
 #
 # Knobs: HUGE_N entries (default 30,000,000: 60 M reachable objects, about
 # 11.1 GB), HUGE_G unreachable objects (default 1,000,000), HUGE_DUMP (kept
-# there for the next run: default /tmp/heapfs-huge-N.hprof), HUGE_TMP (the
+# there for the next run: default /tmp/heapfs-huge-N-G.hprof), HUGE_TMP (the
 # imported trace, removed at the end).  Needs the dump's size free on disk
 # plus ~2%, and /usr/bin/time.
 set -euo pipefail
@@ -21,7 +21,7 @@ HEAPFS=${HEAPFS:-$PWD/$BUILD/heapfs}
 GEN=$(dirname "$HEAPFS")/tools/gen_hprof
 N=${HUGE_N:-30000000}
 G=${HUGE_G:-1000000}
-DUMP=${HUGE_DUMP:-/tmp/heapfs-huge-$N.hprof}
+DUMP=${HUGE_DUMP:-/tmp/heapfs-huge-$N-$G.hprof}
 WORK=$(mktemp -d "${HUGE_TMP:-/tmp}/heapfs-huge.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 for f in "$HEAPFS" "$GEN" /usr/bin/time; do
@@ -63,7 +63,7 @@ run "dump: gc/000/by-type/table" "$HEAPFS" cat "$DUMP" gc/000/by-type/table
 echo "trace: $(stat -c %s "$WORK/huge.htr") bytes; load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "the files against the construction (tests/integration/test_gen_hprof.sh):"
-GEN_N=$N GEN_G=$G DUMP=$DUMP READ=$WORK/huge.htr HEAPFS=$HEAPFS bash tests/integration/test_gen_hprof.sh
+GEN_SAME=1 GEN_N=$N GEN_G=$G DUMP=$DUMP READ=$WORK/huge.htr HEAPFS=$HEAPFS bash tests/integration/test_gen_hprof.sh
 # the dump opened directly gave the same table as the trace
 cmp -s "$WORK/trace__gc_000_by-type_table.out" "$WORK/dump__gc_000_by-type_table.out" ||
 	{ echo "FAIL: by-type/table differs between the dump and its imported trace" >&2; exit 1; }

@@ -4,7 +4,8 @@
  * heapfs on dumps larger than a JVM on this machine could make (issue 29:
  * a dump of at least 10 GB).
  *
- *   gen_hprof -n ENTRIES [-g GARBAGE] -o OUT.hprof [-t TRUTH.txt]
+ *   gen_hprof -n ENTRIES [-g GARBAGE] [-o OUT.hprof] [-t TRUTH.txt]
+ *   (at least one of -o and -t: -t alone writes the figures only)
  *
  * The heap (8-byte ids, no compressed-oops hint, so heapfs's size model
  * (docs/hprof.md) uses an oop size of 8 and a 16-byte header):
@@ -321,7 +322,7 @@ static int write_truth(const char *path, const struct shape *s)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: gen_hprof -n ENTRIES [-g GARBAGE] -o OUT.hprof [-t TRUTH.txt]\n"
+	fprintf(stderr, "usage: gen_hprof -n ENTRIES [-g GARBAGE] [-o OUT.hprof] [-t TRUTH.txt]\n"
 			"Writes a heap dump of 2*ENTRIES+GARBAGE+3 objects (about 367 bytes per entry) and\n"
 			"the figures its construction fixes (the head of tests/tools/gen_hprof.c).\n");
 	return 2;
@@ -342,7 +343,7 @@ int main(int argc, char **argv)
 		default: return usage();
 		}
 	}
-	if (!out || optind != argc)
+	if ((!out && !truth) || optind != argc)
 		return usage();
 	s.buckets = (s.n + 7) / 8;
 	s.shared = s.n / 10;
@@ -351,6 +352,8 @@ int main(int argc, char **argv)
 			s.n, (SEG_CAP - 64) / 8 * 8);
 		return 2;
 	}
+	if (!out)
+		goto figures;
 	struct out o = { .f = fopen(out, "wb"), .seg = malloc(SEG_CAP) };
 	if (!o.f || !o.seg) {
 		fprintf(stderr, "gen_hprof: %s: %s\n", out, strerror(errno));
@@ -379,6 +382,7 @@ int main(int argc, char **argv)
 		unlink(out);
 		return 1;
 	}
+figures:
 	if (truth && write_truth(truth, &s)) {
 		fprintf(stderr, "gen_hprof: %s: %s\n", truth, strerror(errno));
 		return 1;
