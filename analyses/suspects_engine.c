@@ -227,6 +227,7 @@ static int suspects_cb(void *ctx, struct buf *out)
 		.trace = en->trace,
 		.reg = &en->reg,
 		.p = &en->sus,
+		.threads = en->threads,
 		.windows = src_windows,
 		.state_get = src_state_get,
 		.state_put = src_state_put,

@@ -18,6 +18,7 @@
 #include "analyses/closure.h"
 #include "analyses/collections.h"
 #include "analyses/keyspace.h"
+#include "analyses/parallel.h"
 #include "analyses/samples.h"
 #include "model/symbols.h"
 
@@ -30,6 +31,9 @@
 #define CLO_MEMO_MAX 16     /* GC closures remembered by member set */
 
 #define SUS_MAGIC 0x31535553u /* "SUS1" */
+
+/* What warm_graph_sections computes at once (see there). */
+enum { WARM_DOMINATORS, WARM_DS_HEADS, WARM_HEALTH, WARM_CENSUS, WARM_COUNT };
 
 struct sctx {
 	const struct sus_source *src;
@@ -53,6 +57,21 @@ struct sctx {
 		struct closure_metrics deep, ret;
 	} memo[CLO_MEMO_MAX];
 	uint32_t nmemo;
+	/* The graph sections' analyses at warm.gci, computed at once by
+	 * warm_graph_sections (threads > 1) and held here until the sections
+	 * are done (the source's cache may be too small to keep them, and
+	 * would then compute them again); have[k]: task k's result is here. */
+	struct {
+		uint32_t gci;
+		int have[WARM_COUNT];
+		void *pin[WARM_COUNT];
+		struct dominators dom;
+		const struct ds_head *heads;
+		uint32_t nheads;
+		const struct cls_row *rows;
+		uint32_t nrows;
+		struct buf census;  /* struct coll_stat[] */
+	} warm;
 };
 
 /* ---- timing ---- */
@@ -172,7 +191,8 @@ static void state_put(struct sctx *c, const struct heap_state *s)
 
 static void release(struct sctx *c, void *pin)
 {
-	c->src->release(c->src->ctx, pin);
+	if (pin)
+		c->src->release(c->src->ctx, pin);
 }
 
 static int classification(struct sctx *c, uint32_t gci, const struct chain *ch, uint32_t cls,
@@ -1455,6 +1475,79 @@ out:
 	return rc;
 }
 
+/* The analyses the big-retainer and bloat sections read at gci, computed
+ * at once on src->threads threads so that the sections, which run one
+ * after the other, find them ready in c->warm.  Each task writes only its
+ * own fields.  Costs memory: the results are held together, where one
+ * thread would have dropped the dominators before the bloat section. */
+static double secs_between(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) * 1e-9;
+}
+
+static int warm_task(void *vctx, uint32_t task, uint32_t worker)
+{
+	struct sctx *c = vctx;
+	uint32_t gci = c->warm.gci;
+	int rc = 0;
+	struct timespec w0, c0, w1, c1;
+	clock_gettime(CLOCK_MONOTONIC, &w0);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+	switch (task) {
+	case WARM_DOMINATORS:
+		rc = c->src->dominators(c->src->ctx, gci, &c->warm.pin[task], &c->warm.dom);
+		break;
+	case WARM_DS_HEADS:
+		rc = c->src->ds_heads(c->src->ctx, gci, &c->warm.pin[task], &c->warm.heads, &c->warm.nheads);
+		break;
+	case WARM_HEALTH: {
+		struct chain ch;
+		chain_init(&ch);
+		rc = c->src->classification(c->src->ctx, gci, &ch, c->cls_ih, &c->warm.pin[task], &c->warm.rows,
+					    &c->warm.nrows);
+		break;
+	}
+	case WARM_CENSUS: {
+		const struct heap_state *s;
+		if ((rc = state_get(c, gci, &s)))
+			break;
+		rc = coll_census(c->t, s, &c->warm.census);
+		state_put(c, s);
+		break;
+	}
+	}
+	c->warm.have[task] = !rc;
+	clock_gettime(CLOCK_MONOTONIC, &w1);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+	if (getenv("HEAPFS_TIMING")) /* as lap() */
+		fprintf(stderr, "heapfs: suspects: at once, task %u on worker %u: %.3f s wall %.3f s thread cpu\n", task,
+			worker, secs_between(&w0, &w1), secs_between(&c0, &c1));
+	return rc;
+}
+
+static int warm_graph_sections(struct sctx *c, uint32_t gci)
+{
+	if (c->src->threads < 2)
+		return 0;
+	c->warm.gci = gci;
+	return par_for(c->src->threads, WARM_COUNT, warm_task, c);
+}
+
+static void warm_drop(struct sctx *c)
+{
+	for (uint32_t k = 0; k < WARM_COUNT; k++) {
+		release(c, c->warm.pin[k]);
+		c->warm.pin[k] = NULL;
+		c->warm.have[k] = 0;
+	}
+	buf_free(&c->warm.census);
+}
+
+static int warmed(const struct sctx *c, uint32_t task, uint32_t gci)
+{
+	return c->warm.have[task] && c->warm.gci == gci;
+}
+
 static int sec_big(struct sctx *c, uint32_t gci)
 {
 	const struct heap_state *s;
@@ -1465,7 +1558,9 @@ static int sec_big(struct sctx *c, uint32_t gci)
 	int rc = state_get(c, gci, &s);
 	if (rc)
 		return rc;
-	if ((rc = c->src->dominators(c->src->ctx, gci, &de, &d)))
+	if (warmed(c, WARM_DOMINATORS, gci))
+		d = c->warm.dom;
+	else if ((rc = c->src->dominators(c->src->ctx, gci, &de, &d)))
 		goto out;
 	if ((rc = sus_domtree_build(s->n, d.idom, &dt)))
 		goto out;
@@ -1512,7 +1607,11 @@ static int bloat_structures(struct sctx *c, uint32_t gci, uint64_t heap, uint64_
 	int rc = state_get(c, gci, &s);
 	if (rc)
 		return rc;
-	if ((rc = c->src->ds_heads(c->src->ctx, gci, &e, &h, &nh))) {
+	e = NULL;
+	if (warmed(c, WARM_DS_HEADS, gci)) {
+		h = c->warm.heads;
+		nh = c->warm.nheads;
+	} else if ((rc = c->src->ds_heads(c->src->ctx, gci, &e, &h, &nh))) {
 		state_put(c, s);
 		return rc;
 	}
@@ -1535,10 +1634,13 @@ static int bloat_structures(struct sctx *c, uint32_t gci, uint64_t heap, uint64_
 	}
 	/* empty collections: real ones (analyses/collections.h), not every
 	 * structure the roles found (a value wrapper is one of those) */
-	if ((rc = coll_census(c->t, s, &cb)))
+	const struct buf *census = &cb;
+	if (warmed(c, WARM_CENSUS, gci))
+		census = &c->warm.census;
+	else if ((rc = coll_census(c->t, s, &cb)))
 		goto out;
-	const struct coll_stat *cs = (const struct coll_stat *)cb.data;
-	size_t ncs = cb.len / sizeof *cs;
+	const struct coll_stat *cs = (const struct coll_stat *)census->data;
+	size_t ncs = census->len / sizeof *cs;
 	for (size_t k = 0; k < ncs; k++)
 		if (cs[k].type < nt && cs[k].empty >= c->p->empty_min)
 			empty[cs[k].type] = cs[k].empty_bytes ? cs[k].empty_bytes : 1;
@@ -1606,9 +1708,14 @@ static int bloat_health(struct sctx *c, uint32_t gci)
 	const struct cls_row *rows;
 	uint32_t nrows;
 	chain_init(&ch);
-	int rc = classification(c, gci, &ch, c->cls_ih, &e, &rows, &nrows);
-	if (rc)
+	int rc = 0;
+	e = NULL;
+	if (warmed(c, WARM_HEALTH, gci)) {
+		rows = c->warm.rows;
+		nrows = c->warm.nrows;
+	} else if ((rc = classification(c, gci, &ch, c->cls_ih, &e, &rows, &nrows))) {
 		return rc;
+	}
 	uint64_t total = 0;
 	for (uint32_t r = 0; r < nrows; r++)
 		total += rows[r].b[COL_LIVE];
@@ -1703,6 +1810,7 @@ static int sctx_init(struct sctx *c, const struct sus_source *src)
 	buf_init(&c->hops);
 	buf_init(&c->shares);
 	buf_init(&c->strings);
+	buf_init(&c->warm.census);
 	struct cls_registry *reg = src->reg;
 	c->cls_type = cls_find(reg, "type");
 	c->cls_site = cls_find(reg, "site");
@@ -1729,6 +1837,7 @@ static int sctx_init(struct sctx *c, const struct sus_source *src)
 
 static void sctx_free(struct sctx *c)
 {
+	warm_drop(c);
 	for (uint32_t k = 0; k < c->nmemo; k++)
 		free(c->memo[k].bits);
 	buf_free(&c->checks);
@@ -1777,6 +1886,10 @@ static int gather(struct sctx *c)
 		lap("churn", &t0);
 	}
 	if (!rc && g != UINT32_MAX) {
+		rc = warm_graph_sections(c, g);
+		lap("dominators, structures and health at once", &t0);
+	}
+	if (!rc && g != UINT32_MAX) {
 		rc = sec_big(c, g);
 		lap("big retainers", &t0);
 	}
@@ -1784,6 +1897,7 @@ static int gather(struct sctx *c)
 		rc = sec_bloat(c, g);
 		lap("bloat", &t0);
 	}
+	warm_drop(c);
 	if (!rc && !w.leak->found && !w.gc_overhead->found && !w.churn->found)
 		rc = add_check(c, (struct sus_check){ .what = SUS_CHECK_QUIET });
 	return rc;

@@ -254,6 +254,12 @@ struct sus_source {
 	struct cls_registry *reg;     /* classifiers type, site, indirect-root,
 	                                 ds and instance-health must exist */
 	const struct sus_params *p;
+	/* Threads the report may use (analyses/parallel.h): with more than
+	 * one, the big-retainer and bloat sections' three independent
+	 * analyses (dominators, data-structure heads, instance health) are
+	 * computed at once first, through the callbacks below, which must
+	 * then be safe to call from several threads; 0 or 1: one by one. */
+	uint32_t threads;
 
 	int (*windows)(void *ctx, struct sus_windows *w);
 	int (*state_get)(void *ctx, uint32_t gci, const struct heap_state **s);

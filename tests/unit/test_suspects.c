@@ -403,6 +403,41 @@ static void check_layout(const char *text)
 	assert_true(lines < 200);
 }
 
+/* The report is the same on one thread and on several: with several, the
+ * graph sections' analyses are computed at once first (warm_graph_sections
+ * in analyses/suspects_find.c) and the sections read them from there. */
+static void test_same_with_threads(void **state)
+{
+	(void)state;
+	static const char *const scenarios[] = { "multicache", "buggystack", "company", "leakdrops" };
+	static const char *const files[] = { "/suspects", "/suspects.json" };
+	for (size_t k = 0; k < sizeof scenarios / sizeof scenarios[0]; k++) {
+		char path[256], err[256];
+		struct synth_opts so;
+		synth_opts_init(&so);
+		snprintf(path, sizeof path, "%s/%s.htr", g_dir, scenarios[k]);
+		if (access(path, F_OK) != 0)
+			assert_int_equal(synth_write(scenarios[k], &so, path, err, sizeof err), 0);
+		char *text[2][2];
+		for (uint32_t t = 0; t < 2; t++) {
+			struct hfs_opts o;
+			memset(&o, 0, sizeof o);
+			o.analysis_threads = t ? 4 : 1;
+			struct htr_err herr;
+			struct hfs *fs = NULL;
+			assert_int_equal(hfs_open(&fs, path, &o, &herr), 0);
+			for (int f = 0; f < 2; f++)
+				text[t][f] = read_file(fs, files[f]);
+			hfs_close(fs);
+		}
+		for (int f = 0; f < 2; f++) {
+			assert_string_equal(text[0][f], text[1][f]);
+			free(text[0][f]);
+			free(text[1][f]);
+		}
+	}
+}
+
 static void test_multicache(void **state)
 {
 	(void)state;
@@ -634,6 +669,7 @@ int main(void)
 		cmocka_unit_test(test_survivors),
 		cmocka_unit_test(test_small_decisions),
 		cmocka_unit_test(test_report_no_gc),
+		cmocka_unit_test(test_same_with_threads),
 		cmocka_unit_test(test_multicache),
 		cmocka_unit_test(test_buggystack),
 		cmocka_unit_test(test_churn),
