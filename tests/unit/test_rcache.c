@@ -17,13 +17,32 @@ struct counter {
 	int calls;          /* atomic */
 	int fail;
 	size_t bytes;
+	/* when set: compute returns only once this many readers wait for it
+	 * (rcache_stats' waits above waits0), so that a loaded machine cannot
+	 * let a reader come after the result and compute it again */
+	struct rcache *cache;
+	uint64_t waits0, waiters;
 };
+
+static void wait_for_waiters(const struct counter *c)
+{
+	for (int spin = 0; spin < 30000; spin++) { /* at most about 30 s */
+		struct rcache_stats st;
+		rcache_stats(c->cache, &st);
+		if (st.waits - c->waits0 >= c->waiters)
+			return;
+		usleep(1000);
+	}
+}
 
 static int compute(void *ctx, struct buf *out)
 {
 	struct counter *c = ctx;
 	__atomic_add_fetch(&c->calls, 1, __ATOMIC_SEQ_CST);
-	usleep(20000); /* long enough for the other threads to arrive */
+	if (c->cache)
+		wait_for_waiters(c);
+	else
+		usleep(20000);
 	if (c->fail)
 		return -EIO;
 	for (size_t i = 0; i < c->bytes; i++)
@@ -65,9 +84,9 @@ static void test_single_flight(void **st)
 {
 	(void)st;
 	struct rcache *c;
-	struct counter ctr = { 0, 0, 1000 };
 	struct thread_arg args[16];
 	assert_int_equal(rcache_new(&c, 1 << 20), 0);
+	struct counter ctr = { 0, 0, 1000, c, 0, 15 };
 	run_threads(c, &ctr, args, 16);
 	assert_int_equal(ctr.calls, 1);
 	for (int i = 0; i < 16; i++) {
@@ -84,9 +103,9 @@ static void test_failure_shared_not_kept(void **st)
 {
 	(void)st;
 	struct rcache *c;
-	struct counter ctr = { 0, 1, 10 };
 	struct thread_arg args[8];
 	assert_int_equal(rcache_new(&c, 1 << 20), 0);
+	struct counter ctr = { 0, 1, 10, c, 0, 7 };
 	run_threads(c, &ctr, args, 8);
 	assert_int_equal(ctr.calls, 1);
 	for (int i = 0; i < 8; i++)
@@ -95,6 +114,7 @@ static void test_failure_shared_not_kept(void **st)
 	assert_int_equal(rcache_peek_size(c, "/same", &size), 0);
 	/* the next reader tries again */
 	ctr.fail = 0;
+	ctr.cache = NULL;
 	run_threads(c, &ctr, args, 1);
 	assert_int_equal(ctr.calls, 2);
 	assert_int_equal(args[0].rc, 0);
