@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bitset.h"
+#include "model/progress.h"
 
 #define NONE UINT32_MAX
 
@@ -94,7 +95,10 @@ static void semidominators(struct dom_work *w)
 		w->semi[k] = w->label[k] = k;
 		w->ancestor[k] = NONE;
 	}
+	struct progress *pr = progress_here();
 	for (uint32_t k = w->N - 1; k >= 1; k--) {
+		if ((k & 0xffff) == 0)
+			progress_add(pr, 0x10000);
 		uint32_t o = w->vert[k], best = k;
 		if (bitset_get(w->rooted, o))
 			best = 0; /* the virtual root is a predecessor */
@@ -189,10 +193,18 @@ int dominators_compute(const struct heap_state *s, struct dominators **out)
 		goto out;
 	for (uint32_t r = 0; r < s->nroots; r++)
 		bitset_set(w.rooted, s->roots[r].object);
+	/* progress (model/progress.h) in objects: the depth-first walk, the
+	 * semidominators (most of the time, counted as they go), then the
+	 * tree and its sums */
+	struct progress *pr = progress_here();
+	progress_phase(pr, 3 * (uint64_t)s->n, "dominator tree of GC %u (objects, 3 passes)", s->gc);
 	dfs(&w);
+	progress_set(pr, s->n);
 	semidominators(&w);
+	progress_set(pr, 2 * (uint64_t)s->n);
 	immediate_dominators(&w);
 	rc = fill_result(&w, d);
+	progress_set(pr, 3 * (uint64_t)s->n);
 out:
 	work_free(&w);
 	if (rc) {

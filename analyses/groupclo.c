@@ -25,6 +25,7 @@
 
 #include "analyses/bitset.h"
 #include "analyses/parallel.h"
+#include "model/progress.h"
 
 #define NOSLOT UINT32_MAX
 #define GCLO_FEW 4 /* at most this many big groups: each alone (gclo_compute) */
@@ -207,6 +208,7 @@ static int alone_task(void *vctx, uint32_t g, uint32_t worker)
 	if (!sc->in_t && alone_alloc(a->w, a->budget, sc))
 		return -ENOMEM;
 	a->fit[g] = (uint8_t)one_group(a->w, sc, g, a->budget);
+	progress_add(progress_here(), 1);
 	return 0;
 }
 
@@ -220,6 +222,7 @@ static int groups_alone(const struct gclo *w, uint32_t budget, uint8_t *fit)
 	struct alones a = { w, budget, calloc(nthreads ? nthreads : 1, sizeof *a.per_worker), fit };
 	if (!a.per_worker)
 		return -ENOMEM;
+	progress_phase(progress_here(), w->ngroups, "closures of %u groups, each alone", w->ngroups);
 	int rc = par_for(nthreads, w->ngroups, alone_task, &a);
 	for (uint32_t i = 0; i < nthreads; i++)
 		alone_free(&a.per_worker[i]);
@@ -508,6 +511,7 @@ static int batch_task(void *vctx, uint32_t k, uint32_t worker)
 	batch_pass(b->w, bt);
 	for (uint32_t i = 0; i < nb; i++)
 		bt->slot[b->big[b0 + i]] = NOSLOT;
+	progress_add(progress_here(), nb);
 	return 0;
 }
 
@@ -522,6 +526,7 @@ static int batched(struct gclo *w, const uint32_t *big, uint32_t nbig)
 	struct batches b = { w, big, nbig, calloc(nthreads ? nthreads : 1, sizeof *b.per_worker) };
 	if (!b.per_worker)
 		return -ENOMEM;
+	progress_phase(progress_here(), nbig, "closures of %u groups, 64 at a time", nbig);
 	rc = par_for(nthreads, ntasks, batch_task, &b);
 	for (uint32_t i = 0; i < nthreads; i++)
 		batch_free(&b.per_worker[i]);

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "model/progress.h"
+
 uint32_t par_threads(uint32_t requested)
 {
 	if (requested)
@@ -32,6 +34,10 @@ struct par {
 	pthread_mutex_t lock;   /* guards err, err_task */
 	int err;
 	uint32_t err_task;
+	/* the caller's progress record (model/progress.h): workers report to
+	 * it as the caller would (counts add up; a task's phase shows while it
+	 * is the latest begun) */
+	struct progress *progress;
 };
 
 struct worker {
@@ -61,6 +67,7 @@ static void run(struct par *p, uint32_t worker)
 static void *thread_main(void *arg)
 {
 	struct worker *w = arg;
+	progress_bind(w->p->progress);
 	run(w->p, w->id);
 	return NULL;
 }
@@ -68,7 +75,7 @@ static void *thread_main(void *arg)
 int par_for(uint32_t nthreads, uint32_t ntasks, int (*fn)(void *ctx, uint32_t task, uint32_t worker),
 	    void *ctx)
 {
-	struct par p = { .fn = fn, .ctx = ctx, .ntasks = ntasks };
+	struct par p = { .fn = fn, .ctx = ctx, .ntasks = ntasks, .progress = progress_here() };
 	if (nthreads > ntasks)
 		nthreads = ntasks;
 	if (nthreads <= 1) { /* no thread to start: the plain loop */

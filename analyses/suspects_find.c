@@ -20,6 +20,7 @@
 #include "analyses/keyspace.h"
 #include "analyses/parallel.h"
 #include "analyses/samples.h"
+#include "model/progress.h"
 #include "model/symbols.h"
 
 #define MAX_FINDINGS 8
@@ -1873,27 +1874,34 @@ static int gather(struct sctx *c)
 	rc = add_check(c, (struct sus_check){ .what = SUS_CHECK_SCOPE, .big_pct = c->p->big_pct,
 					      .graph = g != UINT32_MAX });
 	if (!rc) rc = checked_windows(c, &w);
+	struct progress *pr = progress_here();
 	if (!rc && w.leak->found) {
+		progress_phase(pr, 0, "suspects: the leak window's groups");
 		rc = sec_leak(c, &w);
 		lap("leak", &t0);
 	}
 	if (!rc && w.gc_overhead->found) {
+		progress_phase(pr, 0, "suspects: the GC-overhead window");
 		rc = sec_gc_overhead(c, w.gc_overhead);
 		lap("gc-overhead", &t0);
 	}
 	if (!rc && w.churn->found) {
+		progress_phase(pr, 0, "suspects: the churn window's sites");
 		rc = sec_churn(c, w.churn);
 		lap("churn", &t0);
 	}
 	if (!rc && g != UINT32_MAX) {
+		progress_phase(pr, 0, "suspects: dominators, structures and health of GC %u", c->t->gcs[g].gc);
 		rc = warm_graph_sections(c, g);
 		lap("dominators, structures and health at once", &t0);
 	}
 	if (!rc && g != UINT32_MAX) {
+		progress_phase(pr, 0, "suspects: big retainers at GC %u", c->t->gcs[g].gc);
 		rc = sec_big(c, g);
 		lap("big retainers", &t0);
 	}
 	if (!rc && g != UINT32_MAX) {
+		progress_phase(pr, 0, "suspects: bloat at GC %u", c->t->gcs[g].gc);
 		rc = sec_bloat(c, g);
 		lap("bloat", &t0);
 	}

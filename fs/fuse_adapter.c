@@ -63,6 +63,7 @@
 #include <fuse_lowlevel.h>
 
 #include "fs/jobs.h"
+#include "model/progress.h"
 #include "fs/tree.h"
 #include "model/buf.h"
 #include "analyses/suspects.h"
@@ -281,10 +282,28 @@ struct path_job {
 	char path[];
 };
 
+/* A job reports its progress to a record of its own on the board
+ * (model/progress.h), which `status` lists as a `work` line while the job
+ * runs. */
+static struct progress *job_progress_begin(void)
+{
+	struct progress *p = progress_claim();
+	progress_bind(p);
+	return p;
+}
+
+static void job_progress_end(struct progress *p)
+{
+	progress_bind(NULL);
+	progress_release(p);
+}
+
 static void read_job_run(void *arg)
 {
 	struct path_job *r = arg;
+	struct progress *p = job_progress_begin();
 	r->rc = hfs_read(r->fs, r->path, &r->out);
+	job_progress_end(p);
 }
 
 static int list_collect(void *vl, const char *name, const struct hfs_attr *a)
@@ -301,7 +320,9 @@ static int list_collect(void *vl, const char *name, const struct hfs_attr *a)
 static void list_job_run(void *arg)
 {
 	struct path_job *l = arg;
+	struct progress *p = job_progress_begin();
 	int rc = hfs_readdir(l->fs, l->path, list_collect, l);
+	job_progress_end(p);
 	if (rc && !l->rc)
 		l->rc = rc;
 }

@@ -13,12 +13,14 @@
 #include <unistd.h>
 
 #include "fs/fuse_adapter.h"
+#include "fs/progress_term.h"
 #include "mountopts/mountopts.h"
 #include "fs/tree.h"
 #include "fs/render.h"
 #include "model/heap_state.h"
 #include "model/hprof.h"
 #include "model/htr.h"
+#include "model/progress.h"
 #include "model/synth.h"
 #include "model/trace.h"
 #include "analyses/suspects.h"
@@ -37,19 +39,19 @@ static const char usage_text[] =
 	"        -d prints FUSE debug output, -s serves with one thread; the -o\n"
 	"        options are listed below.\n"
 	"        Unmount with: fusermount3 -u MOUNTPOINT\n"
-	"  heapfs ls [-l] [-o OPT[,OPT...]] TRACE [PATH]\n"
+	"  heapfs ls [-l] [-q] [-o OPT[,OPT...]] TRACE [PATH]\n"
 	"        list one directory of the tree (default: the root), one name per line;\n"
 	"        -l: kind (d directory, f file, l link), size ('-' when not known\n"
 	"        without computing it), name, and '-> target' for links\n"
-	"  heapfs cat [-o OPT[,OPT...]] TRACE PATH...\n"
+	"  heapfs cat [-q] [-o OPT[,OPT...]] TRACE PATH...\n"
 	"        print files of the tree (PATH relative to the tree root:\n"
 	"        gc/latest/info or /gc/latest/info; links are followed)\n"
 	"        ls and cat take the heapfs -o options below (thresholds, features=,\n"
 	"        classifiers=, layout=, ...) with the same defaults as a mount; FUSE\n"
 	"        and mount options are refused\n"
-	"  heapfs synth SCENARIO [-n OBJECTS] [-g GCS] [--seed S] -o OUT.htr\n"
+	"  heapfs synth SCENARIO [-n OBJECTS] [-g GCS] [--seed S] [-q] -o OUT.htr\n"
 	"        write a deterministic synthetic trace (heapfs synth --help lists them)\n"
-	"  heapfs check TRACE\n"
+	"  heapfs check [-q] TRACE\n"
 	"        validate and summarize TRACE and rebuild the heap after every GC;\n"
 	"        exit 1 on damage, with the file, the offset and what is wrong; a\n"
 	"        truncated trace (or a heap dump cut short) says truncated yes, exit 0\n"
@@ -61,6 +63,10 @@ static const char usage_text[] =
 	"        also be a .jfr recording\n"
 	"        synth and import write OUT.htr beside it and rename it at the end: a\n"
 	"        failed or interrupted command leaves an existing OUT.htr as it was\n"
+	"  Progress: ls, cat, check, synth and import say on stderr what they are\n"
+	"        doing (phase, done/total, time left): one line redrawn on a terminal\n"
+	"        and erased at the end, one line per phase lasting 1 s otherwise;\n"
+	"        -q (--quiet): none\n"
 	"  heapfs --help | -h      this text\n"
 	"  heapfs --version        the version\n";
 
@@ -88,7 +94,11 @@ static void print_open_error(const char *trace, int rc, const struct htr_err *er
 
 /* Opens the tree with the heapfs options of ls/cat (mo: what
  * mountopts_parse_opts made of their -o arguments), as a mount would. */
-static int open_tree(const char *trace, const struct mountopts *mo, struct hfs **fs)
+struct cmd_progress;
+static void cmd_progress_hold(struct cmd_progress *cp);
+
+static int open_tree(const char *trace, const struct mountopts *mo, struct hfs **fs,
+		     struct cmd_progress *cp)
 {
 	struct htr_err err;
 	struct win_params wp;
@@ -97,8 +107,10 @@ static int open_tree(const char *trace, const struct mountopts *mo, struct hfs *
 	heapfs_tree_opts(mo, &wp, &sp, &o);
 	memset(&err, 0, sizeof err);
 	int rc = hfs_open(fs, trace, &o, &err);
-	if (rc)
+	if (rc) {
+		cmd_progress_hold(cp);
 		print_open_error(trace, rc, &err);
+	}
 	return rc;
 }
 
@@ -108,6 +120,7 @@ struct cli_args {
 	const char **opts; int nopts;   /* values of -o */
 	const char **pos; int npos;     /* TRACE, PATH... */
 	int long_format;                /* ls -l */
+	int quiet;                      /* -q: no progress on stderr */
 };
 
 /* 0, or the exit status of a usage error (printed). argv[0] is the
@@ -134,6 +147,8 @@ static int cli_args_parse(struct cli_args *a, int argc, char **argv, int allow_l
 			a->opts[a->nopts++] = v + 2;
 		} else if (!only_args && allow_l && strcmp(v, "-l") == 0) {
 			a->long_format = 1;
+		} else if (!only_args && (strcmp(v, "-q") == 0 || strcmp(v, "--quiet") == 0)) {
+			a->quiet = 1;
 		} else if (!only_args && v[0] == '-' && v[1]) {
 			fprintf(stderr, "heapfs: %s: unknown option %s\n", argv[0], v);
 			usage(stderr);
@@ -143,6 +158,64 @@ static int cli_args_parse(struct cli_args *a, int argc, char **argv, int allow_l
 		}
 	}
 	return 0;
+}
+
+/* A command's progress (model/progress.h) on stderr (fs/progress_term.h):
+ * a record bound to the main thread for the command's length, and a
+ * reporter while it works.  A command that prints as it goes holds the
+ * reporter (erasing its line) before printing and resumes it after. */
+struct cmd_progress {
+	struct progress *p, *prev;
+	struct progress_term *term;
+	enum progress_term_mode mode;
+};
+
+static void cmd_progress_resume(struct cmd_progress *cp)
+{
+	if (!cp->term && progress_term_start(&cp->term, cp->p, stderr, cp->mode))
+		cp->term = NULL; /* no thread: the command runs without progress */
+}
+
+static void cmd_progress_hold(struct cmd_progress *cp)
+{
+	progress_term_stop(cp->term);
+	cp->term = NULL;
+}
+
+static void cmd_progress_start(struct cmd_progress *cp, int quiet)
+{
+	cp->p = progress_claim();
+	cp->prev = progress_bind(cp->p);
+	cp->term = NULL;
+	cp->mode = progress_term_mode_for(STDERR_FILENO, quiet);
+	cmd_progress_resume(cp);
+}
+
+static void cmd_progress_stop(struct cmd_progress *cp)
+{
+	cmd_progress_hold(cp);
+	progress_bind(cp->prev);
+	progress_release(cp->p);
+}
+
+/* Takes -q / --quiet (before any "--") out of argv; 1 when it was there. */
+static int take_quiet(int *argc, char **argv)
+{
+	int quiet = 0, k = 1;
+	for (int i = 1; i < *argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			while (i < *argc)
+				argv[k++] = argv[i++];
+			break;
+		}
+		if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet"))
+			quiet = 1;
+		else
+			argv[k++] = argv[i];
+	}
+	*argc = k;
+	argv[k] = NULL;
+	return quiet;
 }
 
 static void cli_args_free(struct cli_args *a)
@@ -250,6 +323,7 @@ struct ls_ctx {
 	struct hfs *fs;
 	const char *dir;
 	int long_format;
+	struct cmd_progress *cp;
 };
 
 static void print_entry(struct hfs *fs, const char *path, const char *name,
@@ -276,6 +350,7 @@ static int ls_fill(void *vctx, const char *name, const struct hfs_attr *a)
 {
 	struct ls_ctx *c = vctx;
 	char path[PATH_BUF];
+	cmd_progress_hold(c->cp); /* the listing is computed: it prints now */
 	snprintf(path, sizeof path, "%s/%s", c->dir, name);
 	print_entry(c->fs, path, name, a, c->long_format);
 	return 0;
@@ -297,20 +372,26 @@ static int cmd_ls(int argc, char **argv)
 		goto out;
 	const char *path = a.npos > 1 ? a.pos[1] : "/";
 	struct hfs *fs;
+	struct cmd_progress cp;
+	cmd_progress_start(&cp, a.quiet);
 	st = 1;
-	if (open_tree(a.pos[0], &mo, &fs))
+	if (open_tree(a.pos[0], &mo, &fs, &cp)) {
+		cmd_progress_stop(&cp);
 		goto out;
+	}
 	char real[PATH_BUF];
 	struct hfs_attr at;
 	int rc = follow_links(fs, path, real);
 	if (!rc)
 		rc = hfs_getattr(fs, real, &at);
 	if (!rc && at.kind == HFS_FILE) {
+		cmd_progress_hold(&cp);
 		print_entry(fs, real, path, &at, a.long_format);
 	} else if (!rc) {
-		struct ls_ctx c = { fs, real, a.long_format };
+		struct ls_ctx c = { fs, real, a.long_format, &cp };
 		rc = hfs_readdir(fs, real, ls_fill, &c);
 	}
+	cmd_progress_stop(&cp);
 	if (rc)
 		print_error(fs, "ls", a.pos[0], path, rc);
 	hfs_close(fs);
@@ -321,14 +402,17 @@ out:
 	return st;
 }
 
-static int cat_paths(struct hfs *fs, const char *trace, const char *const *paths, int n)
+static int cat_paths(struct hfs *fs, const char *trace, const char *const *paths, int n,
+		     struct cmd_progress *cp)
 {
 	int failed = 0;
 	struct buf b;
 	buf_init(&b);
 	for (int i = 0; i < n; i++) {
 		buf_reset(&b);
+		cmd_progress_resume(cp);
 		int rc = hfs_read(fs, paths[i], &b);
+		cmd_progress_hold(cp);
 		if (rc) {
 			fflush(stdout);
 			print_error(fs, "cat", trace, paths[i], rc);
@@ -362,11 +446,15 @@ static int cmd_cat(int argc, char **argv)
 	if (st)
 		goto out;
 	struct hfs *fs;
+	struct cmd_progress cp;
+	cmd_progress_start(&cp, a.quiet);
 	st = 1;
-	if (open_tree(a.pos[0], &mo, &fs))
-		goto out;
-	st = cat_paths(fs, a.pos[0], a.pos + 1, a.npos - 1);
-	hfs_close(fs);
+	int opened = open_tree(a.pos[0], &mo, &fs, &cp) == 0;
+	if (opened) {
+		st = cat_paths(fs, a.pos[0], a.pos + 1, a.npos - 1, &cp);
+		hfs_close(fs);
+	}
+	cmd_progress_stop(&cp);
 out:
 	mountopts_free(&mo);
 	cli_args_free(&a);
@@ -416,39 +504,33 @@ static int check_recorded_reachable(const struct trace *t, uint32_t g, const str
 /* Rebuilds the heap after every GC: the only way to know that every part
  * of the trace decodes and agrees (deaths of live objects, edges to live
  * objects, roots, recorded reachable summaries). */
-static int check_states(const struct trace *t)
+static int check_states(const struct trace *t, struct cmd_progress *cp)
 {
 	uint64_t objects = 0, bytes = 0;
 	uint32_t nrecorded = 0;
-	int tty = isatty(STDERR_FILENO);
 	for (uint32_t g = 0; g < t->ngcs; g++) {
 		struct heap_state *s;
 		struct htr_err err;
 		struct heap_build_opts o = { .progress = NULL };
 		memset(&err, 0, sizeof err);
-		fprintf(stderr, "heapfs: check: rebuilding GC %" PRIu32 " (%" PRIu32 "/%" PRIu32 ")%s",
-			t->gcs[g].gc, g + 1, t->ngcs, tty ? "\r" : "\n");
 		int rc = heap_state_build(t, g, &o, &s, &err);
 		if (rc) {
-			if (tty)
-				fprintf(stderr, "\n");
+			cmd_progress_hold(cp);
 			fprintf(stderr, "heapfs: %s: offset %" PRIu64 ": %s\n", t->path, err.offset,
 				err.msg);
 			return 1;
 		}
 		objects = s->n;
 		bytes = s->total_bytes;
+		cmd_progress_hold(cp);
 		int bad = check_recorded_reachable(t, g, s);
+		cmd_progress_resume(cp);
 		nrecorded += (t->gcs[g].flags & HTR_GC_HAS_REACHABLE) != 0;
 		heap_state_free(s);
-		if (bad) {
-			if (tty)
-				fprintf(stderr, "\n");
+		if (bad)
 			return 1;
-		}
 	}
-	if (tty && t->ngcs)
-		fprintf(stderr, "\n");
+	cmd_progress_hold(cp);
 	printf("heap_states\t%" PRIu32 " rebuilt, ok\n", t->ngcs);
 	printf("reachable_summaries\t%" PRIu32 " recorded, ok\n", nrecorded);
 	if (t->ngcs) {
@@ -460,19 +542,25 @@ static int check_states(const struct trace *t)
 
 static int cmd_check(int argc, char **argv)
 {
+	int quiet = take_quiet(&argc, argv);
 	if (argc != 2)
 		return usage_error("check: expected one TRACE%s", "");
 	struct trace *t;
 	struct htr_err err;
-	struct trace_open_opts o = { .progress = stderr };
+	struct trace_open_opts o = { .progress = NULL };
+	struct cmd_progress cp;
 	memset(&err, 0, sizeof err);
+	cmd_progress_start(&cp, quiet);
 	int rc = trace_open(&t, argv[1], &o, &err);
+	cmd_progress_hold(&cp);
 	if (rc) {
 		print_open_error(argv[1], rc, &err);
+		cmd_progress_stop(&cp);
 		return 1;
 	}
 	if (print_trace_summary(t)) {
 		trace_close(t);
+		cmd_progress_stop(&cp);
 		return 1;
 	}
 	if (t->truncated && t->truncated_dump && t->objects_unrecorded)
@@ -490,14 +578,36 @@ static int cmd_check(int argc, char **argv)
 		fprintf(stderr, "heapfs: %s: no complete GC: %s\n", argv[1],
 			t->truncated ? "the trace was cut before its first GC ended"
 				     : "the trace records no garbage collection");
-	rc = check_states(t);
+	cmd_progress_resume(&cp);
+	rc = check_states(t, &cp);
+	cmd_progress_stop(&cp);
 	trace_close(t);
 	return rc;
 }
 
+/* import and synth parse their own arguments (model/); the progress
+ * reporter is theirs too.  import takes -q itself (it also silences its
+ * summary lines); synth's -q is taken out here. */
 static int cmd_import(int argc, char **argv)
 {
-	return hprof_import_cli_main(argc, argv);
+	int quiet = 0;
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		quiet |= !strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet");
+	struct cmd_progress cp;
+	cmd_progress_start(&cp, quiet);
+	int st = hprof_import_cli_main(argc, argv);
+	cmd_progress_stop(&cp);
+	return st;
+}
+
+static int cmd_synth(int argc, char **argv)
+{
+	int quiet = take_quiet(&argc, argv);
+	struct cmd_progress cp;
+	cmd_progress_start(&cp, quiet);
+	int st = synth_cli_main(argc, argv);
+	cmd_progress_stop(&cp);
+	return st;
 }
 
 int main(int argc, char **argv)
@@ -525,7 +635,7 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "check") == 0)
 		return cmd_check(argc - 1, argv + 1);
 	if (strcmp(cmd, "synth") == 0)
-		return synth_cli_main(argc - 1, argv + 1);
+		return cmd_synth(argc - 1, argv + 1);
 	if (strcmp(cmd, "import") == 0)
 		return cmd_import(argc - 1, argv + 1);
 	return heapfs_mount_main(argc, argv);

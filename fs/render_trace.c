@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fs/jobs.h"
+#include "model/progress.h"
 #include "render.h"
 #include "render_windows.h"
 #include "table.h"
@@ -324,6 +325,22 @@ static int render_memory_status(struct hfs *fs, const struct state_cache_stats *
 	return rc;
 }
 
+/* One `work` line per computation running (model/progress.h): phase,
+ * done, total (0: not known), seconds in the phase, seconds left at its
+ * rate so far (-1: not known). */
+static int work_line(void *ctx, const struct progress_view *v)
+{
+	struct buf *out = ctx;
+	char line[PROGRESS_PHASE_MAX + 96];
+	int n = snprintf(line, sizeof line, "%" PRIu64 "\t%" PRIu64 "\t%.1f\t%.0f\n", v->done, v->total,
+			 v->phase_s, v->eta_s < 0 ? -1.0 : v->eta_s);
+	int rc = buf_put(out, "work\t", 5);
+	if (!rc) rc = put_tsv_field(out, v->phase, strlen(v->phase));
+	if (!rc) rc = buf_putc(out, '\t');
+	if (!rc) rc = buf_put(out, line, (size_t)n);
+	return rc;
+}
+
 int render_status(struct hfs *fs, struct buf *out)
 {
 	const struct trace *t = fs->en.trace;
@@ -361,6 +378,7 @@ int render_status(struct hfs *fs, struct buf *out)
 	if (!rc) rc = kv_u64(out, "render_size_changed", rs.size_changed);
 	if (!rc) rc = kv_u64(out, "render_sizes_known", rs.sizes_known);
 	if (!rc) rc = render_memory_status(fs, &ss, &rs, out);
+	if (!rc) rc = progress_each(work_line, out);
 	if (!rc && hfs_last_error(fs, err, sizeof err)) rc = kv_str(out, "error", err);
 	if (!rc) rc = render_windows_status(fs, out);
 	/* Warnings of the trace, one "warning" line each. */

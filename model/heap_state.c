@@ -25,6 +25,7 @@
 #include "iddir.h"
 #include "objinfo_table.h"
 #include "htr_reader.h"
+#include "progress.h"
 
 struct arec {
 	uint64_t id;
@@ -330,6 +331,8 @@ static int on_roots(struct builder *b, const struct htr_event *ev)
 
 static void progress(struct builder *b, int last)
 {
+	if (!last) /* the last call comes after the reading phase has ended */
+		progress_set(progress_here(), b->work_done);
 	const struct heap_build_opts *o = b->o;
 	if (!o)
 		return;
@@ -1057,6 +1060,7 @@ int heap_state_build(const struct trace *t, uint32_t gc_index, const struct heap
 	uint32_t first = b.base ? t->gcs[b.base->gc_index].frame : 0;
 	for (uint32_t f = first; f <= t->gcs[gc_index].frame && f < t->nframes; f++)
 		b.work_total += t->frames[f].comp_len;
+	progress_phase(progress_here(), b.work_total, "reading the heap at GC %u (trace bytes)", b.G);
 	int rc = -ENOMEM;
 	b.s = calloc(1, sizeof(*b.s));
 	if (!b.s) {
@@ -1066,8 +1070,10 @@ int heap_state_build(const struct trace *t, uint32_t gc_index, const struct heap
 	b.s->gc_index = gc_index;
 	b.s->gc = b.G;
 	rc = read_frames(&b, err);
-	if (!rc)
+	if (!rc) {
+		progress_phase(progress_here(), 0, "assembling the heap at GC %u (graph, reachability)", b.G);
 		rc = assemble(&b, err);
+	}
 	if (!rc) {
 		b.work_done = b.work_total;
 		progress(&b, 1);

@@ -34,6 +34,7 @@
 #include "files.h"
 #include "hprof_internal.h"
 #include "htr_writer.h"
+#include "progress.h"
 
 #define FRESH_ID_BASE (1ull << 48)  /* above any address a dump holds today */
 #define MAX_NAME 1024u              /* bytes kept of a field, method or thread name */
@@ -617,9 +618,13 @@ static int objects_pass(struct importer *im, struct dump *d, struct dump_run *ru
 	uint64_t maxid = n ? d->ids[n - 1] : 0;
 	if (im->next_fresh <= maxid)
 		im->next_fresh = maxid + 1;
+	struct progress *pr = progress_here();
+	progress_phase(pr, n, "reading the dump's objects");
 	for (size_t i = 0; i < n && !rc; i++) {
 		rc = pass_object(im, d, run, &p, i);
 		hprof_release_behind(d->f, &p.released, d->offs[i]);
+		if ((i & 0xffff) == 0xffff)
+			progress_set(pr, i + 1);
 	}
 	hprof_release(d->f, 0, d->f->size);
 	while (!rc && p.pi < im->nprev)
@@ -794,7 +799,11 @@ static int write_graph(struct importer *im, const struct dump *d, const struct d
 	uint32_t hi_run = 0;
 	size_t dk = 0;
 	int rc = 0;
+	struct progress *pr = progress_here();
+	progress_phase(pr, d->nobjs, "writing the dump's graph");
 	for (size_t i = 0; i < d->nobjs && !rc; i++) {
+		if ((i & 0xffff) == 0xffff)
+			progress_set(pr, i);
 		size_t n = 0;
 		for (uint64_t e = g->off[i]; e < g->off[i + 1] && !rc; e++)
 			rc = push_ref(im, &n, dgraph_slot(g, e, &hi_run), trace_id_at(run, d, g->tgt[e]));
@@ -891,7 +900,7 @@ static int dump_info(struct importer *im, const struct dump *d, const struct dum
 static void warn(const struct importer *im, const char *path, const char *msg)
 {
 	if (im->o->progress)
-		fprintf(im->o->progress, "heapfs import: %s: warning: %s\n", path, msg);
+		progress_note(im->o->progress, "heapfs import: %s: warning: %s\n", path, msg);
 }
 
 /* Roots, graph and deaths of the GC, between GC_START and GC_END. */
@@ -939,8 +948,10 @@ static int import_one(struct importer *im, const char *path, uint32_t gc, struct
 	int rc = dump_open(&d, path, im->o, err);
 	if (rc)
 		goto out;
-	if ((rc = dump_scan(&d, im->o->progress, label, err)) ||
-	    (rc = dump_resolve_classes(&d, err)) ||
+	if ((rc = dump_scan(&d, im->o->progress, label, err)))
+		goto out;
+	progress_phase(progress_here(), 0, "sorting the objects of %s", label);
+	if ((rc = dump_resolve_classes(&d, err)) ||
 	    (rc = dump_sort_objects(&d, err)) ||
 	    (rc = layout_init(&d, err)))
 		goto out;
@@ -966,7 +977,7 @@ static int import_one(struct importer *im, const char *path, uint32_t gc, struct
 	if ((rc = write_gc(im, &d, &run, err)))
 		goto out;
 	if (im->o->progress)
-		fprintf(im->o->progress, "heapfs import: %s: %zu objects, %.0f MB in %.2f s "
+		progress_note(im->o->progress, "heapfs import: %s: %zu objects, %.0f MB in %.2f s "
 			"(index %.2f s, allocations %.2f s, roots and graph %.2f s)\n",
 			label, d.nobjs, d.f->size / 1e6, now_s() - t0, t_scan - t0, t_alloc - t_scan,
 			now_s() - t_alloc);
@@ -1063,7 +1074,7 @@ static int import_all(const char *const *dumps, int ndumps, const char *out_htr,
 		im.keep_history = i + 1 < ndumps;
 		where = dumps[i];
 		if (o->progress)
-			fprintf(o->progress, "heapfs import: [%d/%d] %s\n", i + 1, ndumps, dumps[i]);
+			progress_note(o->progress, "heapfs import: [%d/%d] %s\n", i + 1, ndumps, dumps[i]);
 		rc = import_one(&im, dumps[i], (uint32_t)i, &e);
 	}
 	if (!rc) {

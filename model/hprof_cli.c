@@ -5,6 +5,7 @@
 #include "hprof.h"
 #include "jfr.h"
 #include "jfr_import.h"
+#include "progress.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,7 +144,7 @@ int hprof_import_cli_main(int argc, char **argv)
 		goto done;
 	}
 	if (o.progress)
-		fprintf(o.progress, "heapfs import: wrote %s (%s, %.1f s)\n", out,
+		progress_note(o.progress, "heapfs import: wrote %s (%s, %.1f s)\n", out,
 			njfr ? "a JFR recording" : ndumps == 1 ? "1 dump" : "dumps", now_s() - t0);
 	status = 0;
 done:

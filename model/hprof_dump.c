@@ -15,8 +15,10 @@
 #include <unistd.h>
 
 #include "htr.h"
+#include "progress.h"
 
 #define PROGRESS_STEP (256ull << 20)   /* bytes between progress lines */
+#define PROGRESS_STEP_BOUND (16ull << 20) /* between updates of a bound record */
 
 static int grow32(void *pp, uint32_t *cap, uint32_t n, size_t el)
 {
@@ -287,8 +289,16 @@ static int sub_class(struct dump *d, const struct hprof_sub *s, struct htr_err *
 	return 0;
 }
 
+/* Where a progress record is bound (model/progress.h: a command's terminal
+ * reporter), the scan reports there; else (a mount's foreground) it
+ * prints a line. */
 static void progress_line(FILE *p, const char *label, uint64_t done, uint64_t total)
 {
+	struct progress *pr = progress_here();
+	if (pr) {
+		progress_set(pr, done);
+		return;
+	}
 	if (!p || !total)
 		return;
 	fprintf(p, "heapfs import: %s: scanning %3u%%%s", label, (unsigned)(done * 100 / total),
@@ -381,7 +391,7 @@ static int scan_segment(struct dump *d, const struct hprof_record *r, FILE *prog
 			return rc;
 		if (pos >= *next_progress) {
 			progress_line(progress, label, pos, d->f->size);
-			*next_progress = pos + PROGRESS_STEP;
+			*next_progress = pos + (progress_here() ? PROGRESS_STEP_BOUND : PROGRESS_STEP);
 		}
 		/* what is scanned is not read again before the pass over the
 		 * objects: out of the resident set until then */
@@ -421,7 +431,9 @@ static void note_truncated_record(struct dump *d, const struct hprof_record *r)
 
 int dump_scan(struct dump *d, FILE *progress, const char *label, struct htr_err *err)
 {
-	uint64_t pos = d->f->first_record, next_progress = PROGRESS_STEP;
+	uint64_t pos = d->f->first_record;
+	uint64_t next_progress = progress_here() ? PROGRESS_STEP_BOUND : PROGRESS_STEP;
+	progress_phase(progress_here(), d->f->size, "scanning %s (bytes)", label);
 	struct hprof_record r;
 	int seen_heap = 0, seen_segment = 0, seen_end = 0, rc = 0;
 	while (!rc && hprof_next_record(d->f, &pos, &r) == 1) {

@@ -18,6 +18,7 @@
 #include "buf.h"
 #include "files.h"
 #include "jfr_internal.h"
+#include "progress.h"
 
 static void ctx_free(struct jfr_chunk_ctx *c)
 {
@@ -146,6 +147,8 @@ static int read_all(struct jfr_recording *r, struct htr_err *err)
 	uint32_t run_gcs = 0;      /* the first GC of the current run of chunks */
 	int rc = 0;
 	buf_init(&scratch);
+	struct progress *pr = progress_here();
+	progress_phase(pr, r->size, "reading the recording's chunks (bytes)");
 	while (pos < r->size) {
 		struct jfr_chunk h;
 		struct htr_err e = { 0 };
@@ -173,6 +176,7 @@ static int read_all(struct jfr_recording *r, struct htr_err *err)
 			goto out;
 		pos += h.size;
 		r->read_bytes = pos;
+		progress_set(pr, pos);
 	}
 	join_generations(r, &in, run_gcs);
 	if (!r->size)

@@ -12,6 +12,7 @@
 #include "hprof_internal.h" /* hprof_java_name: VM class names in Java form */
 #include "htr_writer.h"
 #include "jfr.h"
+#include "progress.h"
 
 /* A type written, by Java name: one type per name whatever the chunk or
  * loader the recording gives the class under. */
@@ -465,7 +466,10 @@ static int write_events(struct jimp *x)
 	char (*how)[24] = malloc(HTR_MAX_CHUNK * sizeof *how);
 	int rc = aord && oord && path && how ? gc_rows(r, &gcs, &gcno) : -ENOMEM;
 	uint32_t a = 0, o = 0;
+	struct progress *pr = progress_here();
+	progress_phase(pr, r->gcs.n, "writing the recording's GCs and samples");
 	for (uint32_t k = 0; k <= r->gcs.n && !rc; k++) {
+		progress_set(pr, k);
 		/* the samples before this GC (all that are left after the last) */
 		int64_t until = k < r->gcs.n ? r->gcs.start_ns[gcs[k].i] : INT64_MAX;
 		while (!rc && ((a < r->allocs.n && r->allocs.start_ns[aord[a]] < until) ||

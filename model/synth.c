@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "files.h"
+#include "progress.h"
 #include "synth_world.h"
 
 struct scenario {
@@ -142,6 +143,8 @@ int synth_write(const char *scenario, const struct synth_opts *o, const char *ou
 	sw_open(w, of.tmp, p.seed);
 	if (!sw_failed(w)) {
 		write_info(w, sc, &p);
+		/* progress in GCs written (sw_gc counts them) */
+		progress_phase(progress_here(), p.g, "writing %s, GCs", sc->name);
 		sc->run(w, &p);
 	}
 	rc = sw_close(w);
@@ -173,7 +176,8 @@ static void usage(FILE *f)
 		   "  -g GCS      number of GCs, a positive integer\n"
 		   "  --seed S    PRNG seed (decimal or 0x hex; default 1); changes values, never counts\n"
 		   "  -o OUT.htr  output file (written to .OUT.htr.XXXXXX beside it, then renamed over\n"
-		   "              it: a failure leaves an existing OUT.htr as it was)\n");
+		   "              it: a failure leaves an existing OUT.htr as it was)\n"
+		   "  -q          no progress on stderr (heapfs --help: Progress)\n");
 }
 
 /* Parses a whole non-negative integer (decimal, or hex with 0x if allow_hex). */

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "progress.h"
+
 #define MIB (1024ull * 1024ull)
 #define MAX_SITE_FRAMES 64
 #define DEATH_CHUNK HTR_MAX_CHUNK
@@ -697,6 +699,7 @@ int sw_gc(struct sw *w, const struct sw_gc_spec *spec, struct sw_gc_result *res)
 	if (mark_all(w, &r))
 		return w->err;
 	w->gc_no++;
+	progress_set(progress_here(), w->gc_no);
 	uint64_t used_before = w->live_bytes + w->new_bytes;
 	w->capacity = capacity_for(w->capacity, used_before);
 	uint64_t earliest = w->clock_ns + 100000; /* 0.1 ms after the last allocation */

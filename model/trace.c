@@ -23,6 +23,7 @@
 #include "hprof.h"
 #include "jfr.h"
 #include "jfr_import.h"
+#include "progress.h"
 
 #define MAX_SYMBOL_ID (1u << 24) /* type, method and site ids */
 
@@ -481,6 +482,9 @@ static int scan_all(struct trace *t, struct caps *caps, const struct trace_open_
 	memset(&s, 0, sizeof(s));
 	uint64_t off = HTR_HEADER_SIZE;
 	t->progress_total = t->file->size;
+	struct progress *pr = progress_here();
+	const char *base = strrchr(t->path, '/');
+	progress_phase(pr, t->file->size, "indexing %s (bytes)", base ? base + 1 : t->path);
 	while (off < t->file->size) {
 		struct htr_frame_hdr h;
 		struct htr_err ferr;
@@ -504,6 +508,7 @@ static int scan_all(struct trace *t, struct caps *caps, const struct trace_open_
 			return rc;
 		off += HTR_FRAME_HEADER_SIZE + h.comp_len;
 		t->progress_done = off;
+		progress_set(pr, off);
 		progress(o, &s, t, 0);
 	}
 	t->progress_done = t->progress_total;

@@ -1,0 +1,221 @@
+/* progress_term.c - see progress_term.h. */
+#include "fs/progress_term.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TICK_MS 250
+#define REDRAW_AFTER_S 0.5
+#define LINE_AFTER_S 1.0
+
+/* HEAPFS_PROGRESS_AFTER_MS: show a phase after that many milliseconds
+ * instead (both modes), so that tests see the lines of quick work. */
+static double after_s(double dflt)
+{
+	const char *v = getenv("HEAPFS_PROGRESS_AFTER_MS");
+	char *end;
+	long ms = v && *v ? strtol(v, &end, 10) : -1;
+	return ms >= 0 && v && !*end ? (double)ms / 1000 : dflt;
+}
+#define LINE_WIDTH 79  /* a redrawn line must not wrap, or \r cannot erase it */
+
+struct progress_term {
+	struct progress *p;
+	FILE *f;
+	enum progress_term_mode mode;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	int stop;            /* under lock */
+	int drawn;           /* PT_REDRAW: a line is on the screen */
+	uint64_t start_ns;   /* progress_term_start's time */
+	double redraw_after, line_after; /* seconds */
+	uint64_t printed_seq; /* PT_LINES: the last phase given its line */
+};
+
+enum progress_term_mode progress_term_mode_for(int fd, int quiet)
+{
+	if (quiet)
+		return PT_QUIET;
+	const char *term = getenv("TERM");
+	if (isatty(fd) && !(term && !strcmp(term, "dumb")))
+		return PT_REDRAW;
+	return PT_LINES;
+}
+
+/* 12345678 -> "12,345,678" */
+static void grouped(uint64_t v, char *out, size_t len)
+{
+	char digits[32];
+	int n = snprintf(digits, sizeof digits, "%" PRIu64, v), o = 0;
+	for (int i = 0; i < n && (size_t)o + 2 < len; i++) {
+		if (i && (n - i) % 3 == 0)
+			out[o++] = ',';
+		out[o++] = digits[i];
+	}
+	out[o] = '\0';
+}
+
+static void duration(double s, char *out, size_t len)
+{
+	unsigned long t = s < 1 ? 1 : (unsigned long)(s + 0.5);
+	if (t < 60)
+		snprintf(out, len, "%lu s", t);
+	else if (t < 3600)
+		snprintf(out, len, "%lu min %lu s", t / 60, t % 60);
+	else
+		snprintf(out, len, "%lu h %lu min", t / 3600, t / 60 % 60);
+}
+
+void progress_term_format(const struct progress_view *v, char *out, size_t len)
+{
+	char done[32], total[32], left[32];
+	grouped(v->done, done, sizeof done);
+	if (!v->total && !v->done) { /* nothing counted: how long it has run */
+		duration(v->phase_s, left, sizeof left);
+		snprintf(out, len, "%s, %s", v->phase, left);
+		return;
+	}
+	if (!v->total) {
+		snprintf(out, len, "%s: %s", v->phase, done);
+		return;
+	}
+	grouped(v->total, total, sizeof total);
+	unsigned pct = v->done >= v->total ? 100 : (unsigned)(v->done * 100 / v->total);
+	if (v->eta_s < 0) {
+		snprintf(out, len, "%s: %s/%s (%u%%)", v->phase, done, total, pct);
+		return;
+	}
+	duration(v->eta_s, left, sizeof left);
+	snprintf(out, len, "%s: %s/%s (%u%%), about %s left", v->phase, done, total, pct, left);
+}
+
+static void show(struct progress_term *t)
+{
+	struct progress_view v;
+	progress_read(t->p, &v);
+	if (!v.seq)
+		return;
+	char line[256];
+	progress_term_format(&v, line, sizeof line);
+	if (t->mode == PT_REDRAW) {
+		if ((double)(progress_now_ns() - t->start_ns) * 1e-9 < t->redraw_after)
+			return;
+		line[LINE_WIDTH - 8] = '\0';
+		fprintf(t->f, "\r\033[Kheapfs: %s", line);
+		fflush(t->f);
+		t->drawn = 1;
+	} else if (v.seq != t->printed_seq && v.phase_s >= t->line_after) {
+		fprintf(t->f, "heapfs: %s\n", line);
+		fflush(t->f);
+		t->printed_seq = v.seq;
+	}
+}
+
+/* progress_note's hook: the line goes above the redrawn one. */
+static void note(void *ctx, FILE *f, const char *text)
+{
+	struct progress_term *t = ctx;
+	pthread_mutex_lock(&t->lock);
+	if (f == t->f && t->drawn) {
+		fputs("\r\033[K", f);
+		t->drawn = 0; /* drawn again at the next tick */
+	}
+	fputs(text, f);
+	pthread_mutex_unlock(&t->lock);
+}
+
+static int no_delay(const struct progress_term *t)
+{
+	return (t->mode == PT_LINES ? t->line_after : t->redraw_after) <= 0;
+}
+
+/* The phase hook when phases show with no delay: every phase's line as it
+ * begins (its count is 0 then: the name is what the line says). */
+static void phase_begun(void *ctx, struct progress *p)
+{
+	struct progress_term *t = ctx;
+	if (p != t->p)
+		return;
+	pthread_mutex_lock(&t->lock);
+	show(t);
+	pthread_mutex_unlock(&t->lock);
+}
+
+static void *run(void *arg)
+{
+	struct progress_term *t = arg;
+	pthread_mutex_lock(&t->lock);
+	while (!t->stop) {
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += TICK_MS * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&t->wake, &t->lock, &until);
+		if (!t->stop)
+			show(t);
+	}
+	if (t->drawn) {
+		fputs("\r\033[K", t->f);
+		fflush(t->f);
+	}
+	pthread_mutex_unlock(&t->lock);
+	return NULL;
+}
+
+int progress_term_start(struct progress_term **out, struct progress *p, FILE *f, enum progress_term_mode mode)
+{
+	*out = NULL;
+	if (mode == PT_QUIET || !p)
+		return 0;
+	struct progress_term *t = calloc(1, sizeof *t);
+	if (!t)
+		return -ENOMEM;
+	t->p = p;
+	t->f = f;
+	t->mode = mode;
+	t->start_ns = progress_now_ns();
+	t->redraw_after = after_s(REDRAW_AFTER_S);
+	t->line_after = after_s(LINE_AFTER_S);
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_cond_init(&t->wake, NULL);
+	int rc = pthread_create(&t->thread, NULL, run, t);
+	if (!rc && mode == PT_REDRAW)
+		progress_set_note_hook(note, t);
+	if (!rc && no_delay(t))
+		progress_set_phase_hook(phase_begun, t);
+	if (rc) {
+		pthread_cond_destroy(&t->wake);
+		pthread_mutex_destroy(&t->lock);
+		free(t);
+		return -rc;
+	}
+	*out = t;
+	return 0;
+}
+
+void progress_term_stop(struct progress_term *t)
+{
+	if (!t)
+		return;
+	if (t->mode == PT_REDRAW)
+		progress_set_note_hook(NULL, NULL);
+	if (no_delay(t))
+		progress_set_phase_hook(NULL, NULL);
+	pthread_mutex_lock(&t->lock);
+	t->stop = 1;
+	pthread_cond_signal(&t->wake);
+	pthread_mutex_unlock(&t->lock);
+	pthread_join(t->thread, NULL);
+	pthread_cond_destroy(&t->wake);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}
