@@ -13,6 +13,7 @@
 #include "analyses/closure.h"
 #include "analyses/diff.h"
 #include "model/files.h"
+#include "model/progress.h"
 
 #define ARENA_BYTES (64 * 1024)
 /* An evaluation may grow the arena to this: a list of the names of 67
@@ -1978,15 +1979,19 @@ int classify_objects(struct cls_registry *r, const struct objsrc *src, uint32_t 
 	int rc = cls_prepare(r, cls);
 	const struct cls_def *d = r->defs[cls];
 	uint32_t level = level_of(ch, cls);
+	struct progress *pr = progress_here();
 	for (uint32_t k = 0; k < nsrc && !rc; k++) {
 		struct pass p;
 		uint64_t *bits;
 		struct ktab kt;
 		const struct heap_state *s = src[k].s;
+		progress_phase(pr, s->n, "grouping by %s at GC %u (objects)", d ? d->name : "?", s->gc);
 		rc = src_pass_open(r, &src[k], ch, cls, &p, &bits, &kt);
 		uint64_t nf = 0;
 		for (uint64_t i = rc ? s->n : bitset_next(bits, s->n, 0); i < s->n && !rc;
 		     i = bitset_next(bits, s->n, i + 1)) {
+			if ((i & 0xffff) == 0)
+				progress_set(pr, i);
 			int col = column_of(&src[k], i);
 			if (col < 0)
 				continue;

@@ -11,6 +11,7 @@
 #include "analyses/bitset.h"
 #include "analyses/parallel.h"
 #include "model/buf.h"
+#include "model/progress.h"
 
 static const char *const role_names[DS_NROLES] = {
 	"recursive", "reference-array", "transition", "primitive-array", "mcontainer",
@@ -300,6 +301,7 @@ int ds_roles_compute(const struct heap_state *s, const struct trace_type *types,
 {
 	if (!s->has_graph)
 		return -EINVAL;
+	progress_phase(progress_here(), 0, "data-structure roles at GC %u", s->gc);
 	int rc = basic_roles(s, types, ntypes, roles);
 	if (rc)
 		return rc;
@@ -525,6 +527,7 @@ static int measure_task(void *vctx, uint32_t k, uint32_t worker)
 	 * worker */
 	if (!rc && a->out[k].heads_held >= DS_LOADER_MIN_HEADS && a->out[k].head_types >= DS_LOADER_MIN_TYPES)
 		a->out[k].flags |= DS_FLAG_LOADER_LIKE;
+	progress_add(progress_here(), 1);
 	return rc;
 }
 
@@ -554,6 +557,7 @@ int ds_heads_measure(const struct heap_state *s, const uint16_t *roles, const ui
 	a.per_worker = calloc(threads, sizeof *a.per_worker);
 	if (!a.per_worker)
 		return -ENOMEM;
+	progress_phase(progress_here(), nheads, "measuring %u data-structure heads", nheads);
 	int rc = par_for(threads, nheads, measure_task, &a);
 	for (uint32_t w = 0; w < threads; w++)
 		if (a.per_worker[w].s)

@@ -63,8 +63,10 @@ static void grouped(uint64_t v, char *out, size_t len)
 
 static void duration(double s, char *out, size_t len)
 {
-	unsigned long t = s < 1 ? 1 : (unsigned long)(s + 0.5);
-	if (t < 60)
+	unsigned long t = (unsigned long)(s + 0.5);
+	if (s < 9.95)
+		snprintf(out, len, "%.1f s", s < 0 ? 0 : s);
+	else if (t < 60)
 		snprintf(out, len, "%lu s", t);
 	else if (t < 3600)
 		snprintf(out, len, "%lu min %lu s", t / 60, t % 60);

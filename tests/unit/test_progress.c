@@ -198,6 +198,9 @@ static void test_term_format(void **st)
 				   .seq = 1, .phase_s = 3, .eta_s = 21.4 };
 	progress_term_format(&v, line, sizeof line);
 	assert_string_equal(line, "rebuilding GC 7: 1,234,567/10,000,000 (12%), about 21 s left");
+	v.eta_s = 0.42;
+	progress_term_format(&v, line, sizeof line);
+	assert_string_equal(line, "rebuilding GC 7: 1,234,567/10,000,000 (12%), about 0.4 s left");
 	v.eta_s = 125;
 	progress_term_format(&v, line, sizeof line);
 	assert_string_equal(line, "rebuilding GC 7: 1,234,567/10,000,000 (12%), about 2 min 5 s left");
@@ -213,7 +216,7 @@ static void test_term_format(void **st)
 	v.done = 0;
 	v.phase_s = 4.4;
 	progress_term_format(&v, line, sizeof line);
-	assert_string_equal(line, "rebuilding GC 7, 4 s");
+	assert_string_equal(line, "rebuilding GC 7, 4.4 s");
 	v.done = 999;
 	v.total = 999;
 	progress_term_format(&v, line, sizeof line);
