@@ -4,9 +4,14 @@
 #   make agent        build/libheapfs-agent.so
 #   make examples     compile the examples, record build/examples/<name>.htr
 #   make agent-test   agent unit tests + recorded-JVM integration tests
-#   make bench-agent  run time without agent / allocations only / graphs;
-#                     mode=count (path and per-site counters) vs plain and mode=full;
-#                     the instrumenter alone (tests/bench/bench_instrument.c)
+#   make bench-agent  the agent beside JFR (tests/bench/bench_agent.sh, docs/bench.md):
+#                     no agent, JFR profile, mode=sample, mode=count, mode=full on the
+#                     examples and real applications; do the top allocation sites
+#                     agree; where mode=full's time goes.  BENCH_ONLY=costs: instead
+#                     agent/bench.sh's tables (run time without agent / allocations
+#                     only / graphs; mode=count (path and per-site counters) vs plain
+#                     and mode=full; the instrumenter alone), count or full: a part
+#                     of them; all: both
 
 JAVAC      ?= $(shell readlink -f $$(command -v javac) 2>/dev/null)
 JAVA_HOME_DIR := $(patsubst %/bin/javac,%,$(JAVAC))
@@ -133,5 +138,21 @@ $(BUILD)/tests/bench_instrument: tests/bench/bench_instrument.c agent/instrument
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $(filter %.c,$^)
 
-bench-agent: $(AGENT_SO) $(EXAMPLE_CLASSES) $(BUILD)/tests/gen_alloc_methods $(BUILD)/tests/bench_instrument
-	BUILD=$(BUILD) JAVA=$(JAVA) bash agent/bench.sh
+# By default the side by side with the JDK's own tools (issue 31 item 4;
+# about 13 minutes on 2 cores; its knobs BENCH_REPS, BENCH_PROGRAMS,
+# BENCH_FULL, BENCH_FINE, BENCH_BREAKDOWN are read by the script), on the
+# examples and on real applications from Debian packages (ANTLR 3 and the
+# real-application suite's programs on Guava, Jackson and
+# commons-collections4: in DEBS, which deps installs).  BENCH_ONLY=costs
+# runs agent/bench.sh instead (what make bench-agent ran before; it takes
+# longer), BENCH_ONLY=count or full the parts of it they name (as
+# before), BENCH_ONLY=all both scripts.
+bench-agent: deps
+bench-agent: $(AGENT_SO) $(EXAMPLE_CLASSES) $(BUILD)/heapfs $(BUILD)/tests/gen_alloc_methods $(BUILD)/tests/bench_instrument
+	@case "$${BENCH_ONLY:-}" in costs|count|full) ;; \
+	  "") BUILD=$(BUILD) JAVA=$(JAVA) JAVAC=$(JAVAC) bash tests/bench/bench_agent.sh ;; \
+	  all) BUILD=$(BUILD) JAVA=$(JAVA) JAVAC=$(JAVAC) bash tests/bench/bench_agent.sh && \
+	       BUILD=$(BUILD) JAVA=$(JAVA) bash agent/bench.sh ;; \
+	  *) echo "BENCH_ONLY must be costs, count, full or all" >&2; exit 2 ;; esac
+	@case "$${BENCH_ONLY:-}" in costs) BUILD=$(BUILD) JAVA=$(JAVA) bash agent/bench.sh ;; \
+	  count|full) BUILD=$(BUILD) JAVA=$(JAVA) BENCH_ONLY=$${BENCH_ONLY} bash agent/bench.sh ;; esac
