@@ -63,6 +63,7 @@
 #include <fuse_lowlevel.h>
 
 #include "fs/jobs.h"
+#include "fs/progress_term.h"
 #include "model/progress.h"
 #include "fs/tree.h"
 #include "model/buf.h"
@@ -995,12 +996,24 @@ static int open_tree(struct mount_ctx *m, const struct mountopts *mo)
 	struct htr_err err;
 	struct stat st;
 
-	if (mo->foreground || isatty(STDERR_FILENO))
+	struct progress *pr = NULL;
+	struct progress_term *term = NULL;
+	if (mo->foreground || isatty(STDERR_FILENO)) {
 		o.progress = stderr;
+		/* the opening (indexing, a dump's import) as the commands show
+		 * it; what the mount computes later is in status */
+		pr = progress_claim();
+		progress_bind(pr);
+		if (progress_term_start(&term, pr, stderr, progress_term_mode_for(STDERR_FILENO, 0)))
+			term = NULL;
+	}
 	if (mo->single_thread)
 		o.compute_threads = 1;
 	memset(&err, 0, sizeof err);
 	int rc = hfs_open(&m->fs, mo->trace, &o, &err);
+	progress_term_stop(term);
+	progress_bind(NULL);
+	progress_release(pr);
 	if (rc != 0) {
 		char line[sizeof err.msg + PATH_MAX + 64];
 		hfs_open_error_text(line, sizeof line, mo->trace, rc, &err);

@@ -430,7 +430,7 @@ static int scan_event(struct trace *t, struct caps *caps, struct scan *s, const 
 
 static void progress(const struct trace_open_opts *o, struct scan *s, struct trace *t, int last)
 {
-	if (!o || !o->progress)
+	if (!o || !o->progress || progress_here()) /* a bound record shows it (progress.h) */
 		return;
 	uint64_t now = now_ns();
 	if (!last && now - s->last_progress_ns < 1000000000ull)
