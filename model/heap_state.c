@@ -340,7 +340,7 @@ static void progress(struct builder *b, int last)
 		__atomic_store_n(o->progress_done, b->work_done, __ATOMIC_RELAXED);
 	if (o->progress_total)
 		__atomic_store_n(o->progress_total, b->work_total, __ATOMIC_RELAXED);
-	if (!o->progress || progress_here()) /* a bound record shows it (progress.h) */
+	if (!o->progress) /* a mount's foreground: its log has a line per build too */
 		return;
 	uint64_t now = mono_ns();
 	if (!last && now - b->last_progress_ns < 1000000000ull)
