@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fs/export.h"
 #include "fs/fuse_adapter.h"
 #include "fs/progress_term.h"
 #include "mountopts/mountopts.h"
@@ -63,6 +64,9 @@ static const char usage_text[] =
 	"        also be a .jfr recording\n"
 	"        synth and import write OUT.htr beside it and rename it at the end: a\n"
 	"        failed or interrupted command leaves an existing OUT.htr as it was\n"
+	"  heapfs export TRACE... -o DIR [--gcs A-B] [-q]\n"
+	"        the traces' GCs as Parquet tables for DuckDB, Spark, Trino (docs/export.md;\n"
+	"        heapfs export --help)\n"
 	"  Progress: ls, cat, check, synth and import say on stderr what they are\n"
 	"        doing (phase, done/total, time left): one line redrawn on a terminal\n"
 	"        and erased at the end, one line per phase lasting 1 s otherwise;\n"
@@ -600,6 +604,16 @@ static int cmd_import(int argc, char **argv)
 	return st;
 }
 
+static int cmd_export(int argc, char **argv)
+{
+	int quiet = take_quiet(&argc, argv);
+	struct cmd_progress cp;
+	cmd_progress_start(&cp, quiet);
+	int st = export_cli_main(argc, argv);
+	cmd_progress_stop(&cp);
+	return st;
+}
+
 static int cmd_synth(int argc, char **argv)
 {
 	int quiet = take_quiet(&argc, argv);
@@ -638,5 +652,7 @@ int main(int argc, char **argv)
 		return cmd_synth(argc - 1, argv + 1);
 	if (strcmp(cmd, "import") == 0)
 		return cmd_import(argc - 1, argv + 1);
+	if (strcmp(cmd, "export") == 0)
+		return cmd_export(argc - 1, argv + 1);
 	return heapfs_mount_main(argc, argv);
 }
