@@ -236,7 +236,8 @@ static int add_capabilities(struct agent *a)
 	memset(&c, 0, sizeof(c));
 	recorder_capabilities(a->rec, &c);
 	/* hot=N re-instruments classes */
-	c.can_retransform_classes = a->opts.mode == AGENT_MODE_COUNT && a->opts.hot;
+	/* jdk=on: the JDK's classes loaded before VMInit are instrumented by retransformation */
+	c.can_retransform_classes = a->opts.mode == AGENT_MODE_COUNT && (a->opts.hot || a->opts.count_jdk);
 	jvmtiError e = (*a->jvmti)->AddCapabilities(a->jvmti, &c);
 	if (e != JVMTI_ERROR_NONE) {
 		fprintf(stderr, "heapfs-agent: the JVM lacks a needed JVMTI capability (error %d)\n", (int)e);

@@ -68,6 +68,9 @@ static const char help_text[] =
 	"                  increment per turn) adds its count once at its exits\n"
 	"                  instead of counting every turn (default off; not with\n"
 	"                  exceptions=events or atomic=on)\n"
+	"  jdk=on|off      mode=count: count the allocations made in the JDK's java.*\n"
+	"                  classes too, per site and per application call site that\n"
+	"                  called into the JDK (default on)\n"
 	"  verbose         print recording statistics on stderr at exit\n"
 	"  help            print this text and stop the JVM\n"
 	"\n"
@@ -93,6 +96,7 @@ static void defaults(struct agent_opts *o)
 	o->counters = AGENT_DEFAULT_COUNTERS;
 	o->hot = AGENT_DEFAULT_HOT;
 	o->count_exceptions = COUNT_EXC_BYTECODE;
+	o->count_jdk = 1;
 	o->interval = AGENT_DEFAULT_INTERVAL;
 }
 
@@ -222,6 +226,8 @@ static int parse_item(struct agent_opts *o, char *item, char *err, size_t errlen
 			rc = -EINVAL;
 	} else if (!strcmp(key, "inline") && val) {
 		rc = parse_onoff(val, &o->count_inline);
+	} else if (!strcmp(key, "jdk") && val) {
+		rc = parse_onoff(val, &o->count_jdk);
 	} else if (!strcmp(key, "loops") && val) {
 		rc = parse_onoff(val, &o->count_loops);
 	} else if (!strcmp(key, "atomic") && val) {

@@ -68,6 +68,9 @@ struct agent_opts {
 	                            * (instrument.h, sink->clone) */
 	int count_loops;           /* mode=count, paths: counted loops counted at their exits
 	                            * (agent/loops.h, instrument.h sink->trip) */
+	int count_jdk;             /* mode=count: also count the allocations of the JDK's own
+	                            * java.* classes (boot loader), per site and per first
+	                            * application caller (agent/counting.c, "JDK sites") */
 	uint32_t hot;              /* mode=count, paths: re-instrument a method with measured edge
 	                            * frequencies after this many calls; 0 never */
 	char counts[AGENT_OUT_MAX]; /* mode=count: also write per-site counts as TSV here ("" none) */

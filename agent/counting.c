@@ -43,6 +43,22 @@
  * native frames on top (the exception comes out of native code) are
  * passed over.
  *
+ * JDK sites (jdk=on, the default): at VMInit every module is made to
+ * read the boot loader's unnamed module (AddModuleReads), where the
+ * helpers live, and the boot loader's java.* classes loaded so far are
+ * retransformed one at a time (jdk_start); later ones go through the hook
+ * (loader NULL).  Left out: jdk_counted's list.  Their counters go
+ * through heapfs.Threads.j (instrument.h, sink->jdk): plain on the thread
+ * Threads.e() let through last, an atomic add into cn->side (read with
+ * the arrays) on any other, so the JDK's own threads never race the
+ * plain increments and never count in threads_max.  The application's
+ * calls into the JDK set heapfs.Threads.c to their caller id
+ * (sink_caller) around the call; j() counts (caller, counter) pairs in a
+ * cache whose evictions come to jdk_pair.  Not yet done: turning the
+ * pairs into per-caller counts in the trace (split_callers, a caller
+ * view in allocs/): the pairs are collected and the verbose statistics
+ * report them, the trace has the JDK sites' totals only.
+ *
  * Method ids: mode=count's METHOD events share mode=full's id space
  * (symbols.c, sym_method): at ClassPrepare of an instrumented class its
  * methods' jmethodIDs are registered there, and a site is written once
@@ -100,6 +116,28 @@ struct csite {
 	uint32_t method, pc, line;
 	char *type;                 /* owned */
 	int written;                /* COUNT_SITE written (agent thread) */
+	/* a JDK site's part made under one application caller (split_callers):
+	 * caller id (0: a site of its own), the JDK site's index */
+	uint32_t caller, parent;
+};
+/* An application call into the JDK (sink_caller; id = index + 1): the
+ * method (cn->m index, NO_ID until sink_method attaches it) and where. */
+struct ccaller {
+	char *name, *desc;          /* owned, until attached */
+	uint32_t method, pc, line;
+};
+/* Allocations the JDK counted under an application caller: key caller
+ * << 32 | counter, n the increments (heapfs.Threads.q's evictions). */
+struct cpair {
+	uint64_t key;
+	int64_t n;
+	UT_hash_handle hh;
+};
+/* The site split off a JDK site for one caller: key site << 32 | caller. */
+struct cderived {
+	uint64_t key;
+	uint32_t site;
+	UT_hash_handle hh;
 };
 /* A bytecode range of a method and the correction an exception leaving a
  * frame there needs: cn->sem[sem_first .. sem_first + nsem). */
@@ -248,6 +286,19 @@ struct counting {
 	int helper_failed;
 	uint64_t exhausted;                   /* methods left uncounted: counters=N too small */
 	uint64_t threads_live, threads_max;   /* that ran counted code: alive now, at most (atomic) */
+	/* the JDK's sites (jdk=on; "JDK sites" below) */
+	int64_t *side;                        /* [opts.counters] owned: heapfs.Threads.k's atomic adds */
+	struct ccaller *callers; uint32_t ncallers, cap_callers; /* under mu */
+	uint32_t callers_pending;             /* callers from here on wait for sink_method */
+	pthread_mutex_t pair_mu;              /* pairs */
+	struct cpair *pairs;                  /* owned, by key */
+	uint64_t pairs_lost;                  /* out of memory: caller counts not kept */
+	struct cderived *derived;             /* owned, by key (under mu) */
+	jclass threads_cls;                   /* global ref: heapfs.Threads (its caller cache) */
+	int jdk_initial;                      /* the hooks run for the JDK's classes loaded
+					       * before VMInit (first instrumented) */
+	uint64_t jdk_classes;                 /* JDK classes instrumented */
+	uint64_t jdk_start_ns;                /* VMInit: module reads, retransformation */
 	/* profile=FILE (profile.h): the plans read at start */
 	struct profile prof;
 	int prof_on;
@@ -351,6 +402,8 @@ static int read_counters(struct counting *cn, JNIEnv *jni, uint32_t n, jlong **o
 		for (uint32_t i = 0; i < m; i++)
 			v[i] += part[i];
 	}
+	for (uint32_t i = 0; i < n && !rc && cn->side; i++) /* the JDK's other threads */
+		v[i] += __atomic_load_n(&cn->side[i], __ATOMIC_RELAXED);
 	for (uint32_t t = 0; t < cn->ntrips && !rc; t++) {
 		struct ctrip *tr = &cn->trips[t];
 		if (tr->counter >= n)
@@ -422,6 +475,29 @@ static int skipped_prefix(const char *name, size_t len)
 	return 0;
 }
 
+/* Whether a class of the boot loader named so is counted (jdk=on): the
+ * java.* classes, less those the counting itself or the JVM's start
+ * depend on, where a counter would run before the helper can or recurse
+ * into it: Object (every constructor), Thread (Threads.j asks for the
+ * current thread), java/lang/invoke/ (method handles and VarHandles:
+ * atomic=on's Counters.inc, and the code that links lambdas and string
+ * concatenation), java/lang/ref/ (the Reference Handler runs it in the
+ * middle of GC work).  Other loaders' java.* classes (the platform
+ * loader's) are not counted: their modules are defined later. */
+static int jdk_counted(const char *name)
+{
+	static const char *const skip[] = { "java/lang/invoke/", "java/lang/ref/", "java/lang/Thread",
+					     "java/lang/Object" };
+	if (strncmp(name, "java/", 5))
+		return 0;
+	for (size_t i = 0; i < sizeof(skip) / sizeof(skip[0]); i++) {
+		size_t l = strlen(skip[i]);
+		if (!strncmp(name, skip[i], l) && (skip[i][l - 1] == '/' || !name[l] || name[l] == '$'))
+			return 0;
+	}
+	return 1;
+}
+
 /* ---- the instrumenter's sink (under cn->mu) ------------------------------- */
 
 static uint32_t sink_reserve(void *ctx, uint32_t n)
@@ -487,8 +563,9 @@ static const double *profile_plan_of(struct counting *cn, const struct cversions
 	return profile_plan(&cn->prof, key, keylen, hash, nblocks, nnormal, sites);
 }
 
-static uint32_t sink_method(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
-			    size_t dl, uint32_t nsites, uint64_t code_hash, uint32_t nblocks, uint32_t nnormal)
+static uint32_t sink_method_new(void *ctx, const char *cls, size_t cl, const char *name, size_t nl,
+				const char *desc, size_t dl, uint32_t nsites, uint64_t code_hash, uint32_t nblocks,
+				uint32_t nnormal)
 {
 	struct counting *cn = ctx;
 	if (grow((void **)&cn->m, &cn->cap_m, cn->nm + 1, sizeof(*cn->m)) ||
@@ -569,6 +646,46 @@ static uint32_t sink_method(void *ctx, const char *cls, size_t cl, const char *n
 	return cn->nm++;
 }
 
+/* A method is registered: the calls into the JDK reported for it since
+ * the last registration are its (instrument.h, sink->caller: matched by
+ * name and descriptor; the others belong to a method left alone). */
+static uint32_t sink_method(void *ctx, const char *cls, size_t cl, const char *name, size_t nl, const char *desc,
+			    size_t dl, uint32_t nsites, uint64_t code_hash, uint32_t nblocks, uint32_t nnormal)
+{
+	struct counting *cn = ctx;
+	uint32_t id = sink_method_new(ctx, cls, cl, name, nl, desc, dl, nsites, code_hash, nblocks, nnormal);
+	for (uint32_t j = cn->callers_pending; j < cn->ncallers; j++) {
+		struct ccaller *k = &cn->callers[j];
+		if (id != UINT32_MAX && strlen(k->name) == nl && !memcmp(k->name, name, nl) && strlen(k->desc) == dl &&
+		    !memcmp(k->desc, desc, dl))
+			k->method = id;
+		free(k->name);
+		free(k->desc);
+		k->name = k->desc = NULL;
+	}
+	cn->callers_pending = cn->ncallers;
+	return id;
+}
+
+/* An application call into the JDK (instrument.h, sink->caller): its
+ * caller id, 0 when out of memory (the call is left alone). */
+static uint32_t sink_caller(void *ctx, const char *name, size_t nl, const char *desc, size_t dl, uint32_t pc,
+			    uint32_t line)
+{
+	struct counting *cn = ctx;
+	if (cn->ncallers >= INT32_MAX - 1 ||
+	    grow((void **)&cn->callers, &cn->cap_callers, cn->ncallers + 1, sizeof(*cn->callers)))
+		return 0;
+	struct ccaller *k = &cn->callers[cn->ncallers];
+	*k = (struct ccaller){ strndup(name, nl), strndup(desc, dl), NO_ID, pc, line };
+	if (!k->name || !k->desc) {
+		free(k->name);
+		free(k->desc);
+		return 0;
+	}
+	return ++cn->ncallers;
+}
+
 static int sink_site(void *ctx, uint32_t method, uint32_t k, uint32_t pc, uint32_t line, const char *type)
 {
 	struct counting *cn = ctx;
@@ -579,7 +696,7 @@ static int sink_site(void *ctx, uint32_t method, uint32_t k, uint32_t pc, uint32
 	if (s->type && s->method != method) /* a new version: the site stays as first described */
 		free(t);
 	else
-		*s = (struct csite){ method, pc, line, t, 0 };
+		*s = (struct csite){ method, pc, line, t, 0, 0, 0 };
 	return 0;
 }
 
@@ -1109,6 +1226,7 @@ int count_new(struct counting **out, const struct agent_opts *opts, struct symbo
 					.handlers = sink_handlers, .sites_chosen = sink_sites_chosen };
 	pthread_mutex_init(&cn->mu, NULL);
 	pthread_mutex_init(&cn->arr_mu, NULL);
+	pthread_mutex_init(&cn->pair_mu, NULL);
 	cn->poll_interval = POLL_MAX_MS;
 	*out = cn;
 	return 0;
@@ -1140,7 +1258,10 @@ void count_class_file_load(struct counting *cn, jvmtiEnv *jvmti, JNIEnv *jni, jc
 				       jint *new_len, unsigned char **new_data)
 {
 	(void)pd;
-	if (!__atomic_load_n(&cn->active, __ATOMIC_ACQUIRE) || !loader || !name || skipped_prefix(name, strlen(name)))
+	if (!__atomic_load_n(&cn->active, __ATOMIC_ACQUIRE) || !name)
+		return;
+	int jdk = !loader && cn->opts.count_jdk && jdk_counted(name);
+	if (!jdk && (!loader || skipped_prefix(name, strlen(name))))
 		return;
 	/* class_being_redefined: a retransformation (hot=N); the bytes are the
 	 * original ones again, instrumented afresh with measured frequencies */
@@ -1153,6 +1274,9 @@ void count_class_file_load(struct counting *cn, jvmtiEnv *jvmti, JNIEnv *jni, jc
 	cn->hook_jni = jni;
 	cn->hook_loader = loader;
 	cn->hook_name = name;
+	cn->sink.jdk = jdk;
+	cn->sink.caller = cn->opts.count_jdk && !jdk ? sink_caller : NULL;
+	cn->callers_pending = cn->ncallers;
 	uint32_t m_first = cn->nm;
 	uint64_t t0 = agent_now_ns();
 	int rc = instr_class(data, (size_t)len, &cn->sink, cn->opts.count_sites ? INSTR_SITES : INSTR_PATHS, &out,
@@ -1165,7 +1289,8 @@ void count_class_file_load(struct counting *cn, jvmtiEnv *jvmti, JNIEnv *jni, jc
 		cn->failed++;
 	else if (rc == 1)
 		cn->classes++;
-	if (rc == 1 && !redefined && cn->nm > m_first)
+	cn->jdk_classes += rc == 1 && jdk && (!redefined || cn->jdk_initial);
+	if (rc == 1 && (!redefined || cn->jdk_initial) && cn->nm > m_first)
 		add_class(cn, m_first, cn->nm - m_first);
 	pthread_mutex_unlock(&cn->mu);
 	if (rc == 1 && redefined)
@@ -1431,13 +1556,54 @@ static void JNICALL threads_enter(JNIEnv *jni, jclass k)
 	}
 }
 
-/* Binds heapfs.Threads.n (before any counted code can run: with the
- * counters' first array).  Under arr_mu.  0 or -1. */
+/* heapfs.Threads.k(i): a JDK counter incremented by a thread other than
+ * the one whose plain increments count (instrument.h, sink->jdk): an
+ * atomic add on the side, never racing with the plain ones. */
+static void JNICALL jdk_side(JNIEnv *jni, jclass k, jint i)
+{
+	(void)jni;
+	(void)k;
+	struct counting *cn = threads_cn;
+	if (cn && cn->side && i >= 0 && (uint32_t)i < cn->opts.counters)
+		__atomic_add_fetch(&cn->side[i], 1, __ATOMIC_RELAXED);
+}
+
+/* heapfs.Threads.q(key, n, next): the caller cache evicts pair key,
+ * counted n times there (next takes its slot). */
+static void JNICALL jdk_pair(JNIEnv *jni, jclass k, jlong key, jlong n, jlong next)
+{
+	(void)jni;
+	(void)k;
+	(void)next;
+	struct counting *cn = threads_cn;
+	if (!cn || !key || !n)
+		return;
+	pthread_mutex_lock(&cn->pair_mu);
+	struct cpair *e = NULL;
+	uint64_t kk = (uint64_t)key;
+	HASH_FIND(hh, cn->pairs, &kk, sizeof(kk), e);
+	if (!e && (e = calloc(1, sizeof(*e)))) {
+		e->key = kk;
+		HASH_ADD(hh, cn->pairs, key, sizeof(e->key), e);
+	}
+	if (e)
+		e->n += n;
+	else
+		cn->pairs_lost += (uint64_t)n;
+	pthread_mutex_unlock(&cn->pair_mu);
+}
+
+/* Binds heapfs.Threads's natives (before any counted code can run: with
+ * the counters' first array).  Under arr_mu.  0 or -1. */
 static int bind_threads(JNIEnv *jni)
 {
-	static const JNINativeMethod nm = { "n", "()V", (void *)threads_enter };
+	static const JNINativeMethod nm[] = { { "n", "()V", (void *)threads_enter },
+					      { "k", "(I)V", (void *)jdk_side },
+					      { "q", "(JJJ)V", (void *)jdk_pair } };
 	jclass k = (*jni)->FindClass(jni, INSTR_THREADS_CLASS);
-	int rc = k && (*jni)->RegisterNatives(jni, k, &nm, 1) == JNI_OK ? 0 : -1;
+	int rc = k && (*jni)->RegisterNatives(jni, k, nm, 3) == JNI_OK ? 0 : -1;
+	if (!rc && threads_cn && !threads_cn->threads_cls)
+		threads_cn->threads_cls = (jclass)(*jni)->NewGlobalRef(jni, k);
 	if ((*jni)->ExceptionCheck(jni))
 		(*jni)->ExceptionClear(jni);
 	if (k)
@@ -1495,6 +1661,8 @@ int count_onload(struct counting *cn, jvmtiEnv *jvmti)
 	cn->sink.atomic = cn->opts.count_atomic;
 	cn->sink.threads = 1;
 	threads_cn = cn;
+	if (cn->opts.count_jdk && !(cn->side = calloc(cn->opts.counters, sizeof(*cn->side))))
+		return -ENOMEM;
 	cn->sink.bytecode = !cn->opts.count_sites && cn->opts.count_exceptions == COUNT_EXC_BYTECODE;
 	/* counter inlining: not with exceptions=events, whose frame walk
 	 * knows the instrumented methods, not their clones */
@@ -1570,6 +1738,128 @@ int count_onload(struct counting *cn, jvmtiEnv *jvmti)
 	return 0;
 }
 
+/* Makes every module read the boot loader's unnamed module, where
+ * heapfs.Threads lives (the JDK's counted code calls it).  Returns the
+ * modules that refused. */
+static uint32_t jdk_module_reads(struct counting *cn, jvmtiEnv *jvmti, JNIEnv *jni)
+{
+	jclass cc = (*jni)->FindClass(jni, "java/lang/Class");
+	jmethodID gm = cc ? (*jni)->GetMethodID(jni, cc, "getModule", "()Ljava/lang/Module;") : NULL;
+	jobject unnamed = gm ? (*jni)->CallObjectMethod(jni, cn->threads_cls, gm) : NULL;
+	if ((*jni)->ExceptionCheck(jni))
+		(*jni)->ExceptionClear(jni);
+	jint n = 0;
+	jobject *mods = NULL;
+	if (!unnamed || (*jvmti)->GetAllModules(jvmti, &n, &mods) != JVMTI_ERROR_NONE)
+		return UINT32_MAX;
+	uint32_t failed = 0;
+	for (jint i = 0; i < n; i++) {
+		failed += (*jvmti)->AddModuleReads(jvmti, mods[i], unnamed) != JVMTI_ERROR_NONE;
+		(*jni)->DeleteLocalRef(jni, mods[i]);
+	}
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)mods);
+	return failed;
+}
+
+/* The boot loader's counted classes loaded so far (jdk_counted): *out
+ * (caller frees, local references), *n. */
+static int jdk_loaded(jvmtiEnv *jvmti, JNIEnv *jni, jclass **out, jint *n)
+{
+	jint nclasses = 0;
+	jclass *classes = NULL;
+	*n = 0;
+	if ((*jvmti)->GetLoadedClasses(jvmti, &nclasses, &classes) != JVMTI_ERROR_NONE)
+		return -EIO;
+	jclass *sel = malloc(((size_t)nclasses + 1) * sizeof(*sel));
+	for (jint i = 0; i < nclasses; i++) {
+		char *sig = NULL;
+		jobject loader = NULL;
+		jboolean mod = JNI_FALSE;
+		int keep = sel && (*jvmti)->GetClassLoader(jvmti, classes[i], &loader) == JVMTI_ERROR_NONE && !loader &&
+			   (*jvmti)->IsModifiableClass(jvmti, classes[i], &mod) == JVMTI_ERROR_NONE && mod &&
+			   (*jvmti)->GetClassSignature(jvmti, classes[i], &sig, NULL) == JVMTI_ERROR_NONE && sig &&
+			   sig[0] == 'L';
+		if (keep) {
+			sig[strlen(sig) - 1] = 0;
+			keep = jdk_counted(sig + 1);
+		}
+		if (sig)
+			(*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+		if (keep)
+			sel[(*n)++] = classes[i];
+		else
+			(*jni)->DeleteLocalRef(jni, classes[i]);
+	}
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)classes);
+	*out = sel;
+	return sel ? 0 : -ENOMEM;
+}
+
+/* Retransforms classes one at a time (a class the JVM refuses, say one
+ * whose rewritten code fails verification, stays as it was); after
+ * each its methods get their METHOD ids as at ClassPrepare.  Returns
+ * those refused. */
+static uint32_t jdk_retransform(struct counting *cn, jvmtiEnv *jvmti, JNIEnv *jni, jclass *sel, jint n)
+{
+	uint32_t refused = 0;
+	for (jint i = 0; i < n; i++) {
+		pthread_mutex_lock(&cn->mu);
+		cn->jdk_initial = 1;
+		pthread_mutex_unlock(&cn->mu);
+		jvmtiError e = (*jvmti)->RetransformClasses(jvmti, 1, &sel[i]);
+		pthread_mutex_lock(&cn->mu);
+		cn->jdk_initial = 0;
+		pthread_mutex_unlock(&cn->mu);
+		if (e != JVMTI_ERROR_NONE) {
+			refused++;
+			if (cn->opts.verbose) {
+				char *sig = NULL;
+				(*jvmti)->GetClassSignature(jvmti, sel[i], &sig, NULL);
+				fprintf(stderr, "heapfs-agent: jdk=on: %s not counted (RetransformClasses error %d)\n",
+					sig ? sig : "?", (int)e);
+				(*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+			}
+			continue;
+		}
+		count_class_prepare(cn, jvmti, jni, NULL, sel[i]);
+	}
+	return refused;
+}
+
+/* jdk=on at VMInit: the helper's module made readable, then the counted
+ * JDK classes loaded so far instrumented (ClassFileLoadHook takes the
+ * later ones).  The cost, at start-up: cn->jdk_start_ns. */
+static void jdk_start(struct counting *cn, jvmtiEnv *jvmti, JNIEnv *jni)
+{
+	uint64_t t0 = agent_now_ns();
+	ensure_counters(cn, jni); /* the helpers loaded, their natives bound */
+	if (!cn->helper || !cn->threads_cls) {
+		fprintf(stderr, "heapfs-agent: jdk=on: the helper classes cannot be loaded: JDK sites not counted\n");
+		cn->opts.count_jdk = 0;
+		return;
+	}
+	uint32_t failed = jdk_module_reads(cn, jvmti, jni);
+	if (failed == UINT32_MAX) {
+		fprintf(stderr, "heapfs-agent: jdk=on: no module can read the helper's: JDK sites not counted\n");
+		cn->opts.count_jdk = 0;
+		return;
+	}
+	jclass *sel = NULL;
+	jint n = 0;
+	if (jdk_loaded(jvmti, jni, &sel, &n)) {
+		fprintf(stderr, "heapfs-agent: jdk=on: cannot list the loaded classes: those loaded before VMInit not counted\n");
+	} else {
+		uint32_t refused = jdk_retransform(cn, jvmti, jni, sel, n);
+		if (refused)
+			fprintf(stderr, "heapfs-agent: jdk=on: %u of %d loaded JDK classes refused instrumentation\n",
+				refused, (int)n);
+	}
+	for (jint i = 0; i < n; i++)
+		(*jni)->DeleteLocalRef(jni, sel[i]);
+	free(sel);
+	cn->jdk_start_ns = agent_now_ns() - t0;
+}
+
 void count_vm_init(struct counting *cn, jvmtiEnv *jvmti, JNIEnv *jni)
 {
 	/* enabled only now: classes loaded before VMInit are not instrumented,
@@ -1594,6 +1884,8 @@ void count_vm_init(struct counting *cn, jvmtiEnv *jvmti, JNIEnv *jni)
 	if (l)
 		cn->platform_loader = (*jni)->NewGlobalRef(jni, l);
 	__atomic_store_n(&cn->active, 1, __ATOMIC_RELEASE);
+	if (cn->opts.count_jdk)
+		jdk_start(cn, jvmti, jni);
 }
 
 /* ---- hot paths --------------------------------------------------------------- */
@@ -2176,6 +2468,21 @@ out:
 	free(nc);
 }
 
+/* verbose, jdk=on: what counting the JDK's sites took. */
+static void jdk_stats(struct counting *cn)
+{
+	pthread_mutex_lock(&cn->pair_mu);
+	unsigned long long pairs = HASH_COUNT(cn->pairs), lost = (unsigned long long)cn->pairs_lost;
+	pthread_mutex_unlock(&cn->pair_mu);
+	fprintf(stderr,
+		"heapfs-agent: mode=count: jdk=on: %llu JDK classes instrumented, %.1f ms at VMInit (module reads, "
+		"the JDK classes loaded before it retransformed), %u application calls into the JDK marked "
+		"(%llu methods for those alone), %llu (caller, counter) pairs evicted to the agent so far "
+		"(%llu increments lost: out of memory)\n",
+		(unsigned long long)cn->jdk_classes, cn->jdk_start_ns / 1e6, cn->ncallers,
+		(unsigned long long)cn->st.calls_only, pairs, lost);
+}
+
 void count_finish(struct counting *cn, JNIEnv *jni)
 {
 	__atomic_store_n(&cn->active, 0, __ATOMIC_RELEASE);
@@ -2237,6 +2544,8 @@ void count_finish(struct counting *cn, JNIEnv *jni)
 			per_site ? 100.0 * (1.0 - (double)incr / (double)per_site) : 0.0, (unsigned long long)cn->exceptions,
 			(unsigned long long)cn->frames_corrected, cn->opts.count_atomic ? "; atomic increments" : "",
 			cn->hook_ns[0] / 1e6, cn->hook_ns[1] / 1e6, cn->retransform_ns / 1e6);
+	if (cn->opts.verbose && cn->opts.count_jdk)
+		jdk_stats(cn);
 	free(cnt);
 	char path[128];
 	snprintf(path, sizeof(path), "%s/heapfs/Counters.class", cn->dir);

@@ -70,6 +70,13 @@ struct rw {
 	uint32_t ntrip;         /* TRIP snippets among s */
 	struct cf_frame *old_frames; /* the method's frames, complete (rw_old_frames) */
 	int old_frames_ready;
+	uint32_t *ctx_id;       /* [n] or NULL: an application call into the JDK
+				 * (sink->caller), emitted between `getstatic
+				 * heapfs/Threads.c; istore ctx_var; push ID;
+				 * putstatic c` and `iload ctx_var; putstatic c`;
+				 * 0 none */
+	uint16_t ctxref;        /* heapfs/Threads.c:I (sink->caller) */
+	uint32_t ctx_var;       /* the local saving the caller's context */
 	uint16_t *inl_ref;      /* [n] or NULL: an invoke emitted as aconst_null +
 				 * the same invoke of this Methodref (a clone,
 				 * counter inlining); 0 none */
@@ -85,6 +92,7 @@ static void rw_free(struct rw *r)
 	free(r->fpos);
 	free(r->jt);
 	free(r->inl_ref);
+	free(r->ctx_id);
 }
 
 static int add_snip(struct rw *r, uint8_t kind, uint32_t insn, uint32_t counter, uint32_t frame_insn)
@@ -176,9 +184,28 @@ static uint32_t new_insn_len(const struct cf_insn *in, uint32_t pos)
 
 /* Length of instruction i laid out at pos: a call redirected to a clone
  * takes one more byte (its aconst_null). */
+/* `istore var` or `iload var` (2 bytes, wide: 4). */
+static uint32_t var_len(uint32_t var)
+{
+	return var < 256 ? 2u : 4u;
+}
+
+/* The caller-context code around a call into the JDK (rw.ctx_id): before
+ * it getstatic, istore, sipush|ldc_w, putstatic; after it iload, putstatic. */
+static uint32_t ctx_pre_len(uint32_t var)
+{
+	return 9u + var_len(var);
+}
+
+static uint32_t ctx_post_len(uint32_t var)
+{
+	return 3u + var_len(var);
+}
+
 static uint32_t insn_len(const struct rw *r, uint32_t i, uint32_t pos)
 {
-	return new_insn_len(&r->v[i], pos) + (r->inl_ref && r->inl_ref[i] ? 1u : 0u);
+	uint32_t ctx = r->ctx_id && r->ctx_id[i] ? ctx_pre_len(r->ctx_var) + ctx_post_len(r->ctx_var) : 0u;
+	return new_insn_len(&r->v[i], pos) + (r->inl_ref && r->inl_ref[i] ? 1u : 0u) + ctx;
 }
 
 /* A counted loop's add (sink->trip):
@@ -361,12 +388,54 @@ static void emit_zero(uint8_t *p, uint32_t var)
 	}
 }
 
+/* istore (0x36) or iload (0x15) of var at p; returns its length. */
+static uint32_t emit_var(uint8_t *p, uint8_t op, uint32_t var)
+{
+	if (var < 256) {
+		p[0] = op;
+		p[1] = (uint8_t)var;
+		return 2;
+	}
+	p[0] = 0xc4; /* wide */
+	p[1] = op;
+	put2(p + 2, var);
+	return 4;
+}
+
+static int emit_call(struct rw *r, uint8_t *p, uint32_t i, uint32_t at);
+
+/* Instruction i; a call into the JDK from application code between the
+ * caller-context code (rw.ctx_id), which leaves the stack as it was:
+ * the JDK's counting reads heapfs.Threads.c, and the caller's own
+ * context comes back when the call returns (a callback from the JDK
+ * into the application that calls the JDK again leaves it as found). */
 static int emit_insn(struct rw *r, uint8_t *out, uint32_t i)
+{
+	if (!r->ctx_id || !r->ctx_id[i])
+		return emit_call(r, out + r->ipos[i], i, r->ipos[i]);
+	uint8_t *p = out + r->ipos[i];
+	p[0] = 0xb2; /* getstatic c */
+	put2(p + 1, r->ctxref);
+	uint32_t at = 3 + emit_var(p + 3, 0x36, r->ctx_var);
+	if (emit_index(r, p + at, r->ctx_id[i]))
+		return -E2BIG;
+	p[at + 3] = 0xb3; /* putstatic c */
+	put2(p + at + 4, r->ctxref);
+	at += 6;
+	uint32_t len = insn_len(r, i, r->ipos[i]) - ctx_pre_len(r->ctx_var) - ctx_post_len(r->ctx_var);
+	int rc = emit_call(r, p + at, i, r->ipos[i] + at);
+	at += len;
+	at += emit_var(p + at, 0x15, r->ctx_var);
+	p[at] = 0xb3; /* putstatic c */
+	put2(p + at + 1, r->ctxref);
+	return rc;
+}
+
+/* Instruction i itself at p (new offset at). */
+static int emit_call(struct rw *r, uint8_t *p, uint32_t i, uint32_t at)
 {
 	const struct cf_insn *in = &r->v[i];
 	const uint8_t *old = r->k->code + in->pc;
-	uint32_t at = r->ipos[i];
-	uint8_t *p = out + at;
 	if (in->kind == IK_COND || (in->kind == IK_GOTO && in->op == 167)) {
 		int64_t off = (int64_t)resolve(r, i, in->target0) - at;
 		if (off < -32768 || off > 32767)
@@ -2040,6 +2109,102 @@ struct inl_calls {
 /* 1 instrumented, 0 left alone (a reason counted), <0 fatal.  *idp: the
  * method's id with the sink, UINT32_MAX if it was left alone.  calls (may
  * be NULL): filled for an instrumented method (the caller frees callee). */
+/* Whether class name n[0..len) is the JDK's (as instr_sink.caller means it). */
+static int jdk_class(const char *n, size_t len)
+{
+	static const char *const prefixes[] = { "java/", "javax/", "jdk/", "sun/", "com/sun/" };
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		size_t pl = strlen(prefixes[i]);
+		if (len >= pl && !strncmp(n, prefixes[i], pl))
+			return 1;
+	}
+	return 0;
+}
+
+/* Whether instruction i calls into the JDK: an invokedynamic (its call
+ * site is the JDK's: string concatenation, lambdas), or an invoke of a
+ * method of a JDK class other than Object's constructor (every
+ * constructor calls it; it allocates nothing). */
+static int calls_jdk(const struct rw *r, uint32_t i)
+{
+	const struct cf_insn *in = &r->v[i];
+	if (in->op == 0xba)
+		return 1;
+	if (in->op < 0xb6 || in->op > 0xb9)
+		return 0;
+	uint16_t cls, name, desc, cl;
+	if (cf_ref_parts(r->c, get2(r->k->code + in->pc + 1), &cls, &name, &desc))
+		return 0;
+	const char *n = cf_utf8(r->c, cls, &cl);
+	if (!n || !jdk_class(n, cl))
+		return 0;
+	return !(cl == 16 && !memcmp(n, "java/lang/Object", 16) && cf_utf8_eq(r->c, name, "<init>"));
+}
+
+/* The application's calls into the JDK (sink->caller): each gets its
+ * caller id, and the method a local for the caller's context.  *n: how
+ * many.  0 or -ENOMEM. */
+static int find_jdk_calls(struct rw *r, const struct instr_sink *sink, uint32_t *n)
+{
+	*n = 0;
+	if (!r->ctxref)
+		return 0;
+	uint16_t nl, dl;
+	const char *mn = cf_utf8(r->c, r->m->name, &nl), *md = cf_utf8(r->c, r->m->desc, &dl);
+	for (uint32_t i = 0; i < r->n && mn && md; i++) {
+		if (!calls_jdk(r, i))
+			continue;
+		uint32_t id = sink->caller(sink->ctx, mn, nl, md, dl, r->v[i].pc, cf_line_of(r->k, r->v[i].pc));
+		if (!id || id > INT32_MAX)
+			continue;
+		if (!r->ctx_id && !(r->ctx_id = calloc(r->n, sizeof(*r->ctx_id))))
+			return -ENOMEM;
+		r->ctx_id[i] = id;
+		(*n)++;
+	}
+	r->ctx_var = r->k->max_locals;
+	return 0;
+}
+
+/* A method without allocations that calls into the JDK: only the
+ * caller-context code.  No thread entry call (sink->threads): a thread
+ * that only runs such methods increments no counter plainly (the JDK's
+ * counting sends it to the atomic side, heapfs.Threads.j), so it is not
+ * one whose races threads_max reports (ThreadsMax idle: a sleeper
+ * calling Thread.sleep, a TimerTask calling Thread.yield).  The price:
+ * its calls get no caller counts until it runs a method with counters.
+ * 1 rewritten, 0 left alone, or a negative errno. */
+static int do_calls_only(struct cf_class *c, struct cf_member *m, struct rw *r, const struct method_plan *mp,
+			 const struct instr_sink *sink, uint16_t entryref, uint32_t *idp)
+{
+	uint16_t cl, nl, dl;
+	const char *cn = cf_utf8(c, cf_class_name(c, c->this_class), &cl);
+	const char *mn = cf_utf8(c, m->name, &nl), *md = cf_utf8(c, m->desc, &dl);
+	if (!cn || !mn || !md)
+		return -EINVAL;
+	(void)entryref; /* no Threads.e(): such a method makes no plain increment of its own */
+	struct cf_code saved = *m->code;
+	m->code->max_locals = (uint16_t)(r->ctx_var + 1);
+	int rc = r->ctx_var + 1 > 65535 ? -E2BIG : rw_apply(r, 1);
+	if (rc) {
+		*m->code = saved;
+		return rc == -ENOMEM ? rc : 0;
+	}
+	raise_max_stack(m->code);
+	uint32_t id = sink->method(sink->ctx, cn, cl, mn, nl, md, dl, 0, mp->code_hash, mp->g.nblocks, mp->g.nnormal);
+	if (id == UINT32_MAX)
+		return -ENOMEM;
+	*idp = id;
+	return 1;
+}
+
+/* heapfs/Threads.c:I in c's pool when the application's calls into the
+ * JDK are marked (sink->caller, not in the JDK's own classes), else 0. */
+static uint16_t ctxref_of(struct cf_class *c, const struct instr_sink *sink)
+{
+	return sink->caller && !sink->jdk ? cf_cp_fieldref(c, INSTR_THREADS_CLASS, INSTR_THREADS_CALLER, "I") : 0;
+}
+
 static int do_method(struct cf_class *c, struct cf_member *m, const struct instr_sink *sink, enum instr_mode mode,
 		     struct instr_stats *st, uint16_t fieldref, uint16_t methodref, uint16_t entryref, uint32_t *idp,
 		     struct inl_calls *calls)
@@ -2071,14 +2236,25 @@ static int do_method(struct cf_class *c, struct cf_member *m, const struct instr
 		rc = 0;
 		goto out;
 	}
-	if (mode == INSTR_PATHS && uses_loops(sink, c, m) && (rc = find_loops(&r, &mp)))
+	if (mode == INSTR_PATHS && !sink->jdk && uses_loops(sink, c, m) && (rc = find_loops(&r, &mp)))
 		goto out;
-	if (mode == INSTR_PATHS && sink->callee && (rc = find_inlined(&r, &mp, sink, 0)))
+	if (mode == INSTR_PATHS && sink->callee && !sink->jdk && (rc = find_inlined(&r, &mp, sink, 0)))
 		goto out;
+	uint32_t njdk = 0;
+	r.ctxref = calls ? 0 : ctxref_of(c, sink);
+	if ((rc = find_jdk_calls(&r, sink, &njdk)))
+		goto out;
+	if (!mp.g.nsites && njdk) {
+		rc = do_calls_only(c, m, &r, &mp, sink, entryref, idp);
+		st->calls_only += rc > 0;
+		st->skipped += rc == 0;
+		goto out;
+	}
 	if (!mp.g.nsites) {
 		st->no_allocs++;
 		goto out;
 	}
+
 	rc = -ENOMEM;
 	if (!(mp.line = malloc((mp.g.nalloc + 1) * sizeof(uint32_t))) || !(mp.type = malloc((size_t)(mp.g.nalloc + 1) * 256)))
 		goto out;
@@ -2127,6 +2303,11 @@ apply:;
 	}
 	/* the code is only replaced when everything fits */
 	struct cf_code saved = *m->code;
+	if (njdk)
+		m->code->max_locals = (uint16_t)(r.ctx_var + 1);
+	if (njdk && r.ctx_var + 1 > 65535)
+		rc = -E2BIG;
+	else
 	rc = rw_apply(&r, 1);
 	if (rc == -ENOMEM)
 		goto out;
@@ -2854,13 +3035,17 @@ int instr_class(const uint8_t *data, size_t n, const struct instr_sink *sink, en
 		return rc;
 	uint16_t fieldref =
 		mode == INSTR_RELAYOUT ? 0 : cf_cp_fieldref(c, INSTR_COUNTERS_CLASS, INSTR_COUNTERS_FIELD, "[J");
-	uint16_t methodref = mode == INSTR_RELAYOUT || !sink->atomic
-				     ? 0
-				     : cf_cp_methodref(c, INSTR_COUNTERS_CLASS, INSTR_COUNTERS_INC, "([JI)V");
-	uint16_t entryref = mode == INSTR_RELAYOUT || !sink->threads
+	/* the JDK's classes count through heapfs.Threads.j (instrument.h,
+	 * sink->jdk) and never call Threads.e */
+	uint16_t methodref = mode == INSTR_RELAYOUT ? 0
+			     : sink->jdk    ? cf_cp_methodref(c, INSTR_THREADS_CLASS, INSTR_THREADS_JDK, "([JI)V")
+			     : !sink->atomic ? 0
+					     : cf_cp_methodref(c, INSTR_COUNTERS_CLASS, INSTR_COUNTERS_INC, "([JI)V");
+	uint16_t entryref = mode == INSTR_RELAYOUT || !sink->threads || sink->jdk
 				    ? 0
 				    : cf_cp_methodref(c, INSTR_THREADS_CLASS, INSTR_THREADS_ENTER, "()V");
-	if (mode != INSTR_RELAYOUT && (!fieldref || (sink->atomic && !methodref) || (sink->threads && !entryref))) {
+	if (mode != INSTR_RELAYOUT && (!fieldref || ((sink->atomic || sink->jdk) && !methodref) ||
+				       (sink->threads && !sink->jdk && !entryref))) {
 		cf_free(c);
 		return -E2BIG;
 	}
@@ -2870,7 +3055,7 @@ int instr_class(const uint8_t *data, size_t n, const struct instr_sink *sink, en
 	uint32_t nplans = 0, nm = c->nmethods, id;
 	uint8_t *done = calloc(nm + 1, 1);
 	rc = done ? 0 : -ENOMEM;
-	if (!rc && mode == INSTR_PATHS && sink->clone && sink->callee && sink->inlined)
+	if (!rc && mode == INSTR_PATHS && sink->clone && sink->callee && sink->inlined && !sink->jdk)
 		rc = plan_clones(c, sink, &plans, &nplans);
 	int changed = nplans > 0;
 	for (uint32_t j = 0; j < nplans && rc >= 0; j++) {
@@ -3044,7 +3229,7 @@ int instr_marker_class(struct buf *out)
 int instr_threads_class(struct buf *out)
 {
 	static const uint8_t cls[] = {
-		0xCA, 0xFE, 0xBA, 0xBE, 0, 0, 0, 49, 0, 37,
+		0xCA, 0xFE, 0xBA, 0xBE, 0, 0, 0, 49, 0, 59,
 		/* 1 */ 1, 0, 14, 'h', 'e', 'a', 'p', 'f', 's', '/', 'T', 'h', 'r', 'e', 'a', 'd', 's',
 		/* 2 */ 7, 0, 1,
 		/* 3 */ 1, 0, 16, 'j', 'a', 'v', 'a', '/', 'l', 'a', 'n', 'g', '/', 'O', 'b', 'j', 'e', 'c', 't',
@@ -3084,13 +3269,38 @@ int instr_threads_class(struct buf *out)
 		/* 34 */ 1, 0, 1, 'f',
 		/* 35 */ 12, 0, 34, 0, 20,
 		/* 36 */ 10, 0, 2, 0, 35,
+		/* 37 */ 1, 0, 1, 'j',
+		/* 38 */ 1, 0, 6, '(', '[', 'J', 'I', ')', 'V',
+		/* 39 */ 1, 0, 1, 'k',
+		/* 40 */ 1, 0, 4, '(', 'I', ')', 'V',
+		/* 41 */ 12, 0, 39, 0, 40,
+		/* 42 */ 10, 0, 2, 0, 41,
+		/* 43 */ 1, 0, 1, 'c',
+		/* 44 */ 1, 0, 1, 'I',
+		/* 45 */ 12, 0, 43, 0, 44,
+		/* 46 */ 9, 0, 2, 0, 45,
+		/* 47 */ 1, 0, 2, 'p', 'k',
+		/* 48 */ 1, 0, 2, '[', 'J',
+		/* 49 */ 12, 0, 47, 0, 48,
+		/* 50 */ 9, 0, 2, 0, 49,
+		/* 51 */ 1, 0, 2, 'p', 'c',
+		/* 52 */ 12, 0, 51, 0, 48,
+		/* 53 */ 9, 0, 2, 0, 52,
+		/* 54 */ 1, 0, 1, 'q',
+		/* 55 */ 1, 0, 6, '(', 'J', 'J', 'J', ')', 'V',
+		/* 56 */ 12, 0, 54, 0, 55,
+		/* 57 */ 10, 0, 2, 0, 56,
+		/* 58 */ 3, 0x9e, 0x37, 0x79, 0xb1, /* the golden ratio's 32 bits */
 		/* public final super, this #2, super #4, no interfaces */
 		0, 0x31, 0, 2, 0, 4, 0, 0,
-		/* three fields */ 0, 3,
+		/* six fields */ 0, 6,
 		/* private static final Thread[] s */ 0, 0x1a, 0, 7, 0, 8, 0, 0,
 		/* private static Thread t */ 0, 0x0a, 0, 26, 0, 27, 0, 0,
 		/* private static boolean m */ 0, 0x0a, 0, 30, 0, 31, 0, 0,
-		/* four methods */ 0, 4,
+		/* public static int c */ 0, 0x09, 0, 43, 0, 44, 0, 0,
+		/* private static final long[] pk */ 0, 0x1a, 0, 47, 0, 48, 0, 0,
+		/* private static final long[] pc */ 0, 0x1a, 0, 51, 0, 48, 0, 0,
+		/* seven methods */ 0, 7,
 		/* public static void e() */ 0, 0x09, 0, 19, 0, 20, 0, 1,
 		0, 25, 0, 0, 0, 25, /* max_stack */ 0, 2, /* max_locals */ 0, 0, /* code length */ 0, 0, 0, 13,
 		0xb8, 0, 14,  /* 0: invokestatic Thread.currentThread */
@@ -3127,12 +3337,51 @@ int instr_threads_class(struct buf *out)
 		/* no exceptions, no attributes */ 0, 0, 0, 0,
 		/* private static native void n() */ 0x01, 0x0a, 0, 21, 0, 20, 0, 0,
 		/* static <clinit>()V */ 0, 0x08, 0, 24, 0, 20, 0, 1,
-		0, 25, 0, 0, 0, 22, /* max_stack */ 0, 1, /* max_locals */ 0, 0, /* code length */ 0, 0, 0, 10,
+		0, 25, 0, 0, 0, 38, /* max_stack */ 0, 1, /* max_locals */ 0, 0, /* code length */ 0, 0, 0, 26,
 		0x11, INSTR_THREADS_SLOTS >> 8, INSTR_THREADS_SLOTS & 0xff, /* sipush */
 		0xbd, 0, 6,   /* anewarray Thread */
 		0xb3, 0, 10,  /* putstatic s */
+		0x11, INSTR_CALLER_SLOTS >> 8, INSTR_CALLER_SLOTS & 0xff, /* 9: sipush */
+		0xbc, 11,     /* newarray long */
+		0xb3, 0, 50,  /* putstatic pk */
+		0x11, INSTR_CALLER_SLOTS >> 8, INSTR_CALLER_SLOTS & 0xff, /* 17: sipush */
+		0xbc, 11,     /* newarray long */
+		0xb3, 0, 53,  /* putstatic pc */
 		0xb1,         /* return */
 		/* no exceptions, no attributes */ 0, 0, 0, 0,
+		/* public static void j(long[] a, int i) */ 0, 0x09, 0, 37, 0, 38, 0, 1,
+		0, 25, 0, 0, 0, 122, /* max_stack */ 0, 8, /* max_locals */ 0, 6, /* code length */ 0, 0, 0, 110,
+		0xb8, 0, 14,  /* 0: invokestatic Thread.currentThread */
+		0xb2, 0, 29,  /* 3: getstatic t */
+		0xa5, 0, 8,   /* 6: if_acmpeq 14 */
+		0x1b,         /* 9: iload_1 */
+		0xb8, 0, 42,  /* 10: invokestatic k: another thread, atomic */
+		0xb1,         /* 13: return */
+		0x2a, 0x1b, 0x5c, 0x2f, 0x0a, 0x61, 0x50, /* 14: a[i]++ */
+		0xb2, 0, 46,  /* 21: getstatic c */
+		0x59, 0x3d,   /* 24: dup; istore_2 */
+		0x9a, 0, 4,   /* 26: ifne 30 */
+		0xb1,         /* 29: return: no application caller */
+		0x1c, 0x85, 0x10, 32, 0x79, /* 30: (long) c << 32 */
+		0x1b, 0x85, 0x81, 0x42, /* 35: | i; lstore_3: key */
+		0x1c, 0x13, 0, 58, 0x68, /* 39: c * golden */
+		0x1b, 0x60, 0x59, 0x10, 16, 0x7c, 0x82, /* 44: + i; h ^= h >>> 16 */
+		0x11, (INSTR_CALLER_SLOTS - 1) >> 8, (INSTR_CALLER_SLOTS - 1) & 0xff, 0x7e, /* 51: & mask */
+		0x36, 5,      /* 55: istore 5: h */
+		0xb2, 0, 50, 0x15, 5, 0x2f, 0x21, 0x94, /* 57: pk[h] cmp key */
+		0x9a, 0, 14,  /* 65: ifne 79 */
+		0xb2, 0, 53, 0x15, 5, 0x5c, 0x2f, 0x0a, 0x61, 0x50, /* 68: pc[h]++ */
+		0xb1,         /* 78: return */
+		0xb2, 0, 50, 0x15, 5, 0x2f, /* 79: pk[h] */
+		0xb2, 0, 53, 0x15, 5, 0x2f, /* 85: pc[h] */
+		0x21,         /* 91: lload_3 */
+		0xb8, 0, 57,  /* 92: invokestatic q: the evicted pair to the agent */
+		0xb2, 0, 50, 0x15, 5, 0x21, 0x50, /* 95: pk[h] = key */
+		0xb2, 0, 53, 0x15, 5, 0x0a, 0x50, /* 102: pc[h] = 1 */
+		0xb1,         /* 109: return */
+		/* no exceptions, no attributes */ 0, 0, 0, 0,
+		/* private static native void k(int) */ 0x01, 0x0a, 0, 39, 0, 40, 0, 0,
+		/* private static native void q(long, long, long) */ 0x01, 0x0a, 0, 54, 0, 55, 0, 0,
 		/* no class attributes */ 0, 0,
 	};
 	return buf_put(out, cls, sizeof(cls)) ? -ENOMEM : 0;

@@ -47,7 +47,10 @@
 #define INSTR_INLINE_MARKER "heapfs/Inl"
 #define INSTR_THREADS_CLASS "heapfs/Threads"
 #define INSTR_THREADS_ENTER "e"
+#define INSTR_THREADS_JDK "j"
+#define INSTR_THREADS_CALLER "c"
 #define INSTR_THREADS_SLOTS 256 /* heapfs.Threads.s's length (a power of 2) */
+#define INSTR_CALLER_SLOTS 1024 /* heapfs.Threads.pk's and pc's length (a power of 2) */
 
 /* Where the counters' meaning goes.  Strings are not NUL-terminated. */
 struct instr_sink {
@@ -171,6 +174,36 @@ struct instr_sink {
 				    * to instruction 0 land after it), so that the
 				    * agent learns which threads run counted code
 				    * (instr_threads_class) */
+	int jdk;                   /* 1: the class is the JDK's own (agent/counting.c,
+				    * "JDK sites"): every increment is
+				    * `getstatic c; INDEX; invokestatic
+				    * heapfs/Threads.j([JI)V` (as atomic's), which
+				    * counts plain on the thread heapfs.Threads let
+				    * through last and, on it, per caller as well,
+				    * and through a native atomic add on any other
+				    * thread; no Threads.e() call (a JDK thread that
+				    * only runs JDK code is not one that counts),
+				    * no clones (a retransformation cannot add
+				    * methods), no counted loops (their adds are
+				    * plain) */
+	/* Optional (NULL none; not with jdk): the application's calls into
+	 * the JDK (an invokedynamic, or an invoke of a method of a class
+	 * named java/, javax/, jdk/, sun/ or com/sun/ other than Object's
+	 * constructor) at bytecode offset pc of the method named name, desc
+	 * (of the class being instrumented), line its line (0 none).  Returns
+	 * its caller id, 1..2^31-1 (0: leave the call alone).  Such a call
+	 * becomes
+	 *     getstatic heapfs/Threads.c:I; istore T; sipush|ldc_w ID;
+	 *     putstatic c; <the call>; iload T; putstatic c
+	 * (T a local added to the method): while it runs, JDK code counting
+	 * on this thread knows its application caller.  A method without
+	 * allocations that has such calls is rewritten for them alone, and
+	 * registered with method() (nsites 0) after them; the calls of any
+	 * method are reported before its method() call (the sink attaches
+	 * them by name and descriptor: a method left alone after its calls
+	 * were reported never calls method()). */
+	uint32_t (*caller)(void *ctx, const char *name, size_t nl, const char *desc, size_t dl, uint32_t pc,
+			   uint32_t line);
 	int bytecode;              /* 1: exception corrections in the bytecode, not
 				    * reported (correction and handlers unused):
 				    * every run of instructions with a correction
@@ -211,6 +244,8 @@ struct instr_stats {
 	uint64_t methods;          /* methods with code */
 	uint64_t instrumented;     /* methods rewritten */
 	uint64_t no_allocs;        /* no allocating instruction: left alone */
+	uint64_t calls_only;       /* no allocating instruction, rewritten for their
+				    * calls into the JDK alone (sink->caller) */
 	uint64_t skipped;          /* left alone: jsr/ret, too large, frames missing */
 	uint64_t counters;         /* counters placed */
 	uint64_t sites;            /* allocation sites in instrumented methods */
@@ -278,7 +313,26 @@ int instr_counters_class(uint32_t ncounters, int atomic, struct buf *out);
  * threads taking turns do not write it back and forth, and every other
  * thread finds itself in s, a cache indexed by thread id (consecutive: up
  * to INSTR_THREADS_SLOTS threads alive at once share no slot, and call
- * n() once each; threads sharing one call it again).  Appended to out. */
+ * n() once each; threads sharing one call it again).
+ * The JDK's counting (sink->jdk) and its callers (sink->caller):
+ *     public static int c;              // the current application call into the JDK, 0 none
+ *     private static final long[] pk = new long[INSTR_CALLER_SLOTS], pc = ...;
+ *     public static void j(long[] a, int i) {
+ *       if (Thread.currentThread() != t) { k(i); return; }
+ *       a[i]++;
+ *       if (c == 0) return;
+ *       long key = (long) c << 32 | i;        // (caller, counter)
+ *       int h = c * 0x9e3779b1 + i; h = (h ^ h >>> 16) & (INSTR_CALLER_SLOTS - 1);
+ *       if (pk[h] == key) { pc[h]++; return; }
+ *       q(pk[h], pc[h], key); pk[h] = key; pc[h] = 1;
+ *     }
+ *     private static native void k(int i);    // counter i += 1, atomically, on the side
+ *     private static native void q(long key, long n, long next); // the pair key counted n more
+ * (a direct-mapped cache of (caller, counter) pairs; the agent adds the
+ * evicted ones up and reads the cache at each write).  t is the thread
+ * whose plain increments are exact; any other thread counts through k(),
+ * into the agent's own atomic array, and with no caller (c is
+ * written by every thread).  Appended to out. */
 int instr_threads_class(struct buf *out);
 
 /* The marker class of clones' last parameter:

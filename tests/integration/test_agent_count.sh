@@ -170,6 +170,24 @@ THREADS=2 COPTS=exceptions=events compare "the same, exceptions=events" ExcMix "
 grep -q " 0 frames corrected" "$TMP/c.err" && fail "ExcMix: no frame was corrected"
 exceptions_off ExcMix "$TMP/mix" ExcMix
 
+echo "== the JDK's own sites (jdk=on, the default)"
+# JdkMix (see its comment): Long.valueOf allocates A + B Longs, all made by
+# the program's a() and b(); compared site for site with mode=full
+# (-XX:-DoEscapeAnalysis: a box the JIT removes is counted but not
+# recorded), single-threaded: threads_max 1 and exact although the JDK's
+# own threads (Reference Handler, Common-Cleaner) run instrumented JDK code.
+"$JAVAC" -d "$TMP/jdk" tests/integration/JdkMix.java || fail "javac JdkMix"
+compare "JDK sites: Long.valueOf" java.lang.Long.valueOf "$TMP/jdk" JdkMix 30000 7000
+n=$(awk -F'\t' '$1 ~ /^java[.]lang[.]Long[.]valueOf:/ && $2 == "java.lang.Long" { n += $3 } END { print n + 0 }' "$TMP/c.tsv")
+[ "$n" = 37000 ] || fail "JDK sites: Long.valueOf counted $n Longs, the program made 37000"
+"$HEAPFS" cat "$TMP/c.htr" allocs/by-site | awk -F'\t' '$1 ~ /^java[.]lang[.]Long[.]valueOf:/ && $2 == "java.lang.Long" { n += $3 } END { exit n != 37000 }' ||
+	fail "JDK sites: allocs/by-site does not list Long.valueOf with 37000"
+echo "ok: JDK sites: Long.valueOf 37000 (30000 + 7000), equal to mode=full, threads_max 1, exact"
+JDKOFF=$("$JAVA" "-agentpath:$AGENT=out=$TMP/o.htr,mode=count,jdk=off,counts=$TMP/o.tsv" -cp "$TMP/jdk" JdkMix 300 70 >/dev/null &&
+	grep -c '^java[.]' "$TMP/o.tsv" || true)
+[ "$JDKOFF" = 0 ] || fail "jdk=off: $JDKOFF JDK sites counted"
+echo "ok: jdk=off counts no JDK site"
+
 echo "== threads_max: the threads that ran instrumented code"
 # ThreadsMax (see its comment): main alone; main with threads of the
 # program that run only JDK code (a sleeper, a Timer, a shutdown hook):
@@ -279,9 +297,10 @@ done
 THREADS=2 COPTS=loops=on,inline=on compare "ExcMix, loops=on, inline=on" ExcMix "$TMP/mix" ExcMix
 # more than 2^32 turns of one loop over the run (TripMany's comment): 3 x
 # 1.5 billion allocations counted, 3 adds; the packed value alone would
-# give 205,032,704 (4.5 billion modulo 2^32)
+# give 205,032,704 (4.5 billion modulo 2^32); jdk=off: the increments
+# are the program's alone (the JDK's start-up makes ~1,500)
 "$JAVAC" -d "$TMP/loops" tests/integration/TripMany.java || fail "javac TripMany"
-"$JAVA" -Xverify:all "-agentpath:$AGENT=out=$TMP/c.htr,mode=count,counts=$TMP/c.tsv,loops=on" -cp "$TMP/loops" \
+"$JAVA" -Xverify:all "-agentpath:$AGENT=out=$TMP/c.htr,mode=count,counts=$TMP/c.tsv,loops=on,jdk=off" -cp "$TMP/loops" \
 	TripMany 3 1500000000 >"$TMP/c.out" 2>"$TMP/c.err" || { cat "$TMP/c.err"; fail "TripMany: mode=count run"; }
 n=$(awk -F'\t' '$1 ~ /^TripMany\.spin:/ { n += $3 } END { printf "%.0f\n", n }' "$TMP/c.tsv")
 [ "$n" = 4500000000 ] || fail "TripMany: $n allocations counted, want 4500000000"

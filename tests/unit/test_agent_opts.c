@@ -170,6 +170,11 @@ static void test_count_mode(void **state)
 	assert_int_equal(agent_opts_parse(&o, "mode=count,exceptions=bytecode", err, sizeof(err)), 0);
 	assert_int_equal(o.count_exceptions, COUNT_EXC_BYTECODE);
 	assert_int_equal(o.count_inline, 0); /* counter inlining only when asked for */
+	assert_int_equal(o.count_jdk, 1);    /* the JDK's sites are counted unless jdk=off */
+	assert_int_equal(agent_opts_parse(&o, "mode=count,jdk=off", err, sizeof(err)), 0);
+	assert_int_equal(o.count_jdk, 0);
+	assert_int_equal(agent_opts_parse(&o, "mode=count,jdk=maybe", err, sizeof(err)), -EINVAL);
+	assert_int_equal(agent_opts_parse(&o, "mode=count", err, sizeof(err)), 0);
 	assert_int_equal(agent_opts_parse(&o, "mode=count,inline=on", err, sizeof(err)), 0);
 	assert_int_equal(o.count_inline, 1);
 	assert_int_equal(agent_opts_parse(&o, "mode=count,inline=off", err, sizeof(err)), 0);
