@@ -76,25 +76,35 @@ static void duration(double s, char *out, size_t len)
 
 void progress_term_format(const struct progress_view *v, char *out, size_t len)
 {
-	char done[32], total[32], left[32];
+	char done[32], total[32], left[32], tail[128];
 	grouped(v->done, done, sizeof done);
 	if (!v->total && !v->done) { /* nothing counted: how long it has run */
 		duration(v->phase_s, left, sizeof left);
-		snprintf(out, len, "%s, %s", v->phase, left);
-		return;
+		snprintf(tail, sizeof tail, ", %s", left);
+	} else if (!v->total) {
+		snprintf(tail, sizeof tail, ": %s", done);
+	} else {
+		grouped(v->total, total, sizeof total);
+		unsigned pct = v->done >= v->total ? 100 : (unsigned)(v->done * 100 / v->total);
+		int n = snprintf(tail, sizeof tail, ": %s/%s (%u%%)", done, total, pct);
+		if (v->eta_s >= 0) {
+			duration(v->eta_s, left, sizeof left);
+			snprintf(tail + n, sizeof tail - (size_t)n, ", about %s left", left);
+		}
 	}
-	if (!v->total) {
-		snprintf(out, len, "%s: %s", v->phase, done);
+	/* the numbers are what matters: a line too long for len loses the end
+	 * of the phase's name ("...") rather than them */
+	size_t tl = strlen(tail), pl = strlen(v->phase);
+	if (!len)
 		return;
+	if (pl + tl < len) {
+		snprintf(out, len, "%s%s", v->phase, tail);
+	} else if (tl + 4 < len) {
+		size_t keep = len - 1 - tl - 3;
+		snprintf(out, len, "%.*s...%s", (int)keep, v->phase, tail);
+	} else {
+		snprintf(out, len, "%s", tail);
 	}
-	grouped(v->total, total, sizeof total);
-	unsigned pct = v->done >= v->total ? 100 : (unsigned)(v->done * 100 / v->total);
-	if (v->eta_s < 0) {
-		snprintf(out, len, "%s: %s/%s (%u%%)", v->phase, done, total, pct);
-		return;
-	}
-	duration(v->eta_s, left, sizeof left);
-	snprintf(out, len, "%s: %s/%s (%u%%), about %s left", v->phase, done, total, pct, left);
 }
 
 static void show(struct progress_term *t)
@@ -104,11 +114,11 @@ static void show(struct progress_term *t)
 	if (!v.seq)
 		return;
 	char line[256];
-	progress_term_format(&v, line, sizeof line);
+	/* "heapfs: " and the line fit LINE_WIDTH on a terminal */
+	progress_term_format(&v, line, t->mode == PT_REDRAW ? LINE_WIDTH - 8 + 1 : sizeof line);
 	if (t->mode == PT_REDRAW) {
 		if ((double)(progress_now_ns() - t->start_ns) * 1e-9 < t->redraw_after)
 			return;
-		line[LINE_WIDTH - 8] = '\0';
 		fprintf(t->f, "\r\033[Kheapfs: %s", line);
 		fflush(t->f);
 		t->drawn = 1;

@@ -217,6 +217,13 @@ static void test_term_format(void **st)
 	v.phase_s = 4.4;
 	progress_term_format(&v, line, sizeof line);
 	assert_string_equal(line, "rebuilding GC 7, 4.4 s");
+	/* too long for the width: the name is cut, the numbers stay */
+	struct progress_view w = { .phase = "scanning heapfs-huge-30000000-1000000.hprof (bytes)", .done = 909651345,
+				   .total = 11097003219, .seq = 1, .phase_s = 3, .eta_s = 33 };
+	progress_term_format(&w, line, 72);
+	/* 71 = 18 of the name + "..." + the 50 of ": 909,651,345/11,097,003,219 (8%), about 33 s left" */
+	assert_string_equal(line, "scanning heapfs-hu...: 909,651,345/11,097,003,219 (8%), about 33 s left");
+	assert_int_equal(strlen(line), 71);
 	v.done = 999;
 	v.total = 999;
 	progress_term_format(&v, line, sizeof line);
