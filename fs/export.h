@@ -8,7 +8,7 @@
 #ifndef HEAPFS_FS_EXPORT_H
 #define HEAPFS_FS_EXPORT_H
 
-/* argv[0] is "export"; -q is taken out by the caller. */
+/* argv[0] is "export". */
 int export_cli_main(int argc, char **argv);
 
 #endif

@@ -604,9 +604,12 @@ static int cmd_import(int argc, char **argv)
 	return st;
 }
 
+/* export takes -q itself too (it also silences its summary lines). */
 static int cmd_export(int argc, char **argv)
 {
-	int quiet = take_quiet(&argc, argv);
+	int quiet = 0;
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		quiet |= !strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet");
 	struct cmd_progress cp;
 	cmd_progress_start(&cp, quiet);
 	int st = export_cli_main(argc, argv);

@@ -582,30 +582,34 @@ static int uses_samples(const struct trace *t)
 	return t->sample_interval || (t->alloc_samples && !t->has_counts && !t->total_allocs);
 }
 
-int render_allocs(struct hfs *fs, enum allocs_table which, enum allocs_format fmt, struct buf *out)
+int allocs_table(struct hfs *fs, enum allocs_table which, struct table *t)
 {
 	struct arows a = { 0 };
-	struct table t;
-	memset(&t, 0, sizeof(t));
 	int rc;
-	if (uses_samples(fs->en.trace)) {
-		if ((rc = render_allocs_sampled(fs, which, &t)))
-			goto out;
-		goto render;
-	}
+	memset(t, 0, sizeof(*t));
+	if (uses_samples(fs->en.trace))
+		return render_allocs_sampled(fs, which, t);
 	rc = fs->en.trace->has_counts ? rows_from_counts(fs->en.trace, &a) : rows_from_events(fs, &a);
 	if (rc)
 		goto out;
 	qsort(a.r, a.n, sizeof(*a.r), by_count);
 	if (which == ALLOCS_BY_SITE)
-		rc = table_by_site(&a, &t);
+		rc = table_by_site(&a, t);
 	else if (which == ALLOCS_BY_METHOD)
-		rc = table_by_method(&a, &t);
+		rc = table_by_method(&a, t);
 	else
-		rc = table_stats(fs->en.trace, &a, &t);
+		rc = table_stats(fs->en.trace, &a, t);
+out:
+	rows_free(&a);
+	return rc;
+}
+
+int render_allocs(struct hfs *fs, enum allocs_table which, enum allocs_format fmt, struct buf *out)
+{
+	struct table t;
+	int rc = allocs_table(fs, which, &t);
 	if (rc)
 		goto out;
-render:
 	if (fmt == ALLOCS_CSV)
 		rc = table_render_csv(&t, out);
 	else if (fmt == ALLOCS_JSON)
@@ -614,6 +618,5 @@ render:
 		rc = table_render_tsv(&t, out);
 out:
 	table_free(&t);
-	rows_free(&a);
 	return rc;
 }

@@ -28,4 +28,10 @@ enum allocs_format { ALLOCS_TSV, ALLOCS_CSV, ALLOCS_JSON };
 
 int render_allocs(struct hfs *fs, enum allocs_table which, enum allocs_format fmt, struct buf *out);
 
+/* The same table before rendering (fs/table.h; heapfs export reads its
+ * columns by name).  t is initialized here, owned by the caller
+ * (table_free), even on failure. */
+struct table;
+int allocs_table(struct hfs *fs, enum allocs_table which, struct table *t);
+
 #endif
