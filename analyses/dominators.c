@@ -25,10 +25,31 @@ struct dom_work {
 	uint32_t *label;     /* [N] */
 	uint32_t *ancestor;  /* [N] link forest, NONE at a tree root */
 	uint32_t *idom;      /* [N] */
-	uint32_t *stack;     /* [N] compress() and DFS scratch */
+	uint32_t *stack;     /* [stack_cap] compress() and DFS scratch: grown as
+	                        deep as a path goes, which is rarely far (a
+	                        million-long list makes it a million) */
+	uint32_t stack_cap;
+	int err;             /* -ENOMEM: the stack could not grow; the result
+	                        is then discarded */
 	uint32_t *edge_pos;  /* [N] DFS: next out-edge to try */
 	uint64_t *rooted;    /* objects GC roots point at */
 };
+
+/* Room for one more entry at sp; 0, or -ENOMEM (w->err set). */
+static int stack_room(struct dom_work *w, uint32_t sp)
+{
+	if (sp < w->stack_cap)
+		return 0;
+	uint32_t cap = w->stack_cap * 2;
+	uint32_t *p = cap > w->stack_cap ? realloc(w->stack, (size_t)cap * sizeof *p) : NULL;
+	if (!p) {
+		w->err = -ENOMEM;
+		return -ENOMEM;
+	}
+	w->stack = p;
+	w->stack_cap = cap;
+	return 0;
+}
 
 /* Depth-first search from the virtual root; preorder numbers from 1. */
 static void dfs(struct dom_work *w)
@@ -43,6 +64,8 @@ static void dfs(struct dom_work *w)
 		w->vert[next] = o;
 		w->parent[next] = 0;
 		w->edge_pos[next] = s->out_off[o];
+		if (stack_room(w, sp))
+			return;
 		w->stack[sp++] = next++;
 		while (sp) {
 			uint32_t k = w->stack[sp - 1], v = w->vert[k];
@@ -57,6 +80,8 @@ static void dfs(struct dom_work *w)
 			w->vert[next] = t;
 			w->parent[next] = k;
 			w->edge_pos[next] = s->out_off[t];
+			if (stack_room(w, sp))
+				return;
 			w->stack[sp++] = next++;
 		}
 	}
@@ -69,6 +94,8 @@ static void compress(struct dom_work *w, uint32_t v)
 {
 	uint32_t sp = 0;
 	while (w->ancestor[w->ancestor[v]] != NONE) {
+		if (stack_room(w, sp))
+			return; /* a partial compression would be wrong: w->err discards it all */
 		w->stack[sp++] = v;
 		v = w->ancestor[v];
 	}
@@ -162,7 +189,21 @@ static void work_free(struct dom_work *w)
 	bitset_free(w->rooted);
 }
 
-int dominators_compute(const struct heap_state *s, struct dominators **out)
+/* The arrays are allocated when a step needs them and freed when the last
+ * step that reads them is done, so that the peak is the DFS's or the
+ * semidominators' working set (6 words a vertex, and the stack as deep as
+ * paths go), not all of them at once (9) beside the result (4): dominators are the peak of a mount that
+ * computes every retained size.  Arrays made after the DFS have N entries
+ * (the reachable objects and the root), not n + 1.  The result goes into
+ * arrays the caller gives (dominators_compute_into), which may be the
+ * block the caller keeps. */
+static void drop(uint32_t **p)
+{
+	free(*p);
+	*p = NULL;
+}
+
+int dominators_compute_into(const struct heap_state *s, struct dominators *d)
 {
 	if (!s->has_graph)
 		return -EINVAL;
@@ -171,42 +212,73 @@ int dominators_compute(const struct heap_state *s, struct dominators **out)
 	memset(&w, 0, sizeof(w));
 	w.s = s;
 	size_t n1 = (size_t)s->n + 1;
-	struct dominators *d = calloc(1, sizeof(*d));
-	w.num = calloc(n1, sizeof(uint32_t));
-	w.vert = malloc(n1 * sizeof(uint32_t));
-	w.parent = malloc(n1 * sizeof(uint32_t));
-	w.semi = malloc(n1 * sizeof(uint32_t));
-	w.label = malloc(n1 * sizeof(uint32_t));
-	w.ancestor = malloc(n1 * sizeof(uint32_t));
-	w.idom = malloc(n1 * sizeof(uint32_t));
-	w.stack = malloc(n1 * sizeof(uint32_t));
-	w.edge_pos = malloc(n1 * sizeof(uint32_t));
-	w.rooted = bitset_new(s->n);
-	if (!d || !w.num || !w.vert || !w.parent || !w.semi || !w.label || !w.ancestor ||
-	    !w.idom || !w.stack || !w.edge_pos || !w.rooted)
-		goto out;
-	d->n = s->n;
-	d->idom = malloc(n1 * sizeof(uint32_t));
-	d->retained = malloc(n1 * sizeof(uint64_t));
-	d->retained_count = malloc(n1 * sizeof(uint32_t));
-	if (!d->idom || !d->retained || !d->retained_count)
-		goto out;
-	for (uint32_t r = 0; r < s->nroots; r++)
-		bitset_set(w.rooted, s->roots[r].object);
 	/* progress (model/progress.h) in objects: the depth-first walk, the
 	 * semidominators (most of the time, counted as they go), then the
 	 * tree and its sums */
 	struct progress *pr = progress_here();
 	progress_phase(pr, 3 * (uint64_t)s->n, "dominator tree of GC %u (objects, 3 passes)", s->gc);
+	w.num = calloc(n1, sizeof(uint32_t));
+	w.vert = malloc(n1 * sizeof(uint32_t));
+	w.parent = malloc(n1 * sizeof(uint32_t));
+	w.stack_cap = 4096;
+	w.stack = malloc(w.stack_cap * sizeof(uint32_t));
+	w.edge_pos = malloc(n1 * sizeof(uint32_t));
+	w.rooted = bitset_new(s->n);
+	if (!w.num || !w.vert || !w.parent || !w.stack || !w.edge_pos || !w.rooted)
+		goto out;
+	for (uint32_t r = 0; r < s->nroots; r++)
+		bitset_set(w.rooted, s->roots[r].object);
 	dfs(&w);
+	if (w.err) {
+		rc = w.err;
+		goto out;
+	}
 	progress_set(pr, s->n);
+	drop(&w.edge_pos);
+	size_t N = w.N;
+	w.semi = malloc(N * sizeof(uint32_t));
+	w.label = malloc(N * sizeof(uint32_t));
+	w.ancestor = malloc(N * sizeof(uint32_t));
+	if (!w.semi || !w.label || !w.ancestor)
+		goto out;
 	semidominators(&w);
+	if (w.err) {
+		rc = w.err;
+		goto out;
+	}
 	progress_set(pr, 2 * (uint64_t)s->n);
+	drop(&w.ancestor);
+	drop(&w.stack);
+	drop(&w.num);
+	bitset_free(w.rooted);
+	w.rooted = NULL;
+	w.idom = w.label; /* label is read no more: its room holds idom */
+	w.label = NULL;
 	immediate_dominators(&w);
+	drop(&w.parent);
+	drop(&w.semi);
+	d->n = s->n;
 	rc = fill_result(&w, d);
 	progress_set(pr, 3 * (uint64_t)s->n);
 out:
 	work_free(&w);
+	return rc;
+}
+
+int dominators_compute(const struct heap_state *s, struct dominators **out)
+{
+	if (!s->has_graph)
+		return -EINVAL;
+	size_t n1 = (size_t)s->n + 1;
+	struct dominators *d = calloc(1, sizeof(*d));
+	int rc = -ENOMEM;
+	if (!d)
+		return rc;
+	d->idom = malloc(n1 * sizeof(uint32_t));
+	d->retained = malloc(n1 * sizeof(uint64_t));
+	d->retained_count = malloc(n1 * sizeof(uint32_t));
+	if (d->idom && d->retained && d->retained_count)
+		rc = dominators_compute_into(s, d);
 	if (rc) {
 		dominators_free(d);
 		return rc;

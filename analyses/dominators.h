@@ -39,6 +39,11 @@ struct dominators {
 int dominators_compute(const struct heap_state *s, struct dominators **out);
 void dominators_free(struct dominators *d);
 
+/* The same into d's arrays, which the caller owns (each at least s->n
+ * entries; d->n and d->nreachable are set): for a caller that keeps the
+ * result in a block of its own, without a second copy at the peak. */
+int dominators_compute_into(const struct heap_state *s, struct dominators *d);
+
 /* Memory the result holds (for the cache budget). */
 size_t dominators_memory(const struct dominators *d);
 
