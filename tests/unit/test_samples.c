@@ -77,6 +77,14 @@ static void old(struct htr_writer *w, uint64_t t, uint64_t alloc, uint32_t type,
 	assert_int_equal(htr_write_old_sample(w, &o), 0);
 }
 
+/* path (a mkstemp template) made an empty file, for a writer to replace. */
+static void make_temp(char *path)
+{
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+}
+
 /* GCs at 1000 and 2000 ns.  Before GC 1: JFR samples of A at both sites
  * (weights 100 and 50, no size) and of byte[] (weight 4000), a TLAB event
  * of A giving its size (24: weight 480) and of byte[] (size 40).  After:
@@ -122,9 +130,7 @@ static struct trace *open_trace(const char *path)
 static void check_counts(int footer)
 {
 	char path[] = "/tmp/heapfs-test-samples-XXXXXX";
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	close(fd);
+	make_temp(path);
 	write_trace(path, footer);
 	struct trace *t = open_trace(path);
 	assert_int_equal(t->had_footer, footer);
@@ -159,9 +165,7 @@ static void test_estimates(void **st)
 {
 	(void)st;
 	char path[] = "/tmp/heapfs-test-samples-XXXXXX";
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	close(fd);
+	make_temp(path);
 	write_trace(path, 1);
 	struct trace *t = open_trace(path);
 	struct sample_set s;
@@ -210,9 +214,7 @@ static void test_tlab_estimates(void **st)
 {
 	(void)st;
 	char path[] = "/tmp/heapfs-test-samples-XXXXXX";
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	close(fd);
+	make_temp(path);
 	struct htr_writer *w;
 	assert_int_equal(htr_writer_open(&w, path, NULL), 0);
 	symbols(w);
@@ -242,9 +244,7 @@ static void test_leak_candidates(void **st)
 {
 	(void)st;
 	char path[] = "/tmp/heapfs-test-samples-XXXXXX";
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	close(fd);
+	make_temp(path);
 	write_trace(path, 1);
 	struct trace *t = open_trace(path);
 	struct old_set s;
@@ -287,9 +287,7 @@ static void test_older_minor_refused(void **st)
 {
 	(void)st;
 	char path[] = "/tmp/heapfs-test-samples-XXXXXX";
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	close(fd);
+	make_temp(path);
 	struct htr_writer *w;
 	struct htr_writer_opts o = { .minor = 2 };
 	assert_int_equal(htr_writer_open(&w, path, &o), 0);
@@ -312,9 +310,7 @@ static void test_negative_array_length_refused(void **st)
 {
 	(void)st;
 	char path[] = "/tmp/heapfs-test-samples-XXXXXX";
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	close(fd);
+	make_temp(path);
 	struct htr_writer *w;
 	assert_int_equal(htr_writer_open(&w, path, NULL), 0);
 	struct htr_old_sample o = { .time_ns = 1, .type = HTR_NO_TYPE, .site = HTR_NO_SITE, .array_length = -5,
@@ -359,9 +355,7 @@ static void test_agent_samples(void **st)
 {
 	(void)st;
 	char path[] = "/tmp/heapfs-test-samples-XXXXXX";
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	close(fd);
+	make_temp(path);
 	write_sampled(path, "1000");
 	struct trace *t = open_trace(path);
 	assert_int_equal(t->sample_interval, 1000);
@@ -397,9 +391,7 @@ static void test_agent_samples_need_interval(void **st)
 	const char *bad[] = { NULL, "0", "12x", "" };
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		char path[] = "/tmp/heapfs-test-samples-XXXXXX";
-		int fd = mkstemp(path);
-		assert_true(fd >= 0);
-		close(fd);
+		make_temp(path);
 		write_sampled(path, bad[i]);
 		struct trace *t = NULL;
 		struct htr_err err;
