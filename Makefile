@@ -42,7 +42,7 @@ TEST_SRC := $(wildcard tests/unit/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TEST_HELPER_SRC := $(filter-out $(TEST_SRC),$(wildcard tests/unit/*.c))
 
-.PHONY: all deps build test unit integration asan tsan fuzz fuzz-short bench bench-huge demo clean examples soak realapps
+.PHONY: all deps build test unit integration asan tsan fuzz fuzz-short bench bench-huge bench-export export-check demo clean examples soak realapps
 all: build
 build: $(BUILD)/heapfs
 
@@ -213,6 +213,27 @@ bench: deps
 bench-huge: deps
 	$(MAKE) build $(BUILD)/tools/gen_hprof
 	BUILD=$(BUILD) HEAPFS=$(abspath $(BUILD)/heapfs) bash tests/bench/bench_huge_dump.sh
+
+# heapfs export read by DuckDB's engine (tests/export/check.sh: four
+# traces exported, DuckDB's answers compared with heapfs's files, docs/
+# export.md's queries run).  The engine comes from the npm package
+# @duckdb/node-api, pinned in tests/export/package.json and installed into
+# tests/export/node_modules (gitignored) when missing.  make test runs the
+# same check (tests/integration/test_export_duckdb.sh) only when node and
+# that package are already there, so it never reaches the network.
+EXPORT_DUCKDB := tests/export/node_modules/@duckdb/node-api/package.json
+$(EXPORT_DUCKDB):
+	cd tests/export && npm install --no-audit --no-fund
+export-check: $(EXPORT_DUCKDB)
+	$(MAKE) build $(BUILD)/tools/gen_hprof
+	HEAPFS=$(abspath $(BUILD)/heapfs) bash tests/export/check.sh
+
+# heapfs export of a 10^7-object GC: throughput and peak memory beside
+# what heapfs cat needs for that GC's files (tests/bench/bench_export.sh,
+# docs/bench.md).
+bench-export:
+	$(MAKE) build
+	bash tests/bench/bench_export.sh $(abspath $(BUILD)/heapfs)
 
 demo: deps
 	$(MAKE) build

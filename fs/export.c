@@ -19,6 +19,7 @@
 #include <ftw.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@
 #include "fs/render_allocs.h"
 #include "fs/table.h"
 #include "fs/tree_internal.h"
+#include "model/files.h"
 #include "model/progress.h"
 #include "model/symbols.h"
 #include "mountopts/mountopts.h"
@@ -404,6 +406,9 @@ struct exp_trace {
 	char stage[PATH_MAX];        /* the staging directory */
 	struct names nm;             /* owned */
 	uint64_t rows, raw_bytes, file_bytes; /* totals written */
+	uint64_t write_ns;           /* time in the row loops and closing files, summed
+	                                over threads: the writing itself, without the
+	                                heap states, dominator trees and closures */
 	struct progress *p;          /* borrowed: the caller's record */
 };
 
@@ -548,6 +553,7 @@ static int export_objects(struct exp_trace *x, uint32_t gci, const struct heap_s
 	if ((rc = open_part(x, "objects", gci, object_cols, OC_N, dicts, &w)))
 		goto out;
 	progress_phase(x->p, s->n, "export %s: objects of GC %" PRIu32, x->name, s->gc);
+	uint64_t t0 = progress_now_ns();
 	for (uint32_t i = 0; i < s->n && !rc; i++) {
 		rc = object_row(x, w, s, &d, i);
 		if (!rc)
@@ -557,6 +563,7 @@ static int export_objects(struct exp_trace *x, uint32_t gci, const struct heap_s
 		rc = close_part(x, w);
 		w = NULL;
 	}
+	x->write_ns += progress_now_ns() - t0;
 out:
 	pq_abort(w);
 	eng_put(&x->fs->en, e);
@@ -607,14 +614,17 @@ static int export_edges(struct exp_trace *x, uint32_t gci, const struct heap_sta
 	if (rc)
 		return rc;
 	progress_phase(x->p, s->n, "export %s: edges of GC %" PRIu32 " (objects)", x->name, s->gc);
+	uint64_t t0 = progress_now_ns();
 	for (uint32_t i = 0; i < s->n && !rc; i++) {
 		rc = edge_rows(x, w, s, i);
 		if (!rc)
 			rc = row_tick(x, i);
 	}
 	if (!rc)
-		return close_part(x, w);
-	pq_abort(w);
+		rc = close_part(x, w);
+	else
+		pq_abort(w);
+	x->write_ns += progress_now_ns() - t0;
 	return rc;
 }
 
@@ -687,6 +697,7 @@ static int export_roots(struct exp_trace *x, uint32_t gci, const struct heap_sta
 	if (rc)
 		goto out;
 	progress_phase(x->p, s->nroots, "export %s: roots of GC %" PRIu32, x->name, s->gc);
+	uint64_t t0 = progress_now_ns();
 	for (uint32_t r = 0; r < s->nroots && !rc; r++) {
 		rc = root_row(x, w, s, &s->roots[r], &tmp);
 		if (!rc)
@@ -696,6 +707,7 @@ static int export_roots(struct exp_trace *x, uint32_t gci, const struct heap_sta
 		rc = close_part(x, w);
 		w = NULL;
 	}
+	x->write_ns += progress_now_ns() - t0;
 out:
 	pq_abort(w);
 	buf_free(&tmp);
@@ -769,6 +781,7 @@ static int export_histogram(struct exp_trace *x, uint32_t gci)
 	int rc = eng_classification_get(en, gci, &root, cls, &e, &rows, &nrows);
 	if (!rc && eng_gc_has_graph(en, gci))
 		rc = eng_class_closures_get(en, gci, &root, cls, &ce, &clo, &nclo);
+	uint64_t t0 = progress_now_ns();
 	if (!rc)
 		rc = open_part(x, "histogram", gci, histogram_cols, HC_N, NULL, &w);
 	int sampled = x->t->sample_interval != 0;
@@ -779,6 +792,7 @@ static int export_histogram(struct exp_trace *x, uint32_t gci)
 		rc = close_part(x, w);
 		w = NULL;
 	}
+	x->write_ns += progress_now_ns() - t0;
 	pq_abort(w);
 	eng_put(en, ce);
 	eng_put(en, e);
@@ -932,20 +946,87 @@ static int export_allocs(struct exp_trace *x)
 
 /* ---- the GCs ---- */
 
+/* Work on a second thread beside the caller's (the machine's other core):
+ * a GC's edges while the caller computes the dominator tree and writes the
+ * objects; the allocation sites (a scan of every event) while the caller
+ * rebuilds the first GC.  Each reads what is immutable (the state, the
+ * trace) and writes its own files.  The job has its own copy of the
+ * trace's context (counters zeroed, no progress record: the caller's
+ * phases are the ones shown), merged at the join, which always comes
+ * before the context goes. */
+struct side_job {
+	struct exp_trace x;
+	int (*fn)(struct side_job *j);
+	uint32_t gci;
+	const struct heap_state *s;
+	int rc, threaded;
+	pthread_t th;
+};
+
+static void *side_main(void *arg)
+{
+	struct side_job *j = arg;
+	j->rc = j->fn(j);
+	return NULL;
+}
+
+static void side_start(struct side_job *j, const struct exp_trace *x, int (*fn)(struct side_job *), uint32_t gci,
+		       const struct heap_state *s)
+{
+	j->x = *x;
+	j->x.p = NULL;
+	j->x.rows = j->x.raw_bytes = j->x.file_bytes = j->x.write_ns = 0;
+	j->fn = fn;
+	j->gci = gci;
+	j->s = s;
+	j->threaded = pthread_create(&j->th, NULL, side_main, j) == 0;
+	if (!j->threaded)
+		side_main(j); /* no thread to be had: one after the other */
+}
+
+static int side_join(struct side_job *j, struct exp_trace *x)
+{
+	if (j->threaded)
+		pthread_join(j->th, NULL);
+	x->rows += j->x.rows;
+	x->raw_bytes += j->x.raw_bytes;
+	x->file_bytes += j->x.file_bytes;
+	x->write_ns += j->x.write_ns;
+	return j->rc;
+}
+
+static int edges_job(struct side_job *j)
+{
+	return export_edges(&j->x, j->gci, j->s);
+}
+
+static int export_graph(struct exp_trace *x, uint32_t gci, const struct heap_state *s)
+{
+	struct side_job j;
+	side_start(&j, x, edges_job, gci, s);
+	int rc = export_objects(x, gci, s);
+	if (!rc)
+		rc = export_roots(x, gci, s);
+	int jrc = side_join(&j, x);
+	return rc ? rc : jrc;
+}
+
+/* A recording that records no objects (JFR) has no per-GC tables: an
+ * empty histogram would say the heap held nothing (its GC directories hold
+ * info only, for the same reason). */
 static int export_gc(struct exp_trace *x, uint32_t gci)
 {
 	const struct heap_state *s = NULL;
+	if (x->t->objects_unrecorded)
+		return 0;
 	int rc = export_histogram(x, gci);
 	if (rc || !eng_gc_has_graph(&x->fs->en, gci))
 		return rc;
 	progress_phase(x->p, 0, "export %s: heap state of GC %" PRIu32, x->name, x->t->gcs[gci].gc);
 	if ((rc = eng_state_get(&x->fs->en, gci, &s)))
 		return rc;
-	if (!s->has_graph)
-		goto out;
-	if (!(rc = export_objects(x, gci, s)) && !(rc = export_edges(x, gci, s)))
-		rc = export_roots(x, gci, s);
-out:
+	if (s->has_graph)
+		rc = export_graph(x, gci, s);
 	eng_state_put(&x->fs->en, s);
 	return rc;
 }
@@ -1037,7 +1118,10 @@ static int commit_trace(struct exp_trace *x, const char *dir)
 static void fail_msg(const struct exp_trace *x, const char *what, int rc)
 {
 	char why[600] = "";
-	if (rc == -EIO && x->fs && eng_last_error(&x->fs->en, why, sizeof why))
+	if (rc == -EINTR)
+		progress_note(stderr, "heapfs export: %s: interrupted by a signal; none of its tables were moved into place\n",
+			      x->path);
+	else if (rc == -EIO && x->fs && eng_last_error(&x->fs->en, why, sizeof why))
 		progress_note(stderr, "heapfs export: %s: %s: %s\n", x->path, what, why);
 	else
 		progress_note(stderr, "heapfs export: %s: %s: %s\n", x->path, what, strerror(-rc));
@@ -1065,6 +1149,32 @@ static int open_trace(struct exp_trace *x)
 	}
 	mountopts_free(&mo);
 	return rc;
+}
+
+static int allocs_job(struct side_job *j)
+{
+	return export_allocs(&j->x);
+}
+
+/* Every table of the trace into its staging directory (messages printed). */
+static int stage_trace(struct exp_trace *x, const uint32_t *sel, uint32_t nsel)
+{
+	struct side_job aj;
+	char msg[64];
+	side_start(&aj, x, allocs_job, 0, NULL);
+	int rc = export_gcs(x, sel, nsel);
+	if (rc)
+		fail_msg(x, "the timeline", rc);
+	for (uint32_t k = 0; k < nsel && !rc; k++) {
+		if ((rc = interrupted()) || (rc = export_gc(x, sel[k]))) {
+			snprintf(msg, sizeof msg, "GC %" PRIu32, x->t->gcs[sel[k]].gc);
+			fail_msg(x, msg, rc);
+		}
+	}
+	int arc = side_join(&aj, x);
+	if (arc && !rc)
+		fail_msg(x, "allocation sites", arc);
+	return rc ? rc : arc;
 }
 
 /* Writes every table of one trace into its staging directory and moves
@@ -1096,16 +1206,9 @@ static int export_one(const struct exp_args *a, struct exp_trace *x)
 		goto out;
 	}
 	staged = 1;
-	if ((rc = export_gcs(x, sel, nsel)) || (rc = export_allocs(x))) {
-		fail_msg(x, rc == -EINTR ? "interrupted" : "the timeline or allocation sites", rc);
-		goto out;
-	}
-	for (uint32_t k = 0; k < nsel && !rc; k++) {
-		if ((rc = export_gc(x, sel[k]))) {
-			snprintf(msg, sizeof msg, "GC %" PRIu32, x->t->gcs[sel[k]].gc);
-			fail_msg(x, rc == -EINTR ? "interrupted" : msg, rc);
-		}
-	}
+	rc = stage_trace(x, sel, nsel);
+	if (!rc && (rc = interrupted()))
+		fail_msg(x, "interrupted", rc);
 	if (!rc && (rc = commit_trace(x, a->dir)))
 		fail_msg(x, "moving the tables into place", rc);
 out:
@@ -1136,6 +1239,23 @@ static int check_names(const struct exp_args *a, char (*names)[NAME_MAX / 2])
 	return 0;
 }
 
+/* Every input is a readable regular file before anything is written:
+ * traces are exported one after another, and a missing third one should
+ * not be found after the first two are in place. */
+static int check_readable(const struct exp_args *a)
+{
+	for (int i = 0; i < a->ntraces; i++) {
+		const char *what;
+		int fd = file_open_regular(a->traces[i], NULL, &what);
+		if (fd < 0) {
+			fprintf(stderr, "heapfs export: %s: %s\n", a->traces[i], what);
+			return 1;
+		}
+		close(fd);
+	}
+	return 0;
+}
+
 int export_cli_main(int argc, char **argv)
 {
 	struct exp_args a;
@@ -1153,7 +1273,7 @@ int export_cli_main(int argc, char **argv)
 		st = 1;
 		goto out;
 	}
-	if ((st = check_names(&a, names)))
+	if ((st = check_names(&a, names)) || (st = check_readable(&a)))
 		goto out;
 	int rc = mkdirs(a.dir);
 	if (rc) {
@@ -1175,8 +1295,9 @@ int export_cli_main(int argc, char **argv)
 		}
 		double s = (double)(progress_now_ns() - t0) / 1e9;
 		if (!a.quiet)
-			progress_note(stderr, "heapfs export: %s: trace=%s, %" PRIu64 " rows, %.1f MB of values, %.1f MB written, %.1f s\n",
-			      x.path, x.name, x.rows, (double)x.raw_bytes / 1e6, (double)x.file_bytes / 1e6, s);
+			progress_note(stderr, "heapfs export: %s: trace=%s, %" PRIu64 " rows, %.1f MB of values, %.1f MB written, "
+				      "%.1f s (%.1f s writing rows)\n", x.path, x.name, x.rows, (double)x.raw_bytes / 1e6,
+				      (double)x.file_bytes / 1e6, s, (double)x.write_ns / 1e9);
 	}
 	signals_restore();
 out:
