@@ -1296,7 +1296,7 @@ int export_cli_main(int argc, char **argv)
 		double s = (double)(progress_now_ns() - t0) / 1e9;
 		if (!a.quiet)
 			progress_note(stderr, "heapfs export: %s: trace=%s, %" PRIu64 " rows, %.1f MB of values, %.1f MB written, "
-				      "%.1f s (%.1f s writing rows)\n", x.path, x.name, x.rows, (double)x.raw_bytes / 1e6,
+				      "%.2f s (%.2f s writing rows)\n", x.path, x.name, x.rows, (double)x.raw_bytes / 1e6,
 				      (double)x.file_bytes / 1e6, s, (double)x.write_ns / 1e9);
 	}
 	signals_restore();
