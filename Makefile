@@ -216,15 +216,17 @@ bench-huge: deps
 
 # heapfs export read by DuckDB's engine (tests/export/check.sh: four
 # traces exported, DuckDB's answers compared with heapfs's files, docs/
-# export.md's queries run).  The engine comes from the npm package
-# @duckdb/node-api, pinned in tests/export/package.json and installed into
-# tests/export/node_modules (gitignored) when missing.  make test runs the
-# same check (tests/integration/test_export_duckdb.sh) only when node and
-# that package are already there, so it never reaches the network.
-EXPORT_DUCKDB := tests/export/node_modules/@duckdb/node-api/package.json
-$(EXPORT_DUCKDB):
-	cd tests/export && npm install --no-audit --no-fund
-export-check: $(EXPORT_DUCKDB)
+# export.md's queries run) and by a second reader, arrow-rs.  Both come
+# from npm packages (@duckdb/node-api; parquet-wasm and apache-arrow),
+# pinned in tests/export/package.json and installed into
+# tests/export/node_modules (gitignored) when one is missing.  make test
+# runs the same check (tests/integration/test_export_duckdb.sh) only when
+# node and those packages are already there, so it never reaches the
+# network.
+EXPORT_NPM := @duckdb/node-api parquet-wasm apache-arrow
+export-check:
+	@for p in $(EXPORT_NPM); do [ -f tests/export/node_modules/$$p/package.json ] || missing=1; done; \
+	if [ -n "$$missing" ]; then cd tests/export && npm install --no-audit --no-fund; fi
 	$(MAKE) build $(BUILD)/tools/gen_hprof
 	HEAPFS=$(abspath $(BUILD)/heapfs) bash tests/export/check.sh
 

@@ -19,7 +19,9 @@ enum { CONVERTED_UTF8 = 0 };
 
 #define PQ_RG_ROWS_DEFAULT (1u << 20)
 #define PQ_PAGE_BYTES_DEFAULT (1u << 20)
-#define PQ_CREATED_BY "heapfs export (fs/parquet.c)"
+/* "NAME version V": the form parquet-mr's VersionParser reads (Spark logs
+ * a warning for others) */
+#define PQ_CREATED_BY "heapfs export version 1"
 /* A page ends at page_bytes of values or at this many values, whichever
  * comes first: the definition levels then fit a fixed array, and the
  * per-value path never grows a buffer for them. */

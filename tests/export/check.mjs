@@ -19,11 +19,18 @@
 //   - allocs equals allocs/by-site as a set, and its top 10 by count in order;
 // then the issue's acceptance query over LATEST_DIR equals the traces'
 // gc/latest/by-type/table added up, and docs/export.md's fleet queries run.
+// A second reader, arrow-rs (the Rust parquet crate, compiled to
+// WebAssembly in the npm package parquet-wasm), reads every file of
+// ALL_DIR: its row count, and per column the non-null count and the sum of
+// the values (string lengths in bytes, true flags), equal DuckDB's.
 // Exit 0 when every check passes; one line per check.
 import { execFileSync } from 'node:child_process';
 import { basename } from 'node:path';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { tableFromIPC } from 'apache-arrow';
+const parquetWasm = createRequire(import.meta.url)('parquet-wasm/node');
 
 const [heapfs, allDir, latestDir, ...traces] = process.argv.slice(2);
 if (!traces.length) {
@@ -183,6 +190,49 @@ async function checkDocQueries() {
   ok(blocks.length >= 4, `docs/export.md has the fleet questions for DuckDB (${blocks.length} queries)`);
 }
 
+// Per column of one file: [non-null count, sum] as arrow-rs decodes it.
+function arrowFingerprint(file) {
+  const table = tableFromIPC(parquetWasm.readParquet(new Uint8Array(readFileSync(file))).intoIPCStream());
+  const cols = table.schema.fields.map(f => {
+    const v = table.getChild(f.name);
+    let n = 0n, sum = 0n;
+    for (let i = 0; i < v.length; i++) {
+      const x = v.get(i);
+      if (x === null) continue;
+      n++;
+      sum += typeof x === 'string' ? BigInt(Buffer.byteLength(x)) : typeof x === 'boolean' ? (x ? 1n : 0n) : BigInt(x);
+    }
+    return [f.name, `${n}/${sum}`];
+  });
+  return { rows: table.numRows, cols };
+}
+
+async function duckFingerprint(file, names, types) {
+  const exprs = names.map((c, i) => {
+    const q = `"${c}"`;
+    const s = types[i] === 'VARCHAR' ? `strlen(${q})` : types[i] === 'BOOLEAN' ? `CAST(${q} AS BIGINT)` : q;
+    return `CAST(count(${q}) AS VARCHAR) || '/' || CAST(coalesce(sum(${s}), 0) AS VARCHAR) AS c${i}`;
+  });
+  const [r] = await sql(`SELECT count(*) AS n, ${exprs.join(', ')} FROM read_parquet('${file}', hive_partitioning = false)`);
+  return { rows: Number(r.n), cols: names.map((c, i) => [c, r['c' + i]]) };
+}
+
+async function checkSecondReader() {
+  const files = (await sql(`SELECT file FROM glob('${allDir}/*/**/*.parquet') ORDER BY file`)).map(r => r.file);
+  let bad = [], rows = 0;
+  for (const f of files) {
+    const a = arrowFingerprint(f);
+    const desc = await sql(`DESCRIBE SELECT * FROM read_parquet('${f}', hive_partitioning = false)`);
+    const d = await duckFingerprint(f, desc.map(x => x.column_name), desc.map(x => x.column_type));
+    rows += a.rows;
+    if (JSON.stringify(a) !== JSON.stringify(d))
+      bad.push(`${f.slice(allDir.length)}: arrow-rs ${JSON.stringify(a)} DuckDB ${JSON.stringify(d)}`);
+  }
+  ok(files.length > 0 && !bad.length,
+     `a second reader, arrow-rs (parquet-wasm), reads all ${files.length} files (${rows} rows) with DuckDB's row counts, non-null counts and column sums`,
+     bad.slice(0, 2).join('; '));
+}
+
 for (const t of traces) {
   const name = nameOf(t);
   const dirs = gcDirs(t);
@@ -205,5 +255,6 @@ for (const t of traces) {
 }
 await checkAcceptance();
 await checkDocQueries();
+await checkSecondReader();
 console.log(`# export-check: ${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

@@ -1,6 +1,7 @@
 #!/bin/bash
-# check.sh - heapfs export read by DuckDB (tests/export/check.mjs): the
-# export of several traces, each compared with heapfs's own files.
+# check.sh - heapfs export read by DuckDB and arrow-rs
+# (tests/export/check.mjs): the export of several traces, each compared
+# with heapfs's own files.
 #   HEAPFS=/abs/build/heapfs bash tests/export/check.sh
 # Inputs, made here: a synthetic multicache trace (4 GCs with graphs), a
 # heap dump from tests/tools/gen_hprof (beside HEAPFS in tools/), the
