@@ -624,8 +624,7 @@ static inline int decode_ref(struct cur *c, uint64_t id, int64_t *slot_acc, uint
 	int rc = cur_sv(c, &d);
 	if (rc)
 		return rc;
-	*slot_acc += d;
-	if (*slot_acc < 0 || *slot_acc > UINT32_MAX)
+	if (__builtin_add_overflow(*slot_acc, d, slot_acc) || *slot_acc < 0 || *slot_acc > UINT32_MAX)
 		return -EBADMSG;
 	*slot = (uint32_t)*slot_acc;
 	if ((rc = cur_sv(c, &d)))
