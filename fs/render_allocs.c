@@ -592,7 +592,8 @@ int allocs_table(struct hfs *fs, enum allocs_table which, struct table *t)
 	rc = fs->en.trace->has_counts ? rows_from_counts(fs->en.trace, &a) : rows_from_events(fs, &a);
 	if (rc)
 		goto out;
-	qsort(a.r, a.n, sizeof(*a.r), by_count);
+	if (a.n) /* a.r is NULL without rows (a heap dump): qsort's pointer must not be */
+		qsort(a.r, a.n, sizeof(*a.r), by_count);
 	if (which == ALLOCS_BY_SITE)
 		rc = table_by_site(&a, t);
 	else if (which == ALLOCS_BY_METHOD)
