@@ -83,6 +83,7 @@ struct exp_args {
 	const char *dir;
 	int quiet;            /* -q: no summary lines either */
 	int has_range, latest;
+	int has_lo, has_hi;   /* the range names that end (A- and -B leave one open) */
 	uint64_t gc_lo, gc_hi;
 	const char *range;    /* as given, for messages */
 };
@@ -125,13 +126,17 @@ static int parse_range(struct exp_args *a, const char *s)
 	}
 	a->gc_lo = 0;
 	a->gc_hi = UINT32_MAX;
-	if (!dash)
+	if (!dash) {
+		a->has_lo = a->has_hi = 1;
 		return parse_u64(s, end, &a->gc_lo) ? -EINVAL : parse_u64(s, end, &a->gc_hi);
-	if (dash == s && dash + 1 == end)
+	}
+	a->has_lo = dash > s;
+	a->has_hi = dash + 1 < end;
+	if (!a->has_lo && !a->has_hi)
 		return -EINVAL;
-	if (dash > s && parse_u64(s, dash, &a->gc_lo))
+	if (a->has_lo && parse_u64(s, dash, &a->gc_lo))
 		return -EINVAL;
-	if (dash + 1 < end && parse_u64(dash + 1, end, &a->gc_hi))
+	if (a->has_hi && parse_u64(dash + 1, end, &a->gc_hi))
 		return -EINVAL;
 	return a->gc_lo <= a->gc_hi ? 0 : -ERANGE;
 }
@@ -1042,8 +1047,9 @@ static int select_gcs(const struct exp_args *a, const struct trace *t, uint32_t 
 		return -ENOENT;
 	}
 	uint32_t first = t->gcs[0].gc, last = t->gcs[t->ngcs - 1].gc;
+	/* an end the range names must be one of the trace's GC numbers' span */
 	if (a->has_range && !a->latest &&
-	    (a->gc_lo < first || a->gc_lo > last || (a->gc_hi != UINT32_MAX && (a->gc_hi < first || a->gc_hi > last)))) {
+	    ((a->has_lo && (a->gc_lo < first || a->gc_lo > last)) || (a->has_hi && (a->gc_hi < first || a->gc_hi > last)))) {
 		snprintf(msg, len, "--gcs %s is out of range: the trace's GCs are %" PRIu32 "-%" PRIu32, a->range, first,
 			 last);
 		return -ERANGE;

@@ -120,6 +120,15 @@ sums a | cmp -s - "$TMP/a.before" || fail "an interrupted export changed a's par
 [ -z "$(find "$F" -name '.heapfs-export-*')" ] || fail "an interrupted export left its staging directory"
 ok "SIGTERM during an export: exit 143, a's partitions as they were, no staging directory left"
 
+# ---- --gcs forms: A-B, A, A-, -B, latest ----
+for r in 2-3:2,3 5:5 7-:7,8 -2:1,2 latest:8; do
+	rm -rf "$TMP/g"
+	"$HEAPFS" export -q "$C" --gcs "${r%%:*}" -o "$TMP/g"
+	got=$(ls "$TMP/g/histogram/trace=multicache" | sed 's/gc=//' | sort -n | paste -sd, -)
+	[ "$got" = "${r#*:}" ] || fail "--gcs ${r%%:*}: GCs $got, want ${r#*:}"
+done
+ok "--gcs 2-3, 5, 7-, -2 and latest select GCs 2,3 / 5 / 7,8 / 1,2 / 8"
+
 # ---- progress, without -q, one line per phase in a pipe ----
 HEAPFS_PROGRESS_AFTER_MS=0 "$HEAPFS" export "$C" --gcs latest -o "$TMP/p" 2>"$TMP/p.err"
 grep -q "^heapfs: export multicache: objects of GC 8: " "$TMP/p.err" || fail "no progress line: $(cat "$TMP/p.err")"
@@ -142,6 +151,7 @@ err 1 "nosuch.htr: No such file or directory" "$C" "$TMP/nosuch.htr" -o "$TMP/e2
 err 1 "$TMP: is a directory" "$TMP" -o "$TMP/e1"
 err 1 "multicache.htr: --gcs 3-99 is out of range: the trace's GCs are 1-8" "$C" --gcs 3-99 -o "$TMP/e1"
 err 2 "--gcs 9-3: the range is empty" "$C" --gcs 9-3 -o "$TMP/e1"
+err 1 "multicache.htr: --gcs 9- is out of range: the trace's GCs are 1-8" "$C" --gcs 9- -o "$TMP/e1"
 err 2 "--gcs x: not a range" "$C" --gcs x -o "$TMP/e1"
 err 2 "would both be trace=multicache" "$C" examples/multicache.htr -o "$TMP/e1"
 printf 'HTR1 not a trace' >"$TMP/bad.htr"
