@@ -293,11 +293,12 @@ static int strtab_set(struct strtab *s, uint32_t id, const char *p, size_t len)
 	return buf_put(&s->arena, p, len);
 }
 
-/* Once every id is set: the pointers (the arena no longer moves). */
+/* Once every id is set: the pointers (the arena no longer moves; it has
+ * no bytes at all when every string is empty). */
 static void strtab_seal(struct strtab *s)
 {
 	for (uint32_t i = 0; i < s->n; i++)
-		s->str[i] = (const char *)s->arena.data + s->off[i];
+		s->str[i] = s->arena.data ? (const char *)s->arena.data + s->off[i] : "";
 }
 
 static void strtab_free(struct strtab *s)
