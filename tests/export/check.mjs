@@ -217,6 +217,30 @@ async function duckFingerprint(file, names, types) {
   return { rows: Number(r.n), cols: names.map((c, i) => [c, r['c' + i]]) };
 }
 
+// docs/export.md's "types that grow in every instance" over GROWTH_DIR
+// (traces of several GCs) equals what their by-type tables at the first
+// and last GC say.
+async function checkGrowth() {
+  const dir = process.env.GROWTH_DIR, ts = (process.env.GROWTH_TRACES || '').split(' ').filter(Boolean);
+  if (!dir || !ts.length) return;
+  const doc = readFileSync(new URL('../../docs/export.md', import.meta.url), 'utf8');
+  const q = [...doc.matchAll(/```sql duckdb\n([\s\S]*?)```/g)].map(m => m[1]).find(b => b.includes('grow in every instance'));
+  const per = ts.map(t => {
+    const dirs = gcDirs(t), gcs = [...dirs.keys()].sort((a, b) => a - b);
+    const at = gc => new Map(tsv(cat(t, `gc/${dirs.get(gc)}/by-type/table`)).map(f => [f.name, BigInt(f.count)]));
+    const first = at(gcs[0]), last = at(gcs[gcs.length - 1]);
+    const g = new Map();
+    for (const ty of new Set([...first.keys(), ...last.keys()])) g.set(ty, (last.get(ty) || 0n) - (first.get(ty) || 0n));
+    return g;
+  });
+  const want = [...per[0].keys()].filter(ty => per.every(g => g.has(ty) && g.get(ty) > 0n))
+    .map(ty => `${ty} ${per.map(g => g.get(ty)).reduce((a, b) => (a < b ? a : b))}`).sort();
+  const got = (await sql(q.replaceAll("'fleet/", `'${dir}/`))).map(r => `${r.type} ${r.least_growth}`).sort();
+  ok(want.length > 0 && want.join('|') === got.join('|'),
+     `docs/export.md's "types that grow in every instance" over ${ts.length} traces equals their by-type tables at the first and last GC (${got.length} types, e.g. ${got[0]})`,
+     JSON.stringify([got.slice(0, 4), want.slice(0, 4)]));
+}
+
 async function checkSecondReader() {
   const files = (await sql(`SELECT file FROM glob('${allDir}/*/**/*.parquet') ORDER BY file`)).map(r => r.file);
   let bad = [], rows = 0;
@@ -255,6 +279,7 @@ for (const t of traces) {
 }
 await checkAcceptance();
 await checkDocQueries();
+await checkGrowth();
 await checkSecondReader();
 console.log(`# export-check: ${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

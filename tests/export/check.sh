@@ -32,5 +32,9 @@ fi
 
 "$HEAPFS" export -q "${TRACES[@]}" -o "$WORK/all"
 "$HEAPFS" export -q "${TRACES[@]}" --gcs latest -o "$WORK/latest"
+# the two traces of several GCs: docs/export.md's "types that grow in
+# every instance" has an answer to check there
+"$HEAPFS" export -q "$WORK/synth-multicache.htr" "$WORK/multicache.htr" -o "$WORK/growth"
 cd "$ROOT/tests/export"
-node check.mjs "$HEAPFS" "$WORK/all" "$WORK/latest" "${TRACES[@]}"
+GROWTH_DIR=$WORK/growth GROWTH_TRACES="$WORK/synth-multicache.htr $WORK/multicache.htr" \
+	node check.mjs "$HEAPFS" "$WORK/all" "$WORK/latest" "${TRACES[@]}"
