@@ -382,6 +382,159 @@ static int table_stats(const struct trace *tr, const struct arows *a, struct tab
 	return rc ? rc : stat_exactness(tr, t);
 }
 
+/* ---- allocations per application caller (format 1.4: COUNT_CALLERS) ---- */
+
+static const struct tcol caller_cols[] = {
+	{ "site", TCOL_STR }, { "type", TCOL_STR }, { "caller", TCOL_STR }, { "count", TCOL_I64 },
+	{ "bci", TCOL_I64 }, { "caller_bci", TCOL_I64 },
+};
+
+static int by_caller_key(const void *x, const void *y)
+{
+	const struct htr_count_caller *a = x, *b = y;
+	if (a->site != b->site)
+		return a->site < b->site ? -1 : 1;
+	if (a->method != b->method)
+		return a->method < b->method ? -1 : 1;
+	return a->bci < b->bci ? -1 : a->bci > b->bci;
+}
+
+/* Sites ascending, a site's callers by count, most first. */
+static int by_site_count(const void *x, const void *y)
+{
+	const struct htr_count_caller *a = x, *b = y;
+	if (a->site != b->site)
+		return a->site < b->site ? -1 : 1;
+	if (a->count != b->count)
+		return a->count > b->count ? -1 : 1;
+	return by_caller_key(a, b);
+}
+
+/* The trace's entries, those with the same (site, method, bci) added up,
+ * in key order: *out (caller frees), *n. */
+static int callers_merged(const struct trace *t, struct htr_count_caller **out, uint32_t *n)
+{
+	*n = 0;
+	*out = malloc(((size_t)t->ncount_callers + 1) * sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	struct htr_count_caller *c = *out;
+	if (t->ncount_callers)
+		memcpy(c, t->count_callers, t->ncount_callers * sizeof(*c));
+	qsort(c, t->ncount_callers, sizeof(*c), by_caller_key);
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < t->ncount_callers; i++) {
+		if (k && !by_caller_key(&c[k - 1], &c[i])) {
+			if (__builtin_add_overflow(c[k - 1].count, c[i].count, &c[k - 1].count) ||
+			    c[k - 1].count > INT64_MAX)
+				return -EIO; /* no run counts that many: damage */
+			continue;
+		}
+		c[k++] = c[i];
+	}
+	*n = k;
+	qsort(c, k, sizeof(*c), by_site_count);
+	return 0;
+}
+
+/* One row of allocs/by-caller; caller NULL: the site's allocations under
+ * no recorded caller. */
+static int caller_row(const struct trace *tr, struct table *t, uint32_t site, const struct htr_count_caller *c,
+		      int64_t count, struct buf *name)
+{
+	const struct trace_count_site *cs = &tr->count_sites[site];
+	const struct htr_site_frame f = { cs->method, cs->line };
+	buf_reset(name);
+	int rc = sym_frame(tr, &f, name);
+	if (!rc)
+		rc = buf_putc(name, '\0');
+	if (rc || (rc = table_add_row(t)))
+		return rc;
+	set_s(t, 0, (const char *)name->data);
+	set_s(t, 1, cs->type);
+	if (c) {
+		const struct htr_site_frame g = { c->method, c->line };
+		buf_reset(name);
+		if ((rc = sym_frame(tr, &g, name)) || (rc = buf_putc(name, '\0')))
+			return rc;
+		set_s(t, 2, (const char *)name->data);
+		table_set_i64(t, 5, c->bci);
+	} else {
+		set_s(t, 2, "<no caller>");
+	}
+	table_set_i64(t, 3, count);
+	table_set_i64(t, 4, cs->bci);
+	return 0;
+}
+
+/* A site's run of merged entries and its rows' total. */
+struct cgroup {
+	uint32_t first, n;
+	int64_t total, attributed, rest; /* rest: allocations under no caller */
+};
+
+static int by_group_total(const void *x, const void *y)
+{
+	const struct cgroup *a = x, *b = y;
+	if (a->total != b->total)
+		return a->total > b->total ? -1 : 1;
+	return a->first < b->first ? -1 : a->first > b->first;
+}
+
+/* The sites of c[n] (site-ordered) as groups, biggest count first:
+ * *out (caller frees), *ng. */
+static int caller_groups(const struct trace *tr, const struct htr_count_caller *c, uint32_t n,
+			 struct cgroup **out, uint32_t *ng)
+{
+	*ng = 0;
+	if (!(*out = malloc(((size_t)n + 1) * sizeof(**out))))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n;) {
+		struct cgroup *g = &(*out)[(*ng)++];
+		*g = (struct cgroup){ i, 0, 0, 0, 0 };
+		for (; i < n && c[i].site == c[g->first].site; i++, g->n++)
+			if (__builtin_add_overflow(g->attributed, (int64_t)c[i].count, &g->attributed))
+				return -EIO; /* more than any run counts: damage */
+		uint32_t site = c[g->first].site;
+		g->total = site < tr->nsite_counts ? tr->site_counts[site] : 0;
+		if (__builtin_sub_overflow(g->total, g->attributed, &g->rest))
+			return -EIO;
+	}
+	qsort(*out, *ng, sizeof(**out), by_group_total);
+	return 0;
+}
+
+/* allocs/by-caller: per counted site that has callers, a row per caller
+ * and one "<no caller>" row for the rest of its count (other threads,
+ * calls not marked), so that a site's rows add up to its by-site count.
+ * Sites by count, most first; a site's callers likewise. */
+static int table_by_caller(const struct trace *tr, struct table *t)
+{
+	table_init(t, caller_cols, 6);
+	struct htr_count_caller *c = NULL;
+	struct cgroup *g = NULL;
+	uint32_t n = 0, ng = 0;
+	struct buf name;
+	buf_init(&name);
+	int rc = callers_merged(tr, &c, &n);
+	if (!rc)
+		rc = caller_groups(tr, c, n, &g, &ng);
+	for (uint32_t k = 0; k < ng && !rc; k++) {
+		uint32_t site = c[g[k].first].site;
+		if (site >= tr->ncount_sites || !tr->count_sites[site].type)
+			continue; /* no COUNT_SITE: nothing to name it by */
+		for (uint32_t i = g[k].first; i < g[k].first + g[k].n && !rc; i++)
+			if (c[i].count)
+				rc = caller_row(tr, t, site, &c[i], (int64_t)c[i].count, &name);
+		if (!rc && g[k].rest)
+			rc = caller_row(tr, t, site, NULL, g[k].rest, &name);
+	}
+	buf_free(&name);
+	free(g);
+	free(c);
+	return rc;
+}
+
 /* ---- sampled allocations (a JFR recording: analyses/samples.h) ---- */
 
 /* A (site, type) or method row of estimates. */
@@ -587,6 +740,8 @@ int allocs_table(struct hfs *fs, enum allocs_table which, struct table *t)
 	struct arows a = { 0 };
 	int rc;
 	memset(t, 0, sizeof(*t));
+	if (which == ALLOCS_BY_CALLER) /* counters only: empty for other traces */
+		return table_by_caller(fs->en.trace, t);
 	if (uses_samples(fs->en.trace))
 		return render_allocs_sampled(fs, which, t);
 	rc = fs->en.trace->has_counts ? rows_from_counts(fs->en.trace, &a) : rows_from_events(fs, &a);

@@ -4,6 +4,14 @@
  *   allocs/by-site[.csv|.json]    site (Class.method:line), type, count,
  *                                 bci, descriptor; most allocations first
  *   allocs/by-method[.csv|.json]  method (Class.method), descriptor, count
+ *   allocs/by-caller[.csv|.json]  site, type, caller (Class.method:line of
+ *                                 the application call above the site),
+ *                                 count, bci, caller_bci: per counted site
+ *                                 with callers (format 1.4, the agent's
+ *                                 JDK sites), a row per caller and a
+ *                                 "<no caller>" row for the rest, so that
+ *                                 a site's rows add up to its by-site count;
+ *                                 empty without COUNT_CALLERS
  *   allocs/stats[.json]           name, value: source, counting scheme,
  *                                 allocations, sites, methods, increments
  *                                 the counters executed, increments one
@@ -23,7 +31,7 @@
 
 struct hfs;
 
-enum allocs_table { ALLOCS_BY_SITE, ALLOCS_BY_METHOD, ALLOCS_STATS };
+enum allocs_table { ALLOCS_BY_SITE, ALLOCS_BY_METHOD, ALLOCS_STATS, ALLOCS_BY_CALLER };
 enum allocs_format { ALLOCS_TSV, ALLOCS_CSV, ALLOCS_JSON };
 
 int render_allocs(struct hfs *fs, enum allocs_table which, enum allocs_format fmt, struct buf *out);

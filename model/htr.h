@@ -29,8 +29,9 @@
 #define HTR_TRAILER_MAGIC "HTREND01"
 #define HTR_FRAME_MAGIC "HFRM"
 #define HTR_VERSION_MAJOR 1
-#define HTR_VERSION_MINOR 3   /* 1.1: COUNT_SITE, ALLOC_COUNTS; 1.2: reachable summaries;
-                                 * 1.3: ALLOC_SAMPLE, OLD_SAMPLE, SAMPLE_TOTALS */
+#define HTR_VERSION_MINOR 4   /* 1.1: COUNT_SITE, ALLOC_COUNTS; 1.2: reachable summaries;
+                                 * 1.3: ALLOC_SAMPLE, OLD_SAMPLE, SAMPLE_TOTALS;
+                                 * 1.4: COUNT_CALLERS */
 #define HTR_HEADER_SIZE 32
 #define HTR_FRAME_HEADER_SIZE 32
 #define HTR_TRAILER_SIZE 24
@@ -64,6 +65,7 @@ enum htr_ev {
 	HTR_EV_ALLOC_COUNTS = 13, /* 1.1: allocations per counted site since the previous ALLOC_COUNTS */
 	HTR_EV_ALLOC_SAMPLE = 14, /* 1.3: one sampled allocation and the bytes it stands for */
 	HTR_EV_OLD_SAMPLE = 15,   /* 1.3: a sampled live object (a leak candidate), its path to a root */
+	HTR_EV_COUNT_CALLERS = 16,/* 1.4 symbol: counted sites' allocations per application call above them */
 	/* footer-only events */
 	HTR_EV_FRAME_ENTRY = 32,
 	HTR_EV_GC_SUMMARY = 33,
@@ -211,6 +213,17 @@ struct htr_old_sample {
 	const struct htr_old_ref *path;
 };
 
+/* COUNT_CALLERS (1.4): allocations of counted site `site` (a COUNT_SITE
+ * id) made while the application's call at bytecode offset bci of method
+ * `method` (a METHOD id) was running: the first application frame above a
+ * JDK site.  A part of the site's count, never more: the rest of the
+ * site's allocations were made under no recorded caller. */
+struct htr_count_caller {
+	uint32_t site, method, bci;
+	int32_t line;              /* of the call; -1 unknown */
+	uint64_t count;
+};
+
 /* Per-GC summary, in the footer and in the index. */
 struct htr_gc_summary {
 	uint32_t gc;
@@ -303,6 +316,7 @@ struct htr_event {
 			const int64_t *counts;  /* [count] allocations since the previous ALLOC_COUNTS (a
 			                         * snapshot taken while threads run may be corrected later) */
 		} alloc_counts;
+		struct { uint32_t count; const struct htr_count_caller *callers; } count_callers;
 	} u;
 };
 

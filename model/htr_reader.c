@@ -239,6 +239,7 @@ struct htr_iter {
 	uint64_t *ids;
 	uint32_t *count_sites; /* ALLOC_COUNTS */
 	int64_t *counts;
+	struct htr_count_caller *callers; /* COUNT_CALLERS */
 	struct htr_old_ref *old_path; /* OLD_SAMPLE */
 	uint64_t prev_alloc_id, prev_time, prev_graph_id;
 };
@@ -275,7 +276,7 @@ void htr_iter_close(struct htr_iter *it)
 	free(it->win);
 	free(it->fields);
 	free(it->refs); free(it->roots); free(it->ids); free(it->count_sites); free(it->counts);
-	free(it->old_path);
+	free(it->callers); free(it->old_path);
 	free(it);
 }
 
@@ -359,6 +360,35 @@ static int decode_alloc_sample(struct cur *c, struct htr_alloc_sample *a)
 	GET(cur_uv(c, &a->thread));
 	GET(cur_uv(c, &a->weight));
 	GET(cur_uv(c, &a->size));
+	return 0;
+bad:
+	return rc;
+}
+
+/* COUNT_CALLERS (1.4): at most HTR_MAX_CHUNK entries, into it->callers. */
+static int decode_callers(struct htr_iter *it, struct cur *c, struct htr_event *ev)
+{
+	int rc;
+	uint64_t v;
+	GET(cur_u32(c, &ev->u.count_callers.count));
+	if (ev->u.count_callers.count > HTR_MAX_CHUNK)
+		return -EBADMSG;
+	if (!it->callers && !(it->callers = malloc(HTR_MAX_CHUNK * sizeof *it->callers)))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < ev->u.count_callers.count; i++) {
+		struct htr_count_caller *k = &it->callers[i];
+		GET(cur_u32(c, &k->site));
+		GET(cur_u32(c, &k->method));
+		GET(cur_u32(c, &k->bci));
+		GET(cur_uv(c, &v));
+		if (v > (uint64_t)INT32_MAX + 1)
+			return -EBADMSG;
+		k->line = (int32_t)v - 1;
+		GET(cur_uv(c, &k->count));
+		if (k->count > INT64_MAX) /* no run makes more; readers add them as int64_t */
+			return -EBADMSG;
+	}
+	ev->u.count_callers.callers = it->callers;
 	return 0;
 bad:
 	return rc;
@@ -725,6 +755,10 @@ static int decode_event(struct htr_iter *it, struct cur *c, struct htr_event *ev
 		ev->u.alloc_counts.counts = it->counts;
 		return 0;
 	}
+	case HTR_EV_COUNT_CALLERS:
+		if (it->f->minor < 4)
+			return -EBADMSG;
+		return decode_callers(it, c, ev);
 	case HTR_EV_ALLOC_SAMPLE:
 		if (it->f->minor < 3)
 			return -EBADMSG;
@@ -820,6 +854,7 @@ static const char *event_name(uint8_t t)
 	case HTR_EV_TOTALS: return "totals";
 	case HTR_EV_COUNT_SITE: return "count site";
 	case HTR_EV_ALLOC_COUNTS: return "allocation counts";
+	case HTR_EV_COUNT_CALLERS: return "count callers";
 	case HTR_EV_ALLOC_SAMPLE: return "allocation sample";
 	case HTR_EV_OLD_SAMPLE: return "old-object sample";
 	case HTR_EV_SAMPLE_TOTALS: return "sample totals";

@@ -724,6 +724,41 @@ int htr_write_count_site(struct htr_writer *w, uint32_t id, uint32_t method, uin
 	return emit(w, 1);
 }
 
+/* One COUNT_CALLERS event of n (at most HTR_MAX_CHUNK) entries. */
+static int put_callers(struct buf *b, uint32_t n, const struct htr_count_caller *c)
+{
+	int rc = 0;
+	PUT(buf_putc(b, HTR_EV_COUNT_CALLERS));
+	PUT(buf_put_uv(b, n));
+	for (uint32_t i = 0; i < n; i++) {
+		PUT(buf_put_uv(b, c[i].site));
+		PUT(buf_put_uv(b, c[i].method));
+		PUT(buf_put_uv(b, c[i].bci));
+		PUT(buf_put_uv(b, c[i].line < 0 ? 0 : (uint64_t)c[i].line + 1));
+		PUT(buf_put_uv(b, c[i].count));
+	}
+	return rc;
+}
+
+int htr_write_count_callers(struct htr_writer *w, uint32_t n, const struct htr_count_caller *c)
+{
+	if (w->minor < 4 || (n && !c))
+		return fail(w, -EINVAL);
+	while (n) {
+		uint32_t k = n < HTR_MAX_CHUNK ? n : HTR_MAX_CHUNK;
+		buf_reset(&w->scratch);
+		int rc = put_callers(&w->scratch, k, c);
+		if (rc)
+			return fail(w, rc);
+		/* a symbol: the footer repeats it, so a reader of the footer alone has it */
+		if ((rc = emit(w, 1)))
+			return rc;
+		c += k;
+		n -= k;
+	}
+	return 0;
+}
+
 /* One ALLOC_COUNTS event per chunk of at most HTR_MAX_CHUNK sites. */
 static int put_counts(struct buf *b, uint32_t gc, uint32_t flags, uint64_t incr, uint64_t per_site, uint32_t n,
 		      const uint32_t *sites, const int64_t *counts)

@@ -98,6 +98,13 @@ int htr_write_gc_end(struct htr_writer *w, const struct htr_gc_event *g);
  * before the first ALLOC_COUNTS that names it. */
 int htr_write_count_site(struct htr_writer *w, uint32_t id, uint32_t method, uint32_t bci, int32_t line,
 			 const char *type);
+/* Format 1.4: per counted site, the allocations made under each
+ * application call above it (struct htr_count_caller; n of them, any
+ * order, split into events of at most HTR_MAX_CHUNK).  A symbol, so the
+ * footer repeats it: written after the COUNT_SITE and METHOD events it
+ * names.  Entries with the same (site, method, bci) add up.  -EINVAL with
+ * a writer of an older minor. */
+int htr_write_count_callers(struct htr_writer *w, uint32_t n, const struct htr_count_caller *c);
 /* Allocations per counted site since the previous call (sites ascending,
  * zero or negative counts allowed: a snapshot read while the program
  * runs can be ahead on some sites), after GC number gc (0: before any), and the

@@ -153,6 +153,23 @@ static int add_counts(struct trace *t, const struct htr_event *ev)
 	return 0;
 }
 
+/* Keeps one COUNT_CALLERS event's entries (1.4), as read: readers that
+ * add them up check for overflow (the decoder bounds each by INT64_MAX). */
+static int add_callers(struct trace *t, const struct htr_event *ev)
+{
+	uint32_t n = ev->u.count_callers.count;
+	if (!n) /* an empty event: nothing to keep, and no array to copy from */
+		return 0;
+	if (n > UINT32_MAX - t->ncount_callers)
+		return -EBADMSG;
+	if (array_reserve((void **)&t->count_callers, &t->cap_count_callers, (uint64_t)t->ncount_callers + n,
+			  sizeof(*t->count_callers)))
+		return -ENOMEM;
+	memcpy(t->count_callers + t->ncount_callers, ev->u.count_callers.callers, n * sizeof(*t->count_callers));
+	t->ncount_callers += n;
+	return 0;
+}
+
 static int add_site(struct trace *t, const struct htr_event *ev)
 {
 	uint32_t id = ev->u.site.id;
@@ -232,6 +249,7 @@ static int symbols_add(struct trace *t, struct caps *caps, const struct htr_even
 	case HTR_EV_SITE: return add_site(t, ev);
 	case HTR_EV_COUNT_SITE: return add_count_site(t, ev);
 	case HTR_EV_ALLOC_COUNTS: return add_counts(t, ev);
+	case HTR_EV_COUNT_CALLERS: return add_callers(t, ev);
 	case HTR_EV_THREAD: return add_thread(t, ev, &caps->threads);
 	case HTR_EV_INFO: return add_info(t, ev, &caps->info);
 	default: return 0;
@@ -611,6 +629,9 @@ static void reset_index(struct trace *t, struct caps *caps)
 	for (uint32_t i = 0; i < t->ncount_sites; i++)
 		free(t->count_sites[i].type);
 	free(t->count_sites); free(t->site_counts);
+	free(t->count_callers);
+	t->count_callers = NULL;
+	t->ncount_callers = t->cap_count_callers = 0;
 	t->count_sites = NULL; t->site_counts = NULL;
 	t->ncount_sites = t->nsite_counts = 0;
 	t->has_counts = 0;

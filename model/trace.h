@@ -111,6 +111,10 @@ struct trace {
 	int has_counts;                /* an ALLOC_COUNTS event was seen */
 	uint64_t count_increments, count_per_site; /* of the latest ALLOC_COUNTS */
 	uint32_t count_flags;          /* enum htr_count_flags of the latest */
+	/* allocation counts per application caller (1.4, COUNT_CALLERS): as
+	 * read, in file order; entries with the same (site, method, bci) add
+	 * up (fs/render_allocs.c merges them) */
+	struct htr_count_caller *count_callers; uint32_t ncount_callers; uint64_t cap_count_callers;
 	uint64_t first_ns, last_ns;  /* earliest and latest timestamps seen */
 	/* sampled allocations and sampled live objects (1.3: a JFR recording's
 	 * allocation and old-object samples); the events stay in the frames */

@@ -12,6 +12,8 @@
  *   nograph.trace   three GCs without graph, deaths only
  *   truncated.trace footer.trace cut in the middle of its last frame
  *   minimal.trace   header, one empty GC, footer
+ *   counted.trace   mode=count's events: COUNT_SITE, ALLOC_COUNTS and
+ *                   COUNT_CALLERS (1.4) around one GC, footer
  * and each of them again as a structured input (NAME.fz: uncompressed
  * payloads, see build_structured in fuzz_trace_input.h), which the harness
  * compresses and checksums back into the same file; footer-cut.fz is
@@ -171,6 +173,25 @@ static void write_minimal(const char *dir)
 	CHECK(htr_writer_close(w));
 }
 
+/* mode=count's events: two counted sites, their counts, the first one's
+ * allocations split over two callers (format 1.4). */
+static void write_counted(const char *dir)
+{
+	struct htr_writer *w = open_w(dir, "counted.trace", 1);
+	symbols(w);
+	CHECK(htr_write_count_site(w, 0, 0, 31, 1211, "java.lang.Long"));
+	CHECK(htr_write_count_site(w, 1, 1, 4, -1, "int[]"));
+	uint32_t ids[2] = { 0, 1 };
+	int64_t cnt[2] = { 12, 3 };
+	CHECK(htr_write_alloc_counts(w, 0, HTR_COUNTS_PATHS, 14, 15, 2, ids, cnt));
+	gc(w, 1, 10, 1, 0, 0);
+	gc(w, 1, 20, 0, 0, 0);
+	CHECK(htr_write_alloc_counts(w, 1, HTR_COUNTS_PATHS | HTR_COUNTS_FINAL, 14, 15, 1, ids, cnt));
+	struct htr_count_caller c[2] = { { 0, 0, 16, 13, 20 }, { 0, 1, 13, -1, 3 } };
+	CHECK(htr_write_count_callers(w, 2, c));
+	CHECK(htr_writer_close(w));
+}
+
 /* Copies the first half of the last frame-carrying part: a JVM that died. */
 static void write_truncated(const char *dir)
 {
@@ -282,7 +303,8 @@ int main(int argc, char **argv)
 	write_nograph(argv[1]);
 	write_minimal(argv[1]);
 	write_truncated(argv[1]);
-	static const char *const names[] = { "footer", "nofooter", "nograph", "minimal", "truncated" };
+	write_counted(argv[1]);
+	static const char *const names[] = { "footer", "nofooter", "nograph", "minimal", "truncated", "counted" };
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		write_structured(argv[1], names[i], names[i], 0);
 	write_structured(argv[1], "footer", "footer-cut", 400); /* cut inside the frames */
