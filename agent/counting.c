@@ -54,10 +54,16 @@
  * plain increments and never count in threads_max.  The application's
  * calls into the JDK set heapfs.Threads.c to their caller id
  * (sink_caller) around the call; j() counts (caller, counter) pairs in a
- * cache whose evictions come to jdk_pair.  Not yet done: turning the
- * pairs into per-caller counts in the trace (split_callers, a caller
- * view in allocs/): the pairs are collected and the verbose statistics
- * report them, the trace has the JDK sites' totals only.
+ * cache whose evictions come to jdk_pair.  At exit (write_callers) the
+ * cache and the evicted pairs are added up and turned into allocations
+ * per (JDK site, caller) by the counters' coefficients, written as
+ * COUNT_CALLERS (format 1.4) after the final ALLOC_COUNTS: the sites'
+ * totals stay as they are, each caller's part is a share of them.  Not
+ * attributed (the rest, allocs/by-caller's "<no caller>"): increments on
+ * other threads (the side array), JDK code run with no marked call
+ * around it.  An exception out of a marked call skips its restore: c
+ * stays set, and JDK code then run outside any marked call counts under
+ * that caller until an enclosing marked call returns.
  *
  * Method ids: mode=count's METHOD events share mode=full's id space
  * (symbols.c, sym_method): at ClassPrepare of an instrumented class its
@@ -116,9 +122,6 @@ struct csite {
 	uint32_t method, pc, line;
 	char *type;                 /* owned */
 	int written;                /* COUNT_SITE written (agent thread) */
-	/* a JDK site's part made under one application caller (split_callers):
-	 * caller id (0: a site of its own), the JDK site's index */
-	uint32_t caller, parent;
 };
 /* An application call into the JDK (sink_caller; id = index + 1): the
  * method (cn->m index, NO_ID until sink_method attaches it) and where. */
@@ -127,16 +130,11 @@ struct ccaller {
 	uint32_t method, pc, line;
 };
 /* Allocations the JDK counted under an application caller: key caller
- * << 32 | counter, n the increments (heapfs.Threads.q's evictions). */
+ * << 32 | counter, n the increments (heapfs.Threads.q's evictions); at
+ * exit also key site << 32 | caller, n the allocations (write_callers). */
 struct cpair {
 	uint64_t key;
 	int64_t n;
-	UT_hash_handle hh;
-};
-/* The site split off a JDK site for one caller: key site << 32 | caller. */
-struct cderived {
-	uint64_t key;
-	uint32_t site;
 	UT_hash_handle hh;
 };
 /* A bytecode range of a method and the correction an exception leaving a
@@ -293,7 +291,6 @@ struct counting {
 	pthread_mutex_t pair_mu;              /* pairs */
 	struct cpair *pairs;                  /* owned, by key */
 	uint64_t pairs_lost;                  /* out of memory: caller counts not kept */
-	struct cderived *derived;             /* owned, by key (under mu) */
 	jclass threads_cls;                   /* global ref: heapfs.Threads (its caller cache) */
 	int jdk_initial;                      /* the hooks run for the JDK's classes loaded
 					       * before VMInit (first instrumented) */
@@ -696,7 +693,7 @@ static int sink_site(void *ctx, uint32_t method, uint32_t k, uint32_t pc, uint32
 	if (s->type && s->method != method) /* a new version: the site stays as first described */
 		free(t);
 	else
-		*s = (struct csite){ method, pc, line, t, 0, 0, 0 };
+		*s = (struct csite){ method, pc, line, t, 0 };
 	return 0;
 }
 
@@ -2065,6 +2062,161 @@ static int site_counts(struct counting *cn, JNIEnv *jni, int64_t **out, uint64_t
 	return rc;
 }
 
+/* ---- the JDK sites' callers (COUNT_CALLERS) -------------------------------- */
+
+static void pairs_free(struct cpair **h)
+{
+	struct cpair *e, *tmp;
+	HASH_ITER(hh, *h, e, tmp) {
+		HASH_DEL(*h, e);
+		free(e);
+	}
+}
+
+/* Adds n to the entry key of hash *h, creating it. */
+static int pair_add(struct cpair **h, uint64_t key, int64_t n)
+{
+	struct cpair *e = NULL;
+	HASH_FIND(hh, *h, &key, sizeof(key), e);
+	if (!e) {
+		if (!(e = calloc(1, sizeof(*e))))
+			return -ENOMEM;
+		e->key = key;
+		HASH_ADD(hh, *h, key, sizeof(e->key), e);
+	}
+	if (__builtin_add_overflow(e->n, n, &e->n))
+		return -EOVERFLOW;
+	return 0;
+}
+
+/* Adds the pairs still in heapfs.Threads's cache (pk: keys, pc: counts;
+ * instrument.h, instr_threads_class) to *h. */
+static int cache_read(struct counting *cn, JNIEnv *jni, struct cpair **h)
+{
+	jfieldID fk = (*jni)->GetStaticFieldID(jni, cn->threads_cls, "pk", "[J");
+	jfieldID fc = fk ? (*jni)->GetStaticFieldID(jni, cn->threads_cls, "pc", "[J") : NULL;
+	jobject ak = fk && fc ? (*jni)->GetStaticObjectField(jni, cn->threads_cls, fk) : NULL;
+	jobject ac = ak ? (*jni)->GetStaticObjectField(jni, cn->threads_cls, fc) : NULL;
+	jlong k[INSTR_CALLER_SLOTS], c[INSTR_CALLER_SLOTS];
+	int rc = -EIO;
+	if (ac && (*jni)->GetArrayLength(jni, ak) == INSTR_CALLER_SLOTS &&
+	    (*jni)->GetArrayLength(jni, ac) == INSTR_CALLER_SLOTS) {
+		(*jni)->GetLongArrayRegion(jni, ak, 0, INSTR_CALLER_SLOTS, k);
+		(*jni)->GetLongArrayRegion(jni, ac, 0, INSTR_CALLER_SLOTS, c);
+		rc = (*jni)->ExceptionCheck(jni) ? -EIO : 0;
+	}
+	if ((*jni)->ExceptionCheck(jni))
+		(*jni)->ExceptionClear(jni);
+	for (uint32_t i = 0; i < INSTR_CALLER_SLOTS && !rc; i++)
+		if (k[i] && c[i])
+			rc = pair_add(h, (uint64_t)k[i], c[i]);
+	if (ak)
+		(*jni)->DeleteLocalRef(jni, ak);
+	if (ac)
+		(*jni)->DeleteLocalRef(jni, ac);
+	return rc;
+}
+
+/* The (caller, counter) pairs counted so far: those in the cache and
+ * those it evicted to the agent (jdk_pair), into *out (the caller frees
+ * it: pairs_free).  Read at exit: while the program runs, a pair evicted
+ * between the two reads would count twice. */
+static int pairs_read(struct counting *cn, JNIEnv *jni, struct cpair **out)
+{
+	struct cpair *h = NULL, *e, *tmp;
+	int rc = cache_read(cn, jni, &h);
+	pthread_mutex_lock(&cn->pair_mu);
+	HASH_ITER(hh, cn->pairs, e, tmp) {
+		if (rc)
+			break;
+		rc = pair_add(&h, e->key, e->n);
+	}
+	pthread_mutex_unlock(&cn->pair_mu);
+	if (rc)
+		pairs_free(&h);
+	*out = h;
+	return rc;
+}
+
+/* Per (site << 32 | caller): each pair's increments times its counter's
+ * coefficients, the rule site_counts applies to the totals, applied per
+ * caller (a JDK frame's increments all happen while its caller is set).
+ * Under cn->mu. */
+static int pairs_by_site(struct counting *cn, const struct cpair *pairs, struct cpair **out)
+{
+	int rc = 0;
+	*out = NULL;
+	for (const struct cpair *p = pairs; p && !rc; p = p->hh.next) {
+		uint32_t caller = (uint32_t)(p->key >> 32), i = (uint32_t)p->key;
+		if (i >= cn->next_counter)
+			continue; /* not a counter of ours: the cache's garbage */
+		for (uint32_t j = 0; j < cn->c[i].nsem && !rc; j++) {
+			const struct csem *s = &cn->sem[cn->c[i].sem_first + j];
+			int64_t n;
+			if (__builtin_mul_overflow(p->n, (int64_t)s->coef, &n))
+				rc = -EOVERFLOW;
+			else if (n)
+				rc = pair_add(out, (uint64_t)s->site << 32 | caller, n);
+		}
+	}
+	if (rc)
+		pairs_free(out);
+	return rc;
+}
+
+/* The COUNT_CALLERS entries of the (site, caller) counts: sites written,
+ * callers whose method has a METHOD id (emitted here if not yet); *out
+ * (caller frees), *n.  Under cn->mu. */
+static int caller_entries(struct counting *cn, struct htr_writer *w, const struct cpair *by,
+			  struct htr_count_caller **out, uint32_t *n)
+{
+	*n = 0;
+	*out = malloc(((size_t)HASH_COUNT(by) + 1) * sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	int rc = 0;
+	for (const struct cpair *p = by; p && !rc; p = p->hh.next) {
+		uint32_t site = (uint32_t)(p->key >> 32), caller = (uint32_t)p->key;
+		if (p->n <= 0 || site >= cn->ns || !cn->s[site].written || !caller || caller > cn->ncallers)
+			continue;
+		const struct ccaller *k = &cn->callers[caller - 1];
+		uint32_t id = k->method < cn->nm ? cn->m[k->method].sym_id : NO_ID;
+		if (id == NO_ID)
+			continue; /* its method never ran: cannot have counted */
+		rc = sym_emit_method(cn->sym, w, id);
+		(*out)[(*n)++] = (struct htr_count_caller){ site, id, k->pc, k->line ? (int32_t)k->line : -1,
+							    (uint64_t)p->n };
+	}
+	return rc;
+}
+
+/* At exit (jdk=on): the JDK sites' allocations per application call above
+ * them, as COUNT_CALLERS after the final ALLOC_COUNTS. */
+static int write_callers(struct counting *cn, JNIEnv *jni, struct htr_writer *w)
+{
+	if (!cn->opts.count_jdk || !cn->threads_cls)
+		return 0;
+	struct cpair *pairs = NULL, *by = NULL;
+	struct htr_count_caller *e = NULL;
+	uint32_t n = 0;
+	int rc = pairs_read(cn, jni, &pairs);
+	pthread_mutex_lock(&cn->mu);
+	if (!rc)
+		rc = pairs_by_site(cn, pairs, &by);
+	if (!rc)
+		rc = caller_entries(cn, w, by, &e, &n);
+	if (!rc && n)
+		rc = htr_write_count_callers(w, n, e);
+	pthread_mutex_unlock(&cn->mu);
+	if (cn->opts.verbose && !rc)
+		fprintf(stderr, "heapfs-agent: mode=count: jdk=on: %u (JDK site, application caller) counts written "
+			"(COUNT_CALLERS)\n", n);
+	pairs_free(&pairs);
+	pairs_free(&by);
+	free(e);
+	return rc;
+}
+
 /* Writes METHOD and COUNT_SITE symbols not written yet, then the counts
  * since the previous call as one ALLOC_COUNTS.  Method ids are symbols.c's
  * (ClassPrepare); a site whose method has none yet is written later (it
@@ -2111,6 +2263,8 @@ void count_write(struct counting *cn, JNIEnv *jni, struct htr_writer *w, uint32_
 	pthread_mutex_unlock(&cn->mu);
 	if (!rc && final)
 		rc = write_count_info(cn, w);
+	if (!rc && final)
+		rc = write_callers(cn, jni, w);
 	if (rc)
 		fprintf(stderr, "heapfs-agent: writing allocation counts failed: %s\n", strerror(-rc));
 	free(ids);

@@ -183,6 +183,23 @@ n=$(awk -F'\t' '$1 ~ /^java[.]lang[.]Long[.]valueOf:/ && $2 == "java.lang.Long" 
 "$HEAPFS" cat "$TMP/c.htr" allocs/by-site | awk -F'\t' '$1 ~ /^java[.]lang[.]Long[.]valueOf:/ && $2 == "java.lang.Long" { n += $3 } END { exit n != 37000 }' ||
 	fail "JDK sites: allocs/by-site does not list Long.valueOf with 37000"
 echo "ok: JDK sites: Long.valueOf 37000 (30000 + 7000), equal to mode=full, threads_max 1, exact"
+# the callers (COUNT_CALLERS, allocs/by-caller): by construction every
+# Long of Long.valueOf comes from a()'s call (30000) or b()'s (7000) on
+# the one counting thread, so no "<no caller>" row; the lines are those
+# of the calls in JdkMix.java
+la=$(grep -n 'total += Long.valueOf' tests/integration/JdkMix.java | cut -d: -f1)
+lb=$(grep -n 'sink = Long.valueOf' tests/integration/JdkMix.java | cut -d: -f1)
+"$HEAPFS" cat "$TMP/c.htr" allocs/by-caller >"$TMP/callers.tsv" || fail "JDK sites: allocs/by-caller unreadable"
+awk -F'\t' '$1 ~ /^java[.]lang[.]Long[.]valueOf:/ && $2 == "java.lang.Long" { print $3 "\t" $4 }' "$TMP/callers.tsv" | sort >"$TMP/lv.tsv"
+printf 'JdkMix.a:%s\t30000\nJdkMix.b:%s\t7000\n' "$la" "$lb" | sort >"$TMP/lv-expect.tsv"
+cmp -s "$TMP/lv.tsv" "$TMP/lv-expect.tsv" || { cat "$TMP/lv.tsv" >&2; fail "JDK sites: allocs/by-caller's Long.valueOf rows are not a() 30000 and b() 7000"; }
+# every site's rows in by-caller (callers and the rest) add up to its by-site count
+"$HEAPFS" cat "$TMP/c.htr" allocs/by-site >"$TMP/sites.tsv"
+bad=$(awk -F'\t' 'FNR == 1 { next } NR == FNR { k = $1 "\t" $2 "\t" $5; sum[k] += $4; next }
+	{ k = $1 "\t" $2 "\t" $4; if (k in sum) { seen++; if (sum[k] != $3) print k "\t" sum[k] "\t" $3 } }
+	END { if (!seen) print "no site in both" }' "$TMP/callers.tsv" "$TMP/sites.tsv")
+[ -z "$bad" ] || { echo "$bad" | head >&2; fail "JDK sites: allocs/by-caller does not add up to allocs/by-site"; }
+echo "ok: JDK sites: allocs/by-caller: Long.valueOf 30000 under JdkMix.a:$la, 7000 under JdkMix.b:$lb; every site's callers add up to its count"
 JDKOFF=$("$JAVA" "-agentpath:$AGENT=out=$TMP/o.htr,mode=count,jdk=off,counts=$TMP/o.tsv" -cp "$TMP/jdk" JdkMix 300 70 >/dev/null &&
 	grep -c '^java[.]' "$TMP/o.tsv" || true)
 [ "$JDKOFF" = 0 ] || fail "jdk=off: $JDKOFF JDK sites counted"
