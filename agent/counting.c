@@ -1792,21 +1792,35 @@ static int jdk_loaded(jvmtiEnv *jvmti, JNIEnv *jni, jclass **out, jint *n)
 	return sel ? 0 : -ENOMEM;
 }
 
-/* Retransforms classes one at a time (a class the JVM refuses, say one
- * whose rewritten code fails verification, stays as it was); after
- * each its methods get their METHOD ids as at ClassPrepare.  Returns
- * those refused. */
+/* RetransformClasses on sel[0..n), the hook told that these are the
+ * JDK's classes loaded before VMInit (instrumented as at load). */
+static jvmtiError jdk_retransform_call(struct counting *cn, jvmtiEnv *jvmti, const jclass *sel, jint n)
+{
+	pthread_mutex_lock(&cn->mu);
+	cn->jdk_initial = 1;
+	pthread_mutex_unlock(&cn->mu);
+	jvmtiError e = (*jvmti)->RetransformClasses(jvmti, n, sel);
+	pthread_mutex_lock(&cn->mu);
+	cn->jdk_initial = 0;
+	pthread_mutex_unlock(&cn->mu);
+	return e;
+}
+
+/* Retransforms the classes, then gives their methods METHOD ids as at
+ * ClassPrepare.  All in one call first: a call per class costs the JVM an
+ * operation at a safepoint each (measured on BoxingChurn: 229 classes one
+ * at a time took 166 ms, 30 of them in our hook).  A class the JVM refuses
+ * (say one whose rewritten code fails verification) fails the whole call,
+ * which then installs none; then one at a time, so that only the refused
+ * ones stay as they were (the failed call's hook work stays unused: those
+ * method versions never get METHOD ids, so they write nothing).  Returns
+ * the classes refused. */
 static uint32_t jdk_retransform(struct counting *cn, jvmtiEnv *jvmti, JNIEnv *jni, jclass *sel, jint n)
 {
 	uint32_t refused = 0;
+	int all = n > 0 && jdk_retransform_call(cn, jvmti, sel, n) == JVMTI_ERROR_NONE;
 	for (jint i = 0; i < n; i++) {
-		pthread_mutex_lock(&cn->mu);
-		cn->jdk_initial = 1;
-		pthread_mutex_unlock(&cn->mu);
-		jvmtiError e = (*jvmti)->RetransformClasses(jvmti, 1, &sel[i]);
-		pthread_mutex_lock(&cn->mu);
-		cn->jdk_initial = 0;
-		pthread_mutex_unlock(&cn->mu);
+		jvmtiError e = all ? JVMTI_ERROR_NONE : jdk_retransform_call(cn, jvmti, &sel[i], 1);
 		if (e != JVMTI_ERROR_NONE) {
 			refused++;
 			if (cn->opts.verbose) {
