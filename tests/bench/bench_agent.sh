@@ -17,9 +17,10 @@
 #   mode=sample   the agent's heap sampling (default interval 512 KiB)
 #   sample FINE   the same at interval=BENCH_FINE (default 32k), on the
 #                 programs run for the accuracy check only (marked acc)
-#   mode=count    exact allocation counts per site (path counters); today
-#                 it counts `new` in application classes only: whether it
-#                 counts JDK sites is read from its allocs/by-site
+#   mode=count    exact allocation counts per site (path counters), with
+#                 the JDK's java.* sites since jdk=on (f3b7f4c, the default);
+#                 whether a run counted JDK sites is read from its
+#                 allocs/by-site (jdk=off or an older agent: none)
 #   mode=full     every object (the agent's defaults: graph=every); in the
 #                 first BENCH_FULL_REPS (3) rounds, once on the long runs,
 #                 never on churn-20M (BENCH_FULL=all: every round;
@@ -300,7 +301,7 @@ bench_program() {
 			"classes), last round; the top 10 of its $nref sites of non-array types by bytes:"
 	else
 		echo "reference: mode=count's exact count x instance size, $total allocations at $nsites sites, last round;" \
-			"mode=count does not count allocations inside JDK methods yet (issue 31 item 2: listed below);" \
+			"this mode=count counted no allocation inside JDK methods (jdk=off, or an agent before f3b7f4c: listed below);" \
 			"the top 10 of its $nref sites of non-array types by bytes:"
 	fi
 	printf '%-4s %-52s %-26s %9s %11s %9s | %11s %7s %5s %5s | %11s %7s %4s' rank site type count bytes "$fullhdr" \
