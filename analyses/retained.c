@@ -375,3 +375,16 @@ int dom_top(const struct dom_view *v, uint32_t max, uint32_t *top, uint32_t *nto
 	*ntop = (uint32_t)nh;
 	return 0;
 }
+
+const struct clo_row *clo_row_find(const struct clo_row *rows, uint32_t n, uint32_t key)
+{
+	uint32_t lo = 0, hi = n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (rows[mid].key < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && rows[lo].key == key ? &rows[lo] : NULL;
+}

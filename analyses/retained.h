@@ -58,6 +58,10 @@ struct clo_row {
 int eng_class_closures_get(struct engine *en, uint32_t gci, const struct chain *ch, uint32_t cls,
 			   struct rc_entry **e, const struct clo_row **rows, uint32_t *nrows);
 
+/* The row of key in rows[n] (sorted by key, as eng_class_closures_get
+ * gives them), or NULL. */
+const struct clo_row *clo_row_find(const struct clo_row *rows, uint32_t n, uint32_t key);
+
 /* The dense indexes of the (at most) max reachable objects that retain
  * the most, largest first (ties: smaller index first), into top[max],
  * and how many into *ntop.  0 or -ENOMEM. */

@@ -734,19 +734,6 @@ static const struct pq_column histogram_cols[HC_N] = {
 	[HC_SAMPLES] = { "samples", PQ_INT64, 1 },
 };
 
-static const struct clo_row *clo_find(const struct clo_row *rows, uint32_t n, uint32_t key)
-{
-	uint32_t lo = 0, hi = n;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (rows[mid].key < key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n && rows[lo].key == key ? &rows[lo] : NULL;
-}
-
 /* One row per child of gc/NNN/by-type/, the figures of its table. */
 static int histogram_row(struct pq_writer *w, const char *name, const struct cls_row *r, const struct clo_row *clo,
 			 int sampled)
@@ -792,7 +779,7 @@ static int export_histogram(struct exp_trace *x, uint32_t gci)
 		rc = open_part(x, "histogram", gci, histogram_cols, HC_N, NULL, &w);
 	int sampled = x->t->sample_interval != 0;
 	for (uint32_t r = 0; r < nrows && !rc; r++)
-		rc = histogram_row(w, ks_name(&d->ks, rows[r].key), &rows[r], ce ? clo_find(clo, nclo, rows[r].key) : NULL,
+		rc = histogram_row(w, ks_name(&d->ks, rows[r].key), &rows[r], ce ? clo_row_find(clo, nclo, rows[r].key) : NULL,
 				   sampled);
 	if (!rc) {
 		rc = close_part(x, w);

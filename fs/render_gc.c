@@ -275,19 +275,6 @@ struct sort_row {
 	const struct clo_row *clo; /* NULL without closures */
 };
 
-static const struct clo_row *clo_find(const struct clo_row *rows, uint32_t n, uint32_t key)
-{
-	uint32_t lo = 0, hi = n;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (rows[mid].key < key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n && rows[lo].key == key ? &rows[lo] : NULL;
-}
-
 /* Shallow size descending, then name: the biggest first, stable order. */
 static int by_size_then_name(const void *a, const void *b)
 {
@@ -350,7 +337,7 @@ static int render_class_table(struct hfs *fs, const struct node *n, enum table_f
 		sorted[r].row = &rows[r];
 		sorted[r].name = ks_name(&d->ks, rows[r].key);
 		sorted[r].bytes = rows[r].b[COL_LIVE] + rows[r].b[COL_PERM];
-		sorted[r].clo = ce ? clo_find(clo, nclo, rows[r].key) : NULL;
+		sorted[r].clo = ce ? clo_row_find(clo, nclo, rows[r].key) : NULL;
 	}
 	qsort(sorted, nrows, sizeof *sorted, ce ? by_retained_then_name : by_size_then_name);
 	for (uint32_t r = 0; r < nrows && !rc; r++) {
