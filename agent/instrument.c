@@ -1333,7 +1333,9 @@ static void run_span(const struct rw *r, const struct corr_runs *cr, uint32_t x,
 
 static uint32_t corr_tail_len(const struct rw *r, const struct corr_plan *cp)
 {
-	return cp->hoff[cp->nvec] + cp->nstub * (r->snip_len + 5) + cp->nplain * 5;
+	/* a plan that found nothing to correct has no handler offsets */
+	uint32_t handlers = cp->hoff ? cp->hoff[cp->nvec] : 0;
+	return handlers + cp->nstub * (r->snip_len + 5) + cp->nplain * 5;
 }
 
 /* A full frame at bci: no locals, the stack one java/lang/Throwable. */
