@@ -33,7 +33,8 @@ static const char help_text[] =
 	"                  path counters (no objects, graphs or deaths recorded);\n"
 	"                  sample: the objects the JVM's heap sampler picks (one per\n"
 	"                  interval= bytes on average), their sites and deaths, GCs\n"
-	"                  (graph=none; deaths stay on)\n"
+	"                  (graph= default none: a walk's other objects have no site;\n"
+	"                  deaths stay on)\n"
 	"  interval=BYTES  mode=sample: mean bytes allocated between samples, 1..2^30,\n"
 	"                  a number or with k or m (default 512k, as JFR's and\n"
 	"                  async-profiler's)\n"
@@ -282,13 +283,9 @@ static int check_sample(struct agent_opts *o, char *err, size_t errlen)
 		}
 		return 0;
 	}
-	/* A heap walk's objects would come with no allocation event and count
-	 * as exact next to the weighted samples; walks need a format change
-	 * (issue 31). */
-	if (o->graph_set && o->graph != AGENT_GRAPH_NONE) {
-		snprintf(err, errlen, "mode=sample: graph= is not supported yet (graph=none only)");
-		return -EINVAL;
-	}
+	/* Heap walks are optional here (default none): the objects a walk
+	 * meets without a sample are written as HTR_ALLOC_WALKED (format 1.5),
+	 * which the reader keeps out of every estimate. */
 	/* Without deaths every sample would stay live: the live estimates are
 	 * what the mode is for. */
 	if (o->deaths_set && !o->deaths) {
@@ -296,7 +293,8 @@ static int check_sample(struct agent_opts *o, char *err, size_t errlen)
 				      "what tells live objects from garbage)");
 		return -EINVAL;
 	}
-	o->graph = AGENT_GRAPH_NONE;
+	if (!o->graph_set)
+		o->graph = AGENT_GRAPH_NONE;
 	o->deaths = 1;
 	return 0;
 }

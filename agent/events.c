@@ -335,6 +335,17 @@ static uint32_t site_class_type(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *j
 	return type;
 }
 
+/* mode=sample: a tag a heap walk gave (walk_tag_is_walked). */
+static int walked_tag(struct recorder *rec, jlong t)
+{
+	if (!rec->sampled)
+		return 0;
+	pthread_mutex_lock(&rec->deaths_mu);
+	int w = walk_tag_is_walked(rec, (uint64_t)t);
+	pthread_mutex_unlock(&rec->deaths_mu);
+	return w;
+}
+
 void recorder_alloc(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
 		    jclass klass, jlong size, int from_vm)
 {
@@ -357,10 +368,12 @@ void recorder_alloc(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, jthread 
 	if (from_vm || wseq != ts->last_walk_seq) {
 		ts->last_walk_seq = wseq;
 		jlong t = 0;
-		if ((*jvmti)->GetTag(jvmti, object, &t) != JVMTI_ERROR_NONE || t) {
+		if ((*jvmti)->GetTag(jvmti, object, &t) != JVMTI_ERROR_NONE || (t && !walked_tag(rec, t))) {
 			rec->n_dup++;
 			goto out;
 		}
+		/* (mode=sample: a walk met this object while its sample waited
+		 * for this mutex; the sample takes an id of its own below) */
 	}
 	struct arec r;
 	int slot = -1;
@@ -405,6 +418,13 @@ void recorder_object_free(struct recorder *rec, jlong tag)
 	if ((uint64_t)tag <= CLASS_TAG_MAX && (uint64_t)tag - 1 < rec->mirror_unwritten_cap &&
 	    rec->mirror_unwritten[tag - 1]) {
 		rec->n_deaths_dropped++; /* a mirror never written (mode=sample) */
+		pthread_mutex_unlock(&rec->deaths_mu);
+		return;
+	}
+	if (rec->nwalk_ranges && walk_tag_is_walked(rec, (uint64_t)tag)) {
+		/* met by a walk, died before walk_untag: in no heap state but
+		 * that walk's graph */
+		rec->n_walk_deaths_dropped++;
 		pthread_mutex_unlock(&rec->deaths_mu);
 		return;
 	}

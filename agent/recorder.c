@@ -73,7 +73,9 @@ int recorder_write_rec(struct recorder *rec, const struct arec *r)
 		return rc;
 	if (!(r->flags & HTR_ALLOC_PREEXISTING) && r->time_ns >= rec->used_base_ns)
 		rec->epoch_bytes[r->epoch % GC_RING] += r->size;
-	if (r->flags & HTR_ALLOC_PREEXISTING) {
+	if (r->flags & HTR_ALLOC_WALKED) {
+		/* (met by a walk: counted by the walks' statistics) */
+	} else if (r->flags & HTR_ALLOC_PREEXISTING) {
 		rec->n_written_pre++;
 	} else {
 		rec->n_written_allocs++;
@@ -382,12 +384,22 @@ static void process_gc(struct recorder *rec, JNIEnv *jni, uint32_t n, int query)
 	if (!rec->cnt)
 		write_overhead(rec, n);
 	note_error(rec, htr_write_gc_start(rec->w, &ev));
-	if (wk)
+	/* mode=full: the allocations since the GC's end that the walk met
+	 * belong to its graph.  mode=sample: the samples stay after GC_END,
+	 * as without a walk, so that the estimates do not change; the walk
+	 * shows the ones it met under an alias (walk_alias) */
+	if (wk && !rec->sampled)
 		write_records(rec, n);
+	else if (wk)
+		for (size_t i = 0; i < rec->held.n; i++)
+			note_error(rec, walk_alias(wk, &rec->held.r[i]));
 	write_deaths(rec, n);
 	if (wk) {
 		uint64_t nobj = 0;
 		note_error(rec, walk_write(wk, rec->jvmti, jni, n, &nobj));
+		if (rec->sampled && walk_untag(wk, rec->jvmti))
+			fprintf(stderr, "heapfs-agent: GC %u: clearing the walk's tags failed: their objects "
+					"stay tagged\n", n);
 		walk_free(wk);
 		if (!dropped) {
 			rec->n_walks++;
@@ -460,6 +472,14 @@ static void print_sample_stats(struct recorder *rec)
 	pthread_mutex_lock(&rec->deaths_mu);
 	uint64_t dropped = rec->n_deaths_dropped;
 	pthread_mutex_unlock(&rec->deaths_mu);
+	if (rec->n_walks || rec->opts->graph != AGENT_GRAPH_NONE)
+		fprintf(stderr,
+			"heapfs-agent: %s: mode=sample: %llu heap walks (%llu objects, %.1f ms; tags cleared "
+			"%llu, %.1f ms; %llu samples after a GC's end shown by alias; %llu deaths of walked "
+			"objects dropped)\n",
+			rec->opts->out, (unsigned long long)rec->n_walks, (unsigned long long)rec->n_walk_objects,
+			rec->walk_ns / 1e6, (unsigned long long)rec->n_untagged, rec->untag_ns / 1e6,
+			(unsigned long long)rec->n_walk_aliases, (unsigned long long)rec->n_walk_deaths_dropped);
 	fprintf(stderr,
 		"heapfs-agent: %s: mode=sample interval %u: %llu samples (%llu written, %llu bytes), "
 		"%llu objects found at start, %llu deaths (%llu of unwritten class mirrors dropped), %u GCs, "

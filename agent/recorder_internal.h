@@ -220,6 +220,13 @@ struct recorder {
 	uint8_t *mirror_unwritten;
 	uint32_t mirror_unwritten_cap;
 	uint64_t n_deaths_dropped;       /* under deaths_mu */
+	/* mode=sample with graph=: the ids each heap walk gave the objects it
+	 * met without a sample, [lo, hi) per walk, ascending.  Their tags are
+	 * cleared after the walk (walk_untag); a death of one that came
+	 * before is dropped (under deaths_mu; owned, [walk_ranges_cap]) */
+	struct { uint64_t lo, hi; } *walk_ranges;
+	size_t nwalk_ranges, walk_ranges_cap;
+	uint64_t n_walk_deaths_dropped;  /* under deaths_mu */
 
 	pthread_mutex_t free_mu;         /* recycled chunks */
 	struct chunk *free_chunks;       /* under free_mu; owned */
@@ -249,6 +256,7 @@ struct recorder {
 	uint64_t n_vm_allocs, n_dup, n_deaths, n_walks, n_walk_objects;
 	uint64_t n_mirror_walks_failed;  /* walk_mirrors failed: graph without it */
 	uint64_t walk_ns, write_ns, flush_ns, n_site_miss;
+	uint64_t untag_ns, n_untagged, n_walk_aliases; /* mode=sample walks (walk_untag, walk_alias) */
 	/* The time the agent takes from the program (atomic: read in the GC
 	 * start callback): allocation callbacks' work, summed over threads,
 	 * the threads that ran one since the last GC start, and heap walks
@@ -310,6 +318,18 @@ void walk_drop_graph(struct walk *wk);
  * those objects after walk_drop_graph). Agent thread, no tstate lock. */
 int walk_write(struct walk *wk, jvmtiEnv *jvmti, JNIEnv *jni, uint32_t gc, uint64_t *nobjects);
 void walk_free(struct walk *wk);
+/* mode=sample: whether tag was given by a heap walk to an object it met
+ * without a sample (rec->walk_ranges).  Caller holds deaths_mu. */
+int walk_tag_is_walked(const struct recorder *rec, uint64_t tag);
+/* mode=sample, after walk_collect: record r (a sample written after the
+ * GC's end, as without a walk) is in the graph under an alias id, an
+ * object the walk met without a sample (its ALLOC precedes GC_END: the
+ * graph's objects all do).  Agent thread. */
+int walk_alias(struct walk *wk, const struct arec *r);
+/* mode=sample, after walk_write: clears the tags the walk gave (one
+ * IterateThroughHeap over the tagged objects), so that no ObjectFree comes
+ * for them and the tag map keeps only the samples. */
+int walk_untag(struct walk *wk, jvmtiEnv *jvmti);
 /* Makes the JVM post pending ObjectFree events now, on this thread. */
 int walk_flush_deaths(struct recorder *rec, jvmtiEnv *jvmti);
 

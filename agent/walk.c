@@ -87,6 +87,16 @@ struct walk {
 	uint64_t filler_tag[2];
 	size_t nunreached_roots;                  /* OTHER roots it gave them */
 	uint64_t unreached_ns;                    /* its time */
+	/* mode=sample: the ids handed out from the walk's start to its end
+	 * (walk_collect): the objects it tagged have theirs in [tag_lo,
+	 * tag_hi); and the samples it met whose records follow the GC's end,
+	 * under an alias id each (walk_alias; sorted by from when written) */
+	uint64_t tag_lo, tag_hi;
+	struct walias { uint64_t from, to, size; uint32_t type; int32_t length; } *aliases;
+	size_t naliases, aliases_cap;
+	/* mode=sample: the class mirrors it met (tags <= CLASS_TAG_MAX); those
+	 * never written (events.c, mirror_unwritten) are written as met */
+	struct wnew *mirrors; size_t nmirrors, mirrors_cap;
 };
 
 static int push(void **p, size_t *n, size_t *cap, size_t elem)
@@ -198,6 +208,12 @@ static jint JNICALL on_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReference
 {
 	struct walk *wk = user;
 	uint64_t id = *tag_ptr ? (uint64_t)*tag_ptr : tag_new(wk, class_tag, size, length, tag_ptr);
+	if (wk->rec->sampled && id <= CLASS_TAG_MAX && !is_seen(wk, id)) {
+		struct wnew *m = PUSH(wk, mirrors, nmirrors, mirrors_cap);
+		if (m)
+			*m = (struct wnew){ .id = id, .class_tag = (uint64_t)class_tag, .size = (uint64_t)size,
+					    .length = length };
+	}
 	mark_seen(wk, id);
 	if (!referrer_tag_ptr) {
 		add_root(wk, kind, info, id);
@@ -266,6 +282,8 @@ void walk_free(struct walk *wk)
 	free(wk->edges);
 	free(wk->news);
 	free(wk->unreached);
+	free(wk->aliases);
+	free(wk->mirrors);
 	free(wk);
 }
 
@@ -702,6 +720,11 @@ static int walk_unreached(struct walk *wk, jvmtiEnv *jvmti, JNIEnv *jni)
 	return rc;
 }
 
+static int open_range(struct walk *wk);
+static void close_range(struct walk *wk);
+static uint64_t remap(const struct walk *wk, uint64_t id);
+static int cmp_alias(const void *a, const void *b);
+
 int walk_collect(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, struct walk **out)
 {
 	struct walk *wk = NULL;
@@ -712,6 +735,10 @@ int walk_collect(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, struct walk
 	memset(&cb, 0, sizeof(cb));
 	cb.heap_reference_callback = on_ref;
 	wk->time_ns = agent_now_ns();
+	if (rec->sampled && (rc = open_range(wk))) {
+		walk_free(wk);
+		return rc;
+	}
 	jvmtiError e = (*jvmti)->FollowReferences(jvmti, 0, NULL, NULL, &cb, wk);
 	/* after a full GC, the objects of the heap the walk did not reach
 	 * (walk_unreached), found before walk_mirrors allocates */
@@ -739,12 +766,124 @@ int walk_collect(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, struct walk
 				"did not reach, held by %zu roots of kind other, %.1f ms\n",
 			__atomic_load_n(&rec->gc_started, __ATOMIC_RELAXED), wk->nunreached,
 			wk->nunreached_roots, wk->unreached_ns / 1e6);
+	if (rec->sampled)
+		close_range(wk);
 	if (e != JVMTI_ERROR_NONE || wk->oom) {
+		/* (mode=sample: the tags it gave stay; their deaths are dropped) */
 		walk_free(wk);
 		return e != JVMTI_ERROR_NONE ? -EIO : -ENOMEM;
 	}
 	*out = wk;
 	return 0;
+}
+
+/* ---- mode=sample: the walk's own tags ------------------------------------------ */
+
+/* The walk's range opens before its first tag, [tag_lo, +inf), so that a
+ * death of an object it tagged is dropped however early it comes; the
+ * range closes at the walk's end. */
+static int open_range(struct walk *wk)
+{
+	struct recorder *rec = wk->rec;
+	wk->tag_lo = __atomic_load_n(&rec->next_tag, __ATOMIC_ACQUIRE);
+	pthread_mutex_lock(&rec->deaths_mu);
+	int rc = 0;
+	if (rec->nwalk_ranges == rec->walk_ranges_cap) {
+		size_t c = rec->walk_ranges_cap ? rec->walk_ranges_cap * 2 : 64;
+		void *p = realloc(rec->walk_ranges, c * sizeof(*rec->walk_ranges));
+		if (p) {
+			rec->walk_ranges = p;
+			rec->walk_ranges_cap = c;
+		} else {
+			rc = -ENOMEM;
+		}
+	}
+	if (!rc) {
+		rec->walk_ranges[rec->nwalk_ranges].lo = wk->tag_lo;
+		rec->walk_ranges[rec->nwalk_ranges].hi = UINT64_MAX;
+		rec->nwalk_ranges++;
+	}
+	pthread_mutex_unlock(&rec->deaths_mu);
+	return rc;
+}
+
+static void close_range(struct walk *wk)
+{
+	struct recorder *rec = wk->rec;
+	wk->tag_hi = __atomic_load_n(&rec->next_tag, __ATOMIC_ACQUIRE);
+	pthread_mutex_lock(&rec->deaths_mu);
+	rec->walk_ranges[rec->nwalk_ranges - 1].hi = wk->tag_hi;
+	pthread_mutex_unlock(&rec->deaths_mu);
+}
+
+int walk_tag_is_walked(const struct recorder *rec, uint64_t tag)
+{
+	size_t lo = 0, hi = rec->nwalk_ranges; /* ranges ascend: ids only grow */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (rec->walk_ranges[mid].hi <= tag)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < rec->nwalk_ranges && rec->walk_ranges[lo].lo <= tag;
+}
+
+int walk_alias(struct walk *wk, const struct arec *r)
+{
+	if (!is_seen(wk, r->id))
+		return 0;
+	struct walias *a = PUSH(wk, aliases, naliases, aliases_cap);
+	if (!a)
+		return -ENOMEM;
+	*a = (struct walias){ .from = r->id, .to = rec_new_tag(wk->rec), .size = r->size, .type = r->type,
+			      .length = r->length };
+	wk->rec->n_walk_aliases++;
+	return 0;
+}
+
+static int cmp_alias(const void *a, const void *b)
+{
+	const struct walias *x = a, *y = b;
+	return x->from < y->from ? -1 : x->from > y->from;
+}
+
+/* The id an object of the walk has in the trace: its alias, if any. */
+static uint64_t remap(const struct walk *wk, uint64_t id)
+{
+	size_t lo = 0, hi = wk->naliases;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (wk->aliases[mid].from < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < wk->naliases && wk->aliases[lo].from == id ? wk->aliases[lo].to : id;
+}
+
+static jint JNICALL on_untag(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *user)
+{
+	(void)class_tag; (void)size; (void)length;
+	struct walk *wk = user;
+	uint64_t t = (uint64_t)*tag_ptr;
+	if (t >= wk->tag_lo && t < wk->tag_hi) {
+		*tag_ptr = 0;
+		wk->rec->n_untagged++;
+	}
+	return 0;
+}
+
+int walk_untag(struct walk *wk, jvmtiEnv *jvmti)
+{
+	jvmtiHeapCallbacks cb;
+	memset(&cb, 0, sizeof(cb));
+	cb.heap_iteration_callback = on_untag;
+	uint64_t t = agent_now_ns();
+	/* HEAP_FILTER_UNTAGGED: the callback sees the tagged objects only */
+	jvmtiError e = (*jvmti)->IterateThroughHeap(jvmti, JVMTI_HEAP_FILTER_UNTAGGED, NULL, &cb, wk);
+	wk->rec->untag_ns += agent_now_ns() - t;
+	return e == JVMTI_ERROR_NONE ? 0 : -EIO;
 }
 
 void walk_drop_graph(struct walk *wk)
@@ -901,14 +1040,39 @@ static struct run *make_runs(const struct walk *wk, size_t *nruns)
 static int write_news(struct walk *wk, const uint32_t *types)
 {
 	int rc = 0;
+	/* mode=sample: met by this walk only, never a sample (htr.h) */
+	uint32_t flags = HTR_ALLOC_PREEXISTING | (wk->rec->sampled ? HTR_ALLOC_WALKED : 0);
 	for (size_t i = 0; i < wk->nnews && !rc; i++) {
 		const struct wnew *n = &wk->news[i];
 		struct arec r = { .id = n->id, .size = n->size, .time_ns = wk->time_ns,
 				  .type = types[i], .site = HTR_NO_SITE,
 				  .length = sym_type_kind(wk->rec->sym, types[i]) == HTR_TYPE_INSTANCE ? -1 : n->length,
-				  .flags = HTR_ALLOC_PREEXISTING };
+				  .flags = flags };
 		if (r.type == HTR_NO_TYPE)
 			r.type = sym_class_type(wk->rec->sym); /* unknown: should not happen */
+		rc = recorder_write_rec(wk->rec, &r);
+	}
+	struct recorder *rec = wk->rec;
+	for (size_t i = 0; i < wk->nmirrors && !rc; i++) {
+		const struct wnew *m = &wk->mirrors[i];
+		pthread_mutex_lock(&rec->deaths_mu);
+		int unwritten = m->id - 1 < rec->mirror_unwritten_cap && rec->mirror_unwritten[m->id - 1];
+		pthread_mutex_unlock(&rec->deaths_mu);
+		if (!unwritten)
+			continue;
+		/* (its id is its class's tag, kept: a later walk writes it again,
+		 * in its own GC's frame) */
+		struct arec r = { .id = m->id, .size = m->size, .time_ns = wk->time_ns,
+				  .type = sym_class_type(rec->sym), .site = HTR_NO_SITE, .length = -1,
+				  .flags = flags };
+		rc = recorder_write_rec(rec, &r);
+	}
+	if (wk->naliases)
+		qsort(wk->aliases, wk->naliases, sizeof(*wk->aliases), cmp_alias);
+	for (size_t i = 0; i < wk->naliases && !rc; i++) {
+		const struct walias *a = &wk->aliases[i];
+		struct arec r = { .id = a->to, .size = a->size, .time_ns = wk->time_ns, .type = a->type,
+				  .site = HTR_NO_SITE, .length = a->length, .flags = flags };
 		rc = recorder_write_rec(wk->rec, &r);
 	}
 	return rc;
@@ -925,7 +1089,7 @@ static int write_roots(jvmtiEnv *jvmti, struct walk *wk, uint32_t gc)
 	size_t n = 0;
 	for (size_t i = 0; i < wk->nroots && !rc; i++) {
 		const struct wroot *r = &wk->roots[i];
-		struct htr_root h = { .kind = r->kind, .object = r->obj, .thread = r->thread,
+		struct htr_root h = { .kind = r->kind, .object = remap(wk, r->obj), .thread = r->thread,
 				      .depth = r->depth, .slot = r->slot };
 		if (r->kind == HTR_ROOT_LOCAL) {
 			h.method = sym_method(sym, jvmti, r->method);
@@ -1069,7 +1233,7 @@ static int object_refs(const struct walk *wk, const struct run *runs, size_t nru
 			if (slot < 0)
 				continue;
 			(*refs)[n].slot = (uint32_t)slot;
-			(*refs)[n].target = ed->dst;
+			(*refs)[n].target = remap(wk, ed->dst);
 			n++;
 		}
 	}
@@ -1105,7 +1269,7 @@ static int write_graph(struct walk *wk, uint64_t *nobjects)
 			uint32_t n = 0;
 			rc = object_refs(wk, runs, nruns, &ri, id, &refs, &cap, &n, class_nfields, refe, strong);
 			if (!rc)
-				rc = htr_write_graph_object(w, id, n, refs);
+				rc = htr_write_graph_object(w, remap(wk, id), n, refs);
 			count++;
 		}
 	}

@@ -1658,6 +1658,14 @@ void cls_row_add(struct cls_row *row, const struct trace *t, int col, uint64_t n
 {
 	row->c[col] += n;
 	row->b[col] += bytes;
+	if (t->sample_interval) {
+		if (!(flags & HS_FLAG_OFF_GRAPH)) {
+			row->xc[col] += n;
+			row->xb[col] += bytes;
+		}
+		if (flags & HTR_ALLOC_WALKED)
+			return; /* no sample: the estimates are as without the walk */
+	}
 	row->s[col] += n;
 	if (t->sample_interval) {
 		double w = trace_sample_weight(t, flags, size);

@@ -316,10 +316,16 @@ struct cls_row {
 	uint64_t c[NCOLS], b[NCOLS];
 	uint64_t s[NCOLS];
 	double ec[NCOLS], eb[NCOLS]; /* sampled traces: the unrounded estimates */
+	/* sampled traces at a GC with a graph: the objects of the graph,
+	 * exact (model/heap_state.h HS_FLAG_OFF_GRAPH) */
+	uint64_t xc[NCOLS], xb[NCOLS];
 };
 
 /* Adds n recorded objects of the given size and alloc flags (bytes: their
- * bytes as the classification counts them) to column col of row. */
+ * bytes as the classification counts them) to column col of row.  In a
+ * sampled trace, objects a heap walk met without a sample
+ * (HTR_ALLOC_WALKED) add to the exact columns only, sampled objects off
+ * the graph (HS_FLAG_OFF_GRAPH) to the samples and estimates only. */
 void cls_row_add(struct cls_row *row, const struct trace *t, int col, uint64_t n, uint64_t bytes,
 		 uint32_t flags, uint64_t size);
 /* Sampled traces: c and b from the estimates, rounded.  No-op elsewhere. */

@@ -1032,6 +1032,10 @@ static void stands_for(const struct trace *t, uint32_t flags, uint64_t size, uin
 		*bytes = size;
 		return;
 	}
+	if (flags & HTR_ALLOC_WALKED) { /* met by a heap walk, no sample: no estimate */
+		*n = *bytes = 0;
+		return;
+	}
 	double w = trace_sample_weight(t, flags, size);
 	*n = (uint64_t)llround(w);
 	*bytes = (uint64_t)llround(w * (double)size);

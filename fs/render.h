@@ -17,7 +17,8 @@ typedef int (*render_fn)(struct hfs *fs, const struct node *n, int arg, struct b
  * classifier files */
 struct trace;
 enum group_file { GF_COUNT, GF_SHALLOW, GF_SUMMARY, GF_BORN_C, GF_BORN_B, GF_DIED_C, GF_DIED_B,
-		  GF_PERM_C, GF_PERM_B, GF_NET_C, GF_NET_B, GF_SAMPLES };
+		  GF_PERM_C, GF_PERM_B, GF_NET_C, GF_NET_B, GF_SAMPLES,
+		  GF_XCOUNT, GF_XSHALLOW /* sampled traces at a GC with a graph: its objects, exact */ };
 enum table_fmt { TF_TSV, TF_CSV, TF_JSON };
 int render_gc_info(struct hfs *fs, const struct node *n, int arg, struct buf *out);
 int render_group_metric(struct hfs *fs, const struct node *n, int arg, struct buf *out);

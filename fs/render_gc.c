@@ -70,10 +70,14 @@ int render_gc_info(struct hfs *fs, const struct node *n, int arg, struct buf *ou
 		if (!rc) rc = kv_u64(out, "sampled_allocations", g->allocs);
 		if (!rc) rc = kv_u64(out, "sampled_bytes", g->alloc_bytes);
 		if (!rc) rc = kv_u64(out, "sampled_deaths", g->deaths);
-		if (!rc) rc = kv_u64(out, "samples", c.h->n);
+		/* (at a GC with a graph the state holds the objects the walk met
+		 * without a sample too: not samples, counted exactly) */
+		if (!rc) rc = kv_u64(out, "samples", r.s[COL_LIVE]);
 		if (!rc) rc = kv_u64(out, "est_objects", r.c[COL_LIVE]);
 		if (!rc) rc = kv_u64(out, "est_bytes", r.b[COL_LIVE]);
-		if (!rc) rc = render_sample_note(t, c.h->n, out);
+		if (!rc) rc = render_sample_note(t, r.s[COL_LIVE], out);
+		if (!rc && graph) rc = kv_u64(out, "objects", r.xc[COL_LIVE]);
+		if (!rc && graph) rc = kv_u64(out, "bytes", r.xb[COL_LIVE]);
 	} else {
 		if (!rc) rc = kv_opt(out, "allocations", known, g->allocs);
 		if (!rc) rc = kv_opt(out, "allocated", known, g->alloc_bytes);
@@ -168,6 +172,8 @@ int render_group_metric(struct hfs *fs, const struct node *n, int arg, struct bu
 	case GF_PERM_B: return buf_printf(out, "%" PRIu64 "\n", r.b[COL_PERM]);
 	case GF_NET_C: return buf_printf(out, "%" PRId64 "\n", (int64_t)(r.c[COL_LIVE] - r.c[COL_DIED]));
 	case GF_NET_B: return buf_printf(out, "%" PRId64 "\n", (int64_t)(r.b[COL_LIVE] - r.b[COL_DIED]));
+	case GF_XCOUNT: return buf_printf(out, "%" PRIu64 "\n", r.xc[COL_LIVE] + r.xc[COL_PERM]);
+	case GF_XSHALLOW: return buf_printf(out, "%" PRIu64 "\n", r.xb[COL_LIVE] + r.xb[COL_PERM]);
 	case GF_SUMMARY: break;
 	}
 	char gcname[16];
@@ -181,6 +187,10 @@ int render_group_metric(struct hfs *fs, const struct node *n, int arg, struct bu
 		if (!rc) rc = kv_u64(out, "est_count", count);
 		if (!rc) rc = kv_u64(out, "est_shallow_size", bytes);
 		if (!rc) rc = render_sample_note(t, r.s[COL_LIVE] + r.s[COL_PERM], out);
+		if (!rc && n->chain.diff_gci == UINT32_MAX && eng_gc_has_graph(&fs->en, n->gci)) {
+			rc = kv_u64(out, "count", r.xc[COL_LIVE]);
+			if (!rc) rc = kv_u64(out, "shallow_size", r.xb[COL_LIVE]);
+		}
 	} else if (!rc) {
 		rc = kv_u64(out, "count", count);
 		if (!rc) rc = kv_u64(out, "shallow_size", bytes);
@@ -260,6 +270,15 @@ static const struct tcol class_cols_sampled[] = {
 };
 #define SAMPLED_PLAIN_COLS 4
 
+/* ... at a GC with a graph (mode=sample with graph=): the estimates as
+ * without the walk, then the walk's objects, exact, with their closures. */
+static const struct tcol class_cols_sampled_graph[] = {
+	{ "name", TCOL_STR }, { "samples", TCOL_U64 }, { "est_count", TCOL_U64 },
+	{ "est_shallow_size", TCOL_U64 }, { "count", TCOL_U64 }, { "shallow_size", TCOL_U64 },
+	{ "deep_count", TCOL_U64 }, { "deep_size", TCOL_U64 }, { "retained_count", TCOL_U64 },
+	{ "retained_size", TCOL_U64 },
+};
+
 /* plain tables at a GC with a graph: deep and retained columns,
  * rows sorted by retained size. */
 static const struct tcol closure_cols[] = {
@@ -319,7 +338,11 @@ static int render_class_table(struct hfs *fs, const struct node *n, enum table_f
 	}
 	int net = diff && fs->en.trace->identity_unknown;
 	int smp = fs->en.trace->sample_interval != 0 && !ce;
-	if (smp)
+	int smpg = fs->en.trace->sample_interval != 0 && ce;
+	if (smpg)
+		table_init(&tb, class_cols_sampled_graph,
+			   sizeof class_cols_sampled_graph / sizeof *class_cols_sampled_graph);
+	else if (smp)
 		table_init(&tb, class_cols_sampled,
 			   diff ? sizeof class_cols_sampled / sizeof *class_cols_sampled : SAMPLED_PLAIN_COLS);
 	else if (ce)
@@ -339,12 +362,27 @@ static int render_class_table(struct hfs *fs, const struct node *n, enum table_f
 		sorted[r].bytes = rows[r].b[COL_LIVE] + rows[r].b[COL_PERM];
 		sorted[r].clo = ce ? clo_row_find(clo, nclo, rows[r].key) : NULL;
 	}
-	qsort(sorted, nrows, sizeof *sorted, ce ? by_retained_then_name : by_size_then_name);
+	/* (sampled: the estimates' order, also beside a graph) */
+	qsort(sorted, nrows, sizeof *sorted, ce && !smpg ? by_retained_then_name : by_size_then_name);
 	for (uint32_t r = 0; r < nrows && !rc; r++) {
 		const struct cls_row *x = sorted[r].row;
 		if ((rc = table_add_row(&tb)))
 			break;
 		table_set_str(&tb, 0, sorted[r].name, strlen(sorted[r].name));
+		if (smpg) {
+			table_set_u64(&tb, 1, x->s[COL_LIVE]);
+			table_set_u64(&tb, 2, x->c[COL_LIVE]);
+			table_set_u64(&tb, 3, sorted[r].bytes);
+			table_set_u64(&tb, 4, x->xc[COL_LIVE]);
+			table_set_u64(&tb, 5, x->xb[COL_LIVE]);
+			if (sorted[r].clo) {
+				table_set_u64(&tb, 6, sorted[r].clo->m.deep_count);
+				table_set_u64(&tb, 7, sorted[r].clo->m.deep_bytes);
+				table_set_u64(&tb, 8, sorted[r].clo->m.retained_count);
+				table_set_u64(&tb, 9, sorted[r].clo->m.retained_bytes);
+			}
+			continue;
+		}
 		if (smp) {
 			table_set_u64(&tb, 1, x->s[COL_LIVE] + x->s[COL_PERM]);
 			table_set_u64(&tb, 2, x->c[COL_LIVE] + x->c[COL_PERM]);

@@ -128,6 +128,13 @@ static int objects_exact(const struct hfs *fs, const struct node *p)
 	return objects_known(fs, p) && !sampled(fs, p);
 }
 
+/* A sampled trace's GC with a graph (mode=sample with graph=): the walk's
+ * objects are counted exactly beside the estimates. */
+static int sampled_walked(const struct hfs *fs, const struct node *p)
+{
+	return sampled(fs, p) && p->chain.diff_gci == UINT32_MAX && eng_gc_has_graph(&fs->en, p->gci);
+}
+
 static int is_sampled_diff_group(const struct hfs *fs, const struct node *p)
 {
 	return is_diff_group(fs, p) && sampled(fs, p);
@@ -294,6 +301,8 @@ static const struct child_def group_children[] = {
 	FILE_ROW("count", objects_exact, COST_EXPENSIVE, render_group_metric, GF_COUNT),
 	FILE_ROW("shallow_size", objects_exact, COST_EXPENSIVE, render_group_metric, GF_SHALLOW),
 	FILE_ROW("samples", sampled, COST_EXPENSIVE, render_group_metric, GF_SAMPLES),
+	FILE_ROW("count", sampled_walked, COST_EXPENSIVE, render_group_metric, GF_XCOUNT),
+	FILE_ROW("shallow_size", sampled_walked, COST_EXPENSIVE, render_group_metric, GF_XSHALLOW),
 	FILE_ROW("est_count", sampled, COST_EXPENSIVE, render_group_metric, GF_COUNT),
 	FILE_ROW("est_shallow_size", sampled, COST_EXPENSIVE, render_group_metric, GF_SHALLOW),
 	{ "summary", NT_GROUP_SUMMARY, objects_known, NULL },

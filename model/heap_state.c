@@ -53,6 +53,9 @@ struct builder {
 
 	struct arec *allocs; size_t nalloc, alloc_cap; int allocs_sorted;
 	uint64_t *dead; size_t ndead, dead_cap;
+	/* a sampled trace's graph GC: the samples alive off the graph
+	 * (add_sampled_off_graph), ascending */
+	uint64_t *off_ids; uint64_t noff, off_cap;
 
 	/* the graph as read: ids, edge offsets (off has obj_cap + 1 entries:
 	 * assembly closes the last object's range), edges */
@@ -195,6 +198,8 @@ static uint32_t thread_index(struct builder *b, uint64_t id)
 
 static int on_alloc(struct builder *b, const struct htr_alloc *a)
 {
+	if (a->flags & HTR_ALLOC_WALKED)
+		return 0; /* in its own GC's graph only (htr.h) */
 	struct objinfo x = {
 		.type = a->type, .site = a->site,
 		.thread = thread_index(b, a->thread),
@@ -251,6 +256,21 @@ static int on_alloc_live(struct builder *b, const struct htr_alloc *a)
 		return rc;
 	s->birth[i] = (b->gc_ends && !(a->flags & HTR_ALLOC_PREEXISTING)) ? b->gc_ends - 1
 										 : HS_NO_BIRTH;
+	return 0;
+}
+
+/* READ_SAMPLES: the id of an object that is no walk's (htr.h
+ * HTR_ALLOC_WALKED), as on_alloc keeps it, without its info. */
+static int on_alloc_id(struct builder *b, const struct htr_alloc *a)
+{
+	if (a->flags & HTR_ALLOC_WALKED)
+		return 0;
+	int rc = array_reserve((void **)&b->allocs, &b->alloc_cap, b->nalloc + 1, sizeof(*b->allocs));
+	if (rc)
+		return rc;
+	if (b->nalloc && a->id <= b->allocs[b->nalloc - 1].id)
+		b->allocs_sorted = 0;
+	b->allocs[b->nalloc++] = (struct arec){ .id = a->id, .info = 0, .birth = 0 };
 	return 0;
 }
 
@@ -351,7 +371,9 @@ static void progress(struct builder *b, int last)
 	fflush(o->progress);
 }
 
-enum read_mode { READ_ALL, READ_LIVE, READ_DEATHS, READ_GRAPH };
+/* READ_SAMPLES: a sampled trace's graph GC, the objects its samples say
+ * are alive (the ids only, as READ_ALL would keep them) */
+enum read_mode { READ_ALL, READ_LIVE, READ_DEATHS, READ_GRAPH, READ_SAMPLES };
 
 #define ALLOC_BATCH 128
 
@@ -371,7 +393,8 @@ static int read_allocs(struct builder *b, struct htr_iter *it, enum read_mode mo
 	int n = htr_iter_allocs(it, batch, ALLOC_BATCH, err);
 	for (int i = 0; i < n; i++) {
 		int rc = mode == READ_ALL ? on_alloc(b, &batch[i])
-			 : mode == READ_LIVE ? on_alloc_live(b, &batch[i]) : 0;
+			 : mode == READ_LIVE ? on_alloc_live(b, &batch[i])
+			 : mode == READ_SAMPLES ? on_alloc_id(b, &batch[i]) : 0;
 		if (rc)
 			return rebuild_err(b, err, frame_offset, rc);
 	}
@@ -412,11 +435,11 @@ static int read_frame(struct builder *b, uint32_t f, enum read_mode mode, int *s
 		/* (allocations: read_allocs takes every run of them; the
 		 * graph pass has no use for them) */
 		case HTR_EV_DEATHS:
-			if (mode == READ_ALL || mode == READ_DEATHS)
+			if (mode == READ_ALL || mode == READ_DEATHS || mode == READ_SAMPLES)
 				rc = on_deaths(b, &ev);
 			break;
 		case HTR_EV_GC_END:
-			if (mode == READ_ALL || mode == READ_LIVE) {
+			if (mode == READ_ALL || mode == READ_LIVE || mode == READ_SAMPLES) {
 				b->gc_ends++;
 				if (ev.u.gc.gc == b->G)
 					*stop = 1;
@@ -534,6 +557,95 @@ static void presize_graph(struct builder *b)
 	b->g.tgt = e_tgt; b->g.slot = e_slot; b->g.edge_cap = edges + 1;
 }
 
+static int cmp_id(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, c = *(const uint64_t *)y;
+	return a < c ? -1 : a > c;
+}
+
+/* A sampled trace's GC with a graph (the agent's mode=sample with graph=):
+ * the state holds the graph's objects and, besides, the sampled objects
+ * alive by the rule of a GC without a graph (allocated before its GC_END,
+ * no death at or before it) that the walk did not meet (garbage a young
+ * GC left; HS_FLAG_OFF_GRAPH, no references).  So the estimates, which
+ * weigh the samples, are those the GC would have without its walk
+ * (docs/sampling.md), and the graph's objects stay exact.  Adds them to
+ * the graph as read, objects without references, before adopt_graph. */
+static int add_sampled_off_graph(struct builder *b, struct htr_err *err)
+{
+	const struct trace *t = b->t;
+	uint32_t last = t->gcs[b->gi].frame;
+	int rc = 0;
+	for (uint32_t f = 0; f < t->nframes && !rc; f++) {
+		const struct trace_frame *fr = &t->frames[f];
+		if (fr->kind == HTR_FRAME_GRAPH)
+			continue;
+		if (f <= last)
+			rc = read_one(b, f, READ_SAMPLES, err);
+		else if (fr->min_death_gc <= b->G)
+			rc = read_one(b, f, READ_DEATHS, err);
+	}
+	b->gc_ends = 0;
+	if (!rc)
+		rc = apply_deaths(b);
+	uint64_t *g = NULL;
+	if (!rc && !(g = big_malloc((b->g.nobj ? b->g.nobj : 1) * sizeof(uint64_t))))
+		rc = -ENOMEM;
+	if (!rc) {
+		memcpy(g, b->g.id, b->g.nobj * sizeof(uint64_t));
+		qsort(g, b->g.nobj, sizeof(uint64_t), cmp_id);
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < b->nalloc && !rc; i++) {
+		uint64_t id = b->allocs[i].id;
+		while (k < b->g.nobj && g[k] < id)
+			k++;
+		if (k < b->g.nobj && g[k] == id)
+			continue;
+		if ((rc = array_reserve((void **)&b->off_ids, &b->off_cap, b->noff + 1, sizeof(uint64_t))))
+			break;
+		b->off_ids[b->noff++] = id;
+		if (b->g.nobj + 1 > b->g.obj_cap) {
+			uint64_t old_cap = b->g.obj_cap;
+			if ((rc = array_reserve((void **)&b->g.id, &b->g.obj_cap, b->g.nobj + 1, sizeof(uint64_t))))
+				break;
+			if (b->g.obj_cap != old_cap) {
+				uint32_t *p = realloc(b->g.off, (b->g.obj_cap + 1) * sizeof(uint32_t));
+				if (!p) {
+					rc = -ENOMEM;
+					break;
+				}
+				b->g.off = p;
+			}
+		}
+		htr_graph_cols_start(&b->g, id);
+	}
+	free(g);
+	free(b->allocs);
+	b->allocs = NULL;
+	b->nalloc = b->alloc_cap = 0;
+	b->allocs_sorted = 1;
+	return rc ? htr_errf(err, rc, 0, "%s rebuilding GC %u", rc == -ENOMEM ? "out of memory" : "bad event",
+			      b->G) : 0;
+}
+
+/* The objects add_sampled_off_graph added take HS_FLAG_OFF_GRAPH. */
+static int mark_off_graph(struct builder *b, struct htr_err *err)
+{
+	struct heap_state *s = b->s;
+	for (size_t k = 0; k < b->noff; k++) {
+		uint32_t i = heap_state_find(s, b->off_ids[k]);
+		if (i == UINT32_MAX || s->info[i] == UINT32_MAX)
+			continue;
+		struct objinfo x = b->in.t.infos[s->info[i]];
+		x.flags |= HS_FLAG_OFF_GRAPH;
+		int rc = intern_get(&b->in, &x, &s->info[i]);
+		if (rc)
+			return htr_errf(err, rc, 0, "out of memory rebuilding GC %u", b->G);
+	}
+	return 0;
+}
+
 static int read_frames(struct builder *b, struct htr_err *err)
 {
 	const struct trace *t = b->t;
@@ -545,6 +657,8 @@ static int read_frames(struct builder *b, struct htr_err *err)
 		for (uint32_t f = 0; f < t->nframes && !rc; f++)
 			if (t->frames[f].kind == HTR_FRAME_GRAPH && t->frames[f].graph_gc == b->G)
 				rc = read_one(b, f, READ_GRAPH, err);
+		if (!rc && t->sample_interval)
+			rc = add_sampled_off_graph(b, err);
 		if (!rc)
 			rc = adopt_graph(b, err);
 		uint32_t first = 0;
@@ -570,6 +684,8 @@ static int read_frames(struct builder *b, struct htr_err *err)
 				if (t->frames[f].kind != HTR_FRAME_GRAPH)
 					rc = read_one(b, f, READ_LIVE, err);
 		}
+		if (!rc && b->noff)
+			rc = mark_off_graph(b, err);
 		return rc;
 	}
 	for (uint32_t f = 0; f < t->nframes && !rc; f++) {
@@ -1031,6 +1147,7 @@ static void builder_free(struct builder *b)
 	objinfo_table_free(&b->in.t);
 	free(b->allocs);
 	free(b->dead);
+	free(b->off_ids);
 	free(b->g.id);
 	free(b->g.off);
 	free(b->g.slot);
@@ -1053,8 +1170,10 @@ int heap_state_build(const struct trace *t, uint32_t gc_index, const struct heap
 	b.memo_thread_id = UINT64_MAX;
 	b.memo_thread_idx = UINT32_MAX;
 	b.o = o;
-	/* a base helps only a graph GC, and must be an earlier GC of this trace */
-	if (o && o->base && b.has_graph && o->base->gc_index < gc_index &&
+	/* a base helps only a graph GC, and must be an earlier GC of this
+	 * trace; not in a sampled trace, whose graph states hold objects
+	 * flagged off their graph (add_sampled_off_graph) */
+	if (o && o->base && b.has_graph && !t->sample_interval && o->base->gc_index < gc_index &&
 	    o->base->gc == t->gcs[o->base->gc_index].gc)
 		b.base = o->base;
 	uint32_t first = b.base ? t->gcs[b.base->gc_index].frame : 0;

@@ -42,6 +42,14 @@ struct hs_root {
 
 #define HS_NO_BIRTH UINT32_MAX
 
+/* objinfo.flags, beside enum htr_alloc_flags: at a GC with a graph of a
+ * sampled trace (the agent's mode=sample with graph=), a sampled object
+ * alive by its allocation and deaths that the heap walk did not meet (no
+ * references; not in the exact counts, in the estimates).  Objects the
+ * walk met without a sample carry HTR_ALLOC_WALKED (in the exact counts,
+ * not in the estimates). */
+#define HS_FLAG_OFF_GRAPH 0x80000000u
+
 struct heap_state {
 	uint32_t gc_index;     /* position in trace->gcs */
 	uint32_t gc;           /* GC number */

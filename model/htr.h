@@ -29,9 +29,9 @@
 #define HTR_TRAILER_MAGIC "HTREND01"
 #define HTR_FRAME_MAGIC "HFRM"
 #define HTR_VERSION_MAJOR 1
-#define HTR_VERSION_MINOR 4   /* 1.1: COUNT_SITE, ALLOC_COUNTS; 1.2: reachable summaries;
+#define HTR_VERSION_MINOR 5   /* 1.1: COUNT_SITE, ALLOC_COUNTS; 1.2: reachable summaries;
                                  * 1.3: ALLOC_SAMPLE, OLD_SAMPLE, SAMPLE_TOTALS;
-                                 * 1.4: COUNT_CALLERS */
+                                 * 1.4: COUNT_CALLERS; 1.5: ALLOC flag WALKED */
 #define HTR_HEADER_SIZE 32
 #define HTR_FRAME_HEADER_SIZE 32
 #define HTR_TRAILER_SIZE 24
@@ -106,6 +106,12 @@ enum htr_root_kind {
 
 enum htr_alloc_flags {
 	HTR_ALLOC_PREEXISTING = 1, /* existed before recording; birth unknown */
+	/* 1.5, always with PREEXISTING: an object a heap walk of a sampled
+	 * recording (the agent's mode=sample with graph=) met without a sample:
+	 * it belongs to the graph of the GC whose frame holds the ALLOC and to
+	 * no other heap state, no death ever names it, it is neither an
+	 * allocation nor a sample (no site, thread or birth) */
+	HTR_ALLOC_WALKED = 2,
 };
 
 enum htr_count_flags {

@@ -623,6 +623,10 @@ static inline int decode_alloc(struct htr_iter *it, struct cur *c, struct htr_al
 	a->site = site ? (uint32_t)(site - 1) : HTR_NO_SITE;
 	a->array_length = (int64_t)alen - 1;
 	a->time_ns = it->prev_time + (uint64_t)d;
+	/* WALKED (1.5) is a kind of PREEXISTING object: older readers never
+	 * meet it, and a WALKED object alone would be counted as a sample */
+	if ((a->flags & HTR_ALLOC_WALKED) && (it->f->minor < 5 || !(a->flags & HTR_ALLOC_PREEXISTING)))
+		return -EBADMSG;
 	it->prev_alloc_id = a->id;
 	it->prev_time = a->time_ns;
 	return 0;

@@ -413,6 +413,8 @@ int htr_write_alloc(struct htr_writer *w, const struct htr_alloc *a)
 {
 	if (a->array_length < -1) /* the reader would refuse what we wrote */
 		return fail(w, -EINVAL);
+	if ((a->flags & HTR_ALLOC_WALKED) && (w->minor < 5 || !(a->flags & HTR_ALLOC_PREEXISTING)))
+		return fail(w, -EINVAL);
 	/* open the frame first: it resets the delta bases encoded below */
 	int rc = frame_begin(w, HTR_FRAME_EVENTS);
 	if (rc)
@@ -432,10 +434,12 @@ int htr_write_alloc(struct htr_writer *w, const struct htr_alloc *a)
 		return fail(w, rc);
 	w->prev_alloc_id = a->id;
 	w->prev_time = a->time_ns;
-	w->allocs_since++;
-	w->bytes_since += a->size;
-	w->total_allocs++;
-	w->total_bytes += a->size;
+	if (!(a->flags & HTR_ALLOC_WALKED)) { /* (no allocation: seen by a walk only) */
+		w->allocs_since++;
+		w->bytes_since += a->size;
+		w->total_allocs++;
+		w->total_bytes += a->size;
+	}
 	note_time(w, a->time_ns);
 	return emit(w, 0);
 }

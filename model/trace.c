@@ -356,6 +356,10 @@ static int scan_event(struct trace *t, struct caps *caps, struct scan *s, const 
 {
 	switch (ev->type) {
 	case HTR_EV_ALLOC:
+		if (ev->u.alloc.flags & HTR_ALLOC_WALKED) { /* no allocation: in one GC's graph only */
+			note_time(t, ev->u.alloc.time_ns);
+			return 0;
+		}
 		t->total_allocs++;
 		t->total_alloc_bytes += ev->u.alloc.size;
 		s->allocs_since++;

@@ -203,7 +203,7 @@ static void test_count_mode(void **state)
 	assert_int_equal(agent_opts_parse(&o, "hot=-1", err, sizeof(err)), -EINVAL);
 }
 
-/* mode=sample: interval with k/m, graph none, deaths on; what it refuses. */
+/* mode=sample: interval with k/m, graph none by default, deaths on; what it refuses. */
 static void test_sample_mode(void **state)
 {
 	(void)state;
@@ -243,10 +243,19 @@ static void test_sample_mode(void **state)
 		assert_int_equal(agent_opts_parse(&o, opt, err, sizeof(err)), -EINVAL);
 		assert_non_null(strstr(err, "interval"));
 	}
-	assert_int_equal(agent_opts_parse(&o, "mode=sample,graph=every", err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "mode=sample: graph= is not supported yet"));
-	assert_int_equal(agent_opts_parse(&o, "graph=full,mode=sample", err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "graph="));
+	/* heap walks on request (issue 31), in any order of the items; gcwait
+	 * stays off (no allocation gate in this mode) */
+	assert_int_equal(agent_opts_parse(&o, "mode=sample,graph=every", err, sizeof(err)), 0);
+	assert_int_equal(o.graph, AGENT_GRAPH_EVERY);
+	assert_false(agent_opts_gc_wait(&o));
+	assert_int_equal(agent_opts_parse(&o, "graph=full,mode=sample", err, sizeof(err)), 0);
+	assert_int_equal(o.graph, AGENT_GRAPH_FULL);
+	assert_int_equal(agent_opts_parse(&o, "mode=sample,graph=4", err, sizeof(err)), 0);
+	assert_int_equal(o.graph, AGENT_GRAPH_NTH);
+	assert_false(agent_opts_wants_graph(&o, 3, 1));
+	assert_true(agent_opts_wants_graph(&o, 8, 0));
+	assert_int_equal(agent_opts_parse(&o, "mode=sample,graph=0", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "graph"));
 	assert_int_equal(agent_opts_parse(&o, "mode=sample,deaths=off", err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "deaths=off"));
 	/* an interval without sampling would record everything (or nothing) */
