@@ -861,7 +861,7 @@ static int export_gcs(struct exp_trace *x, const uint32_t *sel, uint32_t nsel)
 
 /* ---- allocs ---- */
 
-enum { AC_SITE, AC_TYPE, AC_COUNT, AC_BYTES, AC_SAMPLES, AC_BCI, AC_DESC, AC_N };
+enum { AC_SITE, AC_TYPE, AC_COUNT, AC_BYTES, AC_SAMPLES, AC_BCI, AC_DESC, AC_TOP_CALLER, AC_TOP_CALLER_COUNT, AC_CALLERS, AC_N };
 static const struct pq_column alloc_cols[AC_N] = {
 	[AC_SITE] = { "site", PQ_STRING, 0 },
 	[AC_TYPE] = { "type", PQ_STRING, 0 },
@@ -870,6 +870,9 @@ static const struct pq_column alloc_cols[AC_N] = {
 	[AC_SAMPLES] = { "samples", PQ_INT64, 1 },
 	[AC_BCI] = { "bci", PQ_INT64, 1 },
 	[AC_DESC] = { "descriptor", PQ_STRING, 1 },
+	[AC_TOP_CALLER] = { "top_caller", PQ_STRING, 1 },
+	[AC_TOP_CALLER_COUNT] = { "top_caller_count", PQ_INT64, 1 },
+	[AC_CALLERS] = { "callers", PQ_INT64, 1 },
 };
 
 /* Which export column each of allocs/by-site's columns fills: count and
@@ -879,6 +882,7 @@ static int alloc_col_of(const char *name)
 	static const struct { const char *file; int col; } map[] = {
 		{ "site", AC_SITE }, { "type", AC_TYPE }, { "count", AC_COUNT }, { "est_count", AC_COUNT },
 		{ "est_bytes", AC_BYTES }, { "samples", AC_SAMPLES }, { "bci", AC_BCI }, { "descriptor", AC_DESC },
+		{ "top_caller", AC_TOP_CALLER }, { "top_caller_count", AC_TOP_CALLER_COUNT }, { "callers", AC_CALLERS },
 	};
 	for (size_t k = 0; k < sizeof map / sizeof *map; k++)
 		if (!strcmp(map[k].file, name))

@@ -23,6 +23,9 @@ struct arow {
 	char *desc;      /* NULL: unknown (full recordings) */
 	int64_t bci;     /* -1: unknown */
 	int64_t count;
+	char *top_caller; /* NULL: no caller recorded (an application site, or not a counts trace) */
+	int64_t top_caller_count;
+	int64_t callers;  /* distinct application callers recorded */
 };
 
 struct arows {
@@ -44,6 +47,7 @@ static void rows_free(struct arows *a)
 		free(a->r[i].method);
 		free(a->r[i].type);
 		free(a->r[i].desc);
+		free(a->r[i].top_caller);
 	}
 	free(a->r);
 	memset(a, 0, sizeof(*a));
@@ -58,9 +62,10 @@ static void agg_free(struct agg **h)
 	}
 }
 
-/* Adds count to the row of (site, type), creating it.  Strings are copied. */
+/* Adds count to the row of (site, type), creating it.  Strings are copied.
+ * *row (nullable) gets the row's index. */
 static int rows_add(struct arows *a, struct agg **h, const char *site, const char *method, const char *type,
-		    const char *desc, int64_t bci, int64_t count)
+		    const char *desc, int64_t bci, int64_t count, uint32_t *row)
 {
 	size_t kl = strlen(site) + strlen(type) + 24;
 	char *key = malloc(kl);
@@ -71,6 +76,8 @@ static int rows_add(struct arows *a, struct agg **h, const char *site, const cha
 	HASH_FIND_STR(*h, key, e);
 	if (e) {
 		a->r[e->row].count += count;
+		if (row)
+			*row = e->row;
 		free(key);
 		return 0;
 	}
@@ -101,6 +108,8 @@ static int rows_add(struct arows *a, struct agg **h, const char *site, const cha
 	}
 	strcpy(e->key, key);
 	free(key);
+	if (row)
+		*row = a->n;
 	e->row = a->n++;
 	HASH_ADD_STR(*h, key, e);
 	return 0;
@@ -123,14 +132,50 @@ static int method_names(const struct trace *t, const struct htr_site_frame *f, s
 	return rc ? rc : buf_putc(meth, '\0');
 }
 
-/* From the counters' totals (format 1.1). */
+static int callers_merged(const struct trace *t, struct htr_count_caller **out, uint32_t *n);
+
+/* Row r's caller columns from site id's run in c[] (callers_merged's
+ * order: a site's callers by count, most first), if it has one.  Two
+ * count sites that name one row (same frame, type and bci) add up their
+ * callers and keep the bigger top caller. */
+static int attach_callers(const struct trace *t, struct arow *r, const struct htr_count_caller *c, uint32_t n,
+			  uint32_t *next, uint32_t site, struct buf *name)
+{
+	uint32_t i = *next;
+	while (i < n && c[i].site < site)
+		i++;
+	uint32_t first = i;
+	for (; i < n && c[i].site == site; i++)
+		if (c[i].count)
+			r->callers++;
+	*next = i;
+	if (first == i || !c[first].count || (r->top_caller && r->top_caller_count >= (int64_t)c[first].count))
+		return 0;
+	const struct htr_site_frame g = { c[first].method, c[first].line };
+	buf_reset(name);
+	int rc = sym_frame(t, &g, name);
+	if (!rc)
+		rc = buf_putc(name, '\0');
+	if (rc)
+		return rc;
+	free(r->top_caller);
+	if (!(r->top_caller = strdup((const char *)name->data)))
+		return -ENOMEM;
+	r->top_caller_count = (int64_t)c[first].count;
+	return 0;
+}
+
+/* From the counters' totals (format 1.1), each JDK site with the
+ * application callers the agent recorded above it (format 1.4). */
 static int rows_from_counts(const struct trace *t, struct arows *a)
 {
 	struct agg *h = NULL;
-	int rc = 0;
+	struct htr_count_caller *c = NULL;
+	uint32_t nc = 0, next = 0;
 	struct buf site, meth;
 	buf_init(&site);
 	buf_init(&meth);
+	int rc = callers_merged(t, &c, &nc);
 	for (uint32_t id = 0; id < t->ncount_sites && !rc; id++) {
 		const struct trace_count_site *cs = &t->count_sites[id];
 		int64_t n = id < t->nsite_counts ? t->site_counts[id] : 0;
@@ -141,9 +186,13 @@ static int rows_from_counts(const struct trace *t, struct arows *a)
 			break;
 		const char *desc = cs->method < t->nmethods && t->methods[cs->method].sig ? t->methods[cs->method].sig
 											  : "";
-		rc = rows_add(a, &h, (const char *)site.data, (const char *)meth.data, cs->type, desc, cs->bci, n);
+		uint32_t row;
+		rc = rows_add(a, &h, (const char *)site.data, (const char *)meth.data, cs->type, desc, cs->bci, n, &row);
+		if (!rc)
+			rc = attach_callers(t, &a->r[row], c, nc, &next, id, &site);
 	}
 	agg_free(&h);
+	free(c);
 	buf_free(&site);
 	buf_free(&meth);
 	return rc;
@@ -205,7 +254,7 @@ static int rows_from_events(struct hfs *fs, struct arows *a)
 			rc = method_names(t, ts ? &ts->frames[0] : NULL, &site, &meth);
 			if (!rc)
 				rc = rows_add(a, &g, (const char *)site.data, (const char *)meth.data,
-					      trace_type_name(t, type, scratch, sizeof(scratch)), desc, -1, e->n);
+					      trace_type_name(t, type, scratch, sizeof(scratch)), desc, -1, e->n, NULL);
 		}
 		HASH_DEL(h, e);
 		free(e);
@@ -227,6 +276,7 @@ static int by_count(const void *x, const void *y)
 
 static const struct tcol site_cols[] = {
 	{ "site", TCOL_STR }, { "type", TCOL_STR }, { "count", TCOL_I64 }, { "bci", TCOL_I64 }, { "descriptor", TCOL_STR },
+	{ "top_caller", TCOL_STR }, { "top_caller_count", TCOL_I64 }, { "callers", TCOL_I64 },
 };
 static const struct tcol method_cols[] = {
 	{ "method", TCOL_STR }, { "descriptor", TCOL_STR }, { "count", TCOL_I64 },
@@ -242,17 +292,23 @@ static void set_s(struct table *t, uint32_t col, const char *s)
 
 static int table_by_site(const struct arows *a, struct table *t)
 {
-	table_init(t, site_cols, 5);
+	table_init(t, site_cols, 8);
 	for (uint32_t i = 0; i < a->n; i++) {
+		const struct arow *r = &a->r[i];
 		if (table_add_row(t))
 			return -ENOMEM;
-		set_s(t, 0, a->r[i].site);
-		set_s(t, 1, a->r[i].type);
-		table_set_i64(t, 2, a->r[i].count);
-		if (a->r[i].bci >= 0)
-			table_set_i64(t, 3, a->r[i].bci);
-		if (a->r[i].desc)
-			set_s(t, 4, a->r[i].desc);
+		set_s(t, 0, r->site);
+		set_s(t, 1, r->type);
+		table_set_i64(t, 2, r->count);
+		if (r->bci >= 0)
+			table_set_i64(t, 3, r->bci);
+		if (r->desc)
+			set_s(t, 4, r->desc);
+		if (r->top_caller) {
+			set_s(t, 5, r->top_caller);
+			table_set_i64(t, 6, r->top_caller_count);
+			table_set_i64(t, 7, r->callers);
+		}
 	}
 	return 0;
 }
@@ -265,7 +321,7 @@ static int table_by_method(const struct arows *a, struct table *t)
 	/* rows keyed by method and descriptor (the site column holds the method) */
 	for (uint32_t i = 0; i < a->n && !rc; i++)
 		rc = rows_add(&m, &h, a->r[i].method, a->r[i].method, a->r[i].desc ? a->r[i].desc : "", a->r[i].desc,
-			      -1, a->r[i].count);
+			      -1, a->r[i].count, NULL);
 	agg_free(&h);
 	if (!rc) {
 		qsort(m.r, m.n, sizeof(*m.r), by_count);
@@ -341,7 +397,7 @@ static int table_stats(const struct trace *tr, const struct arows *a, struct tab
 	int rc = 0;
 	for (uint32_t i = 0; i < a->n && !rc; i++) {
 		total += a->r[i].count;
-		rc = rows_add(&m, &h, a->r[i].method, a->r[i].method, "", NULL, -1, 0);
+		rc = rows_add(&m, &h, a->r[i].method, a->r[i].method, "", NULL, -1, 0, NULL);
 	}
 	methods = m.n;
 	agg_free(&h);

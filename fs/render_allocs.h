@@ -2,7 +2,12 @@
  * per method over the whole run.
  *
  *   allocs/by-site[.csv|.json]    site (Class.method:line), type, count,
- *                                 bci, descriptor; most allocations first
+ *                                 bci, descriptor; for a JDK site with
+ *                                 callers (format 1.4): top_caller (the
+ *                                 application call above it that made the
+ *                                 most of its allocations), that caller's
+ *                                 count, callers (how many); most
+ *                                 allocations first
  *   allocs/by-method[.csv|.json]  method (Class.method), descriptor, count
  *   allocs/by-caller[.csv|.json]  site, type, caller (Class.method:line of
  *                                 the application call above the site),

@@ -200,6 +200,15 @@ bad=$(awk -F'\t' 'FNR == 1 { next } NR == FNR { k = $1 "\t" $2 "\t" $5; sum[k] +
 	END { if (!seen) print "no site in both" }' "$TMP/callers.tsv" "$TMP/sites.tsv")
 [ -z "$bad" ] || { echo "$bad" | head >&2; fail "JDK sites: allocs/by-caller does not add up to allocs/by-site"; }
 echo "ok: JDK sites: allocs/by-caller: Long.valueOf 30000 under JdkMix.a:$la, 7000 under JdkMix.b:$lb; every site's callers add up to its count"
+# allocs/by-site names the caller too (the issue's acceptance): its
+# Long.valueOf row carries a() as top caller with 30000, of 2 callers; an
+# application site (JdkMix's own `new`) has no caller columns
+got=$(awk -F'\t' 'NR == 1 { print $6 "\t" $7 "\t" $8 } $1 ~ /^java[.]lang[.]Long[.]valueOf:/ && $2 == "java.lang.Long" { print $3 "\t" $6 "\t" $7 "\t" $8 }' "$TMP/sites.tsv")
+want=$(printf 'top_caller\ttop_caller_count\tcallers\n37000\tJdkMix.a:%s\t30000\t2' "$la")
+[ "$got" = "$want" ] || { printf '%s\n' "$got" >&2; fail "JDK sites: allocs/by-site's Long.valueOf row does not name JdkMix.a:$la (30000 of 37000, 2 callers)"; }
+awk -F'\t' 'NR > 1 && $1 ~ /^JdkMix[.]/ && ($6 != "" || $7 != "" || $8 != "") { bad = 1 } END { exit bad }' "$TMP/sites.tsv" ||
+	fail "JDK sites: an application site in allocs/by-site has caller columns"
+echo "ok: JDK sites: allocs/by-site: Long.valueOf 37000, top caller JdkMix.a:$la (30000), 2 callers"
 JDKOFF=$("$JAVA" "-agentpath:$AGENT=out=$TMP/o.htr,mode=count,jdk=off,counts=$TMP/o.tsv" -cp "$TMP/jdk" JdkMix 300 70 >/dev/null &&
 	grep -c '^java[.]' "$TMP/o.tsv" || true)
 [ "$JDKOFF" = 0 ] || fail "jdk=off: $JDKOFF JDK sites counted"

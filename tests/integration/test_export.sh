@@ -31,7 +31,7 @@ cols_edges=source,target,field,index
 cols_roots=kind,object,class,field,thread,method,depth,slot,name
 cols_histogram=type,count,shallow_size,deep_count,deep_size,retained_count,retained_size,samples
 cols_gcs=gc,start_ms,end_ms,pause_ms,cause,used_before,used_after,reachable,freed,allocated,graph
-cols_allocs=site,type,count,bytes,samples,bci,descriptor
+cols_allocs=site,type,count,bytes,samples,bci,descriptor,top_caller,top_caller_count,callers
 
 # part FILE TABLE ROWS: the file is Parquet with the table's columns and ROWS rows
 part() {
