@@ -40,8 +40,7 @@ refused() { # OPTS MESSAGE
 refused "mode=sample,interval=0" "bad value '0' for option 'interval'"
 refused "mode=sample,interval=2g" "bytes from 1 to 1073741824"
 refused "mode=sample,interval=12q" "option 'interval'"
-refused "mode=sample,graph=every" "mode=sample: graph= is not supported yet"
-refused "graph=4,mode=sample" "mode=sample: graph= is not supported yet"
+refused "mode=sample,graph=0" "bad value '0' for option 'graph'"
 refused "mode=sample,deaths=off" "mode=sample: deaths=off is not supported"
 refused "interval=64k" "interval= needs mode=sample"
 "$JAVA" "-agentpath:$AGENT=help" -version >"$TMP/help.out" 2>&1 || true
@@ -165,6 +164,53 @@ check_run() {
 	} END { if (!found) { print "FAIL: no samples of main"; exit 1 } }' "$TMP/$name.sampled" || fail "bytes"
 }
 
+# mode=sample with graph=1 (issue 31): a heap walk after each GC that the
+# next GC leaves time for, at least the last System.gc()'s.  At the last GC
+# with a graph the program holds exactly KEEP SampleMix$Keep (its output):
+# the walk's count is that, exactly; the estimates stay estimates with their
+# samples; the objects the walk met without a sample have no site
+# ("<unknown site>", as in a heap dump), so no site row counts more objects
+# in the graph than it has samples; allocs/ counts the samples alone.
+check_walk() {
+	echo "== SampleMix, mode=sample,graph=1"
+	local htr=$TMP/walk.htr
+	"$JAVA" -Xmx256m -XX:+UseG1GC "-agentpath:$AGENT=out=$htr,mode=sample,graph=1,verbose" \
+		-cp "$TMP/cls" SampleMix >"$TMP/walk.out" 2>"$TMP/walk.err" || fail "walk: java failed: $(cat "$TMP/walk.err")"
+	cat "$TMP/walk.err"
+	local keep g=""
+	keep=$(sed -n 's/^keep=//p' "$TMP/walk.out")
+	for x in $("$HEAPFS" ls "$htr" gc | grep -v latest); do
+		[ "$("$HEAPFS" cat "$htr" "gc/$x/info" | val graph)" = yes ] && g=$x
+	done
+	[ -n "$g" ] || fail "walk: no GC with a graph"
+	echo "last GC with a graph: $g"
+	expect "walked GC $g: by-type/SampleMix\$Keep/count (the program's KEEP)" \
+		"$("$HEAPFS" cat "$htr" "gc/$g/by-type/SampleMix\$Keep/count")" "$keep"
+	expect "walked GC $g: unknown objects" "$("$HEAPFS" cat "$htr" "gc/$g/info" | val unknown_objects)" 0
+	local samples summary
+	samples=$("$HEAPFS" cat "$htr" "gc/$g/by-type/SampleMix\$Keep/samples")
+	summary=$("$HEAPFS" cat "$htr" "gc/$g/by-type/SampleMix\$Keep/summary")
+	[ "$(val est_count <<<"$summary")" -gt 0 ] || fail "walk: no est_count in the summary"
+	grep -q "^estimate	from $samples sampled objects" <<<"$summary" || fail "walk: summary's estimate line: $summary"
+	echo "ok: walked GC $g: SampleMix\$Keep estimate $(val est_count <<<"$summary") from $samples samples"
+	expect "walked GC $g: by-type/table columns" \
+		"$("$HEAPFS" cat "$htr" "gc/$g/by-type/table" | head -1 | cut -f1-5)" \
+		"$(printf 'name\tsamples\test_count\test_shallow_size\tcount')"
+	"$HEAPFS" cat "$htr" "gc/$g/by-site/table" | awk -F'\t' 'NR == 1 {
+		if ($2 != "samples" || $5 != "count") { print "FAIL: by-site columns: " $0; exit 1 } next }
+		$1 == "<unknown site>" { unknown = $5; next }
+		$5 > $2 { printf "FAIL: site %s: %d objects in the graph, %d samples\n", $1, $5, $2; exit 1 }
+		END { if (unknown < '"$keep"') { print "FAIL: the walked objects are not under <unknown site>"; exit 1 }
+		      printf "ok: by-site: %d objects without a sample under <unknown site>\n", unknown }' ||
+		fail "walk: by-site"
+	local callbacks
+	callbacks=$(sed -n 's/.*interval [0-9]*: \([0-9]*\) samples (.*/\1/p' "$TMP/walk.err")
+	expect "walk: allocs/stats samples = SampledObjectAlloc callbacks" \
+		"$("$HEAPFS" cat "$htr" allocs/stats | val samples)" "$callbacks"
+	"$HEAPFS" check "$htr" >/dev/null || fail "walk: heapfs check"
+}
+
 check_run default "" 524288 0.1 0.25 0.5
 check_run small 16k 16384 0 0 0
+check_walk
 echo "ok: mode=sample"
