@@ -40,15 +40,31 @@ struct gclo {
 	uint32_t *gof, *ooff, *olist;
 	uint32_t *goff;            /* [ngroups+1] group -> its run in pairs */
 	const struct cls_pair *pairs;
+	struct buf *pairs_owner;   /* the caller's buffer of pairs, freed here
+	                            * before the batched passes (gclo_opts) */
 	struct closure_metrics *deep, *ret;
 	uint64_t *uni;
 	uint64_t *in_g;            /* few_big: the group's bits */
 	/* batched path */
-	uint32_t *comp;            /* [n] component, topological order = decreasing id */
 	uint32_t *corder;          /* [n] objects, component by component, in
-	                            * topological order (decreasing comp) */
+	                            * topological order */
+	uint64_t *cstart;          /* [n] bits over corder's positions: a
+	                            * component starts there */
+	/* Only objects with an out-edge are ever some object's predecessor
+	 * or in a cycle, so only they keep their words between components:
+	 * at dense slots, the rank of x among them (obj_slot). */
+	uint64_t *haso;            /* [n] bits: x has an out-edge */
+	uint32_t *hrank;           /* [n/64 + 1] objects with an out-edge
+	                            * before word k of haso */
+	uint32_t nhaso;
 	uint32_t ncomp, maxcomp;   /* components, objects of the largest */
 	uint32_t threads;          /* for the batches */
+};
+
+/* What an object with an out-edge keeps between components in a pass:
+ * side by side, so that a predecessor costs one cache line. */
+struct words {
+	uint64_t reach, alive;
 };
 
 /* What one batch pass reads and writes besides the shared inputs: the
@@ -56,7 +72,8 @@ struct gclo {
 struct batch {
 	uint32_t *slot;            /* [ngroups] bit of each group in this batch, or NOSLOT */
 	uint32_t bgroup[64];       /* group of each bit */
-	uint64_t *reach, *alive, *inq;
+	struct words *wd;          /* [nhaso] by obj_slot */
+	uint64_t *inq, *incomp;    /* [n] bits: queued; in the component at hand */
 	uint32_t *ring;
 };
 
@@ -65,7 +82,10 @@ static void gclo_free(struct gclo *w)
 	bitset_free(w->rooted);
 	free(w->gof); free(w->ooff); free(w->olist); free(w->goff);
 	bitset_free(w->in_g);
-	free(w->comp); free(w->corder);
+	free(w->corder);
+	bitset_free(w->cstart);
+	bitset_free(w->haso);
+	free(w->hrank);
 }
 
 /* uni is shared by the threads: set its bits atomically. */
@@ -236,7 +256,8 @@ static int few_big(struct gclo *w, const uint32_t *big, uint32_t nbig)
 {
 	struct closure_ctx *cc = NULL;
 	uint64_t *clo = bitset_alloc(w->n);
-	int rc = clo ? closure_ctx_new(&cc, w->s) : -ENOMEM;
+	w->in_g = bitset_new(w->n);
+	int rc = clo && w->in_g ? closure_ctx_new(&cc, w->s) : -ENOMEM;
 	for (uint32_t b = 0; b < nbig && !rc; b++) {
 		uint32_t g = big[b];
 		for (uint32_t k = w->goff[g]; k < w->goff[g + 1]; k++)
@@ -256,32 +277,34 @@ static int few_big(struct gclo *w, const uint32_t *big, uint32_t nbig)
 
 /* ---- strongly connected components (Tarjan, iterative) ---- */
 
-/* comp[v] in completion order: a component completes after every
- * component it reaches, so an edge between components goes from a larger
- * id to a smaller one.  corder lists the objects component by component
- * from the last completed to the first: a topological order.
+/* Components in completion order: a component completes after every
+ * component it reaches.  corder lists the objects component by component
+ * from the last completed to the first, a topological order (an edge
+ * between components goes to a later position), and cstart marks the
+ * first position of each.
  *
- * Memory (this is the peak of the batched path): idx, low (becomes comp),
- * the Tarjan stack (becomes corder), the DFS stack and its edge cursors:
- * 20 B per object, the last two freed on return.  corder shares the
- * Tarjan stack's array: objects on the stack sit at [0, sp), completed
- * ones are written from the end, at n-1-filled, and sp + filled <= n
- * (an object is on the stack, completed, or not yet visited), so a write
- * never lands on a live stack entry. */
+ * Memory: idx, low, the Tarjan stack (becomes corder), the DFS stack and
+ * its edge cursors (touched only as deep as the walk goes): 12 B per
+ * object and 8 per level of depth, all but corder freed on return.
+ * corder shares the Tarjan stack's array: objects on the stack sit at
+ * [0, sp), completed ones are written from the end, at n-1-filled, and
+ * sp + filled <= n (an object is on the stack, completed, or not yet
+ * visited), so a write never lands on a live stack entry.  A completed
+ * object's idx and low are never read again (only objects on the stack
+ * are compared). */
 static int components(struct gclo *w)
 {
 	const struct heap_state *s = w->s;
 	uint32_t n = w->n, next = 1, sp = 0, csp = 0, filled = 0;
 	int rc = -ENOMEM;
 	uint32_t *idx = calloc((size_t)n + 1, sizeof *idx); /* 0 = unvisited */
-	/* low[] becomes comp[] as objects complete: a completed object's low
-	 * is never read again (only objects on the stack are compared) */
 	uint32_t *low = malloc(((size_t)n + 1) * sizeof *low);
 	uint32_t *stk = malloc(((size_t)n + 1) * sizeof *stk);   /* Tarjan's stack */
 	uint32_t *cs = malloc(((size_t)n + 1) * sizeof *cs);     /* DFS call stack */
 	uint32_t *cpos = malloc(((size_t)n + 1) * sizeof *cpos); /* next out-edge */
 	uint64_t *on = bitset_new(n);
-	if (!idx || !low || !stk || !cs || !cpos || !on)
+	w->cstart = bitset_new(n);
+	if (!idx || !low || !stk || !cs || !cpos || !on || !w->cstart)
 		goto out;
 	w->ncomp = w->maxcomp = 0;
 	for (uint32_t v0 = 0; v0 < n; v0++) {
@@ -315,10 +338,10 @@ static int components(struct gclo *w)
 				do {
 					x = stk[--sp];
 					bitset_clear(on, x);
-					low[x] = w->ncomp;
 					stk[n - 1 - filled++] = x;
 					size++;
 				} while (x != v);
+				bitset_set(w->cstart, n - filled);
 				w->ncomp++;
 				if (size > w->maxcomp)
 					w->maxcomp = size;
@@ -329,14 +352,42 @@ static int components(struct gclo *w)
 			}
 		}
 	}
-	w->comp = low;
 	w->corder = stk;
-	low = stk = NULL;
+	stk = NULL;
 	rc = 0;
 out:
 	free(idx); free(low); free(stk); free(cs); free(cpos);
 	bitset_free(on);
 	return rc;
+}
+
+/* The objects with an out-edge and the rank directory over them. */
+static int out_slots(struct gclo *w)
+{
+	const struct heap_state *s = w->s;
+	size_t nw = bitset_words(w->n);
+	w->haso = bitset_new(w->n);
+	w->hrank = malloc((nw + 1) * sizeof *w->hrank);
+	if (!w->haso || !w->hrank)
+		return -ENOMEM;
+	for (uint32_t x = 0; x < w->n; x++)
+		if (s->out_off[x + 1] > s->out_off[x])
+			bitset_set(w->haso, x);
+	uint32_t r = 0;
+	for (size_t k = 0; k < nw; k++) {
+		w->hrank[k] = r;
+		r += (uint32_t)__builtin_popcountll(w->haso[k]);
+	}
+	w->hrank[nw] = r;
+	w->nhaso = r;
+	return 0;
+}
+
+/* x's slot among the objects with an out-edge (x must have one). */
+static inline uint32_t obj_slot(const struct gclo *w, uint32_t x)
+{
+	uint64_t below = w->haso[x >> 6] & ((1ull << (x & 63)) - 1);
+	return w->hrank[x >> 6] + (uint32_t)__builtin_popcountll(below);
 }
 
 /* ---- 64 groups at a time ---- */
@@ -370,19 +421,20 @@ static void add_bits(const struct batch *bt, uint64_t bits, uint64_t sz, struct 
 
 
 
-/* One pass for the (at most 64) groups with a slot. reach[c] per
- * component, alive[x] per object; ring/inq serve the work list inside a
- * component. */
+/* One pass for the (at most 64) groups with a slot, component by
+ * component in topological order: every predecessor outside a component
+ * is final when the component comes, and inside one (a cycle) reach is
+ * shared and alive spreads through a work list (ring, inq) until it
+ * settles.  Words are kept (wd) only for objects with an out-edge: an
+ * object without one is nobody's predecessor and in no cycle. */
 static void batch_pass(const struct gclo *w, const struct batch *bt)
 {
 	const struct heap_state *s = w->s;
-	uint64_t *reach = bt->reach, *alive = bt->alive, *inq = bt->inq;
+	struct words *wd = bt->wd;
+	uint64_t *inq = bt->inq, *incomp = bt->incomp;
 	uint32_t *ring = bt->ring;
 	for (uint32_t lo = 0, hi; lo < w->n; lo = hi) {
-		/* the component at lo runs while comp stays the same */
-		uint32_t c = w->comp[w->corder[lo]];
-		for (hi = lo + 1; hi < w->n && w->comp[w->corder[hi]] == c; hi++)
-			;
+		hi = (uint32_t)bitset_next(w->cstart, w->n, (uint64_t)lo + 1);
 		uint64_t r = 0;
 		if (hi - lo == 1) {
 			uint32_t x = w->corder[lo];
@@ -392,51 +444,60 @@ static void batch_pass(const struct gclo *w, const struct batch *bt)
 				uint32_t p = s->in_src[e];
 				if (p == x)
 					continue; /* a self-loop adds nothing to a least solution */
-				r |= reach[w->comp[p]];
-				a |= alive[p];
+				const struct words *pw = &wd[obj_slot(w, p)];
+				r |= pw->reach;
+				a |= pw->alive;
 			}
-			reach[c] = r;
-			alive[x] = a & ~own;
+			a &= ~own;
+			if (bitset_get(w->haso, x))
+				wd[obj_slot(w, x)] = (struct words){ r, a };
 			if (r) {
 				uint64_t sz = hs_info(s, x)->size;
 				add_bits(bt, r, sz, w->deep);
-				add_bits(bt, r & ~alive[x], sz, w->ret);
+				add_bits(bt, r & ~a, sz, w->ret);
 				if (w->uni)
 					uni_set(w->uni, x);
 			}
 			continue;
 		}
-		/* a cycle: one reach for all (they reach each other); alive from
-		 * the inputs from outside, then spread inside until it settles */
+		/* a cycle (every member has an out-edge, so a slot): one reach
+		 * for all (they reach each other); alive from the inputs from
+		 * outside, then spread inside until it settles */
 		size_t head = 0, tail = 0, cap = hi - lo;
+		for (uint32_t i = lo; i < hi; i++)
+			bitset_set(incomp, w->corder[i]);
 		for (uint32_t i = lo; i < hi; i++) {
 			uint32_t x = w->corder[i];
 			uint64_t own = own_bits(w, bt, x), a = bitset_get(w->rooted, x) ? ~0ull : 0;
 			r |= own;
 			for (uint32_t e = s->in_off[x]; e < s->in_off[x + 1]; e++) {
 				uint32_t p = s->in_src[e];
-				if (w->comp[p] == c)
+				if (bitset_get(incomp, p))
 					continue;
-				r |= reach[w->comp[p]];
-				a |= alive[p];
+				const struct words *pw = &wd[obj_slot(w, p)];
+				r |= pw->reach;
+				a |= pw->alive;
 			}
-			alive[x] = a & ~own;
-			if (alive[x]) {
+			a &= ~own;
+			wd[obj_slot(w, x)].alive = a;
+			if (a) {
 				bitset_set(inq, x);
 				ring[tail++ % cap] = x;
 			}
 		}
 		while (head < tail) {
 			uint32_t v = ring[head++ % cap];
+			uint64_t av = wd[obj_slot(w, v)].alive;
 			bitset_clear(inq, v);
 			for (uint32_t e = s->out_off[v]; e < s->out_off[v + 1]; e++) {
 				uint32_t t = s->out_tgt[e];
-				if (w->comp[t] != c)
+				if (!bitset_get(incomp, t))
 					continue;
-				uint64_t na = alive[t] | (alive[v] & ~own_bits(w, bt, t));
-				if (na == alive[t])
+				struct words *tw = &wd[obj_slot(w, t)];
+				uint64_t na = tw->alive | (av & ~own_bits(w, bt, t));
+				if (na == tw->alive)
 					continue;
-				alive[t] = na;
+				tw->alive = na;
 				if (!bitset_get(inq, t)) {
 					/* at most cap objects are queued at once: the ring
 					 * never overwrites a live entry */
@@ -445,14 +506,16 @@ static void batch_pass(const struct gclo *w, const struct batch *bt)
 				}
 			}
 		}
-		reach[c] = r;
-		if (!r)
-			continue;
 		for (uint32_t i = lo; i < hi; i++) {
 			uint32_t x = w->corder[i];
+			struct words *xw = &wd[obj_slot(w, x)];
+			bitset_clear(incomp, x);
+			xw->reach = r;
+			if (!r)
+				continue;
 			uint64_t sz = hs_info(s, x)->size;
 			add_bits(bt, r, sz, w->deep);
-			add_bits(bt, r & ~alive[x], sz, w->ret);
+			add_bits(bt, r & ~xw->alive, sz, w->ret);
 			if (w->uni)
 				uni_set(w->uni, x);
 		}
@@ -462,10 +525,10 @@ static void batch_pass(const struct gclo *w, const struct batch *bt)
 static void batch_free(struct batch *bt)
 {
 	free(bt->slot);
-	free(bt->reach);
-	free(bt->alive);
+	free(bt->wd);
 	free(bt->ring);
 	bitset_free(bt->inq);
+	bitset_free(bt->incomp);
 	memset(bt, 0, sizeof *bt);
 }
 
@@ -474,10 +537,10 @@ static int batch_alloc(const struct gclo *w, struct batch *bt)
 	memset(bt, 0, sizeof *bt);
 	bt->slot = malloc(((size_t)w->ngroups + 1) * sizeof *bt->slot);
 	bt->ring = malloc(((size_t)w->maxcomp + 1) * sizeof *bt->ring); /* per component */
-	bt->reach = malloc(((size_t)w->ncomp + 1) * sizeof *bt->reach);
-	bt->alive = malloc(((size_t)w->n + 1) * sizeof *bt->alive);
+	bt->wd = malloc(((size_t)w->nhaso + 1) * sizeof *bt->wd);
 	bt->inq = bitset_new(w->n);
-	if (!bt->slot || !bt->ring || !bt->reach || !bt->alive || !bt->inq) {
+	bt->incomp = bitset_new(w->n);
+	if (!bt->slot || !bt->ring || !bt->wd || !bt->inq || !bt->incomp) {
 		batch_free(bt);
 		return -ENOMEM;
 	}
@@ -518,6 +581,8 @@ static int batch_task(void *vctx, uint32_t k, uint32_t worker)
 static int batched(struct gclo *w, const uint32_t *big, uint32_t nbig)
 {
 	int rc = components(w);
+	if (!rc)
+		rc = out_slots(w);
 	if (rc)
 		return rc;
 	uint32_t ntasks = (nbig + 63) / 64, nthreads = w->threads ? w->threads : 1;
@@ -592,6 +657,7 @@ int gclo_compute(const struct heap_state *s, const struct cls_pair *pairs, size_
 	w.s = s;
 	w.n = s->n;
 	w.pairs = pairs;
+	w.pairs_owner = o ? o->pairs_owner : NULL;
 	w.uni = uni;
 	w.threads = o ? o->threads : 0;
 	uint32_t ng = 0;
@@ -603,13 +669,12 @@ int gclo_compute(const struct heap_state *s, const struct cls_pair *pairs, size_
 	w.deep = calloc((size_t)ng + 1, sizeof *w.deep);
 	w.ret = calloc((size_t)ng + 1, sizeof *w.ret);
 	w.rooted = bitset_new(w.n);
-	w.in_g = bitset_new(w.n);
 	uint32_t budget = o && o->budget ? o->budget : w.n / 64 + 64;
 	if (budget > w.n)
 		budget = w.n; /* T never exceeds n: no group ever stops */
 	big = malloc(((size_t)ng + 1) * sizeof *big);
 	fit = calloc((size_t)ng + 1, 1);
-	if (!w.goff || !w.deep || !w.ret || !w.rooted || !w.in_g || !big || !fit)
+	if (!w.goff || !w.deep || !w.ret || !w.rooted || !big || !fit)
 		goto out;
 	for (uint32_t r = 0; r < s->nroots; r++)
 		bitset_set(w.rooted, s->roots[r].object);
@@ -639,6 +704,12 @@ int gclo_compute(const struct heap_state *s, const struct cls_pair *pairs, size_
 		if ((rc = few_big(&w, big, nbig)))
 			goto out;
 		nbig = 0;
+	}
+	if (nbig && w.pairs_owner) {
+		/* the passes read gof/ooff/olist only: the pairs (8 bytes per
+		 * member) need not sit beside their scratch at the peak */
+		buf_free(w.pairs_owner);
+		w.pairs = NULL;
 	}
 	rc = nbig ? batched(&w, big, nbig) : 0;
 	if (!rc && o && o->stats)

@@ -18,9 +18,11 @@
  * with an explicit stack), no recursion over the graph.
  *
  * Batches are independent: with opts->threads > 1 they run in parallel
- * (analyses/parallel.h), each thread with its own scratch (about 16 bytes
- * per object: its alive words, its queue bits); the results do not depend
- * on the number of threads.
+ * (analyses/parallel.h), each thread with its own scratch (16 bytes per
+ * object with an out-edge: its reach and alive words; 2 bits per object:
+ * its queue and component bits); the results do not depend on the number
+ * of threads.  Shared by the batches: the topological order (4 bytes per
+ * object) and the object -> group map (4).
  *
  * Needs a state with a graph: -EINVAL otherwise; -ENOMEM.
  */
@@ -32,6 +34,7 @@
 
 #include "analyses/classify.h"
 #include "analyses/closure.h"
+#include "model/buf.h"
 #include "model/heap_state.h"
 
 struct gclo_stats;
@@ -43,6 +46,12 @@ struct gclo_opts {
 	uint32_t budget;
 	int all_batched; /* every group in the batched passes */
 	uint32_t threads; /* batches run on up to this many threads (0 or 1: one) */
+	/* nullable: the buffer pairs lie in, handed over: gclo_compute frees
+	 * it (buf_free) once it reads the pairs no more, before the batched
+	 * passes, so that 8 bytes per member are not held beside their
+	 * scratch; the caller reads pairs no more after the call (whatever
+	 * it returns) and frees the buffer as usual (a freed buf is empty) */
+	struct buf *pairs_owner;
 	struct gclo_stats *stats; /* nullable: what the computation did */
 };
 

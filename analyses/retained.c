@@ -233,7 +233,7 @@ static int tab_cb(void *vctx, struct buf *out)
 	const struct heap_state *s;
 	struct closure_metrics *deep = NULL, *ret = NULL;
 	uint64_t *uni = NULL, *parent = NULL, *covered = NULL;
-	uint32_t ng = 0;
+	uint32_t ng = 0, *keys = NULL, nkeys = 0;
 	struct buf pairs;
 	buf_init(&pairs);
 	int rc = eng_state_get(c->en, c->gci, &s);
@@ -246,27 +246,47 @@ static int tab_cb(void *vctx, struct buf *out)
 	if ((rc = classify_member_pairs(&c->en->reg, s, c->ch, c->cls, &pairs)) ||
 	    (rc = group_members_bits(&c->en->reg, s, c->ch, &parent)))
 		goto out;
-	uni = bitset_alloc(s->n);
+	const struct cls_pair *pr = (const struct cls_pair *)pairs.data;
+	size_t np = pairs.len / sizeof *pr;
+	/* what the rows need of the pairs, taken before gclo_compute frees
+	 * them (pairs_owner): each group's key, and whether the children
+	 * cover the parent (every member got a key: the covered objects are
+	 * members, so equal counts mean equal sets) */
+	for (size_t i = 0; i < np; i++)
+		nkeys += i == 0 || pr[i].key != pr[i - 1].key;
 	covered = bitset_alloc(s->n);
-	if (!uni || !covered) {
+	keys = malloc(((size_t)nkeys + 1) * sizeof *keys);
+	nkeys = 0;
+	if (!covered || !keys) {
 		rc = -ENOMEM;
 		goto out;
 	}
-	const struct cls_pair *pr = (const struct cls_pair *)pairs.data;
-	size_t np = pairs.len / sizeof *pr;
-	struct gclo_opts go = { .threads = c->en->threads };
+	for (size_t i = 0; i < np; i++) {
+		if (i == 0 || pr[i].key != pr[i - 1].key)
+			keys[nkeys++] = pr[i].key;
+		bitset_set(covered, pr[i].obj);
+	}
+	int cover = bitset_count(covered, s->n) == bitset_count(parent, s->n);
+	free(covered);
+	free(parent);
+	covered = parent = NULL;
+	if (!(uni = bitset_alloc(s->n))) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	struct gclo_opts go = { .threads = c->en->threads, .pairs_owner = &pairs };
 	if ((rc = gclo_compute(s, pr, np, &go, &ng, &deep, &ret, uni)))
 		goto out;
-	for (size_t i = 0, g = 0; i < np && !rc; g++) {
-		struct clo_row row = { pr[i].key, 0,
+	if (ng != nkeys) {
+		rc = -EIO; /* a group per run of equal keys: never */
+		goto out;
+	}
+	for (uint32_t g = 0; g < ng && !rc; g++) {
+		struct clo_row row = { keys[g], 0,
 				       { deep[g].count, deep[g].bytes, ret[g].count, ret[g].bytes } };
 		rc = buf_put(out, &row, sizeof row);
-		for (uint32_t key = pr[i].key; i < np && pr[i].key == key; i++)
-			bitset_set(covered, pr[i].obj);
 	}
-	/* children cover the parent exactly when every member got a key (the
-	 * covered objects are members, so equal counts mean equal sets) */
-	if (!rc && bitset_count(covered, s->n) == bitset_count(parent, s->n)) {
+	if (!rc && cover) {
 		struct closure_metrics u;
 		closure_measure(s, uni, &u);
 		seed_parent_deep(c->en, c->gci, c->ch, &u);
@@ -277,6 +297,7 @@ out:
 	free(uni);
 	free(parent);
 	free(covered);
+	free(keys);
 	buf_free(&pairs);
 	eng_state_put(c->en, s);
 	return rc;

@@ -85,11 +85,21 @@ static void check_family(const struct heap_state *s, const struct cls_pair *pr, 
 	const uint32_t budgets[] = { 0, UINT32_MAX, 1, 2, 3, 7 };
 	/* modes 7-9: the batches and the groups alone on 3 and 4 threads
 	 * (the same numbers as the oracle's: no result depends on the
-	 * threads) */
-	for (int mode = 0; mode < 10; mode++) {
+	 * threads); modes 10-11: the pairs handed over (pairs_owner, as the
+	 * closure tables do), freed before the passes: a copy in a buf */
+	for (int mode = 0; mode < 12; mode++) {
 		struct gclo_stats st;
 		struct gclo_opts o = { .stats = &st };
-		if (mode < 6)
+		struct buf own;
+		const struct cls_pair *use = pr;
+		buf_init(&own);
+		if (mode >= 10) {
+			assert_int_equal(buf_put(&own, pr, np * sizeof *pr), 0);
+			use = (const struct cls_pair *)own.data;
+			o.pairs_owner = &own;
+			o.all_batched = mode == 10;
+			o.threads = 2;
+		} else if (mode < 6)
 			o.budget = budgets[mode];
 		else if (mode == 8)
 			o.budget = 1, o.threads = 4;
@@ -100,7 +110,10 @@ static void check_family(const struct heap_state *s, const struct cls_pair *pr, 
 		struct closure_metrics *d = NULL, *r = NULL;
 		uint32_t ng = 0;
 		memset(uni, 0, bitset_words(s->n) * 8);
-		assert_int_equal(gclo_compute(s, pr, np, &o, &ng, &d, &r, uni), 0);
+		assert_int_equal(gclo_compute(s, use, np, &o, &ng, &d, &r, uni), 0);
+		if (mode >= 10 && st.passes) /* released before the passes */
+			assert_null(own.data);
+		buf_free(&own);
 		assert_int_equal(ng, ngroups);
 		assert_int_equal(st.groups, ngroups);
 		assert_int_equal(st.alone + st.batched, ngroups);
