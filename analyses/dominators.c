@@ -20,7 +20,6 @@ struct dom_work {
 	uint32_t N;          /* vertices: reachable objects + the virtual root */
 	uint32_t *num;       /* [n] object -> preorder number, 0 = unreached */
 	uint32_t *vert;      /* [N] preorder number -> object (vert[0] unused) */
-	uint32_t *parent;    /* [N] DFS parent, as preorder number */
 	uint32_t *semi;      /* [N] */
 	uint32_t *label;     /* [N] */
 	uint32_t *ancestor;  /* [N] link forest, NONE at a tree root */
@@ -51,7 +50,15 @@ static int stack_room(struct dom_work *w, uint32_t sp)
 	return 0;
 }
 
-/* Depth-first search from the virtual root; preorder numbers from 1. */
+/* Depth-first search from the virtual root; preorder numbers from 1.
+ * The DFS parents are not stored: in preorder, an edge j -> k with j < k
+ * goes to a descendant of j (k was numbered while j was on the stack,
+ * before j's edges ran out), so every such predecessor of k is an
+ * ancestor of k and the deepest of them, k's parent, has the largest
+ * number: parent(k) = max { j < k : j -> k } (0, the virtual root, when
+ * there is none: k was the start of a walk from a GC root).  dfs_parent
+ * finds it from k's in-edges when it is needed, which saves 4 bytes an
+ * object at the peak. */
 static void dfs(struct dom_work *w)
 {
 	const struct heap_state *s = w->s;
@@ -62,7 +69,6 @@ static void dfs(struct dom_work *w)
 			continue;
 		w->num[o] = next;
 		w->vert[next] = o;
-		w->parent[next] = 0;
 		w->edge_pos[next] = s->out_off[o];
 		if (stack_room(w, sp))
 			return;
@@ -78,7 +84,6 @@ static void dfs(struct dom_work *w)
 				continue;
 			w->num[t] = next;
 			w->vert[next] = t;
-			w->parent[next] = k;
 			w->edge_pos[next] = s->out_off[t];
 			if (stack_room(w, sp))
 				return;
@@ -115,6 +120,26 @@ static uint32_t eval(struct dom_work *w, uint32_t v)
 	return w->label[v];
 }
 
+/* k's DFS parent (see dfs) and, in *best, the smallest preorder number
+ * among k's predecessors below k (k itself when none, 0 for a GC root):
+ * one pass over k's in-edges. */
+static uint32_t dfs_parent(const struct dom_work *w, uint32_t k, uint32_t *best)
+{
+	const struct heap_state *s = w->s;
+	uint32_t o = w->vert[k], par = 0, b = bitset_get(w->rooted, o) ? 0 : k;
+	for (uint32_t e = s->in_off[o]; e < s->in_off[o + 1]; e++) {
+		uint32_t j = w->num[s->in_src[e]];
+		if (j == 0 || j >= k)
+			continue; /* unreached, itself, or not an ancestor */
+		if (j > par)
+			par = j;
+		if (j < b)
+			b = j;
+	}
+	*best = b;
+	return par;
+}
+
 static void semidominators(struct dom_work *w)
 {
 	const struct heap_state *s = w->s;
@@ -126,19 +151,20 @@ static void semidominators(struct dom_work *w)
 	for (uint32_t k = w->N - 1; k >= 1; k--) {
 		if ((k & 0xffff) == 0)
 			progress_add(pr, 0x10000);
-		uint32_t o = w->vert[k], best = k;
-		if (bitset_get(w->rooted, o))
-			best = 0; /* the virtual root is a predecessor */
+		/* predecessors below k are not linked yet: eval gives
+		 * themselves, semi their own numbers (dfs_parent's best) */
+		uint32_t o = w->vert[k], best;
+		uint32_t par = dfs_parent(w, k, &best);
 		for (uint32_t e = s->in_off[o]; e < s->in_off[o + 1] && best; e++) {
 			uint32_t j = w->num[s->in_src[e]];
-			if (j == 0)
-				continue; /* an unreachable referrer: not in the graph */
+			if (j <= k)
+				continue; /* unreached (0), itself, or done above */
 			uint32_t cand = w->semi[eval(w, j)];
 			if (cand < best)
 				best = cand;
 		}
 		w->semi[k] = best;
-		w->ancestor[k] = w->parent[k]; /* link */
+		w->ancestor[k] = par; /* link */
 	}
 }
 
@@ -148,55 +174,67 @@ static void immediate_dominators(struct dom_work *w)
 {
 	w->idom[0] = 0;
 	for (uint32_t k = 1; k < w->N; k++) {
-		uint32_t d = w->parent[k];
+		uint32_t unused;
+		uint32_t d = dfs_parent(w, k, &unused);
 		while (d > w->semi[k])
 			d = w->idom[d];
 		w->idom[k] = d;
 	}
 }
 
-static int fill_result(struct dom_work *w, struct dominators *d)
+/* In two steps so that the preorder-indexed idom and the result's sums
+ * are not held together: idom by object first (vert, w->idom, d->idom),
+ * then, with w->idom freed, the sums (vert and the result). */
+static void fill_idom(struct dom_work *w, struct dominators *d)
 {
 	const struct heap_state *s = w->s;
-	for (uint32_t i = 0; i < s->n; i++) {
+	for (uint32_t i = 0; i < s->n; i++)
 		d->idom[i] = DOM_UNREACHABLE;
-		d->retained[i] = 0;
-		d->retained_count[i] = 0;
+	for (uint32_t k = 1; k < w->N; k++) {
+		uint32_t p = w->idom[k];
+		d->idom[w->vert[k]] = p ? w->vert[p] : DOM_ROOT;
 	}
+}
+
+static void fill_sums(struct dom_work *w, struct dominators *d)
+{
+	const struct heap_state *s = w->s;
+	memset(d->retained, 0, (size_t)s->n * sizeof *d->retained);
+	memset(d->retained_count, 0, (size_t)s->n * sizeof *d->retained_count);
 	/* children have larger preorder numbers than their idom: sum upwards
 	 * in reverse preorder */
 	for (uint32_t k = w->N - 1; k >= 1; k--) {
-		uint32_t o = w->vert[k];
+		uint32_t o = w->vert[k], p = d->idom[o];
 		d->retained[o] += hs_info(s, o)->size;
 		d->retained_count[o] += 1;
-		uint32_t p = w->idom[k];
-		d->idom[o] = p ? w->vert[p] : DOM_ROOT;
-		if (p) {
-			uint32_t po = w->vert[p];
-			d->retained[po] += d->retained[o];
-			d->retained_count[po] += d->retained_count[o];
+		if (p != DOM_ROOT) {
+			d->retained[p] += d->retained[o];
+			d->retained_count[p] += d->retained_count[o];
 		}
 	}
 	d->nreachable = w->N - 1;
-	return 0;
 }
 
 static void work_free(struct dom_work *w)
 {
-	free(w->num); free(w->vert); free(w->parent); free(w->semi);
+	free(w->num); free(w->vert); free(w->semi);
 	free(w->label); free(w->ancestor); free(w->idom); free(w->stack);
 	free(w->edge_pos);
 	bitset_free(w->rooted);
 }
 
 /* The arrays are allocated when a step needs them and freed when the last
- * step that reads them is done, so that the peak is the DFS's or the
- * semidominators' working set (6 words a vertex, and the stack as deep as
- * paths go), not all of them at once (9) beside the result (4): dominators are the peak of a mount that
- * computes every retained size.  Arrays made after the DFS have N entries
- * (the reachable objects and the root), not n + 1.  The result goes into
- * arrays the caller gives (dominators_compute_into), which may be the
- * block the caller keeps. */
+ * step that reads them is done, so that the peak is 5 words a vertex (the
+ * semidominators': num, vert, semi, label, ancestor; the DFS parents are
+ * found again from the in-edges, see dfs), and no step holds more beside
+ * the result (4 words an object): the walk 3 (num, vert, edge_pos), the
+ * immediate dominators 4 (num, vert, semi, idom), the result's idom 3
+ * (vert, idom, the result's idom), its sums vert and the result.
+ * Dominators are the peak of a mount that computes every retained size.
+ * Arrays made after the DFS have N entries (the reachable objects and the
+ * root), not n + 1.  The result goes into arrays the caller gives
+ * (dominators_compute_into), which may be the block the caller keeps and
+ * which are not touched before the last two steps. */
 static void drop(uint32_t **p)
 {
 	free(*p);
@@ -219,12 +257,11 @@ int dominators_compute_into(const struct heap_state *s, struct dominators *d)
 	progress_phase(pr, 3 * (uint64_t)s->n, "dominator tree of GC %u (objects, 3 passes)", s->gc);
 	w.num = calloc(n1, sizeof(uint32_t));
 	w.vert = malloc(n1 * sizeof(uint32_t));
-	w.parent = malloc(n1 * sizeof(uint32_t));
 	w.stack_cap = 4096;
 	w.stack = malloc(w.stack_cap * sizeof(uint32_t));
 	w.edge_pos = malloc(n1 * sizeof(uint32_t));
 	w.rooted = bitset_new(s->n);
-	if (!w.num || !w.vert || !w.parent || !w.stack || !w.edge_pos || !w.rooted)
+	if (!w.num || !w.vert || !w.stack || !w.edge_pos || !w.rooted)
 		goto out;
 	for (uint32_t r = 0; r < s->nroots; r++)
 		bitset_set(w.rooted, s->roots[r].object);
@@ -235,11 +272,16 @@ int dominators_compute_into(const struct heap_state *s, struct dominators *d)
 	}
 	progress_set(pr, s->n);
 	drop(&w.edge_pos);
+	/* the walk's stack went as deep as the deepest path; compress's
+	 * starts small again and grows only as far as its chains go */
+	drop(&w.stack);
+	w.stack_cap = 4096;
+	w.stack = malloc(w.stack_cap * sizeof(uint32_t));
 	size_t N = w.N;
 	w.semi = malloc(N * sizeof(uint32_t));
 	w.label = malloc(N * sizeof(uint32_t));
 	w.ancestor = malloc(N * sizeof(uint32_t));
-	if (!w.semi || !w.label || !w.ancestor)
+	if (!w.stack || !w.semi || !w.label || !w.ancestor)
 		goto out;
 	semidominators(&w);
 	if (w.err) {
@@ -249,16 +291,18 @@ int dominators_compute_into(const struct heap_state *s, struct dominators *d)
 	progress_set(pr, 2 * (uint64_t)s->n);
 	drop(&w.ancestor);
 	drop(&w.stack);
-	drop(&w.num);
-	bitset_free(w.rooted);
-	w.rooted = NULL;
 	w.idom = w.label; /* label is read no more: its room holds idom */
 	w.label = NULL;
 	immediate_dominators(&w);
-	drop(&w.parent);
+	drop(&w.num);
 	drop(&w.semi);
+	bitset_free(w.rooted);
+	w.rooted = NULL;
 	d->n = s->n;
-	rc = fill_result(&w, d);
+	fill_idom(&w, d);
+	drop(&w.idom);
+	fill_sums(&w, d);
+	rc = 0;
 	progress_set(pr, 3 * (uint64_t)s->n);
 out:
 	work_free(&w);

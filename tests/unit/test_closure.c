@@ -235,8 +235,12 @@ static void test_random_graphs(void **state)
 			bitset_set(g, x);
 			assert_int_equal(closure_metrics_of(c, g, &deep, &ret), 0);
 			assert_int_equal(ret.bytes, brute_retained_bytes(s, g));
-			if (hs_is_reachable(s, x))
+			if (hs_is_reachable(s, x)) {
 				assert_int_equal(d->retained[x], ret.bytes);
+				assert_int_equal(d->retained_count[x], ret.count);
+			} else {
+				assert_int_equal(d->idom[x], DOM_UNREACHABLE);
+			}
 		}
 		for (int k = 0; k < 10; k++) {
 			memset(g, 0, bitset_words(n) * 8);
