@@ -193,6 +193,20 @@ int cf_utf8_eq(const struct cf_class *c, uint16_t idx, const char *s)
 	return u && strlen(s) == len && !memcmp(u, s, len);
 }
 
+uint32_t cf_methods_with_frames(const struct cf_class *c)
+{
+	uint32_t n = 0;
+	for (uint16_t i = 0; i < c->nmethods; i++) {
+		const struct cf_code *k = c->methods[i].code;
+		for (uint32_t a = 0; k && a < k->nattrs; a++)
+			if (k->attrs[a].kind == CA_SMT) {
+				n++;
+				break;
+			}
+	}
+	return n;
+}
+
 uint16_t cf_class_name(const struct cf_class *c, uint16_t idx)
 {
 	if (idx == 0 || idx >= c->cp_count || c->cp_tag[idx] != CP_CLASS)

@@ -128,6 +128,10 @@ struct cf_class {
  * -EINVAL for a malformed class, -ENOMEM. */
 int cf_parse(const uint8_t *data, size_t n, struct cf_class **out);
 void cf_free(struct cf_class *c);
+
+/* How many of c's methods have a StackMapTable (jimage.h: a class the JVM
+ * rebuilds for a retransformation may have lost them). */
+uint32_t cf_methods_with_frames(const struct cf_class *c);
 /* Appends the class file to out.  0 or -ENOMEM / -E2BIG (a table overflows). */
 int cf_write(const struct cf_class *c, struct buf *out);
 

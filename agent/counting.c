@@ -74,7 +74,9 @@
 #include "agent/counting.h"
 
 #include "agent/agent.h"
+#include "agent/classfile.h"
 #include "agent/instrument.h"
+#include "agent/jimage.h"
 #include "agent/loops.h"
 #include "agent/profile.h"
 
@@ -295,6 +297,10 @@ struct counting {
 	int jdk_initial;                      /* the hooks run for the JDK's classes loaded
 					       * before VMInit (first instrumented) */
 	uint64_t jdk_classes;                 /* JDK classes instrumented */
+	struct jimage *jimage;                /* owned, during jdk_start: the runtime image */
+	uint64_t jdk_from_image;              /* JDK classes instrumented from the image's
+					       * class file (rebuilt without stack maps) */
+	uint64_t jdk_image_ns;                /* in jdk_original: checking, reading the image */
 	uint64_t jdk_start_ns;                /* VMInit: module reads, retransformation */
 	/* profile=FILE (profile.h): the plans read at start */
 	struct profile prof;
@@ -1250,6 +1256,36 @@ static void add_class(struct counting *cn, uint32_t m_first, uint32_t nm)
 	head->next = k;
 }
 
+/* jdk_initial's retransformation of a JDK class: when the bytes the JVM
+ * rebuilt (data[0..len)) have no method with a StackMapTable and the
+ * runtime image's class file of that name has some, *orig (caller frees)
+ * gets the image's, and cn->jdk_from_image counts it: 0.  Otherwise
+ * -ENOENT (the rebuilt bytes are used).  Only during jdk_start, on the
+ * thread that retransforms (cn->jimage is set there alone). */
+static int jdk_original(struct counting *cn, const char *name, const unsigned char *data, jint len,
+			uint8_t **orig, size_t *orig_len)
+{
+	struct cf_class *c = NULL, *o = NULL;
+	int rc = -ENOENT;
+	uint64_t t0 = agent_now_ns();
+	if (!cn->jdk_initial || cf_parse(data, (size_t)len, &c) || c->major < 50 || cf_methods_with_frames(c))
+		goto out;
+	if (jimage_read_class(cn->jimage, name, orig, orig_len))
+		goto out;
+	if (!cf_parse(*orig, *orig_len, &o) && cf_methods_with_frames(o)) {
+		cn->jdk_from_image++;
+		rc = 0;
+	} else {
+		free(*orig);
+		*orig = NULL;
+	}
+out:
+	cf_free(o);
+	cf_free(c);
+	cn->jdk_image_ns += agent_now_ns() - t0;
+	return rc;
+}
+
 void count_class_file_load(struct counting *cn, jvmtiEnv *jvmti, JNIEnv *jni, jclass redefined, jobject loader,
 				       const char *name, jobject pd, jint len, const unsigned char *data,
 				       jint *new_len, unsigned char **new_data)
@@ -1264,6 +1300,14 @@ void count_class_file_load(struct counting *cn, jvmtiEnv *jvmti, JNIEnv *jni, jc
 	 * original ones again, instrumented afresh with measured frequencies */
 	if (cn->platform_loader && (*jni)->IsSameObject(jni, loader, cn->platform_loader))
 		return;
+	/* a JDK class loaded before VMInit that the JVM rebuilt without its
+	 * stack maps: the image's class file instead (jimage.h) */
+	uint8_t *orig = NULL;
+	size_t orig_len = 0;
+	if (redefined && jdk && cn->jimage && !jdk_original(cn, name, data, len, &orig, &orig_len)) {
+		data = orig;
+		len = (jint)orig_len;
+	}
 	struct buf out;
 	buf_init(&out);
 	pthread_mutex_lock(&cn->mu);
@@ -1299,6 +1343,7 @@ void count_class_file_load(struct counting *cn, jvmtiEnv *jvmti, JNIEnv *jni, jc
 		*new_data = p;
 	}
 	buf_free(&out);
+	free(orig);
 }
 
 /* ClassPrepare: the jmethodIDs of an instrumented class's methods get
@@ -1840,6 +1885,19 @@ static uint32_t jdk_retransform(struct counting *cn, jvmtiEnv *jvmti, JNIEnv *jn
 /* jdk=on at VMInit: the helper's module made readable, then the counted
  * JDK classes loaded so far instrumented (ClassFileLoadHook takes the
  * later ones).  The cost, at start-up: cn->jdk_start_ns. */
+/* The runtime image of the JVM's java.home, for jdk_original (a JDK
+ * without one, or without libjimage: the rebuilt bytes alone, as before). */
+static void jdk_open_image(struct counting *cn, jvmtiEnv *jvmti)
+{
+	char *home = NULL;
+	if ((*jvmti)->GetSystemProperty(jvmti, "java.home", &home) != JVMTI_ERROR_NONE || !home)
+		return;
+	if (jimage_open(home, &cn->jimage) && cn->opts.verbose)
+		fprintf(stderr, "heapfs-agent: jdk=on: no runtime image under %s: the JDK classes loaded before VMInit "
+			"are instrumented as the JVM rebuilds them\n", home);
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)home);
+}
+
 static void jdk_start(struct counting *cn, jvmtiEnv *jvmti, JNIEnv *jni)
 {
 	uint64_t t0 = agent_now_ns();
@@ -1860,7 +1918,10 @@ static void jdk_start(struct counting *cn, jvmtiEnv *jvmti, JNIEnv *jni)
 	if (jdk_loaded(jvmti, jni, &sel, &n)) {
 		fprintf(stderr, "heapfs-agent: jdk=on: cannot list the loaded classes: those loaded before VMInit not counted\n");
 	} else {
+		jdk_open_image(cn, jvmti);
 		uint32_t refused = jdk_retransform(cn, jvmti, jni, sel, n);
+		jimage_close(cn->jimage);
+		cn->jimage = NULL;
 		if (refused)
 			fprintf(stderr, "heapfs-agent: jdk=on: %u of %d loaded JDK classes refused instrumentation\n",
 				refused, (int)n);
@@ -2643,11 +2704,13 @@ static void jdk_stats(struct counting *cn)
 	unsigned long long pairs = HASH_COUNT(cn->pairs), lost = (unsigned long long)cn->pairs_lost;
 	pthread_mutex_unlock(&cn->pair_mu);
 	fprintf(stderr,
-		"heapfs-agent: mode=count: jdk=on: %llu JDK classes instrumented, %.1f ms at VMInit (module reads, "
+		"heapfs-agent: mode=count: jdk=on: %llu JDK classes instrumented (%llu from the runtime image's class "
+		"file: the JVM rebuilt them without stack maps; %.1f ms checking and reading), %.1f ms at VMInit (module reads, "
 		"the JDK classes loaded before it retransformed), %u application calls into the JDK marked "
 		"(%llu methods for those alone), %llu (caller, counter) pairs evicted to the agent so far "
 		"(%llu increments lost: out of memory)\n",
-		(unsigned long long)cn->jdk_classes, cn->jdk_start_ns / 1e6, cn->ncallers,
+		(unsigned long long)cn->jdk_classes, (unsigned long long)cn->jdk_from_image, cn->jdk_image_ns / 1e6, cn->jdk_start_ns / 1e6,
+		cn->ncallers,
 		(unsigned long long)cn->st.calls_only, pairs, lost);
 }
 

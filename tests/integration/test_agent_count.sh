@@ -209,6 +209,20 @@ want=$(printf 'top_caller\ttop_caller_count\tcallers\n37000\tJdkMix.a:%s\t30000\
 awk -F'\t' 'NR > 1 && $1 ~ /^JdkMix[.]/ && ($6 != "" || $7 != "" || $8 != "") { bad = 1 } END { exit bad }' "$TMP/sites.tsv" ||
 	fail "JDK sites: an application site in allocs/by-site has caller columns"
 echo "ok: JDK sites: allocs/by-site: Long.valueOf 37000, top caller JdkMix.a:$la (30000), 2 callers"
+# without the CDS archive (-Xshare:off, or flags that make it unusable) the
+# JVM keeps no stack maps for the boot classes it loads before VMInit, and
+# rebuilds them without: the agent instruments the runtime image's class
+# file instead (agent/jimage.h).  Before that, Long.valueOf went uncounted.
+"$JAVA" -Xshare:off "-agentpath:$AGENT=out=$TMP/x.htr,mode=count,verbose" -cp "$TMP/jdk" JdkMix 30000 7000 \
+	>/dev/null 2>"$TMP/x.err" || { cat "$TMP/x.err" >&2; fail "JDK sites, -Xshare:off: run"; }
+grep -qE 'jdk=on: [0-9]+ JDK classes instrumented \([1-9][0-9]* from the runtime image' "$TMP/x.err" ||
+	fail "JDK sites, -Xshare:off: no class instrumented from the runtime image: $(grep 'jdk=on' "$TMP/x.err")"
+grep -qE 'classes instrumented \(0 failed\), [0-9]+ methods \([0-9]+ without allocations, 0 left alone\)' "$TMP/x.err" ||
+	fail "JDK sites, -Xshare:off: classes failed or methods left alone: $(grep 'classes instrumented' "$TMP/x.err" | cut -c1-200)"
+got=$("$HEAPFS" cat "$TMP/x.htr" allocs/by-site | awk -F'\t' '$1 ~ /^java[.]lang[.]Long[.]valueOf:/ && $2 == "java.lang.Long" { print $3 "\t" $6 "\t" $7 }')
+[ "$got" = "$(printf '37000\tJdkMix.a:%s\t30000' "$la")" ] ||
+	fail "JDK sites, -Xshare:off: allocs/by-site's Long.valueOf row is '$got', want 37000 under JdkMix.a:$la (30000)"
+echo "ok: JDK sites, -Xshare:off: Long.valueOf 37000, top caller JdkMix.a:$la; no class failed, no method left alone"
 JDKOFF=$("$JAVA" "-agentpath:$AGENT=out=$TMP/o.htr,mode=count,jdk=off,counts=$TMP/o.tsv" -cp "$TMP/jdk" JdkMix 300 70 >/dev/null &&
 	grep -c '^java[.]' "$TMP/o.tsv" || true)
 [ "$JDKOFF" = 0 ] || fail "jdk=off: $JDKOFF JDK sites counted"

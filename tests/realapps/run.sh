@@ -379,6 +379,8 @@ run_program() {
 
 	# f: the same program recorded with mode=sample (issue 31)
 	check_sampled "$d" "$cp" "$last"
+	# g: the churn recorded with mode=count's JDK sites (issue 31)
+	check_counted "$d" "$cp"
 	echo "# $PROG: done in $((SECONDS - t0)) s"
 }
 
@@ -670,6 +672,38 @@ check_sampled() {
 		*) flunk sampled-churn "mode=sample: the first finding is not churn of java.lang.Long at BoxingChurn.record: ${first:0:500}" ;;
 		esac
 	fi
+}
+
+# ---- g: mode=count's JDK sites (issue 31's acceptance) ----------------------------
+# The churn program under mode=count (jdk=on, the default): allocs/by-site
+# lists java.lang.Long.valueOf with the program's exact count of boxes
+# (PHASES x AGENT_N, the construction; escape analysis cannot hide a count,
+# which is of the bytecode's `new`) and BoxingChurn.record, at the line of
+# its Long.valueOf call, as the application method above it; by-caller has
+# that row with the same count; single-threaded, so exact.
+check_counted() {
+	local d=$1 cp=$2 rec=$1/cnt.htr want line row stats
+	[ "$KIND" = churn ] || return 0
+	want=$((PHASES * AGENT_N))
+	line=$(grep -n 'Long.valueOf(micros)' tests/realapps/boxingchurn/BoxingChurn.java | cut -d: -f1)
+	# shellcheck disable=SC2086
+	start_java "$d/cnt.out" -Xshare:off $JVM "-agentpath:$AGENT=out=$rec,mode=count" -cp "$cp" "$MAIN" "$PHASES" "$AGENT_N" $ARGS
+	for g in base $(seq 1 "$PHASES"); do wait_ready "$d/cnt.out" "$g" || return 0; release; done
+	end_java "$d/cnt.out" || return 0
+	row=$(timeout "$STEP_TIMEOUT" "$HEAPFS" cat "$rec" allocs/by-site |
+		awk -F'\t' '$1 ~ /^java\.lang\.Long\.valueOf:/ && $2 == "java.lang.Long" { print $3, $6, $7 }')
+	if [ "$row" = "$want realapps.boxingchurn.BoxingChurn.record:$line $want" ]; then
+		pass counted-site "mode=count: allocs/by-site: java.lang.Long.valueOf $want, top caller BoxingChurn.record:$line ($want)"
+	else flunk counted-site "mode=count: allocs/by-site's Long.valueOf row is '$row', want $want under BoxingChurn.record:$line"; fi
+	row=$(timeout "$STEP_TIMEOUT" "$HEAPFS" cat "$rec" allocs/by-caller |
+		awk -F'\t' '$1 ~ /^java\.lang\.Long\.valueOf:/ && $2 == "java.lang.Long" { print $3, $4 }')
+	if [ "$row" = "realapps.boxingchurn.BoxingChurn.record:$line $want" ]; then pass counted-caller "mode=count: allocs/by-caller: $row"
+	else flunk counted-caller "mode=count: allocs/by-caller's Long.valueOf rows are '$row', want BoxingChurn.record:$line $want"; fi
+	stats=$(timeout "$STEP_TIMEOUT" "$HEAPFS" cat "$rec" allocs/stats | awk -F'\t' '$1 == "threads_max" || $1 == "exact" { printf "%s ", $2 }')
+	case "$stats" in
+	"1 yes ") pass counted-exact "mode=count: threads_max 1, exact yes" ;;
+	*) flunk counted-exact "mode=count: threads_max and exact are '$stats', want 1 yes" ;;
+	esac
 }
 
 # churn: the recording's allocations of Long at BoxingChurn.record equal the

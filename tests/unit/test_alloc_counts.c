@@ -198,10 +198,11 @@ static void test_allocs_from_counts(void **state)
 	assert_int_equal(htr_writer_close(w), 0);
 	struct hfs *fs = open_tree(path);
 	char *s = read_file(fs, "/allocs/by-site");
-	assert_string_equal(s, "site\ttype\tcount\tbci\tdescriptor\n"
-			       "p.A.run:10\tp.X\t7\t3\t()V\n"
-			       "p.B.<init>:5\tp.X\t7\t0\t(I)V\n"
-			       "p.A.run:11\tint[]\t2\t9\t()V\n");
+	/* no COUNT_CALLERS: the caller columns are empty */
+	assert_string_equal(s, "site\ttype\tcount\tbci\tdescriptor\ttop_caller\ttop_caller_count\tcallers\n"
+			       "p.A.run:10\tp.X\t7\t3\t()V\t\t\t\n"
+			       "p.B.<init>:5\tp.X\t7\t0\t(I)V\t\t\t\n"
+			       "p.A.run:11\tint[]\t2\t9\t()V\t\t\t\n");
 	free(s);
 	s = read_file(fs, "/allocs/by-method");
 	assert_string_equal(s, "method\tdescriptor\tcount\np.A.run\t()V\t9\np.B.<init>\t(I)V\t7\n");
@@ -214,7 +215,7 @@ static void test_allocs_from_counts(void **state)
 	assert_non_null(strstr(s, "increments_kind\t\nthreads_max\t\nexact\tunknown ("));
 	free(s);
 	s = read_file(fs, "/allocs/by-site.csv");
-	assert_non_null(strstr(s, "site,type,count,bci,descriptor\n"));
+	assert_non_null(strstr(s, "site,type,count,bci,descriptor,top_caller,top_caller_count,callers\n"));
 	free(s);
 	s = read_file(fs, "/allocs/by-method.json");
 	assert_non_null(strstr(s, "\"method\": \"p.A.run\""));
@@ -240,9 +241,9 @@ static void test_allocs_site_names(void **state)
 	assert_int_equal(htr_writer_close(w), 0);
 	struct hfs *fs = open_tree(path);
 	char *s = read_file(fs, "/allocs/by-site");
-	assert_string_equal(s, "site\ttype\tcount\tbci\tdescriptor\n"
-			       "p.A.run\tp.X\t6\t3\t()V\n"
-			       "<unknown method 5>:4\tint[]\t1\t7\t\n");
+	assert_string_equal(s, "site\ttype\tcount\tbci\tdescriptor\ttop_caller\ttop_caller_count\tcallers\n"
+			       "p.A.run\tp.X\t6\t3\t()V\t\t\t\n"
+			       "<unknown method 5>:4\tint[]\t1\t7\t\t\t\t\n");
 	free(s);
 	hfs_close(fs);
 	unlink(path);
@@ -344,10 +345,10 @@ static void test_allocs_from_events(void **state)
 	struct hfs *fs = open_tree(path);
 	char *s = read_file(fs, "/allocs/by-site");
 	/* named as gc/001/by-site/ names objects without a frame */
-	assert_string_equal(s, "site\ttype\tcount\tbci\tdescriptor\n"
-			       "p.A.run:10\tp.X\t5\t\t()V\n"
-			       "p.A.run:11\tint[]\t4\t\t()V\n"
-			       "<unknown site>\tp.X\t2\t\t\n");
+	assert_string_equal(s, "site\ttype\tcount\tbci\tdescriptor\ttop_caller\ttop_caller_count\tcallers\n"
+			       "p.A.run:10\tp.X\t5\t\t()V\t\t\t\n"
+			       "p.A.run:11\tint[]\t4\t\t()V\t\t\t\n"
+			       "<unknown site>\tp.X\t2\t\t\t\t\t\n");
 	free(s);
 	struct hfs_attr at;
 	assert_int_equal(hfs_getattr(fs, "/gc/001/by-site/<unknown site>", &at), 0);

@@ -173,9 +173,11 @@ static void test_allocs_by_caller(void **state)
 			       "java.lang.Long.valueOf:1211\tjava.lang.Long\t<no caller>\t5\t31\t\n");
 	free(s);
 	s = read_file(fs, "/allocs/by-site");
-	assert_string_equal(s, "site\ttype\tcount\tbci\tdescriptor\n"
-			       "java.lang.Long.valueOf:1211\tjava.lang.Long\t37005\t31\t(J)Ljava/lang/Long;\n"
-			       "p.App.a:12\tint[]\t4\t2\t(I)V\n");
+	/* the site's top caller (a() made 30000 of its 37005, of 2 callers);
+	 * an application site has no caller columns */
+	assert_string_equal(s, "site\ttype\tcount\tbci\tdescriptor\ttop_caller\ttop_caller_count\tcallers\n"
+			       "java.lang.Long.valueOf:1211\tjava.lang.Long\t37005\t31\t(J)Ljava/lang/Long;\tp.App.a:13\t30000\t2\n"
+			       "p.App.a:12\tint[]\t4\t2\t(I)V\t\t\t\n");
 	free(s);
 	s = read_file(fs, "/allocs/by-caller.csv");
 	assert_non_null(strstr(s, "site,type,caller,count,bci,caller_bci\n"));
