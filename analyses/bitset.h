@@ -90,6 +90,32 @@ static inline void bitset_or(uint64_t *dst, const uint64_t *src, uint64_t n)
 		dst[w] |= src[w];
 }
 
+/* A rank directory over the n bits of b: dir[k] = set bits in words
+ * [0, k), one entry per word and the total last (4 bytes per 64 bits).
+ * With it, bitset_rank numbers the set bits densely, so that a column
+ * kept only for the members of a set costs 4 bytes per member rather
+ * than per index.  NULL when out of memory; the caller frees it. */
+static inline uint32_t *bitset_rank_dir(const uint64_t *b, uint64_t n)
+{
+	size_t nw = bitset_words(n);
+	uint32_t *dir = malloc((nw + 1) * sizeof *dir), r = 0;
+	if (!dir)
+		return NULL;
+	for (size_t k = 0; k < nw; k++) {
+		dir[k] = r;
+		r += (uint32_t)__builtin_popcountll(b[k]);
+	}
+	dir[nw] = r;
+	return dir;
+}
+
+/* Set bits of b below i (dir from bitset_rank_dir over b; i < n). */
+static inline uint32_t bitset_rank(const uint64_t *b, const uint32_t *dir, uint64_t i)
+{
+	uint64_t below = b[i >> 6] & ((1ull << (i & 63)) - 1);
+	return dir[i >> 6] + (uint32_t)__builtin_popcountll(below);
+}
+
 /* Runs the statement after it for each set bit i below n, ascending:
  *   BITSET_FOREACH(b, n, i) { ... }
  * (word at a time: cheap over sparse sets). */

@@ -1,8 +1,15 @@
 /* dominators.c - see dominators.h.
  *
  * Vertices are renumbered in DFS preorder: 0 is the virtual root, 1..N-1
- * the reachable objects.  All per-vertex arrays below are indexed by that
- * number; `num` maps a dense object index to it (0 = not reached).
+ * the reachable objects; vert and semi are indexed by that number.  Only
+ * objects with an out-edge are ever a predecessor or an ancestor, so the
+ * columns that only those are looked up in are kept for them alone, at
+ * dense slots (bitset_rank): num (object -> preorder number) by the
+ * object's rank among the objects with an out-edge, and the link-eval
+ * forest's ancestor and label by the vertex's rank among the vertices
+ * that are the root or have an out-edge.  On heaps where half the objects
+ * hold no reference (arrays of primitives, strings' bytes, boxed values)
+ * that is 6 bytes an object less at the peak.
  */
 #include "dominators.h"
 
@@ -13,16 +20,24 @@
 #include "bitset.h"
 #include "model/progress.h"
 
-#define NONE UINT32_MAX
-
 struct dom_work {
 	const struct heap_state *s;
 	uint32_t N;          /* vertices: reachable objects + the virtual root */
-	uint32_t *num;       /* [n] object -> preorder number, 0 = unreached */
+	/* objects with an out-edge (haso, its rank directory hdir) */
+	uint64_t *haso;
+	uint32_t *hdir;
+	uint32_t *num;       /* [objects with an out-edge] preorder number, 0 =
+	                        unreached (onum) */
+	uint64_t *seen;      /* [n] bits: the DFS reached the object */
 	uint32_t *vert;      /* [N] preorder number -> object (vert[0] unused) */
 	uint32_t *semi;      /* [N] */
-	uint32_t *label;     /* [N] */
-	uint32_t *ancestor;  /* [N] link forest, NONE at a tree root */
+	/* vertices that are the root or have an out-edge (fv, over preorder
+	 * numbers, its rank directory fdir): the link-eval forest's slots */
+	uint64_t *fv;
+	uint32_t *fdir;
+	uint32_t *anc;       /* [forest slots] ancestor's slot (read only once
+	                        linked) */
+	uint32_t *lab;       /* [forest slots] least semi on the compressed path */
 	uint32_t *idom;      /* [N] */
 	uint32_t *stack;     /* [stack_cap] compress() and DFS scratch: grown as
 	                        deep as a path goes, which is rarely far (a
@@ -50,6 +65,29 @@ static int stack_room(struct dom_work *w, uint32_t sp)
 	return 0;
 }
 
+/* Preorder number of object o, which has an out-edge (0: unreached). */
+static inline uint32_t onum(const struct dom_work *w, uint32_t o)
+{
+	return w->num[bitset_rank(w->haso, w->hdir, o)];
+}
+
+/* Forest slot of vertex k (the root, or an object with an out-edge). */
+static inline uint32_t fslot(const struct dom_work *w, uint32_t k)
+{
+	return bitset_rank(w->fv, w->fdir, k);
+}
+
+/* Numbers object o (not seen yet) as vertex k. */
+static void visit(struct dom_work *w, uint32_t o, uint32_t k)
+{
+	const struct heap_state *s = w->s;
+	bitset_set(w->seen, o);
+	w->vert[k] = o;
+	if (s->out_off[o + 1] > s->out_off[o])
+		w->num[bitset_rank(w->haso, w->hdir, o)] = k;
+	w->edge_pos[k] = s->out_off[o];
+}
+
 /* Depth-first search from the virtual root; preorder numbers from 1.
  * The DFS parents are not stored: in preorder, an edge j -> k with j < k
  * goes to a descendant of j (k was numbered while j was on the stack,
@@ -65,11 +103,9 @@ static void dfs(struct dom_work *w)
 	uint32_t next = 1, sp = 0;
 	for (uint32_t r = 0; r < s->nroots; r++) {
 		uint32_t o = s->roots[r].object;
-		if (w->num[o])
+		if (bitset_get(w->seen, o))
 			continue;
-		w->num[o] = next;
-		w->vert[next] = o;
-		w->edge_pos[next] = s->out_off[o];
+		visit(w, o, next);
 		if (stack_room(w, sp))
 			return;
 		w->stack[sp++] = next++;
@@ -80,11 +116,9 @@ static void dfs(struct dom_work *w)
 				continue;
 			}
 			uint32_t t = s->out_tgt[w->edge_pos[k]++];
-			if (w->num[t])
+			if (bitset_get(w->seen, t))
 				continue;
-			w->num[t] = next;
-			w->vert[next] = t;
-			w->edge_pos[next] = s->out_off[t];
+			visit(w, t, next);
 			if (stack_room(w, sp))
 				return;
 			w->stack[sp++] = next++;
@@ -93,31 +127,51 @@ static void dfs(struct dom_work *w)
 	w->N = next;
 }
 
-/* Path compression without recursion: collect the chain of vertices whose
- * grand-ancestor exists, then update them from the top down. */
-static void compress(struct dom_work *w, uint32_t v)
+/* The forest's vertices: the root and every vertex with an out-edge (a
+ * DFS parent has one, the tree edge; so has every predecessor). */
+static int forest_slots(struct dom_work *w)
+{
+	const struct heap_state *s = w->s;
+	if (!(w->fv = bitset_new(w->N)))
+		return -ENOMEM;
+	bitset_set(w->fv, 0);
+	for (uint32_t k = 1; k < w->N; k++) {
+		uint32_t o = w->vert[k];
+		if (s->out_off[o + 1] > s->out_off[o])
+			bitset_set(w->fv, k);
+	}
+	return (w->fdir = bitset_rank_dir(w->fv, w->N)) ? 0 : -ENOMEM;
+}
+
+/* Path compression without recursion, on forest slots.  While vertex k
+ * is being processed the vertices above k are linked and the others not;
+ * thr = the slots of vertices up to k, so a slot is linked iff >= thr.
+ * Collect the chain of linked vertices whose ancestor is linked, then
+ * update them from the top down. */
+static void compress(struct dom_work *w, uint32_t v, uint32_t thr)
 {
 	uint32_t sp = 0;
-	while (w->ancestor[w->ancestor[v]] != NONE) {
+	while (w->anc[v] >= thr) {
 		if (stack_room(w, sp))
 			return; /* a partial compression would be wrong: w->err discards it all */
 		w->stack[sp++] = v;
-		v = w->ancestor[v];
+		v = w->anc[v];
 	}
 	while (sp) {
-		uint32_t x = w->stack[--sp], a = w->ancestor[x];
-		if (w->semi[w->label[a]] < w->semi[w->label[x]])
-			w->label[x] = w->label[a];
-		w->ancestor[x] = w->ancestor[a];
+		uint32_t x = w->stack[--sp], a = w->anc[x];
+		if (w->lab[a] < w->lab[x])
+			w->lab[x] = w->lab[a];
+		w->anc[x] = w->anc[a];
 	}
 }
 
-static uint32_t eval(struct dom_work *w, uint32_t v)
+/* The least semidominator on the forest path of linked slot v: lab holds
+ * semi values (a linked vertex's semi is final), not the vertices
+ * Lengauer-Tarjan's label names, whose semi was all that was read. */
+static uint32_t eval(struct dom_work *w, uint32_t v, uint32_t thr)
 {
-	if (w->ancestor[v] == NONE)
-		return v;
-	compress(w, v);
-	return w->label[v];
+	compress(w, v, thr);
+	return w->lab[v];
 }
 
 /* k's DFS parent (see dfs) and, in *best, the smallest preorder number
@@ -128,7 +182,7 @@ static uint32_t dfs_parent(const struct dom_work *w, uint32_t k, uint32_t *best)
 	const struct heap_state *s = w->s;
 	uint32_t o = w->vert[k], par = 0, b = bitset_get(w->rooted, o) ? 0 : k;
 	for (uint32_t e = s->in_off[o]; e < s->in_off[o + 1]; e++) {
-		uint32_t j = w->num[s->in_src[e]];
+		uint32_t j = onum(w, s->in_src[e]);
 		if (j == 0 || j >= k)
 			continue; /* unreached, itself, or not an ancestor */
 		if (j > par)
@@ -143,28 +197,32 @@ static uint32_t dfs_parent(const struct dom_work *w, uint32_t k, uint32_t *best)
 static void semidominators(struct dom_work *w)
 {
 	const struct heap_state *s = w->s;
-	for (uint32_t k = 0; k < w->N; k++) {
-		w->semi[k] = w->label[k] = k;
-		w->ancestor[k] = NONE;
-	}
+	w->semi[0] = 0;
+	w->lab[0] = 0; /* the root: never linked */
 	struct progress *pr = progress_here();
 	for (uint32_t k = w->N - 1; k >= 1; k--) {
 		if ((k & 0xffff) == 0)
 			progress_add(pr, 0x10000);
-		/* predecessors below k are not linked yet: eval gives
+		/* predecessors below k are not linked yet: eval would give
 		 * themselves, semi their own numbers (dfs_parent's best) */
 		uint32_t o = w->vert[k], best;
 		uint32_t par = dfs_parent(w, k, &best);
+		uint32_t thr = bitset_rank(w->fv, w->fdir, k) + (uint32_t)bitset_get(w->fv, k);
 		for (uint32_t e = s->in_off[o]; e < s->in_off[o + 1] && best; e++) {
-			uint32_t j = w->num[s->in_src[e]];
+			uint32_t j = onum(w, s->in_src[e]);
 			if (j <= k)
 				continue; /* unreached (0), itself, or done above */
-			uint32_t cand = w->semi[eval(w, j)];
+			uint32_t cand = eval(w, fslot(w, j), thr);
 			if (cand < best)
 				best = cand;
 		}
 		w->semi[k] = best;
-		w->ancestor[k] = par; /* link */
+		if (bitset_get(w->fv, k)) { /* link (a vertex without a slot is
+					      nobody's ancestor) */
+			uint32_t x = fslot(w, k);
+			w->anc[x] = fslot(w, par);
+			w->lab[x] = best;
+		}
 	}
 }
 
@@ -215,32 +273,39 @@ static void fill_sums(struct dom_work *w, struct dominators *d)
 	d->nreachable = w->N - 1;
 }
 
-static void work_free(struct dom_work *w)
-{
-	free(w->num); free(w->vert); free(w->semi);
-	free(w->label); free(w->ancestor); free(w->idom); free(w->stack);
-	free(w->edge_pos);
-	bitset_free(w->rooted);
-}
-
-/* The arrays are allocated when a step needs them and freed when the last
- * step that reads them is done, so that the peak is 5 words a vertex (the
- * semidominators': num, vert, semi, label, ancestor; the DFS parents are
- * found again from the in-edges, see dfs), and no step holds more beside
- * the result (4 words an object): the walk 3 (num, vert, edge_pos), the
- * immediate dominators 4 (num, vert, semi, idom), the result's idom 3
- * (vert, idom, the result's idom), its sums vert and the result.
- * Dominators are the peak of a mount that computes every retained size.
- * Arrays made after the DFS have N entries (the reachable objects and the
- * root), not n + 1.  The result goes into arrays the caller gives
- * (dominators_compute_into), which may be the block the caller keeps and
- * which are not touched before the last two steps. */
 static void drop(uint32_t **p)
 {
 	free(*p);
 	*p = NULL;
 }
 
+static void drop_bits(uint64_t **p)
+{
+	bitset_free(*p);
+	*p = NULL;
+}
+
+static void work_free(struct dom_work *w)
+{
+	free(w->hdir); free(w->num); free(w->vert); free(w->semi);
+	free(w->fdir); free(w->anc); free(w->lab); free(w->idom);
+	free(w->stack); free(w->edge_pos);
+	bitset_free(w->haso); bitset_free(w->seen); bitset_free(w->fv);
+	bitset_free(w->rooted);
+}
+
+/* The arrays are allocated when a step needs them and freed when the last
+ * step that reads them is done, so that no step holds much beside the
+ * state.  Per object, with f the share of objects with an out-edge: the
+ * walk 8 + 4f bytes (vert, edge_pos, num) and its stack as deep as paths
+ * go; the semidominators 8 + 12f (vert, semi, num, and the forest's anc
+ * and lab); the immediate dominators 12 + 4f (vert, semi, idom, num); the
+ * result's idom 12 (vert, idom, the result's idom); its sums 20 (vert
+ * and the result).  The DFS parents are found again from the in-edges
+ * (see dfs).  Dominators are the peak of a mount that computes every
+ * retained size.  The result goes into arrays the caller gives
+ * (dominators_compute_into), which may be the block the caller keeps and
+ * which are not touched before the last two steps. */
 int dominators_compute_into(const struct heap_state *s, struct dominators *d)
 {
 	if (!s->has_graph)
@@ -255,13 +320,22 @@ int dominators_compute_into(const struct heap_state *s, struct dominators *d)
 	 * tree and its sums */
 	struct progress *pr = progress_here();
 	progress_phase(pr, 3 * (uint64_t)s->n, "dominator tree of GC %u (objects, 3 passes)", s->gc);
-	w.num = calloc(n1, sizeof(uint32_t));
+	w.haso = bitset_new(s->n);
+	w.seen = bitset_new(s->n);
+	w.rooted = bitset_new(s->n);
+	if (!w.haso || !w.seen || !w.rooted)
+		goto out;
+	for (uint32_t o = 0; o < s->n; o++)
+		if (s->out_off[o + 1] > s->out_off[o])
+			bitset_set(w.haso, o);
+	if (!(w.hdir = bitset_rank_dir(w.haso, s->n)))
+		goto out;
+	w.num = calloc((size_t)w.hdir[bitset_words(s->n)] + 1, sizeof(uint32_t));
 	w.vert = malloc(n1 * sizeof(uint32_t));
 	w.stack_cap = 4096;
 	w.stack = malloc(w.stack_cap * sizeof(uint32_t));
 	w.edge_pos = malloc(n1 * sizeof(uint32_t));
-	w.rooted = bitset_new(s->n);
-	if (!w.num || !w.vert || !w.stack || !w.edge_pos || !w.rooted)
+	if (!w.num || !w.vert || !w.stack || !w.edge_pos)
 		goto out;
 	for (uint32_t r = 0; r < s->nroots; r++)
 		bitset_set(w.rooted, s->roots[r].object);
@@ -272,16 +346,19 @@ int dominators_compute_into(const struct heap_state *s, struct dominators *d)
 	}
 	progress_set(pr, s->n);
 	drop(&w.edge_pos);
+	drop_bits(&w.seen);
 	/* the walk's stack went as deep as the deepest path; compress's
 	 * starts small again and grows only as far as its chains go */
 	drop(&w.stack);
 	w.stack_cap = 4096;
 	w.stack = malloc(w.stack_cap * sizeof(uint32_t));
-	size_t N = w.N;
+	if (!w.stack || forest_slots(&w))
+		goto out;
+	size_t N = w.N, F = w.fdir[bitset_words(N)];
 	w.semi = malloc(N * sizeof(uint32_t));
-	w.label = malloc(N * sizeof(uint32_t));
-	w.ancestor = malloc(N * sizeof(uint32_t));
-	if (!w.stack || !w.semi || !w.label || !w.ancestor)
+	w.anc = malloc(F * sizeof(uint32_t));
+	w.lab = malloc(F * sizeof(uint32_t));
+	if (!w.semi || !w.anc || !w.lab)
 		goto out;
 	semidominators(&w);
 	if (w.err) {
@@ -289,15 +366,19 @@ int dominators_compute_into(const struct heap_state *s, struct dominators *d)
 		goto out;
 	}
 	progress_set(pr, 2 * (uint64_t)s->n);
-	drop(&w.ancestor);
+	drop(&w.anc);
+	drop(&w.lab);
 	drop(&w.stack);
-	w.idom = w.label; /* label is read no more: its room holds idom */
-	w.label = NULL;
+	drop(&w.fdir);
+	drop_bits(&w.fv);
+	if (!(w.idom = malloc(N * sizeof(uint32_t))))
+		goto out;
 	immediate_dominators(&w);
 	drop(&w.num);
+	drop(&w.hdir);
 	drop(&w.semi);
-	bitset_free(w.rooted);
-	w.rooted = NULL;
+	drop_bits(&w.haso);
+	drop_bits(&w.rooted);
 	d->n = s->n;
 	fill_idom(&w, d);
 	drop(&w.idom);

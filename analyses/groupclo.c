@@ -365,29 +365,21 @@ out:
 static int out_slots(struct gclo *w)
 {
 	const struct heap_state *s = w->s;
-	size_t nw = bitset_words(w->n);
-	w->haso = bitset_new(w->n);
-	w->hrank = malloc((nw + 1) * sizeof *w->hrank);
-	if (!w->haso || !w->hrank)
+	if (!(w->haso = bitset_new(w->n)))
 		return -ENOMEM;
 	for (uint32_t x = 0; x < w->n; x++)
 		if (s->out_off[x + 1] > s->out_off[x])
 			bitset_set(w->haso, x);
-	uint32_t r = 0;
-	for (size_t k = 0; k < nw; k++) {
-		w->hrank[k] = r;
-		r += (uint32_t)__builtin_popcountll(w->haso[k]);
-	}
-	w->hrank[nw] = r;
-	w->nhaso = r;
+	if (!(w->hrank = bitset_rank_dir(w->haso, w->n)))
+		return -ENOMEM;
+	w->nhaso = w->hrank[bitset_words(w->n)];
 	return 0;
 }
 
 /* x's slot among the objects with an out-edge (x must have one). */
 static inline uint32_t obj_slot(const struct gclo *w, uint32_t x)
 {
-	uint64_t below = w->haso[x >> 6] & ((1ull << (x & 63)) - 1);
-	return w->hrank[x >> 6] + (uint32_t)__builtin_popcountll(below);
+	return bitset_rank(w->haso, w->hrank, x);
 }
 
 /* ---- 64 groups at a time ---- */
