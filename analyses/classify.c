@@ -1712,7 +1712,9 @@ static int acc_emit(struct acc *a, struct buf *out)
 	int rc = 0;
 	for (uint32_t k = 0; k < a->cap && !rc; k++) {
 		struct cls_row *r = &a->rows[k];
-		if (!(r->s[0] | r->s[1] | r->s[2]))
+		/* a sampled trace's walked GC: a group may have no sample and
+		 * still objects in the graph (exact counts, xc) */
+		if (!(r->s[0] | r->s[1] | r->s[2] | r->xc[0] | r->xc[1] | r->xc[2]))
 			continue;
 		r->key = k;
 		cls_row_settle(r, a->t);
