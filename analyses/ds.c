@@ -2,6 +2,7 @@
 #include "ds.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analyses/retained.h"
@@ -97,14 +98,13 @@ int eng_ds_get(struct engine *en, uint32_t gci, struct rc_entry **e, struct ds_v
 	return rc;
 }
 
-static int heads_cb(void *vctx, struct buf *out)
+/* The heads' measures alone (retained DS_NO_RETAINED): the walk needs
+ * the roles, not the dominator tree. */
+static int measures_cb(void *vctx, struct buf *out)
 {
 	struct ds_ctx *c = vctx;
 	struct rc_entry *e;
 	struct ds_view v;
-	struct rc_entry *de = NULL;
-	struct dom_view dv;
-	struct dominators dom;
 	const struct heap_state *s;
 	int rc = eng_ds_get(c->en, c->gci, &e, &v);
 	if (rc)
@@ -114,19 +114,61 @@ static int heads_cb(void *vctx, struct buf *out)
 		return rc;
 	}
 	size_t bytes = (size_t)v.nheads * sizeof(struct ds_head);
-	/* the shared per-GC dominator tree (analyses/retained.h), computed once */
-	if (!(rc = eng_dominators_get(c->en, c->gci, &de, &dv)) &&
-	    !(rc = buf_reserve(out, bytes ? bytes : 1))) {
-		dom_view_as_dominators(&dv, &dom);
-		rc = ds_heads_measure(s, v.roles, v.owner, v.head_obj, v.nheads, &dom, c->en->threads,
+	if (!(rc = buf_reserve(out, bytes ? bytes : 1))) {
+		rc = ds_heads_measure(s, v.roles, v.owner, v.head_obj, v.nheads, NULL, c->en->threads,
 				      (struct ds_head *)(out->data + out->len));
 		if (!rc)
 			out->len += bytes;
 	}
-	if (de)
-		eng_put(c->en, de);
 	eng_state_put(c->en, s);
 	eng_put(c->en, e);
+	return rc;
+}
+
+static int measures_get(struct engine *en, uint32_t gci, struct rc_entry **e,
+			const struct ds_head **heads, uint32_t *nheads)
+{
+	struct ds_ctx ctx = { en, gci };
+	struct result_key k = { .what = RES_DS_HEADS, .gci = gci, .variant = 1 };
+	int rc = eng_result_get(en, &k, measures_cb, &ctx, e);
+	if (rc)
+		return rc;
+	*heads = rc_data(*e);
+	*nheads = (uint32_t)(rc_len(*e) / sizeof **heads);
+	return 0;
+}
+
+/* The measures, and each head's retained size from the shared per-GC
+ * dominator tree (analyses/retained.h, computed once).  The roles are not
+ * held while the tree is computed (the measures are made and cached
+ * first), so that their 6 bytes an object do not sit beside its peak. */
+static int heads_cb(void *vctx, struct buf *out)
+{
+	struct ds_ctx *c = vctx;
+	struct rc_entry *me, *de;
+	const struct ds_head *m;
+	struct dom_view dv;
+	uint32_t nm;
+	int rc = measures_get(c->en, c->gci, &me, &m, &nm);
+	if (rc)
+		return rc;
+	if ((rc = eng_dominators_get(c->en, c->gci, &de, &dv))) {
+		eng_put(c->en, me);
+		return rc;
+	}
+	size_t bytes = (size_t)nm * sizeof *m;
+	if (!(rc = buf_reserve(out, bytes ? bytes : 1))) {
+		struct ds_head *h = (struct ds_head *)(out->data + out->len);
+		memcpy(h, m, bytes);
+		for (uint32_t k = 0; k < nm; k++) {
+			uint32_t o = h[k].obj;
+			h[k].retained = o < dv.n && dv.idom[o] != DOM_UNREACHABLE ? dv.retained[o] :
+										    DS_NO_RETAINED;
+		}
+		out->len += bytes;
+	}
+	eng_put(c->en, de);
+	eng_put(c->en, me);
 	return rc;
 }
 
@@ -143,3 +185,8 @@ int eng_ds_heads_get(struct engine *en, uint32_t gci, struct rc_entry **e,
 	return 0;
 }
 
+int eng_ds_measures_get(struct engine *en, uint32_t gci, struct rc_entry **e,
+			const struct ds_head **heads, uint32_t *nheads)
+{
+	return measures_get(en, gci, e, heads, nheads);
+}

@@ -4,7 +4,8 @@
  *   roles   roles (u16) and owners (u32) of every object and the heads'
  *           dense indexes: 6 bytes per object + 4 per head
  *   heads   struct ds_head per head (needs the roles and the dominator
- *           tree, for retained sizes)
+ *           tree, for retained sizes; made from the measures below)
+ *   measures the same without retained sizes (the roles alone)
  * Each is computed once per GC whatever the number of readers.  Dense
  * indexes are stable across rebuilds of a state (id order), so the results
  * stay valid after the state itself is evicted.
@@ -32,5 +33,11 @@ int eng_ds_get(struct engine *en, uint32_t gci, struct rc_entry **e, struct ds_v
 /* Per-head measures of GC gci: heads[nheads], slot order. */
 int eng_ds_heads_get(struct engine *en, uint32_t gci, struct rc_entry **e,
 		     const struct ds_head **heads, uint32_t *nheads);
+
+/* The same without the retained sizes (each DS_NO_RETAINED), for readers
+ * that do not show them (the suspects report): no dominator tree is
+ * computed for them. */
+int eng_ds_measures_get(struct engine *en, uint32_t gci, struct rc_entry **e,
+			const struct ds_head **heads, uint32_t *nheads);
 
 #endif

@@ -31,38 +31,52 @@ int sus_domtree_build(uint32_t n, const uint32_t *idom, struct sus_domtree *t)
 {
 	memset(t, 0, sizeof *t);
 	t->n = n;
-	t->off = calloc((size_t)n + 2, sizeof *t->off);
+	t->has_kids = bitset_new((uint64_t)n + 1);
 	t->kid = malloc(((size_t)n + 1) * sizeof *t->kid);
-	if (!t->off || !t->kid) {
-		sus_domtree_free(t);
-		return -ENOMEM;
-	}
-	/* counting sort by parent: off[p + 1] counts, then prefix sums; the
-	 * fill uses off[p] as a cursor and leaves off[p] = start of p + 1's
-	 * range, which the final shift restores */
+	if (!t->has_kids || !t->kid)
+		goto fail;
 	for (uint32_t o = 0; o < n; o++) {
 		uint32_t p = parent_of(n, idom, o);
 		if (p != UINT32_MAX)
-			t->off[p + 1]++;
+			bitset_set(t->has_kids, p);
 	}
-	for (uint32_t k = 0; k <= n; k++)
-		t->off[k + 1] += t->off[k];
+	if (!(t->kdir = bitset_rank_dir(t->has_kids, (uint64_t)n + 1)))
+		goto fail;
+	uint32_t np = t->kdir[bitset_words((uint64_t)n + 1)];
+	if (!(t->off = calloc((size_t)np + 2, sizeof *t->off)))
+		goto fail;
+	/* counting sort by parent's rank: off[r + 1] counts, then prefix
+	 * sums; the fill uses off[r] as a cursor and leaves off[r] = start
+	 * of r + 1's range, which the final shift restores */
 	for (uint32_t o = 0; o < n; o++) {
 		uint32_t p = parent_of(n, idom, o);
 		if (p != UINT32_MAX)
-			t->kid[t->off[p]++] = o;
+			t->off[bitset_rank(t->has_kids, t->kdir, p) + 1]++;
 	}
-	for (uint32_t k = n + 1; k > 0; k--)
-		t->off[k] = t->off[k - 1];
+	for (uint32_t r = 0; r < np; r++)
+		t->off[r + 1] += t->off[r];
+	for (uint32_t o = 0; o < n; o++) {
+		uint32_t p = parent_of(n, idom, o);
+		if (p != UINT32_MAX)
+			t->kid[t->off[bitset_rank(t->has_kids, t->kdir, p)]++] = o;
+	}
+	for (uint32_t r = np; r > 0; r--)
+		t->off[r] = t->off[r - 1];
 	t->off[0] = 0;
 	return 0;
+fail:
+	sus_domtree_free(t);
+	return -ENOMEM;
 }
 
 void sus_domtree_free(struct sus_domtree *t)
 {
+	bitset_free(t->has_kids);
+	free(t->kdir);
 	free(t->off);
 	free(t->kid);
-	t->off = t->kid = NULL;
+	t->has_kids = NULL;
+	t->kdir = t->off = t->kid = NULL;
 }
 
 uint32_t sus_accumulation_point(const struct sus_domtree *t, const uint64_t *retained,
@@ -71,7 +85,7 @@ uint32_t sus_accumulation_point(const struct sus_domtree *t, const uint64_t *ret
 	uint32_t steps = 0;
 	for (;;) {
 		uint32_t best = UINT32_MAX;
-		for (uint32_t k = t->off[o]; k < t->off[o + 1]; k++) {
+		for (uint32_t k = sus_kid_begin(t, o), e = sus_kid_end(t, o); k < e; k++) {
 			uint32_t c = t->kid[k];
 			if (best == UINT32_MAX || retained[c] > retained[best])
 				best = c;
@@ -157,10 +171,10 @@ int sus_accumulated(const struct sus_domtree *t, const uint64_t *retained, const
 		rc = -ENOMEM;
 		goto out;
 	}
-	st[depth++] = (struct walk){ a, t->off[a] };
+	st[depth++] = (struct walk){ a, sus_kid_begin(t, a) };
 	while (depth) {
 		struct walk *w = &st[depth - 1];
-		if (w->next == t->off[w->o + 1]) { /* leaving w->o */
+		if (w->next == sus_kid_end(t, w->o)) { /* leaving w->o */
 			uint32_t k = w->o == a ? UINT32_MAX : key_of(info, info_key, nkeys, w->o);
 			if (k != UINT32_MAX)
 				active[k]--;
@@ -183,12 +197,12 @@ int sus_accumulated(const struct sus_domtree *t, const uint64_t *retained, const
 			st = ns;
 			cap *= 2;
 		}
-		st[depth++] = (struct walk){ c, t->off[c] };
+		st[depth++] = (struct walk){ c, sus_kid_begin(t, c) };
 	}
 	/* half the fan-out: a map whose entries are its own dominator
 	 * children (a linked map: every entry has two referrers) has a few
 	 * more children than entries */
-	uint64_t need = (t->off[a + 1] - t->off[a]) / 2;
+	uint64_t need = (sus_kid_end(t, a) - sus_kid_begin(t, a)) / 2;
 	if (need < SUS_ACCUM_MIN)
 		need = SUS_ACCUM_MIN;
 	uint32_t best = UINT32_MAX, best_app = UINT32_MAX;
@@ -233,15 +247,15 @@ int sus_key_retained(const struct sus_domtree *t, const uint64_t *retained, cons
 	/* iterative preorder walk; on_path[k] = members of key k on the path
 	 * from the virtual root to the current node */
 	uint32_t d = 0;
-	st[0] = (struct frame){ n, t->off[n] };
+	st[0] = (struct frame){ n, sus_kid_begin(t, n) };
 	for (;;) {
 		struct frame *f = &st[d];
-		if (f->cursor < t->off[f->node + 1]) {
+		if (f->cursor < sus_kid_end(t, f->node)) {
 			uint32_t c = t->kid[f->cursor++];
 			uint32_t k = key_of(info, info_key, nkeys, c);
 			if (k != UINT32_MAX && on_path[k]++ == 0)
 				out[k] += retained[c];
-			st[++d] = (struct frame){ c, t->off[c] };
+			st[++d] = (struct frame){ c, sus_kid_begin(t, c) };
 			continue;
 		}
 		if (d == 0)

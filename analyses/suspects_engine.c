@@ -89,7 +89,9 @@ static int src_ds_heads(void *ctx, uint32_t gci, void **pin, const struct ds_hea
 			uint32_t *nheads)
 {
 	struct rc_entry *e;
-	int rc = eng_ds_heads_get(ctx, gci, &e, heads, nheads);
+	/* the report reads the heads' members and elements, never their
+	 * retained sizes: no dominator tree for them */
+	int rc = eng_ds_measures_get(ctx, gci, &e, heads, nheads);
 	if (!rc)
 		*pin = e;
 	return rc;

@@ -1428,15 +1428,23 @@ static int big_objects(struct sctx *c, const struct heap_state *s, const struct 
 							      .gci = gci, .n = depth,
 							      .key = type_key(c, hs_info(s, a)->type),
 							      .object = s->id[a], .bytes = d->retained[a],
-							      .count = dt->off[a + 1] - dt->off[a] });
+							      .count = sus_kid_end(dt, a) - sus_kid_begin(dt, a) });
 		if (!rc)
 			rc = accumulated_claim(c, s, d, dt, o, a, gci);
 	}
 	return rc;
 }
 
+static int warmed(const struct sctx *c, uint32_t task, uint32_t gci);
+
+/* The types that retain the most: a lower bound of each type's retained
+ * size from the dominator tree picks the candidates, then their GC
+ * closures.  The closures need neither the tree nor the dominators, so
+ * both are let go first (*dt freed, *de released: a mount's default
+ * result budget does not keep a big heap's dominators unpinned), and the
+ * closures' scratch does not sit beside them at the peak. */
 static int big_types(struct sctx *c, const struct heap_state *s, const struct dominators *d,
-		     const struct sus_domtree *dt, uint64_t min, uint64_t heap, uint32_t gci,
+		     struct sus_domtree *dt, void **de, uint64_t min, uint64_t heap, uint32_t gci,
 		     uint32_t *maxpct)
 {
 	uint32_t nt = c->t->ntypes, cand[32];
@@ -1452,6 +1460,16 @@ static int big_types(struct sctx *c, const struct heap_state *s, const struct do
 	if ((rc = sus_key_retained(dt, d->retained, s->info, info_key, nt, lb)))
 		goto out;
 	uint32_t ncand = sus_top_k(lb, nt, c->p->top < 32 ? c->p->top : 32, cand);
+	sus_domtree_free(dt);
+	d = NULL;
+	if (*de) {
+		release(c, *de);
+		*de = NULL;
+	} else if (warmed(c, WARM_DOMINATORS, gci)) {
+		release(c, c->warm.pin[WARM_DOMINATORS]);
+		c->warm.pin[WARM_DOMINATORS] = NULL;
+		c->warm.have[WARM_DOMINATORS] = 0;
+	}
 	struct grower g[32];
 	uint32_t ng = 0;
 	for (uint32_t i = 0; i < ncand; i++) {
@@ -1584,7 +1602,7 @@ static int sec_big(struct sctx *c, uint32_t gci)
 	if (!rc)
 		rc = big_objects(c, s, &d, &dt, min, heap, gci, &maxpct);
 	if (!rc)
-		rc = big_types(c, s, &d, &dt, min, heap, gci, &maxpct);
+		rc = big_types(c, s, &d, &dt, &de, min, heap, gci, &maxpct);
 	if (!rc && maxpct == 0)
 		rc = add_claim(c, (struct sus_claim){ .what = SUS_C_BIG_NONE, .gci = gci,
 						      .pct = c->p->big_pct });

@@ -272,6 +272,8 @@ struct sus_source {
 	/* dominator tree of gci (arrays borrowed) */
 	int (*dominators)(void *ctx, uint32_t gci, void **pin, struct dominators *d);
 	int (*ds_roles)(void *ctx, uint32_t gci, void **pin, struct sus_ds_roles *v);
+	/* the data-structure heads' measures; their retained sizes are not
+	 * read (they may be DS_NO_RETAINED) */
 	int (*ds_heads)(void *ctx, uint32_t gci, void **pin, const struct ds_head **heads,
 			uint32_t *nheads);
 	/* appends struct sus_ir_node[] for members (a bitset over s) to out

@@ -35,12 +35,15 @@ static void test_domtree_children(void **state)
 	struct sus_domtree t;
 	assert_int_equal(sus_domtree_build(7, t_idom, &t), 0);
 	/* virtual root (7): 0 and 5; node 2: 3 and 4; 6 nowhere */
-	assert_int_equal(t.off[8] - t.off[7], 2);
-	assert_int_equal(t.kid[t.off[7]], 0);
-	assert_int_equal(t.kid[t.off[7] + 1], 5);
-	assert_int_equal(t.off[3] - t.off[2], 2);
-	assert_int_equal(t.off[7] - t.off[6], 0);
-	assert_int_equal(t.off[8], 6); /* 6 reachable objects have a parent */
+	assert_int_equal(sus_kid_end(&t, 7) - sus_kid_begin(&t, 7), 2);
+	assert_int_equal(t.kid[sus_kid_begin(&t, 7)], 0);
+	assert_int_equal(t.kid[sus_kid_begin(&t, 7) + 1], 5);
+	assert_int_equal(sus_kid_end(&t, 2) - sus_kid_begin(&t, 2), 2);
+	assert_int_equal(sus_kid_end(&t, 6) - sus_kid_begin(&t, 6), 0);
+	uint32_t parents = 0;
+	for (uint32_t k = 0; k <= 7; k++)
+		parents += sus_kid_end(&t, k) - sus_kid_begin(&t, k);
+	assert_int_equal(parents, 6); /* 6 reachable objects have a parent */
 	sus_domtree_free(&t);
 }
 
