@@ -171,6 +171,19 @@ static uint64_t tag_new(struct walk *wk, jlong class_tag, jlong size, jint lengt
 	return id;
 }
 
+/* mode=sample: an object an earlier walk tagged and walk_untag left
+ * tagged (a class mirror: on_untag) is written again as met by this walk,
+ * under the same id, in this GC's frame: a walk's objects are in its own
+ * GC's state alone.  (walk_tag_is_walked without deaths_mu: the ranges
+ * change on this walk's thread only, which waits in FollowReferences.) */
+static void met_again(struct walk *wk, uint64_t id, jlong class_tag, jlong size, jint length)
+{
+	struct wnew *n = PUSH(wk, news, nnews, news_cap);
+	if (n)
+		*n = (struct wnew){ .id = id, .class_tag = (uint64_t)class_tag, .size = (uint64_t)size,
+				    .length = length };
+}
+
 static void add_root(struct walk *wk, jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
 		     uint64_t obj)
 {
@@ -208,6 +221,9 @@ static jint JNICALL on_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReference
 {
 	struct walk *wk = user;
 	uint64_t id = *tag_ptr ? (uint64_t)*tag_ptr : tag_new(wk, class_tag, size, length, tag_ptr);
+	if (wk->rec->sampled && id < wk->tag_lo && id > CLASS_TAG_MAX && !is_seen(wk, id) &&
+	    walk_tag_is_walked(wk->rec, id))
+		met_again(wk, id, class_tag, size, length);
 	if (wk->rec->sampled && id <= CLASS_TAG_MAX && !is_seen(wk, id)) {
 		struct wnew *m = PUSH(wk, mirrors, nmirrors, mirrors_cap);
 		if (m)
@@ -862,11 +878,20 @@ static uint64_t remap(const struct walk *wk, uint64_t id)
 	return lo < wk->naliases && wk->aliases[lo].from == id ? wk->aliases[lo].to : id;
 }
 
+/* A class mirror keeps the walk's tag: a class the walk met as an object
+ * before the agent registered it (an enum's values() array class, say)
+ * is registered under that tag (symbols.c, register_one's tagmap), and
+ * clearing it would have the class registered again, a second type of
+ * the same name ("X[]%#2" in the tree, measured on two Guava/Jackson
+ * programs); met_again writes it in later walks.  Other tags go. */
 static jint JNICALL on_untag(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *user)
 {
-	(void)class_tag; (void)size; (void)length;
+	(void)size; (void)length;
 	struct walk *wk = user;
 	uint64_t t = (uint64_t)*tag_ptr;
+	uint32_t class_type = sym_class_type(wk->rec->sym);
+	if (class_type != HTR_NO_TYPE && (uint64_t)class_tag == (uint64_t)class_type + 1)
+		return 0;
 	if (t >= wk->tag_lo && t < wk->tag_hi) {
 		*tag_ptr = 0;
 		wk->rec->n_untagged++;

@@ -206,6 +206,24 @@ by_type() {
 		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
 		{ print $col["name"] "\t" $col["count"] "\t" $col["shallow_size"] }' | LC_ALL=C sort
 }
+# less_fillers DUMP TYPES: TYPES (by_type of DUMP) less HotSpot's TLAB
+# fillers in the dump: making the heap walkable fills the unused end of
+# each TLAB with an int[] or a java.lang.Object that nothing references
+# (gcpressure --short: an int[4], unreachable, in_degree 0); they are not
+# the program's objects, and the agent leaves them out by the same rule
+# (agent/README)
+less_fillers() {
+	local dump=$1 types=$2 ft fid nf
+	for ft in 'int[]' java.lang.Object; do
+		nf=0
+		for fid in $(timeout "$STEP_TIMEOUT" "$HEAPFS" cat "$dump" "gc/000/by-type/$ft/only-unreachable/objects" 2>/dev/null); do
+			timeout "$STEP_TIMEOUT" "$HEAPFS" cat "$dump" "gc/000/objects/$fid/info" | grep -qx $'in_degree\t0' && nf=$((nf + 1))
+		done
+		[ "$nf" -gt 0 ] && echo "# the dump's $ft: $nf unreferenced and unreachable (TLAB fillers), not compared"
+		awk -F'\t' -v t="$ft" -v n="$nf" 'BEGIN { OFS = "\t" } $1 == t { $2 -= n } { print }' \
+			"$types" >"$types.tmp" && mv "$types.tmp" "$types"
+	done
+}
 # col FILE NAME KEYCOL KEY: the value of column NAME in the TSV row whose
 # column KEYCOL is KEY
 tsv_get() {
@@ -381,6 +399,8 @@ run_program() {
 	check_sampled "$d" "$cp" "$last"
 	# g: the churn recorded with mode=count's JDK sites (issue 31)
 	check_counted "$d" "$cp"
+	# h: mode=sample with heap walks: the walked GC's exact counts (issue 31)
+	check_sampled_walk "$d" "$cp"
 	echo "# $PROG: done in $((SECONDS - t0)) s"
 }
 
@@ -559,21 +579,7 @@ check_agent() {
 	# the recording's heap at that GC is the dump's: every class's count
 	by_type "$rec" "$gc" >"$d/rec-types.tsv"
 	by_type "$d/rec.hprof" 000 >"$d/recdump-types.tsv"
-	# less HotSpot's TLAB fillers in the dump: making the heap walkable
-	# fills the unused end of each TLAB with an int[] or a java.lang.Object
-	# that nothing references (gcpressure --short: an int[4], unreachable,
-	# in_degree 0); they are not the program's objects, and the agent
-	# leaves them out by the same rule (agent/README)
-	local ft fid nf
-	for ft in 'int[]' java.lang.Object; do
-		nf=0
-		for fid in $(timeout "$STEP_TIMEOUT" "$HEAPFS" cat "$d/rec.hprof" "gc/000/by-type/$ft/only-unreachable/objects" 2>/dev/null); do
-			timeout "$STEP_TIMEOUT" "$HEAPFS" cat "$d/rec.hprof" "gc/000/objects/$fid/info" | grep -qx $'in_degree\t0' && nf=$((nf + 1))
-		done
-		[ "$nf" -gt 0 ] && echo "# the dump's $ft: $nf unreferenced and unreachable (TLAB fillers), not compared"
-		awk -F'\t' -v t="$ft" -v n="$nf" 'BEGIN { OFS = "\t" } $1 == t { $2 -= n } { print }' \
-			"$d/recdump-types.tsv" >"$d/recdump-types.tmp" && mv "$d/recdump-types.tmp" "$d/recdump-types.tsv"
-	done
+	less_fillers "$d/rec.hprof" "$d/recdump-types.tsv"
 	join -t $'\t' -a 1 -a 2 -e 0 -o 0,1.2,2.2 "$d/recdump-types.tsv" "$d/rec-types.tsv" |
 		awk -F'\t' '$2 != $3' >"$d/rec-types.diff"
 	if [ -s "$d/rec-types.diff" ]; then
@@ -672,6 +678,66 @@ check_sampled() {
 		*) flunk sampled-churn "mode=sample: the first finding is not churn of java.lang.Long at BoxingChurn.record: ${first:0:500}" ;;
 		esac
 	fi
+}
+
+# ---- h: mode=sample with heap walks (graph=, issue 31) ----------------------------
+# The program under mode=sample with the walks of its recorded run
+# (AGENT_OPTS' graph=), dumped by jcmd at its last pause as check_agent
+# does: the last walked GC is the dump's own, so its exact by-type counts
+# (the walk's objects, sampled or not) must equal the dump's for every
+# class, and its estimates stay labelled as such.
+check_sampled_walk() {
+	local d=$1 cp=$2 rec=$1/swalk.htr gc= g graph aph=1
+	[ "$KIND" = churn ] || [ "$KIND" = gcov ] && aph=$PHASES
+	graph=$(tr ',' '\n' <<<"$AGENT_OPTS" | grep '^graph=' || echo graph=every)
+	# shellcheck disable=SC2086
+	start_java "$d/swalk.out" -Xshare:off $JVM "-agentpath:$AGENT=out=$rec,mode=sample,interval=$SAMPLE_INTERVAL,$graph" \
+		-cp "$cp" "$MAIN" "$aph" "${AGENT_NARG:-$AGENT_N}" $ARGS
+	for g in base $(seq 1 $((aph - 1))); do wait_ready "$d/swalk.out" "$g" || return 0; release; done
+	wait_ready "$d/swalk.out" "$aph" || return 0
+	if [[ " $JVM " == *" -XX:+UseSerialGC "* ]]; then
+		timeout "$STEP_TIMEOUT" jcmd "$JPID" GC.run >"$d/jcmd.out" || { die "jcmd GC.run of the sampled run"; return 0; }
+	fi
+	timeout "$STEP_TIMEOUT" jcmd "$JPID" GC.heap_dump "$d/swalk.hprof" >"$d/jcmd.out" || { die "jcmd dump of the sampled run"; return 0; }
+	release
+	end_java "$d/swalk.out" || return 0
+	for g in $(timeout "$STEP_TIMEOUT" "$HEAPFS" ls "$rec" gc | grep -v latest | sort -r); do
+		if timeout "$STEP_TIMEOUT" "$HEAPFS" cat "$rec" "gc/$g/info" | grep -q $'^graph\tyes'; then gc=$g; break; fi
+	done
+	[ -n "$gc" ] || { flunk sampled-walk "mode=sample,$graph: no recorded GC has a graph"; return 0; }
+	by_type "$rec" "$gc" >"$d/swalk-types.tsv"
+	by_type "$d/swalk.hprof" 000 >"$d/swalkdump-types.tsv"
+	less_fillers "$d/swalk.hprof" "$d/swalkdump-types.tsv"
+	# Unlike mode=full's walk after a full GC, a sampled run's walk cannot
+	# take from the heap itself what no JVMTI root reaches (the threads
+	# hidden from JVMTI, hidden classes' loader data: agent/README, "Heap
+	# walks in mode=sample"): the program keeps allocating, so an untagged
+	# object there may be new.  And the walk runs on the agent's thread
+	# after the GC, the dump inside it: the JVM's own threads (the attach
+	# listener serving jcmd) allocate between the two.  So: the program's
+	# and its libraries' classes are equal; the JDK's differ by at most 1%
+	# of the dump's objects in all.
+	join -t $'\t' -a 1 -a 2 -e 0 -o 0,1.2,2.2 "$d/swalkdump-types.tsv" "$d/swalk-types.tsv" |
+		awk -F'\t' '$2 != $3' >"$d/swalk-types.diff"
+	local verdict
+	verdict=$(awk -F'\t' -v planted="$PLANTED" -v total="$(awk -F'\t' '{ n += $2 } END { print n + 0 }' "$d/swalkdump-types.tsv")" '
+		$1 == planted || $1 ~ /^(realapps\.|com\.google\.|com\.fasterxml\.|org\.apache\.commons\.)/ { app = app " " $1 " " $2 "/" $3; next }
+		{ off += $2 > $3 ? $2 - $3 : $3 - $2; n++ }
+		END {
+			if (app != "") print "the program'"'"'s classes differ (dump/walk):" app
+			else if (off > total / 100) print off " of " total " objects differ in JDK classes (over 1%)"
+			else print "ok " off " of " total " objects differ, in " n + 0 " JDK classes"
+		}' "$d/swalk-types.diff")
+	case "$verdict" in
+	ok*) pass sampled-walk "mode=sample,$graph: at GC $gc the walked by-type counts equal the jcmd dump's for the program's classes, within 1% in all $(wc -l <"$d/swalk-types.tsv") (${verdict#ok }; e.g. $(head -n 4 "$d/swalk-types.diff" | tr '\t\n' ' ;'))" ;;
+	*) flunk sampled-walk "mode=sample,$graph: at GC $gc: $verdict; e.g. (class dump recording): $(head -n 8 "$d/swalk-types.diff" | tr '\t\n' ' ;')" ;;
+	esac
+	local head
+	head=$(timeout "$STEP_TIMEOUT" "$HEAPFS" cat "$rec" "gc/$gc/by-type/table" | head -n 1)
+	case "$head" in
+	*samples*est_count*) pass sampled-walk-labels "mode=sample,$graph: GC $gc's by-type table keeps its samples and estimates beside the exact counts" ;;
+	*) flunk sampled-walk-labels "mode=sample,$graph: GC $gc's by-type table has no samples/est_count columns: $head" ;;
+	esac
 }
 
 # ---- g: mode=count's JDK sites (issue 31's acceptance) ----------------------------
