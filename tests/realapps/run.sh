@@ -732,6 +732,14 @@ check_sampled_walk() {
 	ok*) pass sampled-walk "mode=sample,$graph: at GC $gc the walked by-type counts equal the jcmd dump's for the program's classes, within 1% in all $(wc -l <"$d/swalk-types.tsv") (${verdict#ok }; e.g. $(head -n 4 "$d/swalk-types.diff" | tr '\t\n' ' ;'))" ;;
 	*) flunk sampled-walk "mode=sample,$graph: at GC $gc: $verdict; e.g. (class dump recording): $(head -n 8 "$d/swalk-types.diff" | tr '\t\n' ' ;')" ;;
 	esac
+	# every walked GC's graph names only objects the trace gives it
+	local bad=
+	for g in $(timeout "$STEP_TIMEOUT" "$HEAPFS" ls "$rec" gc | grep -v latest); do
+		timeout "$STEP_TIMEOUT" "$HEAPFS" cat "$rec" "gc/$g/info" | grep -q $'^graph\tyes' || continue
+		timeout "$STEP_TIMEOUT" "$HEAPFS" cat "$rec" "gc/$g/info" | grep -qx $'unknown_objects\t0' || bad="$bad $g"
+	done
+	if [ -z "$bad" ]; then pass sampled-walk-known "mode=sample,$graph: every walked GC's graph has unknown_objects 0"
+	else flunk sampled-walk-known "mode=sample,$graph: walked GCs with unknown objects:$bad"; fi
 	local head
 	head=$(timeout "$STEP_TIMEOUT" "$HEAPFS" cat "$rec" "gc/$gc/by-type/table" | head -n 1)
 	case "$head" in
