@@ -66,7 +66,10 @@ TMPS=4000000 TMP_SIZE=16 RING=1024
 # within 1.5 standard deviations (long[] 1,998 of 2,000; Tmp -0.8%, int[]
 # -1.0%, Keep +0.0%).  So at the default interval the checks allow that
 # bias on top of 5 standard deviations (LOW_BIAS, HIGH_BIAS: fractions of
-# the expected count), at 16 KiB none.
+# the expected count), at 16 KiB none but for long[]: there p is 1 - e^-8,
+# so 5 sd is 1.5 of its 250 and the same late charging that cost 2 of
+# 2,000 over 8 runs fails a run that misses 2 (seen once in another
+# engineer's run: 248); 2% (5 objects) is allowed.
 #
 # check_run NAME OPTION BYTES LOW_BIAS HIGH_BIAS BIG_LOW_BIAS: records
 # SampleMix with mode=sample and interval=OPTION (empty: the default),
@@ -211,6 +214,6 @@ check_walk() {
 }
 
 check_run default "" 524288 0.1 0.25 0.5
-check_run small 16k 16384 0 0 0
+check_run small 16k 16384 0 0 0.02
 check_walk
 echo "ok: mode=sample"
