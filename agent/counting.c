@@ -301,6 +301,7 @@ struct counting {
 	uint64_t jdk_from_image;              /* JDK classes instrumented from the image's
 					       * class file (rebuilt without stack maps) */
 	uint64_t jdk_image_ns;                /* in jdk_original: checking, reading the image */
+	uint32_t jdk_refused;                 /* JDK classes RetransformClasses refused */
 	uint64_t jdk_start_ns;                /* VMInit: module reads, retransformation */
 	/* profile=FILE (profile.h): the plans read at start */
 	struct profile prof;
@@ -1661,18 +1662,30 @@ void count_thread_end(struct counting *cn)
 }
 
 /* At exit, what the counts' exactness depends on (trace info, read by
- * allocs/stats): the increments, the exception corrections and the most
- * threads that ran counted code alive at once. */
+ * allocs/stats): the increments, the exception corrections, the most
+ * threads that ran counted code alive at once, and what was meant to be
+ * counted but is not: methods with allocation sites left uninstrumented
+ * (instr_stats.uncounted: code that does not decode or fit, counters=N
+ * used up) and classes whose instrumentation failed or that the JVM
+ * refused to retransform (jdk=on). */
 static int write_count_info(struct counting *cn, struct htr_writer *w)
 {
 	static const char *const exc[] = { [COUNT_EXC_OFF] = "off", [COUNT_EXC_EVENTS] = "events",
 					   [COUNT_EXC_BYTECODE] = "bytecode" };
-	char n[24];
+	char n[24], un[24], fc[24];
 	snprintf(n, sizeof(n), "%llu", (unsigned long long)__atomic_load_n(&cn->threads_max, __ATOMIC_ACQUIRE));
+	pthread_mutex_lock(&cn->mu);
+	snprintf(un, sizeof(un), "%llu", (unsigned long long)cn->st.uncounted);
+	snprintf(fc, sizeof(fc), "%llu", (unsigned long long)cn->failed + cn->jdk_refused);
+	pthread_mutex_unlock(&cn->mu);
 	int rc = htr_write_info(w, "count.increments", cn->opts.count_atomic ? "atomic" : "plain");
 	if (!rc)
 		rc = htr_write_info(w, "count.exceptions",
 				    cn->opts.count_sites ? "sites" : exc[cn->opts.count_exceptions]);
+	if (!rc)
+		rc = htr_write_info(w, "count.uncounted_methods", un);
+	if (!rc)
+		rc = htr_write_info(w, "count.failed_classes", fc);
 	return rc ? rc : htr_write_info(w, "count.threads_max", n);
 }
 
@@ -1922,6 +1935,7 @@ static void jdk_start(struct counting *cn, jvmtiEnv *jvmti, JNIEnv *jni)
 		uint32_t refused = jdk_retransform(cn, jvmti, jni, sel, n);
 		jimage_close(cn->jimage);
 		cn->jimage = NULL;
+		cn->jdk_refused = refused;
 		if (refused)
 			fprintf(stderr, "heapfs-agent: jdk=on: %u of %d loaded JDK classes refused instrumentation\n",
 				refused, (int)n);

@@ -2216,18 +2216,24 @@ static uint16_t ctxref_of(struct cf_class *c, const struct instr_sink *sink)
  * their graphs took about 15% of the instrumenter's time on the JDK's
  * classes (tests/bench/bench_instrument.c).  Code that does not scan is
  * decoded as before (which leaves it alone as skipped). */
+/* Whether code has an allocating instruction, or does not scan (then it
+ * may: instr_stats.uncounted is the conservative side). */
+static int code_allocates(const struct cf_code *k)
+{
+	for (uint32_t pc = 0; pc < k->len;) {
+		int l = cf_insn_len(k->code, k->len, pc);
+		if (l <= 0 || cf_op_allocates(k->code[pc]))
+			return 1;
+		pc += (uint32_t)l;
+	}
+	return 0;
+}
+
 static int no_allocs_fast(const struct cf_member *m, const struct instr_sink *sink, enum instr_mode mode)
 {
 	if (mode == INSTR_RELAYOUT || (!sink->jdk && (sink->caller || sink->callee)))
 		return 0;
-	const struct cf_code *k = m->code;
-	for (uint32_t pc = 0; pc < k->len;) {
-		int l = cf_insn_len(k->code, k->len, pc);
-		if (l <= 0 || cf_op_allocates(k->code[pc]))
-			return 0;
-		pc += (uint32_t)l;
-	}
-	return 1;
+	return !code_allocates(m->code);
 }
 
 static int do_method(struct cf_class *c, struct cf_member *m, const struct instr_sink *sink, enum instr_mode mode,
@@ -2243,6 +2249,8 @@ static int do_method(struct cf_class *c, struct cf_member *m, const struct instr
 	struct corr_plan cp = { 0 };
 	struct rw r;
 	const enum instr_mode asked = mode; /* plan_paths may choose one counter per site */
+	const uint64_t skipped0 = st->skipped;
+	const struct cf_code *orig = m->code; /* restored on every path that leaves it alone */
 	int rc = rw_open(&r, c, m, fieldref, methodref);
 	if (rc) {
 		if (rc == -EINVAL) { /* the code does not decode: left alone */
@@ -2381,6 +2389,8 @@ apply:;
 	}
 	rc = 1;
 out:
+	if (st->skipped > skipped0 && code_allocates(orig))
+		st->uncounted++;
 	rw_free(&r);
 	corr_plan_free(&cp);
 	free(mp.callee);

@@ -247,6 +247,9 @@ struct instr_stats {
 	uint64_t calls_only;       /* no allocating instruction, rewritten for their
 				    * calls into the JDK alone (sink->caller) */
 	uint64_t skipped;          /* left alone: jsr/ret, too large, frames missing */
+	uint64_t uncounted;        /* of them, methods with an allocating instruction
+				    * (or code that does not scan): their sites
+				    * count nothing, so counts are not exact */
 	uint64_t counters;         /* counters placed */
 	uint64_t sites;            /* allocation sites in instrumented methods */
 	uint64_t stubs;            /* critical-edge stubs */

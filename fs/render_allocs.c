@@ -359,12 +359,14 @@ static int stat_row(struct table *t, const char *name, const char *fmt, ...)
 }
 
 /* The rows only counters have (empty for allocation events). */
-static const char *const count_only_keys[] = { "final", "increments_kind", "threads_max", "exact", NULL };
+static const char *const count_only_keys[] = { "final", "increments_kind", "threads_max", "exact",
+						 "uncounted_methods", "failed_classes", NULL };
 
 /* Whether the counts are exact, from what the agent wrote at exit
  * (count.* info keys): plain increments lose counts when threads race,
- * and path counters need exception corrections.  The rows
- * increments_kind, threads_max and exact. */
+ * path counters need exception corrections, and methods or classes left
+ * uninstrumented count nothing.  The rows increments_kind, threads_max,
+ * exact, uncounted_methods and failed_classes. */
 static int stat_exactness(const struct trace *tr, struct table *t)
 {
 	const char *inc = trace_info(tr, "count.increments"), *exc = trace_info(tr, "count.exceptions");
@@ -374,17 +376,32 @@ static int stat_exactness(const struct trace *tr, struct table *t)
 		rc = stat_row(t, "threads_max", threads ? "%s" : NULL, threads);
 	if (rc)
 		return rc;
-	if (!inc || !threads || !exc)
-		return stat_row(t, "exact", "unknown (the agent wrote no count.* keys at exit: the run did not end "
-					  "cleanly, or an older agent)");
-	char why[256] = "";
+	if (!inc || !threads || !exc) {
+		rc = stat_row(t, "exact", "unknown (the agent wrote no count.* keys at exit: the run did not end "
+					"cleanly, or an older agent)");
+		if (!rc)
+			rc = stat_row(t, "uncounted_methods", NULL);
+		return rc ? rc : stat_row(t, "failed_classes", NULL);
+	}
+	char why[512] = "";
 	if (!strcmp(inc, "plain") && strtoull(threads, NULL, 10) >= 2)
 		snprintf(why, sizeof(why), "%s threads that ran instrumented code were alive at once and increments "
 			 "are plain, which racing threads can lose (atomic=on is exact)", threads);
 	if ((tr->count_flags & HTR_COUNTS_PATHS) && !strcmp(exc, "off"))
 		snprintf(why + strlen(why), sizeof(why) - strlen(why), "%sexceptions=off: a frame an exception "
 			 "leaves mid-path is not corrected", why[0] ? "; " : "");
-	return why[0] ? stat_row(t, "exact", "not guaranteed: %s", why) : stat_row(t, "exact", "yes");
+	/* (agents before these keys: nothing said, as before) */
+	const char *un = trace_info(tr, "count.uncounted_methods"), *fc = trace_info(tr, "count.failed_classes");
+	if (un && strtoull(un, NULL, 10))
+		snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s%s methods with allocation sites were "
+			 "left uninstrumented (their allocations are not counted)", why[0] ? "; " : "", un);
+	if (fc && strtoull(fc, NULL, 10))
+		snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s%s classes could not be instrumented",
+			 why[0] ? "; " : "", fc);
+	rc = why[0] ? stat_row(t, "exact", "not guaranteed: %s", why) : stat_row(t, "exact", "yes");
+	if (!rc)
+		rc = stat_row(t, "uncounted_methods", un ? "%s" : NULL, un);
+	return rc ? rc : stat_row(t, "failed_classes", fc ? "%s" : NULL, fc);
 }
 
 static int table_stats(const struct trace *tr, const struct arows *a, struct table *t)

@@ -223,6 +223,21 @@ got=$("$HEAPFS" cat "$TMP/x.htr" allocs/by-site | awk -F'\t' '$1 ~ /^java[.]lang
 [ "$got" = "$(printf '37000\tJdkMix.a:%s\t30000' "$la")" ] ||
 	fail "JDK sites, -Xshare:off: allocs/by-site's Long.valueOf row is '$got', want 37000 under JdkMix.a:$la (30000)"
 echo "ok: JDK sites, -Xshare:off: Long.valueOf 37000, top caller JdkMix.a:$la; no class failed, no method left alone"
+# methods left uninstrumented make the counts inexact, and allocs/stats
+# says so: counters=4096 runs out on JdkMix with the JDK's classes, and the
+# agent's own notice at exit says how many methods went uncounted
+"$JAVA" "-agentpath:$AGENT=out=$TMP/u.htr,mode=count,counters=4096" -cp "$TMP/jdk" JdkMix 300 70 \
+	>/dev/null 2>"$TMP/u.err" || { cat "$TMP/u.err" >&2; fail "counters=4096: run"; }
+nu=$(sed -n 's/^heapfs-agent: mode=count: \([0-9]*\) methods not counted: all 4096 counters in use.*/\1/p' "$TMP/u.err")
+[ -n "$nu" ] && [ "$nu" -gt 0 ] || fail "counters=4096: no notice of methods not counted: $(cat "$TMP/u.err")"
+"$HEAPFS" cat "$TMP/u.htr" allocs/stats >"$TMP/u.stats"
+[ "$(awk -F'\t' '$1 == "uncounted_methods" { print $2 }' "$TMP/u.stats")" = "$nu" ] ||
+	fail "counters=4096: $(grep '^uncounted_methods' "$TMP/u.stats"), the agent said $nu"
+grep -q "^exact	not guaranteed: $nu methods with allocation sites were left uninstrumented" "$TMP/u.stats" ||
+	fail "counters=4096: $(grep '^exact' "$TMP/u.stats")"
+"$HEAPFS" cat "$TMP/x.htr" allocs/stats | grep -qx $'uncounted_methods\t0' ||
+	fail "JDK sites, -Xshare:off: methods uncounted: $("$HEAPFS" cat "$TMP/x.htr" allocs/stats | grep '^uncounted')"
+echo "ok: counters=4096: $nu methods uncounted, exact not guaranteed; -Xshare:off: none uncounted"
 JDKOFF=$("$JAVA" "-agentpath:$AGENT=out=$TMP/o.htr,mode=count,jdk=off,counts=$TMP/o.tsv" -cp "$TMP/jdk" JdkMix 300 70 >/dev/null &&
 	grep -c '^java[.]' "$TMP/o.tsv" || true)
 [ "$JDKOFF" = 0 ] || fail "jdk=off: $JDKOFF JDK sites counted"

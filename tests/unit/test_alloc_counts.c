@@ -251,7 +251,8 @@ static void test_allocs_site_names(void **state)
 
 /* allocs/stats' exactness rows for a counted trace whose agent wrote the
  * given count.* keys at exit (NULL: not written). */
-static char *stats_with(uint32_t flags, const char *inc, const char *exc, const char *threads)
+static char *stats_with(uint32_t flags, const char *inc, const char *exc, const char *threads, const char *uncounted,
+			const char *failed)
 {
 	char path[] = "/tmp/heapfs-test-allocs-XXXXXX";
 	struct htr_writer *w = temp_writer(path);
@@ -267,6 +268,10 @@ static char *stats_with(uint32_t flags, const char *inc, const char *exc, const 
 		assert_int_equal(htr_write_info(w, "count.exceptions", exc), 0);
 	if (threads)
 		assert_int_equal(htr_write_info(w, "count.threads_max", threads), 0);
+	if (uncounted)
+		assert_int_equal(htr_write_info(w, "count.uncounted_methods", uncounted), 0);
+	if (failed)
+		assert_int_equal(htr_write_info(w, "count.failed_classes", failed), 0);
 	assert_int_equal(htr_writer_close(w), 0);
 	struct hfs *fs = open_tree(path);
 	char *s = read_file(fs, "/allocs/stats");
@@ -286,26 +291,40 @@ static void test_stats_exactness(void **state)
 	(void)state;
 	static const struct {
 		uint32_t flags;
-		const char *inc, *exc, *threads, *want;
+		const char *inc, *exc, *threads, *want, *uncounted, *failed;
 	} cases[] = {
-		{ HTR_COUNTS_PATHS, "plain", "bytecode", "1", "increments_kind\tplain\nthreads_max\t1\nexact\tyes\n" },
-		{ HTR_COUNTS_PATHS, "atomic", "bytecode", "5", "increments_kind\tatomic\nthreads_max\t5\nexact\tyes\n" },
+		{ HTR_COUNTS_PATHS, "plain", "bytecode", "1", "increments_kind\tplain\nthreads_max\t1\nexact\tyes\n", NULL, NULL },
+		{ HTR_COUNTS_PATHS, "atomic", "bytecode", "5", "increments_kind\tatomic\nthreads_max\t5\nexact\tyes\n", NULL, NULL },
 		{ HTR_COUNTS_PATHS, "plain", "bytecode", "5",
 		  "increments_kind\tplain\nthreads_max\t5\nexact\tnot guaranteed: 5 threads that ran instrumented code were "
-		  "alive at once and increments are plain, which racing threads can lose (atomic=on is exact)\n" },
+		  "alive at once and increments are plain, which racing threads can lose (atomic=on is exact)\n", NULL, NULL },
 		{ HTR_COUNTS_PATHS, "plain", "off", "2",
 		  "increments_kind\tplain\nthreads_max\t2\nexact\tnot guaranteed: 2 threads that ran instrumented code were "
 		  "alive at once and increments are plain, which racing threads can lose (atomic=on is exact); "
-		  "exceptions=off: a frame an exception leaves mid-path is not corrected\n" },
+		  "exceptions=off: a frame an exception leaves mid-path is not corrected\n", NULL, NULL },
 		{ HTR_COUNTS_PATHS, "atomic", "off", "1",
 		  "increments_kind\tatomic\nthreads_max\t1\nexact\tnot guaranteed: exceptions=off: a frame an "
-		  "exception leaves mid-path is not corrected\n" },
+		  "exception leaves mid-path is not corrected\n", NULL, NULL },
 		/* one counter per site: nothing to correct */
-		{ 0, "plain", "sites", "1", "increments_kind\tplain\nthreads_max\t1\nexact\tyes\n" },
-		{ HTR_COUNTS_PATHS, "plain", NULL, "1", "increments_kind\tplain\nthreads_max\t1\nexact\tunknown (" },
+		{ 0, "plain", "sites", "1", "increments_kind\tplain\nthreads_max\t1\nexact\tyes\n", NULL, NULL },
+		{ HTR_COUNTS_PATHS, "plain", NULL, "1", "increments_kind\tplain\nthreads_max\t1\nexact\tunknown (", NULL, NULL },
+		/* methods or classes left uninstrumented count nothing (agents
+		 * since these keys; older ones wrote none: rows empty) */
+		{ HTR_COUNTS_PATHS, "plain", "bytecode", "1",
+		  "increments_kind\tplain\nthreads_max\t1\nexact\tyes\nuncounted_methods\t0\nfailed_classes\t0\n", "0", "0" },
+		{ HTR_COUNTS_PATHS, "plain", "bytecode", "1",
+		  "increments_kind\tplain\nthreads_max\t1\nexact\tnot guaranteed: 3 methods with allocation sites were "
+		  "left uninstrumented (their allocations are not counted)\nuncounted_methods\t3\nfailed_classes\t0\n",
+		  "3", "0" },
+		{ HTR_COUNTS_PATHS, "atomic", "bytecode", "1",
+		  "increments_kind\tatomic\nthreads_max\t1\nexact\tnot guaranteed: 2 classes could not be "
+		  "instrumented\nuncounted_methods\t0\nfailed_classes\t2\n", "0", "2" },
+		{ HTR_COUNTS_PATHS, "plain", "bytecode", "1",
+		  "increments_kind\tplain\nthreads_max\t1\nexact\tyes\nuncounted_methods\t\nfailed_classes\t\n", NULL, NULL },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *s = stats_with(cases[i].flags, cases[i].inc, cases[i].exc, cases[i].threads);
+		char *s = stats_with(cases[i].flags, cases[i].inc, cases[i].exc, cases[i].threads, cases[i].uncounted,
+				     cases[i].failed);
 		assert_memory_equal(s, cases[i].want, strlen(cases[i].want));
 		free(s);
 	}
