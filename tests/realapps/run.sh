@@ -552,29 +552,40 @@ check_bloat() {
 }
 
 # ---- b: the recording's field names, and what only a recording shows ----------
-check_agent() {
-	local d=$1 cp=$2 gc= g rec=$1/rec.htr aph=1
-	[ "$KIND" = churn ] || [ "$KIND" = gcov ] && aph=$PHASES
+# record_and_dump D CP NAME AGENT_OPTIONS: the program (APH phases, see
+# check_agent) recorded with the agent into D/NAME.htr through its
+# pauses, dumped by jcmd into D/NAME.hprof at the last one; 1 on failure
+# (said by die).  Serial: the heap dump's own full GC
+# (collect_as_vm_thread) posts no GarbageCollectionStart/Finish, so the
+# recording's last graph would be the program's last GC, before its final
+# requests (gcpressure: RECENT's 64 buffers still held, the Attach
+# Listener not yet started); GC.run's does (VM_GenCollectFull).
+record_and_dump() {
+	local d=$1 cp=$2 name=$3 opts=$4 g
 	# shellcheck disable=SC2086
-	start_java "$d/rec.out" -Xshare:off $JVM "-agentpath:$AGENT=out=$rec,$AGENT_OPTS" -cp "$cp" "$MAIN" "$aph" "${AGENT_NARG:-$AGENT_N}" $ARGS
-	wait_ready "$d/rec.out" base || return 0
-	release
-	for g in $(seq 1 $((aph - 1))); do wait_ready "$d/rec.out" "$g" || return 0; release; done
-	wait_ready "$d/rec.out" "$aph" || return 0
-	# Serial: the heap dump's own full GC (collect_as_vm_thread) posts no
-	# GarbageCollectionStart/Finish, so the recording's last graph would
-	# be the program's last GC, before its final requests (gcpressure:
-	# RECENT's 64 buffers still held, the Attach Listener not yet
-	# started); GC.run's does (VM_GenCollectFull)
+	start_java "$d/$name.out" -Xshare:off $JVM "-agentpath:$AGENT=out=$d/$name.htr,$opts" -cp "$cp" "$MAIN" "$aph" \
+		"${AGENT_NARG:-$AGENT_N}" $ARGS
+	for g in base $(seq 1 $((aph - 1))); do wait_ready "$d/$name.out" "$g" || return 1; release; done
+	wait_ready "$d/$name.out" "$aph" || return 1
 	if [[ " $JVM " == *" -XX:+UseSerialGC "* ]]; then
-		timeout "$STEP_TIMEOUT" jcmd "$JPID" GC.run >"$d/jcmd.out" || { die "jcmd GC.run of the recorded run"; return 0; }
+		timeout "$STEP_TIMEOUT" jcmd "$JPID" GC.run >"$d/jcmd.out" || { die "jcmd GC.run of $name"; return 1; }
 	fi
-	timeout "$STEP_TIMEOUT" jcmd "$JPID" GC.heap_dump "$d/rec.hprof" >"$d/jcmd.out" || { die "jcmd dump of the recorded run"; return 0; }
+	timeout "$STEP_TIMEOUT" jcmd "$JPID" GC.heap_dump "$d/$name.hprof" >"$d/jcmd.out" || { die "jcmd dump of $name"; return 1; }
 	release
-	end_java "$d/rec.out" || return 0
-	for g in $(timeout "$STEP_TIMEOUT" "$HEAPFS" ls "$rec" gc | grep -v latest | sort -r); do
-		if timeout "$STEP_TIMEOUT" "$HEAPFS" cat "$rec" "gc/$g/info" | grep -q $'^graph\tyes'; then gc=$g; break; fi
+	end_java "$d/$name.out" || return 1
+}
+# last_graph_gc TRACE: the last GC with a graph (empty: none)
+last_graph_gc() {
+	local g
+	for g in $(timeout "$STEP_TIMEOUT" "$HEAPFS" ls "$1" gc | grep -v latest | sort -r); do
+		if timeout "$STEP_TIMEOUT" "$HEAPFS" cat "$1" "gc/$g/info" | grep -q $'^graph\tyes'; then echo "$g"; return; fi
 	done
+}
+check_agent() {
+	local d=$1 cp=$2 gc= rec=$1/rec.htr aph=1
+	[ "$KIND" = churn ] || [ "$KIND" = gcov ] && aph=$PHASES
+	record_and_dump "$d" "$cp" rec "$AGENT_OPTS" || return 0
+	gc=$(last_graph_gc "$rec")
 	[ -n "$gc" ] || { flunk fieldnames "no recorded GC has a graph"; return 0; }
 	# the recording's heap at that GC is the dump's: every class's count
 	by_type "$rec" "$gc" >"$d/rec-types.tsv"
@@ -690,20 +701,8 @@ check_sampled_walk() {
 	local d=$1 cp=$2 rec=$1/swalk.htr gc= g graph aph=1
 	[ "$KIND" = churn ] || [ "$KIND" = gcov ] && aph=$PHASES
 	graph=$(tr ',' '\n' <<<"$AGENT_OPTS" | grep '^graph=' || echo graph=every)
-	# shellcheck disable=SC2086
-	start_java "$d/swalk.out" -Xshare:off $JVM "-agentpath:$AGENT=out=$rec,mode=sample,interval=$SAMPLE_INTERVAL,$graph" \
-		-cp "$cp" "$MAIN" "$aph" "${AGENT_NARG:-$AGENT_N}" $ARGS
-	for g in base $(seq 1 $((aph - 1))); do wait_ready "$d/swalk.out" "$g" || return 0; release; done
-	wait_ready "$d/swalk.out" "$aph" || return 0
-	if [[ " $JVM " == *" -XX:+UseSerialGC "* ]]; then
-		timeout "$STEP_TIMEOUT" jcmd "$JPID" GC.run >"$d/jcmd.out" || { die "jcmd GC.run of the sampled run"; return 0; }
-	fi
-	timeout "$STEP_TIMEOUT" jcmd "$JPID" GC.heap_dump "$d/swalk.hprof" >"$d/jcmd.out" || { die "jcmd dump of the sampled run"; return 0; }
-	release
-	end_java "$d/swalk.out" || return 0
-	for g in $(timeout "$STEP_TIMEOUT" "$HEAPFS" ls "$rec" gc | grep -v latest | sort -r); do
-		if timeout "$STEP_TIMEOUT" "$HEAPFS" cat "$rec" "gc/$g/info" | grep -q $'^graph\tyes'; then gc=$g; break; fi
-	done
+	record_and_dump "$d" "$cp" swalk "mode=sample,interval=$SAMPLE_INTERVAL,$graph" || return 0
+	gc=$(last_graph_gc "$rec")
 	[ -n "$gc" ] || { flunk sampled-walk "mode=sample,$graph: no recorded GC has a graph"; return 0; }
 	by_type "$rec" "$gc" >"$d/swalk-types.tsv"
 	by_type "$d/swalk.hprof" 000 >"$d/swalkdump-types.tsv"
