@@ -1,15 +1,13 @@
 /* dominators.c - see dominators.h.
  *
  * Vertices are renumbered in DFS preorder: 0 is the virtual root, 1..N-1
- * the reachable objects; vert and semi are indexed by that number.  Only
- * objects with an out-edge are ever a predecessor or an ancestor, so the
- * columns that only those are looked up in are kept for them alone, at
- * dense slots (bitset_rank): num (object -> preorder number) by the
- * object's rank among the objects with an out-edge, and the link-eval
- * forest's ancestor and label by the vertex's rank among the vertices
- * that are the root or have an out-edge.  On heaps where half the objects
- * hold no reference (arrays of primitives, strings' bytes, boxed values)
- * that is 6 bytes an object less at the peak.
+ * the reachable objects; vert, semi, parent and idom are indexed by that
+ * number, and `num` maps a dense object index to it (0 = not reached).
+ * Only the root and vertices with an out-edge are ever a DFS ancestor, so
+ * the link-eval forest's ancestor and label are kept for them alone, at
+ * dense slots (bitset_rank over those vertices): on heaps where half the
+ * objects hold no reference (arrays of primitives, strings' bytes, boxed
+ * values) that is 4 bytes an object less at the semidominators.
  */
 #include "dominators.h"
 
@@ -23,14 +21,10 @@
 struct dom_work {
 	const struct heap_state *s;
 	uint32_t N;          /* vertices: reachable objects + the virtual root */
-	/* objects with an out-edge (haso, its rank directory hdir) */
-	uint64_t *haso;
-	uint32_t *hdir;
-	uint32_t *num;       /* [objects with an out-edge] preorder number, 0 =
-	                        unreached (onum) */
-	uint64_t *seen;      /* [n] bits: the DFS reached the object */
+	uint32_t *num;       /* [n] object -> preorder number, 0 = unreached */
 	uint32_t *vert;      /* [N] preorder number -> object (vert[0] unused) */
 	uint32_t *semi;      /* [N] */
+	uint32_t *parent;    /* [N] DFS parent (found by semidominators) */
 	/* vertices that are the root or have an out-edge (fv, over preorder
 	 * numbers, its rank directory fdir): the link-eval forest's slots */
 	uint64_t *fv;
@@ -65,47 +59,26 @@ static int stack_room(struct dom_work *w, uint32_t sp)
 	return 0;
 }
 
-/* Preorder number of object o, which has an out-edge (0: unreached). */
-static inline uint32_t onum(const struct dom_work *w, uint32_t o)
-{
-	return w->num[bitset_rank(w->haso, w->hdir, o)];
-}
-
-/* Forest slot of vertex k (the root, or an object with an out-edge). */
-static inline uint32_t fslot(const struct dom_work *w, uint32_t k)
-{
-	return bitset_rank(w->fv, w->fdir, k);
-}
-
-/* Numbers object o (not seen yet) as vertex k. */
-static void visit(struct dom_work *w, uint32_t o, uint32_t k)
-{
-	const struct heap_state *s = w->s;
-	bitset_set(w->seen, o);
-	w->vert[k] = o;
-	if (s->out_off[o + 1] > s->out_off[o])
-		w->num[bitset_rank(w->haso, w->hdir, o)] = k;
-	w->edge_pos[k] = s->out_off[o];
-}
-
 /* Depth-first search from the virtual root; preorder numbers from 1.
- * The DFS parents are not stored: in preorder, an edge j -> k with j < k
- * goes to a descendant of j (k was numbered while j was on the stack,
- * before j's edges ran out), so every such predecessor of k is an
+ * The DFS parents are not stored here: in preorder, an edge j -> k with
+ * j < k goes to a descendant of j (k was numbered while j was on the
+ * stack, before j's edges ran out), so every such predecessor of k is an
  * ancestor of k and the deepest of them, k's parent, has the largest
  * number: parent(k) = max { j < k : j -> k } (0, the virtual root, when
- * there is none: k was the start of a walk from a GC root).  dfs_parent
- * finds it from k's in-edges when it is needed, which saves 4 bytes an
- * object at the peak. */
+ * there is none: k was the start of a walk from a GC root).
+ * semidominators reads every predecessor of k anyway and finds it there,
+ * so the walk holds 4 bytes an object less. */
 static void dfs(struct dom_work *w)
 {
 	const struct heap_state *s = w->s;
 	uint32_t next = 1, sp = 0;
 	for (uint32_t r = 0; r < s->nroots; r++) {
 		uint32_t o = s->roots[r].object;
-		if (bitset_get(w->seen, o))
+		if (w->num[o])
 			continue;
-		visit(w, o, next);
+		w->num[o] = next;
+		w->vert[next] = o;
+		w->edge_pos[next] = s->out_off[o];
 		if (stack_room(w, sp))
 			return;
 		w->stack[sp++] = next++;
@@ -116,9 +89,11 @@ static void dfs(struct dom_work *w)
 				continue;
 			}
 			uint32_t t = s->out_tgt[w->edge_pos[k]++];
-			if (bitset_get(w->seen, t))
+			if (w->num[t])
 				continue;
-			visit(w, t, next);
+			w->num[t] = next;
+			w->vert[next] = t;
+			w->edge_pos[next] = s->out_off[t];
 			if (stack_room(w, sp))
 				return;
 			w->stack[sp++] = next++;
@@ -128,7 +103,7 @@ static void dfs(struct dom_work *w)
 }
 
 /* The forest's vertices: the root and every vertex with an out-edge (a
- * DFS parent has one, the tree edge; so has every predecessor). */
+ * DFS parent has one, the tree edge). */
 static int forest_slots(struct dom_work *w)
 {
 	const struct heap_state *s = w->s;
@@ -174,54 +149,42 @@ static uint32_t eval(struct dom_work *w, uint32_t v, uint32_t thr)
 	return w->lab[v];
 }
 
-/* k's DFS parent (see dfs) and, in *best, the smallest preorder number
- * among k's predecessors below k (k itself when none, 0 for a GC root):
- * one pass over k's in-edges. */
-static uint32_t dfs_parent(const struct dom_work *w, uint32_t k, uint32_t *best)
-{
-	const struct heap_state *s = w->s;
-	uint32_t o = w->vert[k], par = 0, b = bitset_get(w->rooted, o) ? 0 : k;
-	for (uint32_t e = s->in_off[o]; e < s->in_off[o + 1]; e++) {
-		uint32_t j = onum(w, s->in_src[e]);
-		if (j == 0 || j >= k)
-			continue; /* unreached, itself, or not an ancestor */
-		if (j > par)
-			par = j;
-		if (j < b)
-			b = j;
-	}
-	*best = b;
-	return par;
-}
-
+/* One pass over k's in-edges gives its semidominator and its DFS parent
+ * (see dfs): predecessors below k are not linked yet, so eval would give
+ * themselves and their own numbers; those above k are evaluated (while
+ * the best so far is above the root: nothing is below 0). */
 static void semidominators(struct dom_work *w)
 {
 	const struct heap_state *s = w->s;
-	w->semi[0] = 0;
+	w->semi[0] = w->parent[0] = 0;
 	w->lab[0] = 0; /* the root: never linked */
 	struct progress *pr = progress_here();
 	for (uint32_t k = w->N - 1; k >= 1; k--) {
 		if ((k & 0xffff) == 0)
 			progress_add(pr, 0x10000);
-		/* predecessors below k are not linked yet: eval would give
-		 * themselves, semi their own numbers (dfs_parent's best) */
-		uint32_t o = w->vert[k], best;
-		uint32_t par = dfs_parent(w, k, &best);
+		uint32_t o = w->vert[k], par = 0, best = bitset_get(w->rooted, o) ? 0 : k;
 		uint32_t thr = bitset_rank(w->fv, w->fdir, k) + (uint32_t)bitset_get(w->fv, k);
-		for (uint32_t e = s->in_off[o]; e < s->in_off[o + 1] && best; e++) {
-			uint32_t j = onum(w, s->in_src[e]);
-			if (j <= k)
-				continue; /* unreached (0), itself, or done above */
-			uint32_t cand = eval(w, fslot(w, j), thr);
-			if (cand < best)
-				best = cand;
+		for (uint32_t e = s->in_off[o]; e < s->in_off[o + 1]; e++) {
+			uint32_t j = w->num[s->in_src[e]];
+			if (j == 0 || j == k)
+				continue; /* unreached, or itself */
+			if (j < k) {
+				if (j > par)
+					par = j;
+				if (j < best)
+					best = j;
+			} else if (best) {
+				uint32_t cand = eval(w, bitset_rank(w->fv, w->fdir, j), thr);
+				if (cand < best)
+					best = cand;
+			}
 		}
 		w->semi[k] = best;
-		if (bitset_get(w->fv, k)) { /* link (a vertex without a slot is
-					      nobody's ancestor) */
-			uint32_t x = fslot(w, k);
-			w->anc[x] = fslot(w, par);
-			w->lab[x] = best;
+		w->parent[k] = par;
+		if (bitset_get(w->fv, k)) { /* link (k's slot is thr - 1; a vertex
+					      without one is nobody's ancestor) */
+			w->anc[thr - 1] = bitset_rank(w->fv, w->fdir, par);
+			w->lab[thr - 1] = best;
 		}
 	}
 }
@@ -232,8 +195,7 @@ static void immediate_dominators(struct dom_work *w)
 {
 	w->idom[0] = 0;
 	for (uint32_t k = 1; k < w->N; k++) {
-		uint32_t unused;
-		uint32_t d = dfs_parent(w, k, &unused);
+		uint32_t d = w->parent[k];
 		while (d > w->semi[k])
 			d = w->idom[d];
 		w->idom[k] = d;
@@ -287,23 +249,22 @@ static void drop_bits(uint64_t **p)
 
 static void work_free(struct dom_work *w)
 {
-	free(w->hdir); free(w->num); free(w->vert); free(w->semi);
+	free(w->num); free(w->vert); free(w->semi); free(w->parent);
 	free(w->fdir); free(w->anc); free(w->lab); free(w->idom);
 	free(w->stack); free(w->edge_pos);
-	bitset_free(w->haso); bitset_free(w->seen); bitset_free(w->fv);
+	bitset_free(w->fv);
 	bitset_free(w->rooted);
 }
 
 /* The arrays are allocated when a step needs them and freed when the last
  * step that reads them is done, so that no step holds much beside the
  * state.  Per object, with f the share of objects with an out-edge: the
- * walk 8 + 4f bytes (vert, edge_pos, num) and its stack as deep as paths
- * go; the semidominators 8 + 12f (vert, semi, num, and the forest's anc
- * and lab); the immediate dominators 12 + 4f (vert, semi, idom, num); the
- * result's idom 12 (vert, idom, the result's idom); its sums 20 (vert
- * and the result).  The DFS parents are found again from the in-edges
- * (see dfs).  Dominators are the peak of a mount that computes every
- * retained size.  The result goes into arrays the caller gives
+ * walk 12 bytes (num, vert, edge_pos) and its stack as deep as paths go;
+ * the semidominators 16 + 8f (num, vert, semi, parent, and the forest's
+ * anc and lab); the immediate dominators 16 (vert, semi, parent, idom);
+ * the result's idom 12 (vert, idom, the result's idom); its sums 20 (vert
+ * and the result).  Dominators are the peak of a mount that computes
+ * every retained size.  The result goes into arrays the caller gives
  * (dominators_compute_into), which may be the block the caller keeps and
  * which are not touched before the last two steps. */
 int dominators_compute_into(const struct heap_state *s, struct dominators *d)
@@ -320,22 +281,13 @@ int dominators_compute_into(const struct heap_state *s, struct dominators *d)
 	 * tree and its sums */
 	struct progress *pr = progress_here();
 	progress_phase(pr, 3 * (uint64_t)s->n, "dominator tree of GC %u (objects, 3 passes)", s->gc);
-	w.haso = bitset_new(s->n);
-	w.seen = bitset_new(s->n);
-	w.rooted = bitset_new(s->n);
-	if (!w.haso || !w.seen || !w.rooted)
-		goto out;
-	for (uint32_t o = 0; o < s->n; o++)
-		if (s->out_off[o + 1] > s->out_off[o])
-			bitset_set(w.haso, o);
-	if (!(w.hdir = bitset_rank_dir(w.haso, s->n)))
-		goto out;
-	w.num = calloc((size_t)w.hdir[bitset_words(s->n)] + 1, sizeof(uint32_t));
+	w.num = calloc(n1, sizeof(uint32_t));
 	w.vert = malloc(n1 * sizeof(uint32_t));
 	w.stack_cap = 4096;
 	w.stack = malloc(w.stack_cap * sizeof(uint32_t));
 	w.edge_pos = malloc(n1 * sizeof(uint32_t));
-	if (!w.num || !w.vert || !w.stack || !w.edge_pos)
+	w.rooted = bitset_new(s->n);
+	if (!w.num || !w.vert || !w.stack || !w.edge_pos || !w.rooted)
 		goto out;
 	for (uint32_t r = 0; r < s->nroots; r++)
 		bitset_set(w.rooted, s->roots[r].object);
@@ -346,7 +298,6 @@ int dominators_compute_into(const struct heap_state *s, struct dominators *d)
 	}
 	progress_set(pr, s->n);
 	drop(&w.edge_pos);
-	drop_bits(&w.seen);
 	/* the walk's stack went as deep as the deepest path; compress's
 	 * starts small again and grows only as far as its chains go */
 	drop(&w.stack);
@@ -356,9 +307,10 @@ int dominators_compute_into(const struct heap_state *s, struct dominators *d)
 		goto out;
 	size_t N = w.N, F = w.fdir[bitset_words(N)];
 	w.semi = malloc(N * sizeof(uint32_t));
+	w.parent = malloc(N * sizeof(uint32_t));
 	w.anc = malloc(F * sizeof(uint32_t));
 	w.lab = malloc(F * sizeof(uint32_t));
-	if (!w.semi || !w.anc || !w.lab)
+	if (!w.semi || !w.parent || !w.anc || !w.lab)
 		goto out;
 	semidominators(&w);
 	if (w.err) {
@@ -370,15 +322,14 @@ int dominators_compute_into(const struct heap_state *s, struct dominators *d)
 	drop(&w.lab);
 	drop(&w.stack);
 	drop(&w.fdir);
+	drop(&w.num);
 	drop_bits(&w.fv);
+	drop_bits(&w.rooted);
 	if (!(w.idom = malloc(N * sizeof(uint32_t))))
 		goto out;
 	immediate_dominators(&w);
-	drop(&w.num);
-	drop(&w.hdir);
 	drop(&w.semi);
-	drop_bits(&w.haso);
-	drop_bits(&w.rooted);
+	drop(&w.parent);
 	d->n = s->n;
 	fill_idom(&w, d);
 	drop(&w.idom);
