@@ -10,6 +10,7 @@
 #include "analyses/classify_ext.h"
 #include "analyses/features.h"
 #include "analyses/winstate.h"
+#include "model/mpar.h"
 
 void eng_init(struct engine *en)
 {
@@ -60,6 +61,7 @@ int eng_open(struct engine *en, const char *trace_path, const struct eng_opts *o
 		sus_params_default(&en->sus);
 	en->state_budget = o->state_budget;
 	en->threads = par_threads(o->threads);
+	mpar_set_threads(en->threads); /* the heap states' derivations (model/mpar.h) */
 	struct trace_open_opts to = { .progress = o->progress, .hprof_layout = o->hprof_layout };
 	if ((rc = trace_open(&en->trace, trace_path, &to, err)))
 		goto fail;

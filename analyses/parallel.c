@@ -1,117 +1,18 @@
-/* parallel.c - see parallel.h. */
+/* parallel.c - see parallel.h.  The loop itself is model/mpar.c's (model/
+ * code uses it too); these are its names for the analyses. */
 #include "parallel.h"
 
-#include <errno.h>
-#include <pthread.h>
-#include <stdlib.h>
-#include <unistd.h>
+#include "model/mpar.h"
 
-#include "model/progress.h"
+_Static_assert(PAR_MAX_THREADS == MPAR_MAX_THREADS, "one bound for both");
 
 uint32_t par_threads(uint32_t requested)
 {
-	if (requested)
-		return requested > PAR_MAX_THREADS ? PAR_MAX_THREADS : requested;
-	const char *env = getenv("HEAPFS_THREADS");
-	if (env && *env) {
-		char *end;
-		unsigned long v = strtoul(env, &end, 10);
-		if (!*end && v >= 1 && v <= PAR_MAX_THREADS)
-			return (uint32_t)v;
-	}
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	if (cores < 1)
-		return 1;
-	return cores > PAR_MAX_THREADS ? PAR_MAX_THREADS : (uint32_t)cores;
-}
-
-struct par {
-	int (*fn)(void *ctx, uint32_t task, uint32_t worker);
-	void *ctx;
-	uint32_t ntasks;
-	uint32_t next;          /* atomic: the next task to hand out */
-	int stop;               /* atomic: a task failed */
-	pthread_mutex_t lock;   /* guards err, err_task */
-	int err;
-	uint32_t err_task;
-	/* the caller's progress record (model/progress.h): workers report to
-	 * it as the caller would (counts add up; a task's phase shows while it
-	 * is the latest begun) */
-	struct progress *progress;
-};
-
-struct worker {
-	struct par *p;
-	uint32_t id;
-};
-
-static void run(struct par *p, uint32_t worker)
-{
-	while (!__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE)) {
-		uint32_t t = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
-		if (t >= p->ntasks)
-			return;
-		int rc = p->fn(p->ctx, t, worker);
-		if (rc) {
-			pthread_mutex_lock(&p->lock);
-			if (!p->err || t < p->err_task) {
-				p->err = rc;
-				p->err_task = t;
-			}
-			pthread_mutex_unlock(&p->lock);
-			__atomic_store_n(&p->stop, 1, __ATOMIC_RELEASE);
-		}
-	}
-}
-
-static void *thread_main(void *arg)
-{
-	struct worker *w = arg;
-	progress_bind(w->p->progress);
-	run(w->p, w->id);
-	return NULL;
+	return mpar_resolve(requested);
 }
 
 int par_for(uint32_t nthreads, uint32_t ntasks, int (*fn)(void *ctx, uint32_t task, uint32_t worker),
 	    void *ctx)
 {
-	struct par p = { .fn = fn, .ctx = ctx, .ntasks = ntasks, .progress = progress_here() };
-	if (nthreads > ntasks)
-		nthreads = ntasks;
-	if (nthreads <= 1) { /* no thread to start: the plain loop */
-		for (uint32_t t = 0; t < ntasks; t++) {
-			int rc = fn(ctx, t, 0);
-			if (rc)
-				return rc;
-		}
-		return 0;
-	}
-	pthread_t *tid = malloc((nthreads - 1) * sizeof *tid);
-	struct worker *ws = malloc((nthreads - 1) * sizeof *ws);
-	if (!tid || !ws) {
-		free(tid);
-		free(ws);
-		return -ENOMEM;
-	}
-	pthread_mutex_init(&p.lock, NULL);
-	uint32_t started = 0;
-	int start_err = 0;
-	for (uint32_t i = 0; i + 1 < nthreads; i++) {
-		ws[i] = (struct worker){ &p, i + 1 };
-		int rc = pthread_create(&tid[i], NULL, thread_main, &ws[i]);
-		if (rc) {
-			start_err = -rc;
-			break;
-		}
-		started++;
-	}
-	run(&p, 0);
-	for (uint32_t i = 0; i < started; i++)
-		pthread_join(tid[i], NULL);
-	pthread_mutex_destroy(&p.lock);
-	free(tid);
-	free(ws);
-	/* a thread that did not start took no task: every task ran anyway */
-	(void)start_err;
-	return p.err;
+	return mpar_for(nthreads, ntasks, fn, ctx);
 }

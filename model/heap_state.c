@@ -22,7 +22,9 @@
 
 #include "buf.h"
 #include "heap_state_make.h"
+#include "heap_state_par.h"
 #include "iddir.h"
+#include "mpar.h"
 #include "objinfo_table.h"
 #include "htr_reader.h"
 #include "progress.h"
@@ -970,11 +972,17 @@ out:
 }
 
 /* s->in_src is allocated already (it served as the reachability queue). */
-static int assemble_in_edges(struct heap_state *s)
+static int assemble_in_edges(struct heap_state *s, const struct hs_par_opts *par)
 {
 	s->in_off = big_calloc((size_t)s->n + 1, sizeof(uint32_t));
 	if (!s->in_off)
 		return -ENOMEM;
+	if (par) {
+		int rc = hs_in_edges_par(s, par);
+		if (rc)
+			return rc;
+		goto shrink;
+	}
 	for (uint64_t e = 0; e < s->nedges; e++) {
 		if (e + PREFETCH_AHEAD < s->nedges)
 			__builtin_prefetch(&s->in_off[s->out_tgt[e + PREFETCH_AHEAD] + 1], 1);
@@ -996,6 +1004,7 @@ static int assemble_in_edges(struct heap_state *s)
 	for (uint32_t i = s->n; i > 0; i--)
 		s->in_off[i] = s->in_off[i - 1];
 	s->in_off[0] = 0;
+shrink:;
 	/* the block may have more room than edges (it was the queue) */
 	uint32_t *shrunk = realloc(s->in_src, (s->nedges ? s->nedges : 1) * sizeof(uint32_t));
 	if (shrunk)
@@ -1035,7 +1044,7 @@ static int assemble_roots(struct builder *b)
  * block that will hold the in-edges, sized for both: memory the kernel
  * hands out fresh must be zeroed first, and on a large heap that zeroing
  * cost as much as the walk. */
-static int mark_reachable(struct heap_state *s)
+static int mark_reachable(struct heap_state *s, const struct hs_par_opts *par)
 {
 	size_t words = ((size_t)s->n + 63) / 64;
 	size_t qlen = (size_t)s->n + 1 > s->nedges ? (size_t)s->n + 1 : s->nedges;
@@ -1043,6 +1052,8 @@ static int mark_reachable(struct heap_state *s)
 	s->in_src = big_malloc(qlen * sizeof(uint32_t));
 	if (!s->reachable || !s->in_src)
 		return -ENOMEM;
+	if (par)
+		return hs_mark_par(s, par);
 	uint32_t *queue = s->in_src;
 	size_t head = 0, tail = 0;
 	for (uint32_t r = 0; r < s->nroots; r++) {
@@ -1086,6 +1097,10 @@ static void sum_sizes(struct heap_state *s)
 	s->mem_bytes = heap_state_memory(s);
 }
 
+/* States this small derive on one thread: starting threads would cost
+ * more than they save. */
+#define PAR_MIN_OBJECTS (1u << 17)
+
 /* What a state derives from its columns, roots and out-edges, for a
  * rebuild and for a state filled elsewhere alike: reachability before
  * in-edges (its queue becomes the in-edges), then the size sums. */
@@ -1093,9 +1108,14 @@ static int derive(struct heap_state *s)
 {
 	int rc = 0;
 	if (s->has_graph) {
-		rc = mark_reachable(s);
+		/* more than one thread: heap_state_par.h (the same result);
+		 * one: the loops here */
+		uint32_t nt = s->n >= PAR_MIN_OBJECTS ? mpar_threads() : 1;
+		struct hs_par_opts po = hs_par_defaults(nt);
+		const struct hs_par_opts *par = nt > 1 ? &po : NULL;
+		rc = mark_reachable(s, par);
 		if (!rc)
-			rc = assemble_in_edges(s);
+			rc = assemble_in_edges(s, par);
 	}
 	if (!rc)
 		sum_sizes(s);

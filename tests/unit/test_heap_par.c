@@ -1,0 +1,143 @@
+/* test_heap_par.c - model/heap_state_par.c: reachability and in-edges on
+ * 1 and 4 threads equal what this test computes on its own (the fixture's
+ * breadth-first search for reachability; each target's sources sorted
+ * ascending, from a sort of the edge list here, for the in-edges: the
+ * order heap_state.c's single-threaded fill gives).  Random graphs with
+ * cycles, self-loops, repeated edges and repeated roots, a long chain (one
+ * object a level) and a graph without edges; task sizes down to one entry
+ * so that threads interleave even on small graphs.  Runs under TSan in
+ * make tsan and under ASan in make asan. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fixture_state.h"
+#include "model/heap_state_par.h"
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint32_t rnd(uint32_t below)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)(rng % below);
+}
+
+static int cmp_edge(const void *x, const void *y)
+{
+	const struct fx_edge *a = x, *b = y;
+	if (a->to != b->to)
+		return a->to < b->to ? -1 : 1;
+	return (a->from > b->from) - (a->from < b->from);
+}
+
+/* Runs both derivations with o on s (whose fixture columns are the
+ * expected reachability) and compares with the sorted edge list. */
+static void check_one(struct heap_state *s, const struct fx_edge *sorted, uint32_t ne,
+		      const struct hs_par_opts *o)
+{
+	size_t words = ((size_t)s->n + 63) / 64;
+	struct heap_state t = *s;
+	t.reachable = calloc(words ? words : 1, sizeof *t.reachable);
+	t.in_src = malloc(((size_t)s->n + ne + 1) * sizeof *t.in_src);
+	t.in_off = calloc((size_t)s->n + 1, sizeof *t.in_off);
+	assert_non_null(t.reachable);
+	assert_non_null(t.in_src);
+	assert_non_null(t.in_off);
+	t.nreachable = UINT32_MAX;
+	assert_int_equal(hs_mark_par(&t, o), 0);
+	assert_int_equal(t.nreachable, s->nreachable);
+	assert_memory_equal(t.reachable, s->reachable, words * sizeof *t.reachable);
+	assert_int_equal(hs_in_edges_par(&t, o), 0);
+	uint32_t k = 0;
+	for (uint32_t v = 0; v < s->n; v++) {
+		assert_int_equal(t.in_off[v], k);
+		for (; k < ne && sorted[k].to == v; k++)
+			assert_int_equal(t.in_src[k], sorted[k].from);
+	}
+	assert_int_equal(t.in_off[s->n], ne);
+	free(t.reachable);
+	free(t.in_src);
+	free(t.in_off);
+}
+
+static void check_graph(uint32_t n, struct fx_edge *edges, uint32_t ne, const uint32_t *roots, uint32_t nroots)
+{
+	struct heap_state *s = fx_state(n, NULL, 0, edges, ne, roots, nroots);
+	qsort(edges, ne, sizeof *edges, cmp_edge);
+	const struct hs_par_opts opts[] = {
+		hs_par_defaults(1), hs_par_defaults(4),
+		{ .nthreads = 1, .level_min = 1, .chunk = 1 },
+		{ .nthreads = 4, .level_min = 1, .chunk = 1 },
+		{ .nthreads = 4, .level_min = 1, .chunk = 7 },
+		{ .nthreads = 3, .level_min = 50, .chunk = 64 },
+	};
+	for (size_t i = 0; i < sizeof opts / sizeof *opts; i++)
+		check_one(s, edges, ne, &opts[i]);
+	heap_state_free(s);
+}
+
+static void random_graph(uint32_t n, uint32_t ne, uint32_t nroots)
+{
+	struct fx_edge *edges = malloc((ne + 1) * sizeof *edges);
+	uint32_t *roots = malloc((nroots + 1) * sizeof *roots);
+	assert_non_null(edges);
+	assert_non_null(roots);
+	for (uint32_t e = 0; e < ne; e++) {
+		uint32_t from = rnd(n);
+		uint32_t r = rnd(10);
+		/* a tenth self-loops, a tenth repeat the previous edge, a
+		 * tenth point to a few hot objects (large in-degrees) */
+		uint32_t to = r == 0 ? from : r == 1 && e ? edges[e - 1].to : r == 2 ? rnd(n < 5 ? n : 5) : rnd(n);
+		if (r == 1 && e)
+			from = edges[e - 1].from;
+		edges[e] = (struct fx_edge){ from, to };
+	}
+	for (uint32_t r = 0; r < nroots; r++)
+		roots[r] = rnd(n);
+	check_graph(n, edges, ne, roots, nroots);
+	free(edges);
+	free(roots);
+}
+
+static void test_random_graphs(void **st)
+{
+	(void)st;
+	random_graph(1, 3, 1);
+	random_graph(100, 150, 3);
+	random_graph(5000, 4000, 20);     /* sparse: part unreachable */
+	random_graph(5000, 25000, 2);
+	random_graph(200000, 600000, 50); /* levels over the default level_min */
+}
+
+static void test_chain_and_no_edges(void **st)
+{
+	(void)st;
+	enum { N = 20000 };
+	struct fx_edge *edges = malloc(N * sizeof *edges);
+	assert_non_null(edges);
+	for (uint32_t i = 0; i + 1 < N; i++)
+		edges[i] = (struct fx_edge){ i, i + 1 };
+	edges[N - 1] = (struct fx_edge){ N - 1, 0 };   /* closes the cycle */
+	uint32_t root = N / 2;
+	check_graph(N, edges, N, &root, 1);
+	uint32_t roots[] = { 0, 3, 3 };
+	check_graph(10, edges, 0, roots, 3);
+	check_graph(10, edges, 0, roots, 0);
+	free(edges);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_random_graphs),
+		cmocka_unit_test(test_chain_and_no_edges),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
