@@ -1,5 +1,6 @@
 /* hprof_maps.c - see hprof_maps.h. */
 #include "hprof_maps.h"
+#include "mpar.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -167,6 +168,51 @@ int strmap_put(struct strmap *m, const void *key, size_t len, uint32_t val)
 
 /* ---- radix sort ----------------------------------------------------------- */
 
+/* A pass on several threads: each task (a fixed contiguous range) counts
+ * its own bytes, the offsets go bucket by bucket and within a bucket task
+ * by task, and each task scatters its range in order, so the result is
+ * the one-thread pass's exactly (stable), whoever runs which task. */
+struct rpass {
+	const struct keyidx *src;
+	struct keyidx *dst;
+	size_t n;
+	int shift;
+	uint32_t ntasks;
+	size_t (*count)[256];  /* [ntasks] */
+};
+
+static void rpass_range(const struct rpass *p, uint32_t task, size_t *lo, size_t *hi)
+{
+	*lo = p->n * task / p->ntasks;
+	*hi = p->n * (task + 1) / p->ntasks;
+}
+
+static int rpass_count(void *ctx, uint32_t task, uint32_t worker)
+{
+	(void)worker;
+	const struct rpass *p = ctx;
+	size_t lo, hi, *count = p->count[task];
+	rpass_range(p, task, &lo, &hi);
+	memset(count, 0, 256 * sizeof *count);
+	for (size_t i = lo; i < hi; i++)
+		count[(p->src[i].key >> p->shift) & 0xff]++;
+	return 0;
+}
+
+static int rpass_scatter(void *ctx, uint32_t task, uint32_t worker)
+{
+	(void)worker;
+	const struct rpass *p = ctx;
+	size_t lo, hi, *count = p->count[task];
+	rpass_range(p, task, &lo, &hi);
+	for (size_t i = lo; i < hi; i++)
+		p->dst[count[(p->src[i].key >> p->shift) & 0xff]++] = p->src[i];
+	return 0;
+}
+
+/* Sorts below this many pairs stay on one thread. */
+#define KEYIDX_PAR_MIN (1u << 17)
+
 void keyidx_sort(struct keyidx *a, struct keyidx *tmp, size_t n)
 {
 	if (n < 2)
@@ -177,25 +223,50 @@ void keyidx_sort(struct keyidx *a, struct keyidx *tmp, size_t n)
 		and_all &= a[i].key;
 	}
 	uint64_t differ = or_all ^ and_all;   /* bits that are not the same everywhere */
+	struct rpass p = { .n = n, .ntasks = n >= KEYIDX_PAR_MIN ? mpar_threads() : 1 };
+	/* the count table is a few KB; without it, the one-thread passes */
+	if (p.ntasks > 1 && !(p.count = malloc(p.ntasks * sizeof *p.count)))
+		p.ntasks = 1;
 	struct keyidx *src = a, *dst = tmp;
 	for (int shift = 0; shift < 64; shift += 8) {
 		if (!((differ >> shift) & 0xff))
 			continue;
-		size_t count[256] = { 0 };
-		for (size_t i = 0; i < n; i++)
-			count[(src[i].key >> shift) & 0xff]++;
-		size_t sum = 0;
-		for (int b = 0; b < 256; b++) {
-			size_t c = count[b];
-			count[b] = sum;
-			sum += c;
+		if (p.ntasks > 1) {
+			p.src = src;
+			p.dst = dst;
+			p.shift = shift;
+			/* mpar_for fails only when it ran nothing: run here */
+			if (mpar_for(p.ntasks, p.ntasks, rpass_count, &p))
+				for (uint32_t t = 0; t < p.ntasks; t++)
+					rpass_count(&p, t, 0);
+			size_t sum = 0;
+			for (int b = 0; b < 256; b++)
+				for (uint32_t t = 0; t < p.ntasks; t++) {
+					size_t c = p.count[t][b];
+					p.count[t][b] = sum;
+					sum += c;
+				}
+			if (mpar_for(p.ntasks, p.ntasks, rpass_scatter, &p))
+				for (uint32_t t = 0; t < p.ntasks; t++)
+					rpass_scatter(&p, t, 0);
+		} else {
+			size_t count[256] = { 0 };
+			for (size_t i = 0; i < n; i++)
+				count[(src[i].key >> shift) & 0xff]++;
+			size_t sum = 0;
+			for (int b = 0; b < 256; b++) {
+				size_t c = count[b];
+				count[b] = sum;
+				sum += c;
+			}
+			for (size_t i = 0; i < n; i++)
+				dst[count[(src[i].key >> shift) & 0xff]++] = src[i];
 		}
-		for (size_t i = 0; i < n; i++)
-			dst[count[(src[i].key >> shift) & 0xff]++] = src[i];
 		struct keyidx *t = src;
 		src = dst;
 		dst = t;
 	}
+	free(p.count);
 	if (src != a)
 		memcpy(a, src, n * sizeof *a);
 }

@@ -50,7 +50,9 @@ uint32_t strmap_get(const struct strmap *m, const void *key, size_t len);
 int strmap_put(struct strmap *m, const void *key, size_t len, uint32_t val);
 
 /* Sorts n (key, index) pairs by key, ascending, stable (LSD radix on the
- * bytes that differ).  tmp must hold n pairs. */
+ * bytes that differ).  tmp must hold n pairs.  From 128 K pairs on, each
+ * pass runs on mpar_threads() threads (model/mpar.h), with the same
+ * result. */
 struct keyidx {
 	uint64_t key;
 	uint64_t idx;

@@ -1,4 +1,6 @@
-/* test_heap_par.c - model/heap_state_par.c: reachability and in-edges on
+/* test_heap_par.c - model/'s parallel parts.  keyidx_sort
+ * (model/hprof_maps.c) on 1 and 4 threads against qsort by (key, position),
+ * i.e. stable.  model/heap_state_par.c: reachability and in-edges on
  * 1 and 4 threads equal what this test computes on its own (the fixture's
  * breadth-first search for reachability; each target's sources sorted
  * ascending, from a sort of the edge list here, for the in-edges: the
@@ -18,6 +20,8 @@
 
 #include "fixture_state.h"
 #include "model/heap_state_par.h"
+#include "model/hprof_maps.h"
+#include "model/mpar.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
@@ -133,11 +137,45 @@ static void test_chain_and_no_edges(void **st)
 	free(edges);
 }
 
+static int cmp_keyidx(const void *x, const void *y)
+{
+	const struct keyidx *a = x, *b = y;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+static void test_keyidx_sort(void **st)
+{
+	(void)st;
+	enum { N = 300000 };   /* over the one-thread bound */
+	struct keyidx *in = malloc(N * sizeof *in), *want = malloc(N * sizeof *in);
+	struct keyidx *got = malloc(N * sizeof *in), *tmp = malloc(N * sizeof *in);
+	assert_true(in && want && got && tmp);
+	for (uint32_t i = 0; i < N; i++) /* few distinct keys: stability shows */
+		in[i] = (struct keyidx){ 0x7f0000000000ull + ((uint64_t)rnd(5000) << 3) * (rnd(2) ? 1 : 0x10001), i };
+	memcpy(want, in, N * sizeof *in);
+	qsort(want, N, sizeof *want, cmp_keyidx);
+	const uint32_t threads[] = { 1, 4, 3 };
+	for (size_t k = 0; k < 3; k++) {
+		mpar_set_threads(threads[k]);
+		memcpy(got, in, N * sizeof *in);
+		keyidx_sort(got, tmp, N);
+		assert_memory_equal(got, want, N * sizeof *got);
+	}
+	mpar_set_threads(0);
+	free(in);
+	free(want);
+	free(got);
+	free(tmp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_graphs),
 		cmocka_unit_test(test_chain_and_no_edges),
+		cmocka_unit_test(test_keyidx_sort),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
