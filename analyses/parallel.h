@@ -7,6 +7,10 @@
  * each task writes only what is its own, so results are the same for any
  * number of threads (tests compare 1 and N, and run under TSan).
  *
+ * The loop is model/mpar.h's (model/ code uses it too: a heap state's
+ * reachability and in-edges, the sort of a dump's objects); these are its
+ * names here.
+ *
  * Ownership: par_for borrows ctx; it starts and joins its threads before
  * returning (no pool outlives a call).
  */

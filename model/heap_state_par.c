@@ -126,7 +126,7 @@ int hs_mark_par(struct heap_state *s, const struct hs_par_opts *o)
 	}
 	while (head < tail) {
 		uint64_t end = tail;
-		if (end - head < o->level_min || nt == 1) {
+		if (end - head < o->level_min) {
 			tail = mark_level_here(s, m.queue, head, end, tail);
 		} else {
 			m.head = head;
