@@ -4,13 +4,17 @@
  * interned strings; 64 roots), then REPS times marks it, builds its
  * in-edges (model/heap_state_par.h) and sorts N random (id, index) pairs
  * (keyidx_sort), printing wall and CPU milliseconds of each.  THREADS=1
- * is the one-thread path of the parallel code; heap_state.c's own loops
- * are what derive() runs at 1.  Not a test: docs/bench.md's figures. */
+ * is the one-thread path of the parallel code.  Then REPS times the
+ * whole derivation as a dump's state gets it (heap_state_complete: the id
+ * directory, marking, in-edges, sums), which at THREADS=1 runs
+ * heap_state.c's own one-thread loops.  Not a test: docs/bench.md's
+ * figures. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "model/heap_state_make.h"
 #include "model/heap_state_par.h"
 #include "model/hprof_maps.h"
 #include "model/mpar.h"
@@ -83,6 +87,36 @@ int main(int argc, char **argv)
 		double w3 = ms(CLOCK_MONOTONIC), c3 = ms(CLOCK_PROCESS_CPUTIME_ID);
 		printf("threads %u mark %.0f ms (cpu %.0f) in-edges %.0f ms (cpu %.0f) sort %.0f ms (cpu %.0f) reached %u\n",
 		       nt, w1 - w0, c1 - c0, w2 - w1, c2 - c1, w3 - w2, c3 - c2, s.nreachable);
+	}
+	for (uint32_t k = 0; k < reps; k++) {
+		struct heap_state *d = calloc(1, sizeof *d);
+		if (!d)
+			return 1;
+		d->n = n;
+		d->nedges = ne;
+		d->has_graph = 1;
+		d->id = malloc((size_t)n * sizeof *d->id);
+		d->info = calloc(n, sizeof *d->info);
+		d->infos = calloc(1, sizeof *d->infos);
+		d->ninfos = 1;
+		d->out_off = malloc(((size_t)n + 1) * sizeof *d->out_off);
+		d->out_tgt = malloc((size_t)ne * sizeof *d->out_tgt);
+		d->roots = malloc(sizeof roots);
+		if (!d->id || !d->info || !d->infos || !d->out_off || !d->out_tgt || !d->roots)
+			return 1;
+		for (uint32_t i = 0; i < n; i++)
+			d->id[i] = 0x700000000ull + 16ull * i;
+		memcpy(d->out_off, s.out_off, ((size_t)n + 1) * sizeof *d->out_off);
+		memcpy(d->out_tgt, s.out_tgt, (size_t)ne * sizeof *d->out_tgt);
+		memcpy(d->roots, roots, sizeof roots);
+		d->nroots = 64;
+		double w0 = ms(CLOCK_MONOTONIC), c0 = ms(CLOCK_PROCESS_CPUTIME_ID);
+		if (heap_state_complete(d))
+			return 1;
+		double w1 = ms(CLOCK_MONOTONIC), c1 = ms(CLOCK_PROCESS_CPUTIME_ID);
+		printf("threads %u heap_state_complete %.0f ms (cpu %.0f) reached %u\n", nt, w1 - w0, c1 - c0,
+		       d->nreachable);
+		heap_state_free(d);
 	}
 	return 0;
 }
