@@ -9,8 +9,10 @@
  * signal before that leaves DIR's partitions as they were.
  *
  * Rows are streamed from the heap state (and the dominator tree) into
- * fs/parquet.h's writer, which holds one row group at most: memory is the
- * engine's (states, results: what a mount holds) plus a few MB.
+ * fs/parquet.h's writers, each holding one row group at most: memory is
+ * the engine's (states, results: what a mount holds) plus a few MB per
+ * file being written (the edges, and one objects part per thread, at
+ * once).
  */
 #include "export.h"
 
@@ -52,7 +54,7 @@ static const char help_text[] =
 	"recording, as heapfs cat opens them) as Parquet tables (zstd-compressed) in a\n"
 	"Hive-style partitioned layout that DuckDB, Spark and Trino read:\n"
 	"\n"
-	"  DIR/objects/trace=NAME/gc=N/part-0.parquet       one row per object\n"
+	"  DIR/objects/trace=NAME/gc=N/part-K.parquet       one row per object\n"
 	"  DIR/edges/trace=NAME/gc=N/part-0.parquet         one row per reference\n"
 	"  DIR/roots/trace=NAME/gc=N/part-0.parquet         one row per GC root\n"
 	"  DIR/histogram/trace=NAME/gc=N/part-0.parquet     one row per type\n"
@@ -61,7 +63,9 @@ static const char help_text[] =
 	"\n"
 	"NAME is the trace's file name without .htr/.hprof/.jfr (characters other than\n"
 	"letters, digits, '.', '_' and '-' written %XX); N the GC number (gc=7, not\n"
-	"gc=007: engines then type it as an integer).\n"
+	"gc=007: engines then type it as an integer).  A GC's objects are written in\n"
+	"one part per thread (HEAPFS_THREADS, else every core; at least 131,072 rows\n"
+	"a part): part-0, part-1, ... hold them in id order.\n"
 	"objects, edges and roots exist only for GCs whose trace carries the object\n"
 	"graph.  docs/export.md has every column and its type, and example queries.\n"
 	"\n"
@@ -437,9 +441,9 @@ static int mkdirs(const char *path)
 	return mkdir(tmp, 0755) && errno != EEXIST ? -errno : 0;
 }
 
-/* The part file of a table's partition in the staging directory (gci
+/* Part `part` of a table's partition in the staging directory (gci
  * UINT32_MAX: a per-trace table), its directories created. */
-static int part_path(struct exp_trace *x, const char *table, uint32_t gci, char *out, size_t len)
+static int part_path(struct exp_trace *x, const char *table, uint32_t gci, uint32_t part, char *out, size_t len)
 {
 	char dir[PATH_MAX];
 	int n = gci == UINT32_MAX
@@ -451,15 +455,23 @@ static int part_path(struct exp_trace *x, const char *table, uint32_t gci, char 
 	int rc = mkdirs(dir);
 	if (rc)
 		return rc;
-	return snprintf(out, len, "%s/part-0.parquet", dir) >= (int)len ? -ENAMETOOLONG : 0;
+	return snprintf(out, len, "%s/part-%" PRIu32 ".parquet", dir, part) >= (int)len ? -ENAMETOOLONG : 0;
 }
 
+static int open_part_n(struct exp_trace *x, const char *table, uint32_t gci, uint32_t part,
+		       const struct pq_column *cols, uint32_t ncols, const struct pq_strings *dicts,
+		       struct pq_writer **w)
+{
+	char path[PATH_MAX];
+	int rc = part_path(x, table, gci, part, path, sizeof path);
+	return rc ? rc : pq_open(w, path, cols, ncols, dicts, NULL);
+}
+
+/* The table's only part, part-0. */
 static int open_part(struct exp_trace *x, const char *table, uint32_t gci, const struct pq_column *cols,
 		     uint32_t ncols, const struct pq_strings *dicts, struct pq_writer **w)
 {
-	char path[PATH_MAX];
-	int rc = part_path(x, table, gci, path, sizeof path);
-	return rc ? rc : pq_open(w, path, cols, ncols, dicts, NULL);
+	return open_part_n(x, table, gci, 0, cols, ncols, dicts, w);
 }
 
 static int close_part(struct exp_trace *x, struct pq_writer *w)
@@ -479,6 +491,74 @@ static int row_tick(struct exp_trace *x, uint64_t row)
 		return 0;
 	progress_add(x->p, ROW_BATCH);
 	return interrupted();
+}
+
+/* ---- side jobs ---- */
+
+/* Work on another thread beside the caller's (the machine's other cores):
+ * a GC's edges while the caller computes the GC's closures and dominator
+ * tree and writes the objects; the later parts of the objects table; the
+ * allocation sites (a scan of every event) while the caller rebuilds the
+ * first GC.  Each reads what is immutable (the state, the dominator tree,
+ * the trace) and writes its own files.  The job has its own copy of the
+ * trace's context (counters zeroed; the caller's progress record only
+ * where it counts rows of the caller's phase), merged at the join, which
+ * always comes before the context goes. */
+struct side_job {
+	struct exp_trace x;
+	int (*fn)(struct side_job *j);
+	uint32_t gci;
+	const struct heap_state *s;
+	/* an objects part: its rows [lo, hi) and what they read */
+	const struct dom_view *d;
+	const struct pq_strings *dicts;
+	uint32_t part, lo, hi;
+	int rc, threaded;
+	pthread_t th;
+};
+
+static void *side_main(void *arg)
+{
+	struct side_job *j = arg;
+	j->rc = j->fn(j);
+	return NULL;
+}
+
+static void side_prepare(struct side_job *j, const struct exp_trace *x, int (*fn)(struct side_job *), uint32_t gci,
+			 const struct heap_state *s)
+{
+	memset(j, 0, sizeof *j);
+	j->x = *x;
+	j->x.p = NULL;
+	j->x.rows = j->x.raw_bytes = j->x.file_bytes = j->x.write_ns = 0;
+	j->fn = fn;
+	j->gci = gci;
+	j->s = s;
+}
+
+static void side_launch(struct side_job *j)
+{
+	j->threaded = pthread_create(&j->th, NULL, side_main, j) == 0;
+	if (!j->threaded)
+		side_main(j); /* no thread to be had: one after the other */
+}
+
+static void side_start(struct side_job *j, const struct exp_trace *x, int (*fn)(struct side_job *), uint32_t gci,
+		       const struct heap_state *s)
+{
+	side_prepare(j, x, fn, gci, s);
+	side_launch(j);
+}
+
+static int side_join(struct side_job *j, struct exp_trace *x)
+{
+	if (j->threaded)
+		pthread_join(j->th, NULL);
+	x->rows += j->x.rows;
+	x->raw_bytes += j->x.raw_bytes;
+	x->file_bytes += j->x.file_bytes;
+	x->write_ns += j->x.write_ns;
+	return j->rc;
 }
 
 /* ---- objects ---- */
@@ -539,12 +619,58 @@ static int object_row(struct exp_trace *x, struct pq_writer *w, const struct hea
 	return pq_row_end(w);
 }
 
+/* Rows [lo, hi) of the objects into part `part`. */
+static int objects_part(struct exp_trace *x, uint32_t gci, const struct heap_state *s, const struct dom_view *d,
+			const struct pq_strings *dicts, uint32_t part, uint32_t lo, uint32_t hi)
+{
+	struct pq_writer *w = NULL;
+	uint64_t t0 = progress_now_ns();
+	int rc = open_part_n(x, "objects", gci, part, object_cols, OC_N, dicts, &w);
+	for (uint32_t i = lo; i < hi && !rc; i++) {
+		rc = object_row(x, w, s, d, i);
+		if (!rc)
+			rc = row_tick(x, i);
+	}
+	if (!rc) {
+		rc = close_part(x, w);
+		w = NULL;
+	}
+	pq_abort(w);
+	x->write_ns += progress_now_ns() - t0;
+	return rc;
+}
+
+static int objects_part_job(struct side_job *j)
+{
+	return objects_part(&j->x, j->gci, j->s, j->d, j->dicts, j->part, j->lo, j->hi);
+}
+
+/* How many parts the objects of a state are written in: one per thread
+ * allowed, none smaller than OBJECT_PART_ROWS rows.  After the dominator
+ * tree, writing the objects is the longest stretch of an export on one
+ * thread, and the one that splits cleanly: part k holds a contiguous range
+ * of the state's objects, so parts 0, 1, ... in turn are the rows in id
+ * order. */
+#define OBJECT_PART_ROWS 131072u
+#define OBJECT_PARTS_MAX 16u
+
+static uint32_t objects_nparts(const struct exp_trace *x, const struct heap_state *s)
+{
+	uint32_t n = s->n / OBJECT_PART_ROWS, threads = x->fs->en.threads;
+	if (n > threads)
+		n = threads;
+	if (n > OBJECT_PARTS_MAX)
+		n = OBJECT_PARTS_MAX;
+	return n ? n : 1;
+}
+
 static int export_objects(struct exp_trace *x, uint32_t gci, const struct heap_state *s)
 {
 	struct pq_strings dicts[OC_N];
+	struct side_job jobs[OBJECT_PARTS_MAX];
 	struct rc_entry *e = NULL;
 	struct dom_view d;
-	struct pq_writer *w = NULL;
+	uint32_t nparts = objects_nparts(x, s), started = 0;
 	memset(dicts, 0, sizeof dicts);
 	dicts[OC_TYPE] = (struct pq_strings){ x->nm.types.str, x->nm.types.len, x->nm.types.n };
 	dicts[OC_SITE] = (struct pq_strings){ x->nm.sites.str, x->nm.sites.len, x->nm.sites.n };
@@ -556,22 +682,27 @@ static int export_objects(struct exp_trace *x, uint32_t gci, const struct heap_s
 		rc = -EIO;
 		goto out;
 	}
-	if ((rc = open_part(x, "objects", gci, object_cols, OC_N, dicts, &w)))
-		goto out;
 	progress_phase(x->p, s->n, "export %s: objects of GC %" PRIu32, x->name, s->gc);
-	uint64_t t0 = progress_now_ns();
-	for (uint32_t i = 0; i < s->n && !rc; i++) {
-		rc = object_row(x, w, s, &d, i);
+	/* parts 1.. on their own threads, counting into this phase (progress_add
+	 * is atomic); part 0 here */
+	for (uint32_t k = 1; k < nparts; k++, started++) {
+		struct side_job *j = &jobs[k - 1];
+		side_prepare(j, x, objects_part_job, gci, s);
+		j->x.p = x->p;
+		j->d = &d;
+		j->dicts = dicts;
+		j->part = k;
+		j->lo = (uint32_t)((uint64_t)s->n * k / nparts);
+		j->hi = (uint32_t)((uint64_t)s->n * (k + 1) / nparts);
+		side_launch(j);
+	}
+	rc = objects_part(x, gci, s, &d, dicts, 0, 0, (uint32_t)(s->n / nparts));
+	for (uint32_t k = 0; k < started; k++) {
+		int jrc = side_join(&jobs[k], x);
 		if (!rc)
-			rc = row_tick(x, i);
+			rc = jrc;
 	}
-	if (!rc) {
-		rc = close_part(x, w);
-		w = NULL;
-	}
-	x->write_ns += progress_now_ns() - t0;
 out:
-	pq_abort(w);
 	eng_put(&x->fs->en, e);
 	return rc;
 }
@@ -943,65 +1074,21 @@ static int export_allocs(struct exp_trace *x)
 
 /* ---- the GCs ---- */
 
-/* Work on a second thread beside the caller's (the machine's other core):
- * a GC's edges while the caller computes the dominator tree and writes the
- * objects; the allocation sites (a scan of every event) while the caller
- * rebuilds the first GC.  Each reads what is immutable (the state, the
- * trace) and writes its own files.  The job has its own copy of the
- * trace's context (counters zeroed, no progress record: the caller's
- * phases are the ones shown), merged at the join, which always comes
- * before the context goes. */
-struct side_job {
-	struct exp_trace x;
-	int (*fn)(struct side_job *j);
-	uint32_t gci;
-	const struct heap_state *s;
-	int rc, threaded;
-	pthread_t th;
-};
-
-static void *side_main(void *arg)
-{
-	struct side_job *j = arg;
-	j->rc = j->fn(j);
-	return NULL;
-}
-
-static void side_start(struct side_job *j, const struct exp_trace *x, int (*fn)(struct side_job *), uint32_t gci,
-		       const struct heap_state *s)
-{
-	j->x = *x;
-	j->x.p = NULL;
-	j->x.rows = j->x.raw_bytes = j->x.file_bytes = j->x.write_ns = 0;
-	j->fn = fn;
-	j->gci = gci;
-	j->s = s;
-	j->threaded = pthread_create(&j->th, NULL, side_main, j) == 0;
-	if (!j->threaded)
-		side_main(j); /* no thread to be had: one after the other */
-}
-
-static int side_join(struct side_job *j, struct exp_trace *x)
-{
-	if (j->threaded)
-		pthread_join(j->th, NULL);
-	x->rows += j->x.rows;
-	x->raw_bytes += j->x.raw_bytes;
-	x->file_bytes += j->x.file_bytes;
-	x->write_ns += j->x.write_ns;
-	return j->rc;
-}
-
 static int edges_job(struct side_job *j)
 {
 	return export_edges(&j->x, j->gci, j->s);
 }
 
-static int export_graph(struct exp_trace *x, uint32_t gci, const struct heap_state *s)
+/* A GC with a graph: the edges on a side job from the moment the state is
+ * there (they need nothing else), beside the histogram's closures, the
+ * dominator tree and the objects. */
+static int export_graph_gc(struct exp_trace *x, uint32_t gci, const struct heap_state *s)
 {
 	struct side_job j;
 	side_start(&j, x, edges_job, gci, s);
-	int rc = export_objects(x, gci, s);
+	int rc = export_histogram(x, gci);
+	if (!rc)
+		rc = export_objects(x, gci, s);
 	if (!rc)
 		rc = export_roots(x, gci, s);
 	int jrc = side_join(&j, x);
@@ -1016,14 +1103,13 @@ static int export_gc(struct exp_trace *x, uint32_t gci)
 	const struct heap_state *s = NULL;
 	if (x->t->objects_unrecorded)
 		return 0;
-	int rc = export_histogram(x, gci);
-	if (rc || !eng_gc_has_graph(&x->fs->en, gci))
-		return rc;
+	if (!eng_gc_has_graph(&x->fs->en, gci))
+		return export_histogram(x, gci);
 	progress_phase(x->p, 0, "export %s: heap state of GC %" PRIu32, x->name, x->t->gcs[gci].gc);
-	if ((rc = eng_state_get(&x->fs->en, gci, &s)))
+	int rc = eng_state_get(&x->fs->en, gci, &s);
+	if (rc)
 		return rc;
-	if (s->has_graph)
-		rc = export_graph(x, gci, s);
+	rc = s->has_graph ? export_graph_gc(x, gci, s) : export_histogram(x, gci);
 	eng_state_put(&x->fs->en, s);
 	return rc;
 }

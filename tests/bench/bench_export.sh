@@ -17,7 +17,7 @@
 #                 DuckDB; the format-neutral size of the table data
 #   total s       the whole command: opening the trace, rebuilding the GC,
 #                 its by-type closures and dominator tree, writing, syncing
-#   writing s     the row loops and file closes, summed over the two
+#   writing s     the row loops and file closes, summed over the
 #                 threads (export's summary line)
 #   peak RSS      /usr/bin/time's maximum resident size, beside heapfs cat's
 #                 for the same GC's by-type/table and dominators/top (what a

@@ -13,7 +13,7 @@
 //     gc/NNN/by-type/table (count, shallow, deep and retained sizes; the
 //     estimates and samples of a sampled recording);
 //   - at GCs with a graph: objects' count, bytes and reachable count equal
-//     gc/NNN/info's, edges' count its edges, roots' count its roots, and the
+//     gc/NNN/info's (its parts part-0, part-1, ... over ascending ids), edges' count its edges, roots' count its roots, and the
 //     object retaining the most equals gc/NNN/dominators/top's first row;
 //   - gcs equals timeline/gcs.csv, every column (empty field = NULL);
 //   - allocs equals allocs/by-site as a set, and its top 10 by count in order;
@@ -120,6 +120,14 @@ async function checkGraph(trace, name, gc, dir) {
   ok(o.n === info.objects && o.bytes === info.bytes && o.reach === info.reachable_objects,
      `${name}: objects at GC ${gc}: ${o.n} objects, ${o.bytes} bytes, ${o.reach} reachable, as gc/${dir}/info`,
      `info ${info.objects} ${info.bytes} ${info.reachable_objects}`);
+  // parts in order: part-k holds ids above part-(k-1)'s (DuckDB's bigint
+  // comparison: the JSON rows carry them as strings)
+  const parts = await sql(`SELECT parse_filename(filename) AS f, count(*) AS n, min(id) AS lo, max(id) AS hi,
+                             lag(max(id)) OVER (ORDER BY min(id)) < min(id) OR lag(max(id)) OVER (ORDER BY min(id)) IS NULL AS after
+                           FROM read_parquet('${allDir}/objects/trace=${name}/gc=${gc}/*.parquet', filename = true)
+                           GROUP BY filename ORDER BY lo`);
+  ok(parts.length && parts.every((p, k) => p.f === `part-${k}.parquet` && p.after),
+     `${name}: objects at GC ${gc} in ${parts.length} part(s), part-0, part-1, ... over ascending ids`, JSON.stringify(parts));
   const [e] = await sql(`SELECT count(*) AS n FROM ${tbl(allDir, 'edges')} ${where}`);
   ok(e.n === info.edges, `${name}: edges at GC ${gc}: ${e.n}, as info's edges`, `info ${info.edges}`);
   const [r] = await sql(`SELECT count(*) AS n FROM ${tbl(allDir, 'roots')} ${where}`);

@@ -3,7 +3,8 @@
 # (tests/export/check.mjs): the export of several traces, each compared
 # with heapfs's own files.
 #   HEAPFS=/abs/build/heapfs bash tests/export/check.sh
-# Inputs, made here: a synthetic multicache trace (4 GCs with graphs), a
+# Inputs, made here: a synthetic multicache trace (4 GCs with graphs, the
+# last one's objects in 2 parts at HEAPFS_THREADS=2, set here), a
 # heap dump from tests/tools/gen_hprof (beside HEAPFS in tools/), the
 # bundled examples/multicache.htr, and a JDK Flight Recorder recording of
 # examples/java's MultiCache when java and javac are installed.
@@ -15,7 +16,8 @@ TOOLS=$(dirname "$HEAPFS")/tools
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/heapfs-export-check.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
-"$HEAPFS" synth multicache -n 20000 -g 4 -q -o "$WORK/synth-multicache.htr"
+export HEAPFS_THREADS=2
+"$HEAPFS" synth multicache -n 40000 -g 4 -q -o "$WORK/synth-multicache.htr"
 "$TOOLS/gen_hprof" -n 60000 -g 1000 -o "$WORK/gendump.hprof" > /dev/null
 cp "$ROOT/examples/multicache.htr" "$WORK/multicache.htr"
 TRACES=("$WORK/synth-multicache.htr" "$WORK/gendump.hprof" "$WORK/multicache.htr")

@@ -72,6 +72,23 @@ got=$(find "$F" -type f | wc -l)
 [ -z "$(find "$F" -name '.heapfs-export-*')" ] || fail "a staging directory was left"
 ok "$got files and nothing else (no staging directory left)"
 
+# ---- a GC's objects in parts, one per thread (none under 131,072 rows) ----
+P=$TMP/p.htr
+"$HEAPFS" synth multicache -q -n 40000 -g 2 -o "$P"
+pn=$(infokey "$P" 002 objects)
+[ "$pn" -ge 262144 ] || fail "p.htr has $pn objects at GC 2, too few for two parts"
+for th in 1 2 4; do
+	rm -rf "$TMP/p$th"
+	HEAPFS_THREADS=$th "$HEAPFS" export -q "$P" --gcs 2 -o "$TMP/p$th"
+	parts=$(ls "$TMP/p$th/objects/trace=p/gc=2")
+	want=$((th < pn / 131072 ? th : pn / 131072))
+	[ "$(wc -l <<<"$parts")" -eq "$want" ] || fail "threads=$th: objects parts $(echo $parts), want $want"
+	for k in $(seq 0 $((want - 1))); do
+		part "$TMP/p$th/objects/trace=p/gc=2/part-$k.parquet" objects $((pn * (k + 1) / want - pn * k / want))
+	done
+	ok "threads=$th: GC 2's $pn objects in $want part(s), part k rows [k*n/parts, (k+1)*n/parts)"
+done
+
 # a trace without graphs (the agent's mode=sample: tests/tools/sample_trace
 # thins a full trace so) has no objects/edges/roots; its histogram carries
 # the samples
