@@ -38,8 +38,6 @@ static int dom_cb(void *vctx, struct buf *out)
 		rc = -EINVAL;
 		goto out;
 	}
-	if (c->en->progress)
-		fprintf(c->en->progress, "heapfs: dominator tree of %u objects...\n", s->n);
 	/* computed straight into the blob: a second copy of 16 bytes an object
 	 * was the peak of a mount computing every retained size */
 	buf_reset(out);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/progress.h"
+
 #define NONE UINT64_MAX
 
 enum { ST_NONE, ST_BUSY, ST_READY };
@@ -134,9 +136,10 @@ static int build_reachable(const struct win_inputs *in, struct win_state *w, uin
 			__atomic_add_fetch(&w->done, 1, __ATOMIC_RELAXED);
 			continue;
 		}
-		if (in->progress)
-			fprintf(in->progress, "heapfs: reachable memory: GC %" PRIu32 " (%" PRIu32
-				"/%" PRIu32 ")\n", t->gcs[g].gc, n + 1, total);
+		/* the rebuild's own phases follow; this one says which GC of the
+		 * series it is */
+		progress_phase(progress_here(), 0, "reachable memory: GC %" PRIu32 " (%" PRIu32 "/%" PRIu32 ")",
+			       t->gcs[g].gc, n + 1, total);
 		if (nbuild == 1) {
 			/* one point (a heap dump): the state the tree's other files
 			 * use, perhaps already there (a dump opened directly brings
@@ -152,7 +155,7 @@ static int build_reachable(const struct win_inputs *in, struct win_state *w, uin
 		}
 		struct heap_state *s;
 		struct htr_err err;
-		struct heap_build_opts o = { .progress = NULL, .base = prev };
+		struct heap_build_opts o = { .base = prev };
 		memset(&err, 0, sizeof err);
 		rc = heap_state_build(t, g, &o, &s, &err);
 		if (rc) {

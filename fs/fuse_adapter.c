@@ -1140,7 +1140,14 @@ int heapfs_mount_main(int argc, char **argv)
 		send_verdict(&notify_fd, 0);
 	}
 
+	/* in the foreground, the log says what the mount computes as it goes:
+	 * a line per phase of a second or more, of every piece of work
+	 * running (what status lists) */
+	struct progress_term *log = NULL;
+	if (mo.foreground && progress_term_start_board(&log, stderr))
+		log = NULL;
 	rc = run_loop(fuse, &mo);
+	progress_term_stop(log);
 	/* > 0: the signal that stopped the loop, a clean stop */
 	status = rc < 0 ? 1 : 0;
 	if (rc < 0)

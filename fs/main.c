@@ -515,7 +515,7 @@ static int check_states(const struct trace *t, struct cmd_progress *cp)
 	for (uint32_t g = 0; g < t->ngcs; g++) {
 		struct heap_state *s;
 		struct htr_err err;
-		struct heap_build_opts o = { .progress = NULL };
+		struct heap_build_opts o = { 0 };
 		memset(&err, 0, sizeof err);
 		int rc = heap_state_build(t, g, &o, &s, &err);
 		if (rc) {

@@ -36,6 +36,12 @@ struct progress_term {
 	uint64_t start_ns;   /* progress_term_start's time */
 	double redraw_after, line_after; /* seconds */
 	uint64_t printed_seq; /* PT_LINES: the last phase given its line */
+	/* the board's mode (p NULL): per record followed, the use of it
+	 * (claim time) and the last phase given its line */
+	struct board_seen {
+		const struct progress *rec;
+		uint64_t claimed_ns, printed_seq;
+	} seen[PROGRESS_BOARD_SLOTS];
 };
 
 enum progress_term_mode progress_term_mode_for(int fd, int quiet)
@@ -107,9 +113,37 @@ void progress_term_format(const struct progress_view *v, char *out, size_t len)
 	}
 }
 
+/* The board's mode: v's line once its phase has run line_after, as
+ * PT_LINES gives a single record's (each record is always at one place
+ * on the board, so one entry per record pointer). */
+static int show_board_one(void *ctx, const struct progress_view *v)
+{
+	struct progress_term *t = ctx;
+	struct board_seen *e = NULL;
+	for (int i = 0; i < PROGRESS_BOARD_SLOTS && !e; i++)
+		if (t->seen[i].rec == v->rec || !t->seen[i].rec)
+			e = &t->seen[i];
+	if (!e)
+		return 0;
+	if (e->rec != v->rec || e->claimed_ns != v->claimed_ns)
+		*e = (struct board_seen){ v->rec, v->claimed_ns, 0 };
+	if (v->seq == e->printed_seq || v->phase_s < t->line_after)
+		return 0;
+	char line[256];
+	progress_term_format(v, line, sizeof line);
+	fprintf(t->f, "heapfs: %s\n", line);
+	fflush(t->f);
+	e->printed_seq = v->seq;
+	return 0;
+}
+
 static void show(struct progress_term *t)
 {
 	struct progress_view v;
+	if (!t->p) {
+		progress_each(show_board_one, t);
+		return;
+	}
 	progress_read(t->p, &v);
 	if (!v.seq)
 		return;
@@ -152,10 +186,16 @@ static int no_delay(const struct progress_term *t)
 static void phase_begun(void *ctx, struct progress *p)
 {
 	struct progress_term *t = ctx;
-	if (p != t->p)
+	if (t->p && p != t->p)
 		return;
 	pthread_mutex_lock(&t->lock);
-	show(t);
+	if (t->p) {
+		show(t);
+	} else {
+		struct progress_view v;
+		progress_read(p, &v);
+		show_board_one(t, &v);
+	}
 	pthread_mutex_unlock(&t->lock);
 }
 
@@ -183,11 +223,8 @@ static void *run(void *arg)
 	return NULL;
 }
 
-int progress_term_start(struct progress_term **out, struct progress *p, FILE *f, enum progress_term_mode mode)
+static int term_start(struct progress_term **out, struct progress *p, FILE *f, enum progress_term_mode mode)
 {
-	*out = NULL;
-	if (mode == PT_QUIET || !p)
-		return 0;
 	struct progress_term *t = calloc(1, sizeof *t);
 	if (!t)
 		return -ENOMEM;
@@ -212,6 +249,20 @@ int progress_term_start(struct progress_term **out, struct progress *p, FILE *f,
 	}
 	*out = t;
 	return 0;
+}
+
+int progress_term_start(struct progress_term **out, struct progress *p, FILE *f, enum progress_term_mode mode)
+{
+	*out = NULL;
+	if (mode == PT_QUIET || !p)
+		return 0;
+	return term_start(out, p, f, mode);
+}
+
+int progress_term_start_board(struct progress_term **out, FILE *f)
+{
+	*out = NULL;
+	return term_start(out, NULL, f, PT_LINES);
 }
 
 void progress_term_stop(struct progress_term *t)

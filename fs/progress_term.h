@@ -12,6 +12,9 @@
  *     at least a second, written when it has run that second;
  *   - with -q (quiet), nothing.
  * Output goes to stderr only; stdout stays the command's data.
+ * A mount in the foreground logs what it computes for its files the
+ * second way, for every record on the board (every piece of work running:
+ * what `status` lists), through progress_term_start_board.
  *
  * Ownership: progress_term_start borrows p and f until progress_term_stop,
  * which joins the thread and frees it.
@@ -36,6 +39,11 @@ enum progress_term_mode progress_term_mode_for(int fd, int quiet);
  * without progress). */
 int progress_term_start(struct progress_term **out, struct progress *p, FILE *f, enum progress_term_mode mode);
 void progress_term_stop(struct progress_term *t);
+
+/* Starts logging on f, one line per phase that lasts at least a second
+ * (HEAPFS_PROGRESS_AFTER_MS: that long), of every record on the board.
+ * -errno when the thread cannot start. */
+int progress_term_start_board(struct progress_term **out, FILE *f);
 
 /* The line for v in out (no newline): "PHASE: DONE/TOTAL (P%), about T
  * left" or shorter when the total or the rate is not known. */

@@ -70,15 +70,8 @@ struct builder {
 	const struct heap_state *base;    /* earlier state to start from, or NULL */
 	uint64_t memo_thread_id; uint32_t memo_thread_idx;
 	const struct heap_build_opts *o;
-	uint64_t work_done, work_total, last_progress_ns;
+	uint64_t work_done, work_total;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- interning ---------------------------------------------------------- */
 
@@ -362,15 +355,6 @@ static void progress(struct builder *b, int last)
 		__atomic_store_n(o->progress_done, b->work_done, __ATOMIC_RELAXED);
 	if (o->progress_total)
 		__atomic_store_n(o->progress_total, b->work_total, __ATOMIC_RELAXED);
-	if (!o->progress) /* a mount's foreground: its log has a line per build too */
-		return;
-	uint64_t now = mono_ns();
-	if (!last && now - b->last_progress_ns < 1000000000ull)
-		return;
-	b->last_progress_ns = now;
-	fprintf(o->progress, "heapfs: rebuilding GC %u: %3u%%%s", b->G,
-		(unsigned)(b->work_total ? b->work_done * 100 / b->work_total : 100), last ? "\n" : "\r");
-	fflush(o->progress);
 }
 
 /* READ_SAMPLES: a sampled trace's graph GC, the objects its samples say

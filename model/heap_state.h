@@ -89,8 +89,9 @@ struct heap_state {
 	size_t mem_bytes;      /* heap memory this state holds */
 };
 
+/* Progress goes to the thread's record (model/progress.h), as all long
+ * work's does. */
 struct heap_build_opts {
-	FILE *progress;        /* NULL: quiet */
 	uint64_t *progress_done; /* optional atomic counters for `status` */
 	uint64_t *progress_total;
 	/* Optional: the state of an earlier GC of the same trace.  When the

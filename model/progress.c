@@ -94,6 +94,8 @@ void progress_read(struct progress *p, struct progress_view *v)
 	v->seq = p->seq;
 	v->phase_s = p->seq ? (double)(now - p->phase_start_ns) * 1e-9 : 0;
 	v->total_s = (double)(now - p->start_ns) * 1e-9;
+	v->rec = p;
+	v->claimed_ns = p->start_ns;
 	v->done = __atomic_load_n(&p->done, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&p->lock);
 	/* the rate so far in this phase; nothing to say before a little of it

@@ -58,6 +58,8 @@ struct progress_view {
 	double phase_s;    /* seconds in this phase */
 	double total_s;    /* seconds since the record was claimed */
 	double eta_s;      /* seconds left in this phase at its rate so far; < 0: not known */
+	const struct progress *rec; /* the record read */
+	uint64_t claimed_ns;        /* when it was claimed: with rec, one use of it */
 };
 
 /* ---- the worker's side (every function accepts NULL) ---- */

@@ -26,7 +26,6 @@ struct entry {
 
 struct state_cache {
 	const struct trace *t;
-	FILE *progress;
 	pthread_mutex_t lock;
 	pthread_cond_t built;     /* signalled when a build finishes */
 	struct entry *e;          /* [t->ngcs], guarded by lock */
@@ -36,8 +35,7 @@ struct state_cache {
 	uint64_t build_done, build_total; /* atomics, progress of a build */
 };
 
-int state_cache_new(struct state_cache **out, const struct trace *t, uint64_t budget_bytes,
-		    FILE *progress)
+int state_cache_new(struct state_cache **out, const struct trace *t, uint64_t budget_bytes)
 {
 	struct state_cache *c = calloc(1, sizeof(*c));
 	if (!c)
@@ -55,7 +53,6 @@ int state_cache_new(struct state_cache **out, const struct trace *t, uint64_t bu
 		c->used += t->prebuilt->mem_bytes;
 		c->peak_used = c->largest = t->prebuilt->mem_bytes;
 	}
-	c->progress = progress;
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->built, NULL);
 	*out = c;
@@ -140,8 +137,8 @@ int state_cache_get(struct state_cache *c, uint32_t gc_index, const struct heap_
 
 	struct heap_state *s = NULL;
 	struct htr_err berr;
-	struct heap_build_opts o = { c->progress, &c->build_done, &c->build_total,
-				     be ? be->state : NULL };
+	struct heap_build_opts o = { .progress_done = &c->build_done, .progress_total = &c->build_total,
+				     .base = be ? be->state : NULL };
 	int rc = heap_state_build(c->t, gc_index, &o, &s, &berr);
 
 	pthread_mutex_lock(&c->lock);

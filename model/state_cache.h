@@ -22,8 +22,7 @@
 
 struct state_cache;
 
-int state_cache_new(struct state_cache **out, const struct trace *t, uint64_t budget_bytes,
-		    FILE *progress);
+int state_cache_new(struct state_cache **out, const struct trace *t, uint64_t budget_bytes);
 void state_cache_free(struct state_cache *c);
 
 /* The state after GC gc_index, built if needed.  On success *out is

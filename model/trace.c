@@ -331,15 +331,7 @@ struct scan {
 	struct htr_gc_summary pending;
 	int in_gc;
 	uint64_t allocs_since, bytes_since;
-	uint64_t last_progress_ns;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void add_deaths(struct trace *t, uint32_t gc, uint32_t n, struct trace_frame *fr)
 {
@@ -450,21 +442,6 @@ static int scan_event(struct trace *t, struct caps *caps, struct scan *s, const 
 	}
 }
 
-static void progress(const struct trace_open_opts *o, struct scan *s, struct trace *t, int last)
-{
-	if (!o || !o->progress || progress_here()) /* a bound record shows it (progress.h) */
-		return;
-	uint64_t now = now_ns();
-	if (!last && now - s->last_progress_ns < 1000000000ull)
-		return;
-	s->last_progress_ns = now;
-	fprintf(o->progress, "heapfs: indexing %s: %3u%% (%llu of %llu MB)%s", t->path,
-		(unsigned)(t->progress_total ? t->progress_done * 100 / t->progress_total : 100),
-		(unsigned long long)(t->progress_done >> 20),
-		(unsigned long long)(t->progress_total >> 20), last ? "\n" : "\r");
-	fflush(o->progress);
-}
-
 static int scan_frame(struct trace *t, struct caps *caps, struct scan *s,
 		      const struct htr_frame_hdr *h, struct htr_err *err)
 {
@@ -497,8 +474,7 @@ static int scan_frame(struct trace *t, struct caps *caps, struct scan *s,
 }
 
 /* Scans frames from the first; stops at the footer or at a truncated tail. */
-static int scan_all(struct trace *t, struct caps *caps, const struct trace_open_opts *o,
-		    struct htr_err *err)
+static int scan_all(struct trace *t, struct caps *caps, struct htr_err *err)
 {
 	struct scan s;
 	memset(&s, 0, sizeof(s));
@@ -531,10 +507,8 @@ static int scan_all(struct trace *t, struct caps *caps, const struct trace_open_
 		off += HTR_FRAME_HEADER_SIZE + h.comp_len;
 		t->progress_done = off;
 		progress_set(pr, off);
-		progress(o, &s, t, 0);
 	}
 	t->progress_done = t->progress_total;
-	progress(o, &s, t, 1);
 	if (s.in_gc)
 		warn(t, "GC %u started but its end is not in the trace", s.pending.gc);
 	return 0;
@@ -765,8 +739,7 @@ static void note_no_gc(struct trace *t)
 		warn(t, "no complete GC: the trace records no garbage collection, so there is no heap state to show");
 }
 
-static int trace_open_htr(struct trace **out, const char *path, const struct trace_open_opts *opts,
-			  struct htr_err *err)
+static int trace_open_htr(struct trace **out, const char *path, struct htr_err *err)
 {
 	int rc;
 	struct caps caps;
@@ -796,7 +769,7 @@ static int trace_open_htr(struct trace **out, const char *path, const struct tra
 		}
 	}
 	if (!t->had_footer) {
-		rc = scan_all(t, &caps, opts, err);
+		rc = scan_all(t, &caps, err);
 		if (rc)
 			goto fail;
 		if (!t->truncated)
@@ -878,14 +851,13 @@ const char *trace_type_name(const struct trace *t, uint32_t type, char *scratch,
  * check, the reachable series of several GCs). */
 /* A JFR recording (told apart by its magic bytes) is imported into a
  * temporary trace the same way (model/jfr_import.h). */
-static int trace_open_jfr(struct trace **out, const char *path, const struct trace_open_opts *opts,
-			  struct htr_err *err)
+static int trace_open_jfr(struct trace **out, const char *path, struct htr_err *err)
 {
 	char tmp[4096];
 	int rc = jfr_import_temp(path, tmp, sizeof tmp, err);
 	if (rc)
 		return rc;
-	rc = trace_open_htr(out, tmp, opts, err);
+	rc = trace_open_htr(out, tmp, err);
 	unlink(tmp);
 	if (rc)
 		return rc;
@@ -901,9 +873,9 @@ int trace_open(struct trace **out, const char *path, const struct trace_open_opt
 	       struct htr_err *err)
 {
 	if (jfr_file_is_recording(path))
-		return trace_open_jfr(out, path, opts, err);
+		return trace_open_jfr(out, path, err);
 	if (!hprof_is_dump(path))
-		return trace_open_htr(out, path, opts, err);
+		return trace_open_htr(out, path, err);
 	char tmp[4096];
 	struct hprof_import_opts ho;
 	struct hprof_direct *direct = NULL;
@@ -914,7 +886,7 @@ int trace_open(struct trace **out, const char *path, const struct trace_open_opt
 	int rc = hprof_import_temp_direct(path, &ho, tmp, sizeof tmp, &direct, err);
 	if (rc)
 		return rc;
-	rc = trace_open_htr(out, tmp, opts, err);
+	rc = trace_open_htr(out, tmp, err);
 	unlink(tmp);
 	if (rc) {
 		hprof_direct_free(direct);

@@ -73,7 +73,8 @@ struct trace_kv {
 };
 
 struct trace_open_opts {
-	FILE *progress;        /* where to print progress while scanning; NULL: quiet */
+	FILE *progress;        /* a heap dump's import warnings and summary (its progress
+	                          goes to the thread's record, model/progress.h); NULL: quiet */
 	int hprof_layout;      /* heap dumps: enum hprof_layout (model/hprof.h); 0 VisualVM's */
 };
 

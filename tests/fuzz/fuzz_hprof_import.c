@@ -53,7 +53,7 @@ static void check_trace(const char *path)
 		abort();
 	for (uint32_t g = 0; g < t->ngcs && g < MAX_GCS; g++) {
 		struct heap_state *s = NULL;
-		struct heap_build_opts bo = { .progress = NULL };
+		struct heap_build_opts bo = { 0 };
 		if (heap_state_build(t, g, &bo, &s, &e) != 0)
 			abort();
 		heap_state_free(s);
@@ -120,7 +120,7 @@ static void open_direct(const char *dump, uint32_t mode)
 		return;
 	if (t->prebuilt) {
 		struct heap_state *s = NULL;
-		struct heap_build_opts bo = { .progress = NULL };
+		struct heap_build_opts bo = { 0 };
 		if (heap_state_build(t, 0, &bo, &s, &e) != 0)
 			abort();
 		if (!same_state(t->prebuilt, s))

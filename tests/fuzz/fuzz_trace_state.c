@@ -57,7 +57,7 @@ static void probe_state(const struct heap_state *s)
 static void build(const struct trace *t, uint32_t g)
 {
 	struct heap_state *s = NULL;
-	struct heap_build_opts bo = { .progress = NULL };
+	struct heap_build_opts bo = { 0 };
 	struct htr_err err;
 	if (heap_state_build(t, g, &bo, &s, &err) == 0) {
 		probe_state(s);

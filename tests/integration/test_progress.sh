@@ -77,3 +77,23 @@ grep -q "^heapfs import: wrote $TMP/d.htr " "$TMP/imp.err" || fail "import: no s
 "$HEAPFS" import -q "$TMP/d.hprof" -o "$TMP/d2.htr" 2>"$TMP/impq.err"
 [ ! -s "$TMP/impq.err" ] || fail "import -q printed: $(cat "$TMP/impq.err")"
 ok "import: scanning and writing phases, summary kept; -q silent"
+
+# a mount in the foreground: its log has a line per phase of what it
+# computes for the files read (every piece of work, as status lists it),
+# and none of the old per-build lines
+mkdir "$TMP/mnt"
+"$HEAPFS" "$T" "$TMP/mnt" -f 2>"$TMP/fg.err" &
+fg=$!
+for _ in $(seq 1 100); do mountpoint -q "$TMP/mnt" && break; sleep 0.1; done
+mountpoint -q "$TMP/mnt" || fail "mount -f: not mounted: $(cat "$TMP/fg.err")"
+cat "$TMP/mnt/gc/004/dominators/top" >"$TMP/fgtop"
+fusermount3 -u "$TMP/mnt"
+wait "$fg" || fail "mount -f: exit $?: $(cat "$TMP/fg.err")"
+cmp -s "$TMP/fgtop" "$TMP/top" || fail "mount -f: dominators/top differs from cat's"
+grep -q "^heapfs: dominator tree of GC 4 (objects, 3 passes): " "$TMP/fg.err" ||
+	fail "mount -f: no dominator-tree line in the log: $(cat "$TMP/fg.err")"
+grep -q "^heapfs: reading the heap at GC 4 (trace bytes): " "$TMP/fg.err" ||
+	fail "mount -f: no rebuild line in the log: $(cat "$TMP/fg.err")"
+grep -qE "rebuilding GC [0-9]+: +[0-9]+%|dominator tree of [0-9]+ objects" "$TMP/fg.err" &&
+	fail "mount -f: the old per-build lines are back: $(cat "$TMP/fg.err")"
+ok "mount -f: its log has the phases of what it computed ($(grep -c '^heapfs: ' "$TMP/fg.err") lines)"

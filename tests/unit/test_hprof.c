@@ -477,7 +477,7 @@ static void open_state(const char *path, uint32_t gc_index, struct trace **t, st
 	int rc = trace_open(t, path, &oo, &err);
 	if (rc)
 		fail_msg("trace_open: %s", err.msg);
-	struct heap_build_opts bo = { .progress = NULL };
+	struct heap_build_opts bo = { 0 };
 	rc = heap_state_build(*t, gc_index, &bo, s, &err);
 	if (rc)
 		fail_msg("heap_state_build: %s", err.msg);
@@ -757,7 +757,7 @@ static void test_three_dumps(void **state)
 	heap_state_free(s);
 
 	struct htr_err e;
-	struct heap_build_opts bo = { .progress = NULL };
+	struct heap_build_opts bo = { 0 };
 	assert_int_equal(heap_state_build(t, 1, &bo, &s, &e), 0);
 	assert_int_equal(s->n, 3);
 	assert_true(has_id(s, 0xA0) && has_id(s, 0xD0));
@@ -1182,7 +1182,7 @@ static void expect_direct_equals_trace(const char *dump, enum hprof_layout layou
 	assert_int_equal(direct->nthreads, t->nthreads);
 	assert_int_equal(direct->total_allocs, t->total_allocs);
 	expect_same_state(direct->prebuilt, s);
-	struct heap_build_opts bo = { .progress = NULL };
+	struct heap_build_opts bo = { 0 };
 	if (heap_state_build(direct, 0, &bo, &rebuilt, &e))
 		fail_msg("heap_state_build on the direct trace: %s", e.msg);
 	expect_same_state(direct->prebuilt, rebuilt);
@@ -1290,7 +1290,7 @@ static void test_state_cache_serves_prebuilt(void **state)
 	if (trace_open(&t, hp, &oo, &e))
 		fail_msg("trace_open: %s", e.msg);
 	struct state_cache *c;
-	assert_int_equal(state_cache_new(&c, t, 1, NULL), 0);   /* a 1-byte budget */
+	assert_int_equal(state_cache_new(&c, t, 1), 0);   /* a 1-byte budget */
 	const struct heap_state *s = NULL;
 	assert_int_equal(state_cache_get(c, 0, &s, &e), 0);
 	assert_ptr_equal(s, t->prebuilt);

@@ -508,7 +508,7 @@ static void test_state_cache_budget(void **state)
 	struct trace *t;
 	open_ok(p, &t);
 	struct state_cache *c;
-	assert_int_equal(state_cache_new(&c, t, 1, NULL), 0); /* 1 byte: keep nothing unpinned */
+	assert_int_equal(state_cache_new(&c, t, 1), 0); /* 1 byte: keep nothing unpinned */
 	const struct heap_state *s1, *s1b;
 	struct htr_err err;
 	assert_int_equal(state_cache_get(c, 0, &s1, &err), 0);
@@ -645,7 +645,7 @@ static void test_incremental_equals_full(void **state)
 		struct heap_state *prev = NULL, *first = build(t, 0);
 		for (uint32_t g = 0; g < t->ngcs; g++) {
 			struct heap_state *full = build(t, g), *inc = NULL, *from_first = NULL;
-			struct heap_build_opts o = { NULL, NULL, NULL, prev };
+			struct heap_build_opts o = { .base = prev };
 			struct htr_err err;
 			assert_int_equal(heap_state_build(t, g, &o, &inc, &err), 0);
 			assert_same_state(full, inc);
@@ -673,7 +673,7 @@ static void test_incremental_equals_full_recorded(void **state)
 	struct heap_state *prev = NULL;
 	for (uint32_t g = 0; g < t->ngcs; g++) {
 		struct heap_state *full = build(t, g), *inc = NULL;
-		struct heap_build_opts o = { .progress = NULL, .base = prev };
+		struct heap_build_opts o = { .base = prev };
 		struct htr_err err;
 		assert_int_equal(heap_state_build(t, g, &o, &inc, &err), 0);
 		assert_same_state(full, inc);
@@ -1213,7 +1213,7 @@ static void test_synth_summaries_equal_rebuilt(void **state)
 		struct heap_state *prev = NULL;
 		for (uint32_t g = 0; g < t->ngcs; g++) {
 			struct heap_state *s = NULL;
-			struct heap_build_opts o = { .progress = NULL, .base = prev };
+			struct heap_build_opts o = { .base = prev };
 			struct htr_err err;
 			assert_int_equal(heap_state_build(t, g, &o, &s, &err), 0);
 			if (!(t->gcs[g].flags & HTR_GC_HAS_REACHABLE))

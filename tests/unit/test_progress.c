@@ -264,6 +264,50 @@ static void test_status_lists_work(void **st)
 	rmdir(dir);
 }
 
+/* The board's log (a mount in the foreground): one line per phase of every
+ * record, each phase once, and a record claimed again (its phases counted
+ * from 1 again) is a new piece of work whose phases print too. */
+static void test_board_log(void **st)
+{
+	(void)st;
+	setenv("HEAPFS_PROGRESS_AFTER_MS", "0", 1); /* every phase, as it begins */
+	FILE *f = tmpfile();
+	assert_non_null(f);
+	struct progress_term *t = NULL;
+	assert_int_equal(progress_term_start_board(&t, f), 0);
+	struct progress *a = progress_claim(), *b = progress_claim();
+	assert_non_null(a);
+	assert_non_null(b);
+	progress_phase(a, 10, "phase a1");
+	progress_phase(b, 0, "phase b1");
+	progress_release(a);
+	struct progress *c = progress_claim(); /* a's slot again, phase 1 again */
+	assert_ptr_equal(c, a);
+	progress_phase(c, 0, "phase c1");
+	progress_phase(c, 0, "phase c2");
+	usleep(300 * 1000); /* a tick of the reporter's thread: nothing again */
+	progress_term_stop(t);
+	progress_release(b);
+	progress_release(c);
+	unsetenv("HEAPFS_PROGRESS_AFTER_MS");
+	char text[1024];
+	rewind(f);
+	size_t n = fread(text, 1, sizeof text - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	/* the names in order; what follows a name (count or seconds) varies */
+	const char *want[] = { "heapfs: phase a1: 0/10 (0%)\n", "heapfs: phase b1, ", "heapfs: phase c1, ",
+			       "heapfs: phase c2, " };
+	const char *at = text;
+	for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
+		const char *w = strstr(at, want[k]);
+		assert_non_null(w);
+		assert_ptr_equal(w, at); /* the next line, nothing between */
+		at = strchr(w, '\n') + 1;
+	}
+	assert_string_equal(at, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -273,6 +317,7 @@ int main(void)
 		cmocka_unit_test(test_concurrent_reader),
 		cmocka_unit_test(test_workers_report_to_the_caller),
 		cmocka_unit_test(test_term_format),
+		cmocka_unit_test(test_board_log),
 		cmocka_unit_test(test_status_lists_work),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
