@@ -61,11 +61,11 @@ int eng_open(struct engine *en, const char *trace_path, const struct eng_opts *o
 		sus_params_default(&en->sus);
 	en->state_budget = o->state_budget;
 	en->threads = par_threads(o->threads);
-	mpar_set_threads(en->threads); /* the heap states' derivations (model/mpar.h) */
-	struct trace_open_opts to = { .progress = o->progress, .hprof_layout = o->hprof_layout };
+	struct trace_open_opts to = { .progress = o->progress, .hprof_layout = o->hprof_layout,
+				      .threads = en->threads };
 	if ((rc = trace_open(&en->trace, trace_path, &to, err)))
 		goto fail;
-	if ((rc = state_cache_new(&en->states, en->trace, en->state_budget))) {
+	if ((rc = state_cache_new(&en->states, en->trace, en->state_budget, en->threads))) {
 		htr_errf(err, rc, 0, "cannot create the state cache");
 		goto fail;
 	}
@@ -191,7 +191,7 @@ static void win_damage_cb(void *ctx, const struct htr_err *err)
 
 static struct win_inputs win_inputs_of(struct engine *en)
 {
-	return (struct win_inputs){ .t = en->trace,
+	return (struct win_inputs){ .t = en->trace, .threads = en->threads,
 				    .state_get = win_state_get_cb, .state_put = win_state_put_cb,
 				    .damage = win_damage_cb, .ctx = en };
 }

@@ -155,7 +155,7 @@ static int build_reachable(const struct win_inputs *in, struct win_state *w, uin
 		}
 		struct heap_state *s;
 		struct htr_err err;
-		struct heap_build_opts o = { .base = prev };
+		struct heap_build_opts o = { .base = prev, .threads = in->threads };
 		memset(&err, 0, sizeof err);
 		rc = heap_state_build(t, g, &o, &s, &err);
 		if (rc) {

@@ -41,6 +41,7 @@ struct win_state;
 /* What computing the series needs from its caller. */
 struct win_inputs {
 	const struct trace *t;
+	uint32_t threads;      /* each rebuild's (heap_build_opts.threads) */
 	/* The state after GC g from the caller's cache, pinned until put: used
 	 * when the trace has one GC to rebuild (a heap dump's state is there
 	 * already) instead of a second build of it. */

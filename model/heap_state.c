@@ -1088,13 +1088,13 @@ static void sum_sizes(struct heap_state *s)
 /* What a state derives from its columns, roots and out-edges, for a
  * rebuild and for a state filled elsewhere alike: reachability before
  * in-edges (its queue becomes the in-edges), then the size sums. */
-static int derive(struct heap_state *s)
+static int derive(struct heap_state *s, uint32_t threads)
 {
 	int rc = 0;
 	if (s->has_graph) {
 		/* more than one thread: heap_state_par.h (the same result);
 		 * one: the loops here */
-		uint32_t nt = s->n >= PAR_MIN_OBJECTS ? mpar_threads() : 1;
+		uint32_t nt = s->n >= PAR_MIN_OBJECTS ? mpar_resolve(threads) : 1;
 		struct hs_par_opts po = hs_par_defaults(nt);
 		const struct hs_par_opts *par = nt > 1 ? &po : NULL;
 		rc = mark_reachable(s, par);
@@ -1107,10 +1107,10 @@ static int derive(struct heap_state *s)
 }
 
 /* A state whose columns were filled elsewhere (heap_state_make.h). */
-int heap_state_complete(struct heap_state *s)
+int heap_state_complete(struct heap_state *s, uint32_t threads)
 {
 	int rc = build_directory(s);
-	return rc ? rc : derive(s);
+	return rc ? rc : derive(s, threads);
 }
 
 static int assemble(struct builder *b, struct htr_err *err)
@@ -1139,7 +1139,7 @@ static int assemble(struct builder *b, struct htr_err *err)
 		rc = assemble_roots(b);
 	}
 	if (!rc)
-		rc = derive(s);
+		rc = derive(s, b->o ? b->o->threads : 0);
 	if (!rc)
 		return 0;
 	return htr_errf(err, rc, 0, rc == -E2BIG ? "GC %u has more than 2^32 objects or edges"

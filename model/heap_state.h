@@ -100,6 +100,7 @@ struct heap_build_opts {
 	 * rebuilding GC after GC costs the live set plus the new events, not
 	 * the whole trace each time.  Ignored otherwise.  Borrowed. */
 	const struct heap_state *base;
+	uint32_t threads;      /* for the derivation (model/mpar.h); 0: mpar_resolve(0) */
 };
 
 /* Rebuilds the heap state after GC number gc_index (position in t->gcs).

@@ -21,8 +21,9 @@
 #include "heap_state.h"
 
 /* Derives dir, reachable/nreachable/reachable_bytes, in_off/in_src,
- * total_bytes and mem_bytes.  0 or -ENOMEM. */
-int heap_state_complete(struct heap_state *s);
+ * total_bytes and mem_bytes, on up to `threads` threads (model/mpar.h;
+ * 0: mpar_resolve(0)).  0 or -ENOMEM. */
+int heap_state_complete(struct heap_state *s, uint32_t threads);
 
 /* A deep copy of s (every array), owned by the caller.  0 or -ENOMEM.
  * No caller in the tree yet: the state cache shares trace->prebuilt

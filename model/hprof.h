@@ -51,6 +51,8 @@ struct hprof_import_opts {
 	int keep_referents;
 	int zstd_level;        /* 0: the writer's default */
 	FILE *progress;        /* progress and warnings; NULL: quiet */
+	uint32_t threads;      /* sorting the ids, a direct state's derivation
+	                          (model/mpar.h); 0: mpar_resolve(0) */
 };
 
 /* The defaults: VisualVM layout; compressed oops and class pointers for

@@ -766,7 +766,7 @@ int dump_sort_objects(struct dump *d, struct htr_err *err)
 		struct keyidx *tmp = malloc(d->nobjs * sizeof *tmp);
 		if (!tmp)
 			return oom(err, -ENOMEM);
-		keyidx_sort(d->objs, tmp, d->nobjs);
+		keyidx_sort(d->objs, tmp, d->nobjs, d->o ? d->o->threads : 0);
 		free(tmp);
 	}
 	if ((rc = drop_duplicates(d, err)))

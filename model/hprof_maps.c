@@ -213,7 +213,7 @@ static int rpass_scatter(void *ctx, uint32_t task, uint32_t worker)
 /* Sorts below this many pairs stay on one thread. */
 #define KEYIDX_PAR_MIN (1u << 17)
 
-void keyidx_sort(struct keyidx *a, struct keyidx *tmp, size_t n)
+void keyidx_sort(struct keyidx *a, struct keyidx *tmp, size_t n, uint32_t threads)
 {
 	if (n < 2)
 		return;
@@ -223,7 +223,7 @@ void keyidx_sort(struct keyidx *a, struct keyidx *tmp, size_t n)
 		and_all &= a[i].key;
 	}
 	uint64_t differ = or_all ^ and_all;   /* bits that are not the same everywhere */
-	struct rpass p = { .n = n, .ntasks = n >= KEYIDX_PAR_MIN ? mpar_threads() : 1 };
+	struct rpass p = { .n = n, .ntasks = n >= KEYIDX_PAR_MIN ? mpar_resolve(threads) : 1 };
 	/* the count table is a few KB; without it, the one-thread passes */
 	if (p.ntasks > 1 && !(p.count = malloc(p.ntasks * sizeof *p.count)))
 		p.ntasks = 1;

@@ -51,13 +51,13 @@ int strmap_put(struct strmap *m, const void *key, size_t len, uint32_t val);
 
 /* Sorts n (key, index) pairs by key, ascending, stable (LSD radix on the
  * bytes that differ).  tmp must hold n pairs.  From 128 K pairs on, each
- * pass runs on mpar_threads() threads (model/mpar.h), with the same
+ * pass runs on up to `threads` threads (model/mpar.h; 0: mpar_resolve(0)), with the same
  * result. */
 struct keyidx {
 	uint64_t key;
 	uint64_t idx;
 };
-void keyidx_sort(struct keyidx *a, struct keyidx *tmp, size_t n);
+void keyidx_sort(struct keyidx *a, struct keyidx *tmp, size_t n, uint32_t threads);
 
 /* Dump id -> dense object index (position in the ascending id array),
  * looked up once per reference, so it must be O(1).  Dump ids are

@@ -50,6 +50,7 @@ struct hstate_infos {
 struct hprof_direct {
 	struct heap_state *s;
 	uint8_t *root_thread;   /* [nroots] 1: roots[r].thread is a serial to map */
+	uint32_t threads;       /* the import's (hprof_import_opts.threads) */
 };
 
 int hstate_infos_new(struct hstate_infos **out, const struct dump *d)
@@ -191,6 +192,7 @@ int hstate_make(struct hprof_direct **out, struct dump *d, struct hstate_infos *
 		return -ENOMEM;
 	}
 	struct heap_state *s = h->s;
+	h->threads = d->o ? d->o->threads : 0;
 	s->gc_index = gc;
 	s->gc = gc;
 	s->n = (uint32_t)d->nobjs;
@@ -231,7 +233,7 @@ int hprof_direct_finish(struct hprof_direct *x, const struct trace *t, struct he
 	for (uint32_t r = 0; r < s->nroots; r++)
 		if (x->root_thread[r])
 			s->roots[r].thread = trace_thread_index(t, s->roots[r].thread);
-	int rc = heap_state_complete(s);
+	int rc = heap_state_complete(s, x->threads);
 	if (rc) {
 		hprof_direct_free(x);
 		return htr_errf(err, rc, 0, "out of memory building the heap state of the dump");

@@ -9,18 +9,6 @@
 
 #include "progress.h"
 
-static uint32_t set_threads; /* atomic: mpar_set_threads' count, 0 unset */
-
-void mpar_set_threads(uint32_t n)
-{
-	__atomic_store_n(&set_threads, n > MPAR_MAX_THREADS ? MPAR_MAX_THREADS : n, __ATOMIC_RELAXED);
-}
-
-uint32_t mpar_threads(void)
-{
-	return mpar_resolve(__atomic_load_n(&set_threads, __ATOMIC_RELAXED));
-}
-
 uint32_t mpar_resolve(uint32_t requested)
 {
 	if (requested)

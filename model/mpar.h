@@ -2,9 +2,10 @@
  * analyses/parallel.h wraps, here so that model/ code (a heap state's
  * reachability and in-edges) can use it without depending upward.
  *
- * The number of threads: mpar_set_threads() (the engine passes a mount's
- * -o threads=N) else HEAPFS_THREADS else every online core.  1 means the
- * callers' single-threaded paths, unchanged.
+ * The number of threads: what the caller's options say (a mount's
+ * -o threads=N, passed down in heap_build_opts, hprof_import_opts and
+ * trace_open_opts), else HEAPFS_THREADS, else every online core
+ * (mpar_resolve).  1 means the callers' single-threaded paths, unchanged.
  *
  * Ownership: mpar_for borrows ctx; it starts and joins its threads before
  * returning (no pool outlives a call).
@@ -20,11 +21,6 @@
  * HEAPFS_THREADS when set to 1..MPAR_MAX_THREADS, else the online cores
  * (at least 1, at most MPAR_MAX_THREADS). */
 uint32_t mpar_resolve(uint32_t requested);
-
-/* The process-wide count model/ code uses (0: unset, mpar_resolve(0)).
- * One setting per process: the last engine opened sets it. */
-void mpar_set_threads(uint32_t n);
-uint32_t mpar_threads(void);
 
 /* Runs fn(ctx, task, worker) for every task in 0..ntasks-1 on up to
  * nthreads threads (the caller's among them); worker is 0..nthreads-1

@@ -26,6 +26,7 @@ struct entry {
 
 struct state_cache {
 	const struct trace *t;
+	uint32_t threads;         /* each build's; immutable */
 	pthread_mutex_t lock;
 	pthread_cond_t built;     /* signalled when a build finishes */
 	struct entry *e;          /* [t->ngcs], guarded by lock */
@@ -35,7 +36,7 @@ struct state_cache {
 	uint64_t build_done, build_total; /* atomics, progress of a build */
 };
 
-int state_cache_new(struct state_cache **out, const struct trace *t, uint64_t budget_bytes)
+int state_cache_new(struct state_cache **out, const struct trace *t, uint64_t budget_bytes, uint32_t threads)
 {
 	struct state_cache *c = calloc(1, sizeof(*c));
 	if (!c)
@@ -47,6 +48,7 @@ int state_cache_new(struct state_cache **out, const struct trace *t, uint64_t bu
 	}
 	c->t = t;
 	c->budget = budget_bytes;
+	c->threads = threads;
 	if (t->prebuilt && t->prebuilt->gc_index < t->ngcs) {
 		struct entry *e = &c->e[t->prebuilt->gc_index];
 		e->state = t->prebuilt;
@@ -138,7 +140,7 @@ int state_cache_get(struct state_cache *c, uint32_t gc_index, const struct heap_
 	struct heap_state *s = NULL;
 	struct htr_err berr;
 	struct heap_build_opts o = { .progress_done = &c->build_done, .progress_total = &c->build_total,
-				     .base = be ? be->state : NULL };
+				     .base = be ? be->state : NULL, .threads = c->threads };
 	int rc = heap_state_build(c->t, gc_index, &o, &s, &berr);
 
 	pthread_mutex_lock(&c->lock);

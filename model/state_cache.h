@@ -22,7 +22,8 @@
 
 struct state_cache;
 
-int state_cache_new(struct state_cache **out, const struct trace *t, uint64_t budget_bytes);
+/* threads: each build's (heap_build_opts.threads). */
+int state_cache_new(struct state_cache **out, const struct trace *t, uint64_t budget_bytes, uint32_t threads);
 void state_cache_free(struct state_cache *c);
 
 /* The state after GC gc_index, built if needed.  On success *out is

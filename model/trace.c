@@ -881,6 +881,7 @@ int trace_open(struct trace **out, const char *path, const struct trace_open_opt
 	struct hprof_direct *direct = NULL;
 	hprof_import_opts_init(&ho);
 	ho.progress = opts ? opts->progress : NULL;
+	ho.threads = opts ? opts->threads : 0;
 	ho.layout = opts && opts->hprof_layout == HPROF_LAYOUT_HOTSPOT ? HPROF_LAYOUT_HOTSPOT
 								      : HPROF_LAYOUT_VISUALVM;
 	int rc = hprof_import_temp_direct(path, &ho, tmp, sizeof tmp, &direct, err);

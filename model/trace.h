@@ -76,6 +76,7 @@ struct trace_open_opts {
 	FILE *progress;        /* a heap dump's import warnings and summary (its progress
 	                          goes to the thread's record, model/progress.h); NULL: quiet */
 	int hprof_layout;      /* heap dumps: enum hprof_layout (model/hprof.h); 0 VisualVM's */
+	uint32_t threads;      /* a heap dump's import (hprof_import_opts.threads) */
 };
 
 /* What a recorder took from the program until a GC started: time in its

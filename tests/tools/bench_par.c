@@ -71,7 +71,6 @@ int main(int argc, char **argv)
 	for (uint32_t i = 0; i < n; i++)
 		keys[i] = (struct keyidx){ 0x700000000ull + (rnd64() % (16ull * n)) * 8, i };
 	struct hs_par_opts o = hs_par_defaults(nt);
-	mpar_set_threads(nt);
 	for (uint32_t k = 0; k < reps; k++) {
 		memset(s.reachable, 0, ((size_t)n + 63) / 64 * 8);
 		memset(s.in_off, 0, ((size_t)n + 1) * sizeof *s.in_off);
@@ -83,7 +82,7 @@ int main(int argc, char **argv)
 		if (hs_in_edges_par(&s, &o))
 			return 1;
 		double w2 = ms(CLOCK_MONOTONIC), c2 = ms(CLOCK_PROCESS_CPUTIME_ID);
-		keyidx_sort(ks, tmp, n);
+		keyidx_sort(ks, tmp, n, nt);
 		double w3 = ms(CLOCK_MONOTONIC), c3 = ms(CLOCK_PROCESS_CPUTIME_ID);
 		printf("threads %u mark %.0f ms (cpu %.0f) in-edges %.0f ms (cpu %.0f) sort %.0f ms (cpu %.0f) reached %u\n",
 		       nt, w1 - w0, c1 - c0, w2 - w1, c2 - c1, w3 - w2, c3 - c2, s.nreachable);
@@ -111,7 +110,7 @@ int main(int argc, char **argv)
 		memcpy(d->roots, roots, sizeof roots);
 		d->nroots = 64;
 		double w0 = ms(CLOCK_MONOTONIC), c0 = ms(CLOCK_PROCESS_CPUTIME_ID);
-		if (heap_state_complete(d))
+		if (heap_state_complete(d, nt))
 			return 1;
 		double w1 = ms(CLOCK_MONOTONIC), c1 = ms(CLOCK_PROCESS_CPUTIME_ID);
 		printf("threads %u heap_state_complete %.0f ms (cpu %.0f) reached %u\n", nt, w1 - w0, c1 - c0,

@@ -158,12 +158,10 @@ static void test_keyidx_sort(void **st)
 	qsort(want, N, sizeof *want, cmp_keyidx);
 	const uint32_t threads[] = { 1, 4, 3 };
 	for (size_t k = 0; k < 3; k++) {
-		mpar_set_threads(threads[k]);
 		memcpy(got, in, N * sizeof *in);
-		keyidx_sort(got, tmp, N);
+		keyidx_sort(got, tmp, N, threads[k]);
 		assert_memory_equal(got, want, N * sizeof *got);
 	}
-	mpar_set_threads(0);
 	free(in);
 	free(want);
 	free(got);

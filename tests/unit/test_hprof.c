@@ -1290,7 +1290,7 @@ static void test_state_cache_serves_prebuilt(void **state)
 	if (trace_open(&t, hp, &oo, &e))
 		fail_msg("trace_open: %s", e.msg);
 	struct state_cache *c;
-	assert_int_equal(state_cache_new(&c, t, 1), 0);   /* a 1-byte budget */
+	assert_int_equal(state_cache_new(&c, t, 1, 0), 0);   /* a 1-byte budget */
 	const struct heap_state *s = NULL;
 	assert_int_equal(state_cache_get(c, 0, &s, &e), 0);
 	assert_ptr_equal(s, t->prebuilt);

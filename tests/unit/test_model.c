@@ -508,7 +508,7 @@ static void test_state_cache_budget(void **state)
 	struct trace *t;
 	open_ok(p, &t);
 	struct state_cache *c;
-	assert_int_equal(state_cache_new(&c, t, 1), 0); /* 1 byte: keep nothing unpinned */
+	assert_int_equal(state_cache_new(&c, t, 1, 0), 0); /* 1 byte: keep nothing unpinned */
 	const struct heap_state *s1, *s1b;
 	struct htr_err err;
 	assert_int_equal(state_cache_get(c, 0, &s1, &err), 0);
