@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/popcount.h"
+
 static inline size_t bitset_words(uint64_t n)
 {
 	return (size_t)((n + 63) / 64);
@@ -62,7 +64,7 @@ static inline uint64_t bitset_count(const uint64_t *b, uint64_t n)
 {
 	uint64_t c = 0;
 	for (size_t w = 0; w < bitset_words(n); w++)
-		c += (uint64_t)__builtin_popcountll(b[w]);
+		c += popcount64(b[w]);
 	return c;
 }
 
@@ -90,15 +92,12 @@ static inline void bitset_or(uint64_t *dst, const uint64_t *src, uint64_t n)
 		dst[w] |= src[w];
 }
 
-/* Set bits of a word, inline: the build targets baseline x86-64 (no
- * POPCNT), where __builtin_popcountll is a call into libgcc; bitset_rank
- * runs once per reference in the hot loops of groupclo and dominators. */
+/* Set bits of a word (model/popcount.h: inline, no libgcc call);
+ * bitset_rank runs once per reference in the hot loops of groupclo and
+ * dominators. */
 static inline uint32_t bitset_popcount64(uint64_t x)
 {
-	x = x - ((x >> 1) & 0x5555555555555555ull);
-	x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
-	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
-	return (uint32_t)((x * 0x0101010101010101ull) >> 56);
+	return popcount64(x);
 }
 
 /* A rank directory over the n bits of b: dir[k] = set bits in words

@@ -330,7 +330,7 @@ int idindex_build(struct idindex *x, const uint64_t *ids, size_t n)
 	uint32_t before = 0;
 	for (uint64_t w = 0; w < used * words_per_chunk; w++) {
 		x->rank[w] = before;
-		before += (uint32_t)__builtin_popcountll(x->bits[w]);
+		before += popcount64(x->bits[w]);
 	}
 	x->nchunks = nchunks;
 	return 0;

@@ -15,6 +15,7 @@
 
 #include "buf.h"
 #include "iddir.h"
+#include "popcount.h"
 
 #define U64MAP_NONE UINT32_MAX
 
@@ -107,7 +108,7 @@ static inline uint32_t idindex_find(const struct idindex *x, uint64_t id)
 	uint64_t w = x->bits[wi], m = 1ull << (k & 63);
 	if (!(w & m))
 		return IDINDEX_NONE;
-	return x->rank[wi] + (uint32_t)__builtin_popcountll(w & (m - 1));
+	return x->rank[wi] + popcount64(w & (m - 1));
 }
 
 #endif

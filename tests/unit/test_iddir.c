@@ -15,6 +15,7 @@
 
 #include "model/hprof_maps.h"
 #include "model/iddir.h"
+#include "model/popcount.h"
 #include "tests/xorshift.h"
 
 /* The oracle: the index of id in ids[0..n), or UINT32_MAX. */
@@ -163,11 +164,28 @@ static void test_idindex_modes(void **state)
 			check_idindex(how, n, 5 + n, &bitmap);
 }
 
+/* model/popcount.h against a bit-by-bit count: the edges (0, all ones,
+ * each single bit) and random words. */
+static void test_popcount64(void **st)
+{
+	(void)st;
+	uint64_t r = 7;
+	for (int k = 0; k < 10000 + 66; k++) {
+		uint64_t a = xorshift64(&r), b = xorshift64(&r); /* sparse and dense words */
+		uint64_t x = k == 0 ? 0 : k == 1 ? ~0ull : k < 66 ? 1ull << (k - 2) : k % 2 ? a & b : a | b;
+		uint32_t want = 0;
+		for (int b = 0; b < 64; b++)
+			want += (uint32_t)((x >> b) & 1);
+		assert_int_equal(popcount64(x), want);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_iddir_spreads),
 		cmocka_unit_test(test_idindex_modes),
+		cmocka_unit_test(test_popcount64),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
