@@ -156,32 +156,23 @@ static int cmp_run(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* An object without a tag: give it an id, remember what it is. */
-static uint64_t tag_new(struct walk *wk, jlong class_tag, jlong size, jint length, jlong *tag_ptr)
-{
-	uint64_t id = rec_new_tag(wk->rec);
-	*tag_ptr = (jlong)id;
-	struct wnew *n = PUSH(wk, news, nnews, news_cap);
-	if (n) {
-		n->id = id;
-		n->class_tag = (uint64_t)class_tag;
-		n->size = (uint64_t)size;
-		n->length = length;
-	}
-	return id;
-}
-
-/* mode=sample: an object an earlier walk tagged and walk_untag left
- * tagged (a class mirror: on_untag) is written again as met by this walk,
- * under the same id, in this GC's frame: a walk's objects are in its own
- * GC's state alone.  (walk_tag_is_walked without deaths_mu: the ranges
- * change on this walk's thread only, which waits in FollowReferences.) */
-static void met_again(struct walk *wk, uint64_t id, jlong class_tag, jlong size, jint length)
+/* An object the walk writes as met (HTR_ALLOC_PREEXISTING in its GC's
+ * frame): one entry on the news stack, which write_news reads. */
+static void push_new(struct walk *wk, uint64_t id, jlong class_tag, jlong size, jint length)
 {
 	struct wnew *n = PUSH(wk, news, nnews, news_cap);
 	if (n)
 		*n = (struct wnew){ .id = id, .class_tag = (uint64_t)class_tag, .size = (uint64_t)size,
 				    .length = length };
+}
+
+/* An object without a tag: give it an id, remember what it is. */
+static uint64_t tag_new(struct walk *wk, jlong class_tag, jlong size, jint length, jlong *tag_ptr)
+{
+	uint64_t id = rec_new_tag(wk->rec);
+	*tag_ptr = (jlong)id;
+	push_new(wk, id, class_tag, size, length);
+	return id;
 }
 
 static void add_root(struct walk *wk, jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
@@ -221,9 +212,15 @@ static jint JNICALL on_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReference
 {
 	struct walk *wk = user;
 	uint64_t id = *tag_ptr ? (uint64_t)*tag_ptr : tag_new(wk, class_tag, size, length, tag_ptr);
+	/* mode=sample: an object an earlier walk tagged and walk_untag left
+	 * tagged (a class mirror: on_untag) is written again as met by this
+	 * walk, under the same id, in this GC's frame: a walk's objects are in
+	 * its own GC's state alone.  (walk_tag_is_walked without deaths_mu: the
+	 * ranges change on this walk's thread only, which waits in
+	 * FollowReferences.) */
 	if (wk->rec->sampled && id < wk->tag_lo && id > CLASS_TAG_MAX && !is_seen(wk, id) &&
 	    walk_tag_is_walked(wk->rec, id))
-		met_again(wk, id, class_tag, size, length);
+		push_new(wk, id, class_tag, size, length);
 	if (wk->rec->sampled && id <= CLASS_TAG_MAX && !is_seen(wk, id)) {
 		struct wnew *m = PUSH(wk, mirrors, nmirrors, mirrors_cap);
 		if (m)
@@ -883,7 +880,7 @@ static uint64_t remap(const struct walk *wk, uint64_t id)
  * is registered under that tag (symbols.c, register_one's tagmap), and
  * clearing it would have the class registered again, a second type of
  * the same name ("X[]%#2" in the tree, measured on two Guava/Jackson
- * programs); met_again writes it in later walks.  Other tags go. */
+ * programs); on_ref writes it again in later walks.  Other tags go. */
 static jint JNICALL on_untag(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *user)
 {
 	(void)size; (void)length;
