@@ -507,17 +507,22 @@ static int check_recorded_reachable(const struct trace *t, uint32_t g, const str
 
 /* Rebuilds the heap after every GC: the only way to know that every part
  * of the trace decodes and agrees (deaths of live objects, edges to live
- * objects, roots, recorded reachable summaries). */
+ * objects, roots, recorded reachable summaries).  A heap dump's GC: the
+ * state its import built (trace->prebuilt; its temporary trace has no
+ * graph records), not a copy of it. */
 static int check_states(const struct trace *t, struct cmd_progress *cp)
 {
 	uint64_t objects = 0, bytes = 0;
 	uint32_t nrecorded = 0;
 	for (uint32_t g = 0; g < t->ngcs; g++) {
-		struct heap_state *s;
+		struct heap_state *built = NULL;
+		const struct heap_state *s = t->prebuilt && t->prebuilt->gc_index == g ? t->prebuilt : NULL;
 		struct htr_err err;
 		struct heap_build_opts o = { 0 };
 		memset(&err, 0, sizeof err);
-		int rc = heap_state_build(t, g, &o, &s, &err);
+		int rc = s ? 0 : heap_state_build(t, g, &o, &built, &err);
+		if (!s)
+			s = built;
 		if (rc) {
 			cmd_progress_hold(cp);
 			fprintf(stderr, "heapfs: %s: offset %" PRIu64 ": %s\n", t->path, err.offset,
@@ -530,7 +535,7 @@ static int check_states(const struct trace *t, struct cmd_progress *cp)
 		int bad = check_recorded_reachable(t, g, s);
 		cmd_progress_resume(cp);
 		nrecorded += (t->gcs[g].flags & HTR_GC_HAS_REACHABLE) != 0;
-		heap_state_free(s);
+		heap_state_free(built);
 		if (bad)
 			return 1;
 	}

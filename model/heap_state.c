@@ -1164,6 +1164,12 @@ int heap_state_build(const struct trace *t, uint32_t gc_index, const struct heap
 {
 	if (gc_index >= t->ngcs)
 		return htr_errf(err, -ENOENT, 0, "no GC with index %u", gc_index);
+	/* A dump opened directly brought its state along, and its temporary
+	 * trace holds no graph records to rebuild it from (model/hprof.c) */
+	if (t->prebuilt && t->prebuilt->gc_index == gc_index) {
+		int rc = heap_state_copy(t->prebuilt, out);
+		return rc ? htr_errf(err, rc, 0, "out of memory copying the dump's heap state") : 0;
+	}
 	struct builder b;
 	memset(&b, 0, sizeof(b));
 	b.t = t;

@@ -103,7 +103,8 @@ struct heap_build_opts {
 	uint32_t threads;      /* for the derivation (model/mpar.h); 0: mpar_resolve(0) */
 };
 
-/* Rebuilds the heap state after GC number gc_index (position in t->gcs).
+/* Rebuilds the heap state after GC number gc_index (position in t->gcs);
+ * the GC of a heap dump opened directly: a copy of trace->prebuilt.
  * Returns 0 or negative errno with err filled. */
 int heap_state_build(const struct trace *t, uint32_t gc_index, const struct heap_build_opts *o,
 		     struct heap_state **out, struct htr_err *err);

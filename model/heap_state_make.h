@@ -26,10 +26,9 @@
 int heap_state_complete(struct heap_state *s, uint32_t threads);
 
 /* A deep copy of s (every array), owned by the caller.  0 or -ENOMEM.
- * No caller in the tree yet: the state cache shares trace->prebuilt
- * without copying, and heap_state_build() decodes the trace on purpose
- * (heapfs check, tests); kept, and tested, for a caller that must own a
- * state the trace brought along. */
+ * heap_state_build() of a directly opened dump's GC returns one of
+ * trace->prebuilt (its temporary trace has no graph records); the state
+ * cache shares trace->prebuilt without copying. */
 int heap_state_copy(const struct heap_state *s, struct heap_state **out);
 
 #endif

@@ -16,7 +16,9 @@
  *      from the graph, deaths, GC_END with HTR_GC_HAS_GRAPH.
  * A dump mounted directly (hprof_import_temp_direct) also gets its heap
  * state from the same pass (hprof_state.c): the trace's events are then
- * never decoded to build it.
+ * never decoded to build it, and its temporary trace has no GRAPH_OBJ
+ * records (the state is the graph's only copy; heap_state_build() of
+ * that GC copies the state).
  * Trace ids are the dump's ids, except where an id was already given to
  * another object earlier in the trace (an address reused after a death):
  * such objects get fresh ids above every id seen (FRESH_ID_BASE at least).
@@ -918,7 +920,12 @@ static int write_gc(struct importer *im, struct dump *d, struct dump_run *run,
 		return writer_error(err, rc, "roots");
 	if ((rc = referents_apply(&run->referents, d, &run->graph)))
 		return writer_error(err, rc, "referents");
-	if ((rc = write_graph(im, d, run)))
+	/* A dump mounted directly takes its graph into the state this pass
+	 * builds (hstate_make), which its trace holds for its whole life
+	 * (trace->prebuilt, never evicted; heap_state_build() copies it): the
+	 * temporary trace needs no graph records, the pass's longest write
+	 * (about a fifth of opening a dump). */
+	if (!im->want_state && (rc = write_graph(im, d, run)))
 		return writer_error(err, rc, "graph");
 	if (run->ndeaths > UINT32_MAX)
 		return writer_error(err, -E2BIG, "deaths");

@@ -11,9 +11,10 @@
  *               t & 16: referents kept as edges;
  *   t % 3 == 2  trace_open() of the dump itself (a dump mounted directly:
  *               its state built from the dump in the import's pass), t & 4:
- *               HotSpot's layout; the state must equal the one
- *               heap_state_build() rebuilds from the trace's events,
- *               column by column.
+ *               HotSpot's layout; the state must equal, column by column,
+ *               the one heap_state_build() rebuilds from the events of the
+ *               same dump imported as a trace (hprof_import_with, same
+ *               layout; the direct trace itself has no graph records).
  * A trace the importer wrote must open, and each of its GCs must build
  * (checked for the first MAX_GCS).  Nothing may crash, hang or leak
  * whatever the bytes; refusing damage with an error is the correct
@@ -119,13 +120,24 @@ static void open_direct(const char *dump, uint32_t mode)
 	if (trace_open(&t, dump, &oo, &e) != 0)
 		return;
 	if (t->prebuilt) {
+		char err[512];
+		const char *dumps[] = { dump };
+		struct hprof_import_opts o;
+		hprof_import_opts_init(&o);
+		o.layout = oo.hprof_layout;
+		struct trace *it = NULL;
 		struct heap_state *s = NULL;
 		struct heap_build_opts bo = { 0 };
-		if (heap_state_build(t, 0, &bo, &s, &e) != 0)
+		/* the direct open took the dump: so must the import, and its
+		 * trace open and build */
+		if (hprof_import_with(dumps, 1, trace_path, &o, err, sizeof err) != 0 ||
+		    trace_open(&it, trace_path, &(struct trace_open_opts){ NULL }, &e) != 0 || it->ngcs != 1 ||
+		    heap_state_build(it, 0, &bo, &s, &e) != 0)
 			abort();
 		if (!same_state(t->prebuilt, s))
 			abort();   /* the direct state differs from the trace's */
 		heap_state_free(s);
+		trace_close(it);
 	}
 	trace_close(t);
 }
