@@ -158,7 +158,7 @@ int render_trace_summary(const struct trace *t, struct buf *out)
 		rc = kv_str(out, "object_identity",
 			    "unknown across GCs: heap dumps give objects by address, which moving "
 			    "collections change; diffs give net changes, not births or deaths");
-	if (!rc) rc = kv_u64(out, "file_bytes", t->file->size);
+	if (!rc) rc = kv_u64(out, "file_bytes", t->source_bytes);
 	if (!rc) rc = kv_u64(out, "gcs", t->ngcs);
 	if (!rc) rc = kv_u64(out, "graph_gcs", trace_count_gcs(t, HTR_GC_HAS_GRAPH));
 	if (!rc) rc = kv_u64(out, "graph_dropped_gcs", trace_count_gcs(t, HTR_GC_GRAPH_DROPPED));

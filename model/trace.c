@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -869,8 +870,8 @@ static int trace_open_jfr(struct trace **out, const char *path, struct htr_err *
 	return 0;
 }
 
-int trace_open(struct trace **out, const char *path, const struct trace_open_opts *opts,
-	       struct htr_err *err)
+static int trace_open_any(struct trace **out, const char *path, const struct trace_open_opts *opts,
+			  struct htr_err *err)
 {
 	if (jfr_file_is_recording(path))
 		return trace_open_jfr(out, path, err);
@@ -905,6 +906,17 @@ int trace_open(struct trace **out, const char *path, const struct trace_open_opt
 		*out = NULL;
 		return rc;
 	}
+	return 0;
+}
+
+int trace_open(struct trace **out, const char *path, const struct trace_open_opts *opts,
+	       struct htr_err *err)
+{
+	int rc = trace_open_any(out, path, opts, err);
+	if (rc)
+		return rc;
+	struct stat st;
+	(*out)->source_bytes = stat(path, &st) == 0 ? (uint64_t)st.st_size : (*out)->file->size;
 	return 0;
 }
 

@@ -163,6 +163,9 @@ struct trace {
 	 * Owned; the state cache serves it without rebuilding.  NULL
 	 * otherwise. */
 	struct heap_state *prebuilt;
+	/* The size of the file opened (the trace, or the heap dump or JFR
+	 * recording whose temporary trace `file` is). */
+	uint64_t source_bytes;
 };
 
 /* Opens and indexes.  On failure returns negative errno and fills err

@@ -107,6 +107,10 @@ ok "used bytes grow: $(used 0) -> $(used 2)"
 # death or survivor count (truth: DumpGen's own counts per dump).
 t "$HEAPFS" cat "$TRACE" trace/info | grep -q '^object_identity	unknown' ||
 	fail "trace/info does not say identity is unknown"
+# a dump opened directly: trace/info's file_bytes is the dump's size, not
+# its temporary trace's
+fb=$(t "$HEAPFS" cat "$WORK/dg-0.hprof" trace/info | sed -n 's/^file_bytes\t//p')
+[ "$fb" = "$(stat -c %s "$WORK/dg-0.hprof")" ] || fail "trace/info file_bytes $fb, the dump has $(stat -c %s "$WORK/dg-0.hprof")"
 DIFF=gc/002/diff/000
 names=$(t "$HEAPFS" ls "$TRACE" "$DIFF") || fail "ls $DIFF"
 for f in net_count net_bytes; do
