@@ -193,20 +193,6 @@ int cf_utf8_eq(const struct cf_class *c, uint16_t idx, const char *s)
 	return u && strlen(s) == len && !memcmp(u, s, len);
 }
 
-uint32_t cf_methods_with_frames(const struct cf_class *c)
-{
-	uint32_t n = 0;
-	for (uint16_t i = 0; i < c->nmethods; i++) {
-		const struct cf_code *k = c->methods[i].code;
-		for (uint32_t a = 0; k && a < k->nattrs; a++)
-			if (k->attrs[a].kind == CA_SMT) {
-				n++;
-				break;
-			}
-	}
-	return n;
-}
-
 uint16_t cf_class_name(const struct cf_class *c, uint16_t idx)
 {
 	if (idx == 0 || idx >= c->cp_count || c->cp_tag[idx] != CP_CLASS)
@@ -921,7 +907,7 @@ int cf_op_allocates(uint8_t op)
 	return op == 187 || op == 188 || op == 189 || op == 197;
 }
 
-static uint8_t insn_kind(uint8_t op)
+uint8_t cf_op_kind(uint8_t op)
 {
 	if ((op >= 153 && op <= 166) || op == 198 || op == 199)
 		return IK_COND;
@@ -982,7 +968,7 @@ int cf_code_decode(struct cf_class *c, const struct cf_code *k, struct cf_insn *
 		in->pc = pc;
 		in->len = (uint16_t)cf_insn_len(k->code, k->len, pc);
 		in->op = k->code[pc];
-		in->kind = insn_kind(in->op);
+		in->kind = cf_op_kind(in->op);
 		start[pc] = 1;
 		if (in->kind == IK_SWITCH) {
 			rc = switch_targets(c, k->code, in);

@@ -129,9 +129,6 @@ struct cf_class {
 int cf_parse(const uint8_t *data, size_t n, struct cf_class **out);
 void cf_free(struct cf_class *c);
 
-/* How many of c's methods have a StackMapTable (jimage.h: a class the JVM
- * rebuilds for a retransformation may have lost them). */
-uint32_t cf_methods_with_frames(const struct cf_class *c);
 /* Appends the class file to out.  0 or -ENOMEM / -E2BIG (a table overflows). */
 int cf_write(const struct cf_class *c, struct buf *out);
 
@@ -189,6 +186,9 @@ struct cf_insn {
 	uint32_t target0;        /* first target (COND, GOTO) */
 	uint32_t *targets;       /* SWITCH: [ntargets] absolute targets, arena memory */
 };
+
+/* The enum cf_insn_kind of opcode op. */
+uint8_t cf_op_kind(uint8_t op);
 
 /* Decodes a Code array.  *out: [*n] instructions in the class's arena.
  * Branch targets are checked to be instruction starts.  0 or -EINVAL/-ENOMEM. */

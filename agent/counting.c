@@ -300,7 +300,7 @@ struct counting {
 	struct jimage *jimage;                /* owned, during jdk_start: the runtime image */
 	uint64_t jdk_from_image;              /* JDK classes instrumented from the image's
 					       * class file (rebuilt without stack maps) */
-	uint64_t jdk_image_ns;                /* in jdk_original: checking, reading the image */
+	uint64_t jdk_image_ns;                /* in jdk_image_class: reading the image */
 	uint32_t jdk_refused;                 /* JDK classes RetransformClasses refused */
 	uint64_t jdk_start_ns;                /* VMInit: module reads, retransformation */
 	/* profile=FILE (profile.h): the plans read at start */
@@ -1257,33 +1257,54 @@ static void add_class(struct counting *cn, uint32_t m_first, uint32_t nm)
 	head->next = k;
 }
 
-/* jdk_initial's retransformation of a JDK class: when the bytes the JVM
- * rebuilt (data[0..len)) have no method with a StackMapTable and the
- * runtime image's class file of that name has some, *orig (caller frees)
- * gets the image's, and cn->jdk_from_image counts it: 0.  Otherwise
- * -ENOENT (the rebuilt bytes are used).  Only during jdk_start, on the
- * thread that retransforms (cn->jimage is set there alone). */
-static int jdk_original(struct counting *cn, const char *name, const unsigned char *data, jint len,
-			uint8_t **orig, size_t *orig_len)
+/* The runtime image's class file of a JDK class that jdk_initial's
+ * retransformation could not instrument as the JVM rebuilt it: without
+ * the stack-map frames its methods need (instr_class's INSTR_NO_FRAMES,
+ * jimage.h).  0 and *orig (caller frees), counted in cn->jdk_from_image;
+ * else the rebuilt bytes stay.  Only during jdk_start, on the thread that
+ * retransforms (cn->jimage is set there alone). */
+static int jdk_image_class(struct counting *cn, const char *name, uint8_t **orig, size_t *orig_len)
 {
-	struct cf_class *c = NULL, *o = NULL;
-	int rc = -ENOENT;
 	uint64_t t0 = agent_now_ns();
-	if (!cn->jdk_initial || cf_parse(data, (size_t)len, &c) || c->major < 50 || cf_methods_with_frames(c))
-		goto out;
-	if (jimage_read_class(cn->jimage, name, orig, orig_len))
-		goto out;
-	if (!cf_parse(*orig, *orig_len, &o) && cf_methods_with_frames(o)) {
-		cn->jdk_from_image++;
-		rc = 0;
-	} else {
-		free(*orig);
-		*orig = NULL;
-	}
-out:
-	cf_free(o);
-	cf_free(c);
+	int rc = jimage_read_class(cn->jimage, name, orig, orig_len);
+	cn->jdk_from_image += !rc;
 	cn->jdk_image_ns += agent_now_ns() - t0;
+	return rc;
+}
+
+/* The hook's instrumentation of one class, under cn->mu: instr_class with
+ * the hook's context, and its result counted.  frames_first: the caller
+ * has a class file with stack maps to retry with (instr_sink): then
+ * INSTR_NO_FRAMES comes back with nothing counted. */
+static int hook_instr(struct counting *cn, JNIEnv *jni, jclass redefined, jobject loader, const char *name, int jdk,
+		      const unsigned char *data, jint len, int frames_first, struct buf *out)
+{
+	pthread_mutex_lock(&cn->mu);
+	cn->retransforming = redefined != NULL;
+	cn->hook_jni = jni;
+	cn->hook_loader = loader;
+	cn->hook_name = name;
+	cn->sink.jdk = jdk;
+	cn->sink.caller = cn->opts.count_jdk && !jdk ? sink_caller : NULL;
+	cn->sink.frames_first = frames_first && cn->jdk_initial;
+	cn->callers_pending = cn->ncallers;
+	uint32_t m_first = cn->nm;
+	uint64_t t0 = agent_now_ns();
+	int rc = instr_class(data, (size_t)len, &cn->sink, cn->opts.count_sites ? INSTR_SITES : INSTR_PATHS, out,
+			     &cn->st);
+	cn->hook_ns[redefined && !cn->jdk_initial] += agent_now_ns() - t0; /* the JDK at VMInit: as at load */
+	cn->hook_jni = NULL;
+	cn->hook_loader = NULL;
+	cn->hook_name = NULL;
+	cn->sink.frames_first = 0;
+	if (rc < 0)
+		cn->failed++;
+	else if (rc == 1)
+		cn->classes++;
+	cn->jdk_classes += rc == 1 && jdk && (!redefined || cn->jdk_initial);
+	if (rc == 1 && (!redefined || cn->jdk_initial) && cn->nm > m_first)
+		add_class(cn, m_first, cn->nm - m_first);
+	pthread_mutex_unlock(&cn->mu);
 	return rc;
 }
 
@@ -1301,40 +1322,22 @@ void count_class_file_load(struct counting *cn, jvmtiEnv *jvmti, JNIEnv *jni, jc
 	 * original ones again, instrumented afresh with measured frequencies */
 	if (cn->platform_loader && (*jni)->IsSameObject(jni, loader, cn->platform_loader))
 		return;
-	/* a JDK class loaded before VMInit that the JVM rebuilt without its
-	 * stack maps: the image's class file instead (jimage.h) */
-	uint8_t *orig = NULL;
-	size_t orig_len = 0;
-	if (redefined && jdk && cn->jimage && !jdk_original(cn, name, data, len, &orig, &orig_len)) {
-		data = orig;
-		len = (jint)orig_len;
-	}
 	struct buf out;
 	buf_init(&out);
-	pthread_mutex_lock(&cn->mu);
-	cn->retransforming = redefined != NULL;
-	cn->hook_jni = jni;
-	cn->hook_loader = loader;
-	cn->hook_name = name;
-	cn->sink.jdk = jdk;
-	cn->sink.caller = cn->opts.count_jdk && !jdk ? sink_caller : NULL;
-	cn->callers_pending = cn->ncallers;
-	uint32_t m_first = cn->nm;
-	uint64_t t0 = agent_now_ns();
-	int rc = instr_class(data, (size_t)len, &cn->sink, cn->opts.count_sites ? INSTR_SITES : INSTR_PATHS, &out,
-			     &cn->st);
-	cn->hook_ns[redefined && !cn->jdk_initial] += agent_now_ns() - t0; /* the JDK at VMInit: as at load */
-	cn->hook_jni = NULL;
-	cn->hook_loader = NULL;
-	cn->hook_name = NULL;
-	if (rc < 0)
-		cn->failed++;
-	else if (rc == 1)
-		cn->classes++;
-	cn->jdk_classes += rc == 1 && jdk && (!redefined || cn->jdk_initial);
-	if (rc == 1 && (!redefined || cn->jdk_initial) && cn->nm > m_first)
-		add_class(cn, m_first, cn->nm - m_first);
-	pthread_mutex_unlock(&cn->mu);
+	/* a JDK class loaded before VMInit that the JVM rebuilt without its
+	 * stack maps: the image's class file instead (jimage.h), read only
+	 * when the instrumenter finds frames missing */
+	uint8_t *orig = NULL;
+	size_t orig_len = 0;
+	int image = redefined && jdk && cn->jimage;
+	int rc = hook_instr(cn, jni, redefined, loader, name, jdk, data, len, image, &out);
+	if (rc == INSTR_NO_FRAMES) {
+		if (!jdk_image_class(cn, name, &orig, &orig_len)) {
+			data = orig;
+			len = (jint)orig_len;
+		}
+		rc = hook_instr(cn, jni, redefined, loader, name, jdk, data, len, 0, &out);
+	}
 	if (rc == 1 && redefined)
 		ensure_counters(cn, jni); /* no ClassPrepare follows a retransformation */
 	unsigned char *p = NULL;
@@ -1898,7 +1901,7 @@ static uint32_t jdk_retransform(struct counting *cn, jvmtiEnv *jvmti, JNIEnv *jn
 /* jdk=on at VMInit: the helper's module made readable, then the counted
  * JDK classes loaded so far instrumented (ClassFileLoadHook takes the
  * later ones).  The cost, at start-up: cn->jdk_start_ns. */
-/* The runtime image of the JVM's java.home, for jdk_original (a JDK
+/* The runtime image of the JVM's java.home, for jdk_image_class (a JDK
  * without one, or without libjimage: the rebuilt bytes alone, as before). */
 static void jdk_open_image(struct counting *cn, jvmtiEnv *jvmti)
 {
@@ -2719,7 +2722,7 @@ static void jdk_stats(struct counting *cn)
 	pthread_mutex_unlock(&cn->pair_mu);
 	fprintf(stderr,
 		"heapfs-agent: mode=count: jdk=on: %llu JDK classes instrumented (%llu from the runtime image's class "
-		"file: the JVM rebuilt them without stack maps; %.1f ms checking and reading), %.1f ms at VMInit (module reads, "
+		"file: the JVM rebuilt them without stack maps; %.1f ms reading it), %.1f ms at VMInit (module reads, "
 		"the JDK classes loaded before it retransformed), %u application calls into the JDK marked "
 		"(%llu methods for those alone), %llu (caller, counter) pairs evicted to the agent so far "
 		"(%llu increments lost: out of memory)\n",

@@ -3065,6 +3065,42 @@ out:
 	return rc;
 }
 
+/* Whether the code has branch targets: a jump, a switch, an exception
+ * handler (code that does not scan counts as having some). */
+static int code_branches(const struct cf_code *k)
+{
+	if (k->nexc)
+		return 1;
+	for (uint32_t pc = 0; pc < k->len;) {
+		int l = cf_insn_len(k->code, k->len, pc);
+		if (l <= 0)
+			return 1;
+		uint8_t kind = cf_op_kind(k->code[pc]);
+		if (kind == IK_COND || kind == IK_GOTO || kind == IK_SWITCH || kind == IK_JSR)
+			return 1;
+		pc += (uint32_t)l;
+	}
+	return 0;
+}
+
+/* sink->frames_first: whether a method of c that instr_class would try to
+ * rewrite needs stack-map frames (version 50 on, branch targets) and has
+ * none.  A counter at a branch target needs the frame there
+ * (relocate_frames), so such a method would be left alone or fail the
+ * class; checked before anything is told to the sink, since a retry with
+ * other bytes must not find the methods registered twice. */
+static int lacks_frames(const struct cf_class *c, const struct instr_sink *sink, enum instr_mode mode)
+{
+	if (c->major < 50)
+		return 0;
+	for (uint32_t i = 0; i < c->nmethods; i++) {
+		const struct cf_member *m = &c->methods[i];
+		if (m->code && !code_smt(m->code) && code_branches(m->code) && !no_allocs_fast(m, sink, mode))
+			return 1;
+	}
+	return 0;
+}
+
 int instr_class(const uint8_t *data, size_t n, const struct instr_sink *sink, enum instr_mode mode, struct buf *out,
 		struct instr_stats *st)
 {
@@ -3072,6 +3108,10 @@ int instr_class(const uint8_t *data, size_t n, const struct instr_sink *sink, en
 	int rc = cf_parse(data, n, &c);
 	if (rc)
 		return rc;
+	if (sink->frames_first && lacks_frames(c, sink, mode)) {
+		cf_free(c);
+		return INSTR_NO_FRAMES;
+	}
 	uint16_t fieldref =
 		mode == INSTR_RELAYOUT ? 0 : cf_cp_fieldref(c, INSTR_COUNTERS_CLASS, INSTR_COUNTERS_FIELD, "[J");
 	/* the JDK's classes count through heapfs.Threads.j (instrument.h,

@@ -215,6 +215,16 @@ struct instr_sink {
 				    * may cover a constructor's super() call:
 				    * its counters go after the call, or one per
 				    * site (instrument.c, plan_ctor_paths). */
+	int frames_first;          /* 1: a class of version 50 on with a method to
+				    * rewrite whose code has branch targets (a
+				    * jump, a switch, a handler) but no
+				    * StackMapTable (a JDK class the JVM rebuilt
+				    * without, agent/jimage.h) is not instrumented:
+				    * instr_class returns INSTR_NO_FRAMES before
+				    * telling the sink anything, so that the caller
+				    * can instrument a class file with the frames
+				    * instead.  0: such a method is left alone
+				    * (instr_stats.skipped) or fails the class. */
 };
 
 /* FNV-1a (64 bits) of a method's code and exception table. */
@@ -277,9 +287,13 @@ enum instr_mode {
 			    * relocation machinery (tests: output = input) */
 };
 
+/* instr_class's answer to sink->frames_first: the class lacks the frames. */
+#define INSTR_NO_FRAMES 2
+
 /* Instruments one class.  Returns 1 and appends the new class to out, 0 if
- * nothing was changed (out untouched), or a negative errno (class not
- * parseable, out of memory; out untouched). */
+ * nothing was changed (out untouched), INSTR_NO_FRAMES (sink->frames_first
+ * only; out untouched, nothing told to the sink), or a negative errno
+ * (class not parseable, out of memory; out untouched). */
 int instr_class(const uint8_t *data, size_t n, const struct instr_sink *sink, enum instr_mode mode, struct buf *out,
 		struct instr_stats *st);
 

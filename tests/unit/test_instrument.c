@@ -955,6 +955,62 @@ static void test_sites_requested(void **state)
 	assert_int_equal(T.corr_ranges, 0);
 }
 
+/* A class file without its StackMapTables (what the JVM rebuilds for a
+ * boot class it did not verify, agent/jimage.h). */
+static void strip_frames(const uint8_t *in, size_t n, struct buf *out)
+{
+	struct cf_class *c;
+	assert_int_equal(cf_parse(in, n, &c), 0);
+	for (uint32_t i = 0; i < c->nmethods; i++) {
+		struct cf_code *k = c->methods[i].code;
+		uint32_t kept = 0;
+		for (uint32_t a = 0; k && a < k->nattrs; a++)
+			if (k->attrs[a].kind != CA_SMT)
+				k->attrs[kept++] = k->attrs[a];
+		if (k)
+			k->nattrs = kept;
+	}
+	assert_int_equal(cf_write(c, out), 0);
+	cf_free(c);
+}
+
+/* sink->frames_first: a class whose methods need the frames it lacks
+ * comes back as INSTR_NO_FRAMES with nothing told to the sink (the agent
+ * retries with the runtime image's class file); with its frames it is
+ * instrumented; without the flag its methods are left alone or it fails. */
+static void test_frames_first(void **state)
+{
+	(void)state;
+	size_t n = 0;
+	uint8_t *data = slurp(JDK_CLASSES_DIR "/java.base/java/lang/Long.class", &n);
+	assert_non_null(data);
+	struct buf stripped, out;
+	buf_init(&stripped);
+	buf_init(&out);
+	strip_frames(data, n, &stripped);
+	struct instr_sink s = sink;
+	s.frames_first = 1;
+	struct instr_stats st = { 0 }, zero = { 0 };
+	uint32_t counters = T.next_counter, methods = next_method_id;
+	uint64_t announced = T.counters_announced;
+	assert_int_equal(instr_class(stripped.data, stripped.len, &s, INSTR_PATHS, &out, &st), INSTR_NO_FRAMES);
+	assert_int_equal(out.len, 0);
+	assert_int_equal(T.next_counter, counters);
+	assert_int_equal(next_method_id, methods);
+	assert_int_equal(T.counters_announced, announced);
+	assert_memory_equal(&st, &zero, sizeof(st));
+	assert_int_equal(instr_class(data, n, &s, INSTR_PATHS, &out, &st), 1);
+	assert_int_equal(st.skipped, 0);
+	s.frames_first = 0;
+	st = zero;
+	out.len = 0;
+	int rc = instr_class(stripped.data, stripped.len, &s, INSTR_PATHS, &out, &st);
+	assert_true(rc < 0 || st.skipped > 0);
+	buf_free(&stripped);
+	buf_free(&out);
+	free(data);
+}
+
 static void test_counters_class(void **state)
 {
 	(void)state;
@@ -1217,6 +1273,7 @@ int main(void)
 		cmocka_unit_test(test_solve_flow_components),
 		cmocka_unit_test(test_code_hash),
 		cmocka_unit_test(test_sites_requested),
+		cmocka_unit_test(test_frames_first),
 		cmocka_unit_test(test_instrument_jdk_bytecode),
 		cmocka_unit_test(test_inline_jdk),
 		cmocka_unit_test(test_trampolines),
