@@ -33,8 +33,23 @@
 
 #define SUS_MAGIC 0x31535553u /* "SUS1" */
 
-/* What warm_graph_sections computes at once (see there). */
-enum { WARM_DOMINATORS, WARM_DS_HEADS, WARM_HEALTH, WARM_CENSUS, WARM_COUNT };
+/* The graph sections' steps (graph_sections): the big-retainer section's
+ * first two (its last is no step: big_end) and the analyses the bloat
+ * section reads. */
+enum { STEP_BIG_BEGIN, STEP_HEALTH, STEP_CENSUS, STEP_BIG_CLOSURES, STEP_DS_HEADS, STEP_COUNT };
+
+#define BIG_CAND_MAX 32 /* candidate types whose closures the big section computes */
+
+/* The big-retainer section between its steps (big_begin, big_closures,
+ * big_end): its finding, the threshold, and the candidate types with the
+ * lower bound of their retained size, then their GC closures' bytes. */
+struct big_pending {
+	struct sus_finding *f;
+	uint64_t min, heap;
+	uint32_t maxpct;
+	uint32_t ncand, cand[BIG_CAND_MAX];
+	uint64_t cand_lb[BIG_CAND_MAX], cand_ret[BIG_CAND_MAX];
+};
 
 struct sctx {
 	const struct sus_source *src;
@@ -58,15 +73,16 @@ struct sctx {
 		struct closure_metrics deep, ret;
 	} memo[CLO_MEMO_MAX];
 	uint32_t nmemo;
-	/* The graph sections' analyses at warm.gci, computed at once by
-	 * warm_graph_sections (threads > 1) and held here until the sections
-	 * are done (the source's cache may be too small to keep them, and
-	 * would then compute them again); have[k]: task k's result is here. */
+	/* The graph sections at warm.gci (graph_sections): the big section
+	 * between its steps, and the analyses the bloat section reads, held
+	 * here until the sections are done (the source's cache may be too
+	 * small to keep them, and would then compute them again); steps: the
+	 * round graph_task runs; pin[k]: what step k holds. */
 	struct {
 		uint32_t gci;
-		int have[WARM_COUNT];
-		void *pin[WARM_COUNT];
-		struct dominators dom;
+		const uint8_t *steps;
+		void *pin[STEP_COUNT];
+		struct big_pending big;
 		const struct ds_head *heads;
 		uint32_t nheads;
 		const struct cls_row *rows;
@@ -1435,55 +1451,93 @@ static int big_objects(struct sctx *c, const struct heap_state *s, const struct 
 	return rc;
 }
 
-static int warmed(const struct sctx *c, uint32_t task, uint32_t gci);
-
-/* The types that retain the most: a lower bound of each type's retained
- * size from the dominator tree picks the candidates, then their GC
- * closures.  The closures need neither the tree nor the dominators, so
- * both are let go first (*dt freed, *de released: a mount's default
- * result budget does not keep a big heap's dominators unpinned), and the
- * closures' scratch does not sit beside them at the peak. */
-static int big_types(struct sctx *c, const struct heap_state *s, const struct dominators *d,
-		     struct sus_domtree *dt, void **de, uint64_t min, uint64_t heap, uint32_t gci,
-		     uint32_t *maxpct)
+/* The big-retainer section's first step: its finding, the biggest
+ * objects from the dominator tree, and the candidate types by a lower
+ * bound of their retained size from the tree.  The tree and the
+ * dominators are let go before it returns (a mount's default result
+ * budget does not keep a big heap's dominators unpinned), so that nothing
+ * computed after it, the candidates' closures included, sits beside
+ * them: they are the peak of the report. */
+static int big_begin(struct sctx *c, uint32_t gci, struct big_pending *b)
 {
-	uint32_t nt = c->t->ntypes, cand[32];
-	uint32_t *info_key = malloc(sizeof *info_key * (s->ninfos ? s->ninfos : 1));
-	uint64_t *lb = malloc(sizeof *lb * (nt ? nt : 1));
-	int rc = 0;
+	const struct heap_state *s;
+	void *de = NULL;
+	struct dominators d;
+	struct sus_domtree dt;
+	uint32_t nt = c->t->ntypes;
+	uint32_t *info_key = NULL;
+	uint64_t *lb = NULL;
+	memset(&dt, 0, sizeof dt);
+	int rc = state_get(c, gci, &s);
+	if (rc)
+		return rc;
+	if ((rc = c->src->dominators(c->src->ctx, gci, &de, &d)))
+		goto out;
+	if ((rc = sus_domtree_build(s->n, d.idom, &dt)))
+		goto out;
+	uint64_t heap = s->reachable_bytes;
+	b->heap = heap;
+	b->min = heap / 100 * c->p->big_pct + heap % 100 * c->p->big_pct / 100;
+	if (!(b->f = finding_new(c, SUS_BIG, 0))) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	b->f->start_gci = b->f->end_gci = gci;
+	b->f->pct = c->p->big_pct;
+	b->f->bytes = heap;
+	b->maxpct = 0;
+	if ((rc = add_claim(c, (struct sus_claim){ .what = SUS_C_BIG_INTRO, .gci = gci })) ||
+	    (rc = big_objects(c, s, &d, &dt, b->min, heap, gci, &b->maxpct)))
+		goto out;
+	info_key = malloc(sizeof *info_key * (s->ninfos ? s->ninfos : 1));
+	lb = malloc(sizeof *lb * (nt ? nt : 1));
 	if (!info_key || !lb) {
 		rc = -ENOMEM;
 		goto out;
 	}
 	for (uint32_t i = 0; i < s->ninfos; i++)
 		info_key[i] = s->infos[i].type;
-	if ((rc = sus_key_retained(dt, d->retained, s->info, info_key, nt, lb)))
+	if ((rc = sus_key_retained(&dt, d.retained, s->info, info_key, nt, lb)))
 		goto out;
-	uint32_t ncand = sus_top_k(lb, nt, c->p->top < 32 ? c->p->top : 32, cand);
-	sus_domtree_free(dt);
-	d = NULL;
-	if (*de) {
-		release(c, *de);
-		*de = NULL;
-	} else if (warmed(c, WARM_DOMINATORS, gci)) {
-		release(c, c->warm.pin[WARM_DOMINATORS]);
-		c->warm.pin[WARM_DOMINATORS] = NULL;
-		c->warm.have[WARM_DOMINATORS] = 0;
-	}
-	struct grower g[32];
+	b->ncand = sus_top_k(lb, nt, c->p->top < BIG_CAND_MAX ? c->p->top : BIG_CAND_MAX, b->cand);
+	for (uint32_t i = 0; i < b->ncand; i++)
+		b->cand_lb[i] = lb[b->cand[i]];
+out:
+	free(info_key);
+	free(lb);
+	sus_domtree_free(&dt);
+	release(c, de);
+	state_put(c, s);
+	return rc;
+}
+
+/* The second step: the candidates' GC closures, which need neither the
+ * tree nor the dominators. */
+static int big_closures(struct sctx *c, uint32_t gci, struct big_pending *b)
+{
+	int rc = 0;
+	for (uint32_t i = 0; i < b->ncand && !rc; i++)
+		rc = group_retained(c, gci, 0, b->cand[i], &b->cand_ret[i]);
+	return rc;
+}
+
+/* The last: the candidates that retain the most, as the finding's claims
+ * (after big_begin's: no other finding took claims in between). */
+static int big_end(struct sctx *c, uint32_t gci, struct big_pending *b)
+{
+	struct grower g[BIG_CAND_MAX];
 	uint32_t ng = 0;
-	for (uint32_t i = 0; i < ncand; i++) {
-		uint64_t retained;
-		if ((rc = group_retained(c, gci, 0, cand[i], &retained)))
-			goto out;
-		if (retained >= min && retained > 0)
-			g[ng++] = (struct grower){ cand[i], (int64_t)lb[cand[i]], 0, retained };
+	int rc = 0;
+	for (uint32_t i = 0; i < b->ncand; i++) {
+		uint64_t retained = b->cand_ret[i];
+		if (retained >= b->min && retained > 0)
+			g[ng++] = (struct grower){ b->cand[i], (int64_t)b->cand_lb[i], 0, retained };
 	}
 	qsort(g, ng, sizeof *g, grower_by_retained);
 	for (uint32_t i = 0; i < ng && i < c->p->top && !rc; i++) {
-		uint32_t pct = sus_pct(g[i].retained, heap);
-		if (pct > *maxpct)
-			*maxpct = pct;
+		uint32_t pct = sus_pct(g[i].retained, b->heap);
+		if (pct > b->maxpct)
+			b->maxpct = pct;
 		rc = add_claim(c, (struct sus_claim){ .what = SUS_C_BIG_TYPE, .gci = gci,
 						      .key = type_key(c, g[i].key),
 						      .bytes = g[i].retained, .pct = pct });
@@ -1492,45 +1546,46 @@ static int big_types(struct sctx *c, const struct heap_state *s, const struct do
 							      .gci = gci, .key = type_key(c, g[i].key),
 							      .bytes = (uint64_t)g[i].net_b });
 	}
-out:
-	free(info_key);
-	free(lb);
+	if (!rc && b->maxpct == 0)
+		rc = add_claim(c, (struct sus_claim){ .what = SUS_C_BIG_NONE, .gci = gci,
+						      .pct = c->p->big_pct });
+	b->f->severity = b->maxpct;
 	return rc;
 }
 
-/* The analyses the big-retainer and bloat sections read at gci, computed
- * at once on src->threads threads so that the sections, which run one
- * after the other, find them ready in c->warm.  Each task writes only its
- * own fields.  Costs memory: the results are held together, where one
- * thread would have dropped the dominators before the bloat section. */
 static double secs_between(const struct timespec *a, const struct timespec *b)
 {
 	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) * 1e-9;
 }
 
-static int warm_task(void *vctx, uint32_t task, uint32_t worker)
+/* One step of a round of graph_sections, on a worker.  Each writes only
+ * its own fields of c->warm; the big steps also write the findings, the
+ * claims and the closures' memo, which no other step touches. */
+static int graph_task(void *vctx, uint32_t task, uint32_t worker)
 {
 	struct sctx *c = vctx;
-	uint32_t gci = c->warm.gci;
+	uint32_t gci = c->warm.gci, step = c->warm.steps[task];
 	int rc = 0;
 	struct timespec w0, c0, w1, c1;
 	clock_gettime(CLOCK_MONOTONIC, &w0);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
-	switch (task) {
-	case WARM_DOMINATORS:
-		rc = c->src->dominators(c->src->ctx, gci, &c->warm.pin[task], &c->warm.dom);
+	switch (step) {
+	case STEP_BIG_BEGIN:
+		rc = big_begin(c, gci, &c->warm.big);
 		break;
-	case WARM_DS_HEADS:
-		rc = c->src->ds_heads(c->src->ctx, gci, &c->warm.pin[task], &c->warm.heads, &c->warm.nheads);
+	case STEP_BIG_CLOSURES:
+		rc = big_closures(c, gci, &c->warm.big);
 		break;
-	case WARM_HEALTH: {
+	case STEP_DS_HEADS:
+		rc = c->src->ds_heads(c->src->ctx, gci, &c->warm.pin[step], &c->warm.heads, &c->warm.nheads);
+		break;
+	case STEP_HEALTH: {
 		struct chain ch;
 		chain_init(&ch);
-		rc = c->src->classification(c->src->ctx, gci, &ch, c->cls_ih, &c->warm.pin[task], &c->warm.rows,
-					    &c->warm.nrows);
+		rc = classification(c, gci, &ch, c->cls_ih, &c->warm.pin[step], &c->warm.rows, &c->warm.nrows);
 		break;
 	}
-	case WARM_CENSUS: {
+	case STEP_CENSUS: {
 		const struct heap_state *s;
 		if ((rc = state_get(c, gci, &s)))
 			break;
@@ -1539,79 +1594,11 @@ static int warm_task(void *vctx, uint32_t task, uint32_t worker)
 		break;
 	}
 	}
-	c->warm.have[task] = !rc;
 	clock_gettime(CLOCK_MONOTONIC, &w1);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
 	if (getenv("HEAPFS_TIMING")) /* as lap() */
-		fprintf(stderr, "heapfs: suspects: at once, task %u on worker %u: %.3f s wall %.3f s thread cpu\n", task,
+		fprintf(stderr, "heapfs: suspects: at once, task %u on worker %u: %.3f s wall %.3f s thread cpu\n", step,
 			worker, secs_between(&w0, &w1), secs_between(&c0, &c1));
-	return rc;
-}
-
-static int warm_graph_sections(struct sctx *c, uint32_t gci)
-{
-	if (c->src->threads < 2)
-		return 0;
-	c->warm.gci = gci;
-	return par_for(c->src->threads, WARM_COUNT, warm_task, c);
-}
-
-static void warm_drop(struct sctx *c)
-{
-	for (uint32_t k = 0; k < WARM_COUNT; k++) {
-		release(c, c->warm.pin[k]);
-		c->warm.pin[k] = NULL;
-		c->warm.have[k] = 0;
-	}
-	buf_free(&c->warm.census);
-}
-
-static int warmed(const struct sctx *c, uint32_t task, uint32_t gci)
-{
-	return c->warm.have[task] && c->warm.gci == gci;
-}
-
-static int sec_big(struct sctx *c, uint32_t gci)
-{
-	const struct heap_state *s;
-	void *de = NULL;
-	struct dominators d;
-	struct sus_domtree dt;
-	memset(&dt, 0, sizeof dt);
-	int rc = state_get(c, gci, &s);
-	if (rc)
-		return rc;
-	if (warmed(c, WARM_DOMINATORS, gci))
-		d = c->warm.dom;
-	else if ((rc = c->src->dominators(c->src->ctx, gci, &de, &d)))
-		goto out;
-	if ((rc = sus_domtree_build(s->n, d.idom, &dt)))
-		goto out;
-	uint64_t heap = s->reachable_bytes;
-	uint64_t min = heap / 100 * c->p->big_pct + heap % 100 * c->p->big_pct / 100;
-	struct sus_finding *f = finding_new(c, SUS_BIG, 0);
-	if (!f) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	f->start_gci = f->end_gci = gci;
-	f->pct = c->p->big_pct;
-	f->bytes = heap;
-	uint32_t maxpct = 0;
-	rc = add_claim(c, (struct sus_claim){ .what = SUS_C_BIG_INTRO, .gci = gci });
-	if (!rc)
-		rc = big_objects(c, s, &d, &dt, min, heap, gci, &maxpct);
-	if (!rc)
-		rc = big_types(c, s, &d, &dt, &de, min, heap, gci, &maxpct);
-	if (!rc && maxpct == 0)
-		rc = add_claim(c, (struct sus_claim){ .what = SUS_C_BIG_NONE, .gci = gci,
-						      .pct = c->p->big_pct });
-	f->severity = maxpct;
-out:
-	sus_domtree_free(&dt);
-	if (de)
-		release(c, de);
-	state_put(c, s);
 	return rc;
 }
 
@@ -1624,24 +1611,13 @@ struct ds_agg {
 static int bloat_structures(struct sctx *c, uint32_t gci, uint64_t heap, uint64_t *flagged)
 {
 	const struct heap_state *s;
-	void *e;
-	const struct ds_head *h;
-	uint32_t nh, nt = c->t->ntypes;
+	const struct ds_head *h = c->warm.heads;
+	uint32_t nh = c->warm.nheads, nt = c->t->ntypes;
 	int rc = state_get(c, gci, &s);
 	if (rc)
 		return rc;
-	e = NULL;
-	if (warmed(c, WARM_DS_HEADS, gci)) {
-		h = c->warm.heads;
-		nh = c->warm.nheads;
-	} else if ((rc = c->src->ds_heads(c->src->ctx, gci, &e, &h, &nh))) {
-		state_put(c, s);
-		return rc;
-	}
 	struct ds_agg *a = calloc(nt + 1, sizeof *a);
 	uint64_t *own = calloc(nt + 1, sizeof *own), *empty = calloc(nt + 1, sizeof *empty);
-	struct buf cb;
-	buf_init(&cb);
 	uint32_t top[16];
 	if (!a || !own || !empty) {
 		rc = -ENOMEM;
@@ -1657,11 +1633,7 @@ static int bloat_structures(struct sctx *c, uint32_t gci, uint64_t heap, uint64_
 	}
 	/* empty collections: real ones (analyses/collections.h), not every
 	 * structure the roles found (a value wrapper is one of those) */
-	const struct buf *census = &cb;
-	if (warmed(c, WARM_CENSUS, gci))
-		census = &c->warm.census;
-	else if ((rc = coll_census(c->t, s, &cb)))
-		goto out;
+	const struct buf *census = &c->warm.census;
 	const struct coll_stat *cs = (const struct coll_stat *)census->data;
 	size_t ncs = census->len / sizeof *cs;
 	for (size_t k = 0; k < ncs; k++)
@@ -1715,30 +1687,18 @@ static int bloat_structures(struct sctx *c, uint32_t gci, uint64_t heap, uint64_
 						      .pct = COLL_SPARSE_PCT });
 	}
 out:
-	buf_free(&cb);
 	free(a);
 	free(own);
 	free(empty);
-	release(c, e);
 	state_put(c, s);
 	return rc;
 }
 
 static int bloat_health(struct sctx *c, uint32_t gci)
 {
-	struct chain ch;
-	void *e;
-	const struct cls_row *rows;
-	uint32_t nrows;
-	chain_init(&ch);
+	const struct cls_row *rows = c->warm.rows;
+	uint32_t nrows = c->warm.nrows;
 	int rc = 0;
-	e = NULL;
-	if (warmed(c, WARM_HEALTH, gci)) {
-		rows = c->warm.rows;
-		nrows = c->warm.nrows;
-	} else if ((rc = classification(c, gci, &ch, c->cls_ih, &e, &rows, &nrows))) {
-		return rc;
-	}
 	uint64_t total = 0;
 	for (uint32_t r = 0; r < nrows; r++)
 		total += rows[r].b[COL_LIVE];
@@ -1748,7 +1708,6 @@ static int bloat_health(struct sctx *c, uint32_t gci)
 					rows[r].b[COL_LIVE] };
 		rc = buf_put(&c->shares, &sh, sizeof sh);
 	}
-	release(c, e);
 	if (!rc)
 		rc = add_claim(c, (struct sus_claim){ .what = SUS_C_HEALTH, .gci = gci,
 						      .item_first = first, .nitems = nrows });
@@ -1781,6 +1740,62 @@ static int sec_bloat(struct sctx *c, uint32_t gci)
 	lap("bloat: instance health", &t0);
 	f->severity = sus_pct(flagged, heap);
 	return rc;
+}
+
+/* The big-retainer and bloat sections at gci, in two rounds of steps, each
+ * round's steps at once on up to src->threads threads (one after the
+ * other on one).  What may run beside what is chosen by memory: the
+ * dominators and the dominator tree (big_begin, the peak) only beside the
+ * instance-health classification and the census, which hold a few MB
+ * (about 3 MB on a 24 M-object heap; the data-structure roles' 6 bytes an
+ * object beside the dominators took 2 threads from 59.5 to 64-69 bytes an
+ * object there); the roles then beside the candidates' closures, once the
+ * dominators are let go.  Results are the same for any number of threads:
+ * within a round only big_begin adds claims, and the rounds, big_end and
+ * the bloat section run in this order. */
+static int graph_sections(struct sctx *c, uint32_t gci, struct lap_t *t0)
+{
+	static const uint8_t round1[] = { STEP_BIG_BEGIN, STEP_HEALTH, STEP_CENSUS };
+	static const uint8_t round2[] = { STEP_BIG_CLOSURES, STEP_DS_HEADS };
+	struct progress *pr = progress_here();
+	uint32_t g = c->t->gcs[gci].gc;
+	const struct heap_state *s;
+	/* held through both rounds and the bloat section: each step gets the
+	 * state on its own, and it must not be rebuilt between them */
+	int rc = state_get(c, gci, &s);
+	if (rc)
+		return rc;
+	c->warm.gci = gci;
+	progress_phase(pr, 0, "suspects: dominators, big objects and instance health of GC %u", g);
+	c->warm.steps = round1;
+	rc = par_for(c->src->threads, sizeof round1, graph_task, c);
+	lap("dominators and health", t0);
+	if (!rc) {
+		progress_phase(pr, 0, "suspects: big types' closures and structures at GC %u", g);
+		c->warm.steps = round2;
+		rc = par_for(c->src->threads, sizeof round2, graph_task, c);
+		lap("closures and structures", t0);
+	}
+	if (!rc) {
+		rc = big_end(c, gci, &c->warm.big);
+		lap("big retainers: claims", t0);
+	}
+	if (!rc) {
+		progress_phase(pr, 0, "suspects: bloat at GC %u", g);
+		rc = sec_bloat(c, gci);
+		lap("bloat", t0);
+	}
+	state_put(c, s);
+	return rc;
+}
+
+static void warm_drop(struct sctx *c)
+{
+	for (uint32_t k = 0; k < STEP_COUNT; k++) {
+		release(c, c->warm.pin[k]);
+		c->warm.pin[k] = NULL;
+	}
+	buf_free(&c->warm.census);
 }
 
 /* ---- assembling ---- */
@@ -1912,21 +1927,8 @@ static int gather(struct sctx *c)
 		rc = sec_churn(c, w.churn);
 		lap("churn", &t0);
 	}
-	if (!rc && g != UINT32_MAX) {
-		progress_phase(pr, 0, "suspects: dominators, structures and health of GC %u", c->t->gcs[g].gc);
-		rc = warm_graph_sections(c, g);
-		lap("dominators, structures and health at once", &t0);
-	}
-	if (!rc && g != UINT32_MAX) {
-		progress_phase(pr, 0, "suspects: big retainers at GC %u", c->t->gcs[g].gc);
-		rc = sec_big(c, g);
-		lap("big retainers", &t0);
-	}
-	if (!rc && g != UINT32_MAX) {
-		progress_phase(pr, 0, "suspects: bloat at GC %u", c->t->gcs[g].gc);
-		rc = sec_bloat(c, g);
-		lap("bloat", &t0);
-	}
+	if (!rc && g != UINT32_MAX)
+		rc = graph_sections(c, g, &t0);
 	warm_drop(c);
 	if (!rc && !w.leak->found && !w.gc_overhead->found && !w.churn->found)
 		rc = add_check(c, (struct sus_check){ .what = SUS_CHECK_QUIET });

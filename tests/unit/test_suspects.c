@@ -407,8 +407,8 @@ static void check_layout(const char *text)
 }
 
 /* The report is the same on one thread and on several: with several, the
- * graph sections' analyses are computed at once first (warm_graph_sections
- * in analyses/suspects_find.c) and the sections read them from there. */
+ * graph sections' steps run at once in two rounds (graph_sections in
+ * analyses/suspects_find.c) and the sections read the results from there. */
 static void test_same_with_threads(void **state)
 {
 	(void)state;
