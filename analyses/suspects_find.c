@@ -100,21 +100,33 @@ struct lap_t {
 	double wall, cpu;
 };
 
-static void lap_now(struct lap_t *t)
-{
-	struct timespec w, c;
-	clock_gettime(CLOCK_MONOTONIC, &w);
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c);
-	t->wall = (double)w.tv_sec + (double)w.tv_nsec * 1e-9;
-	t->cpu = (double)c.tv_sec + (double)c.tv_nsec * 1e-9;
-}
-
-static void lap(const char *what, struct lap_t *t0)
+static int timing_on(void)
 {
 	/* read each time (a handful of laps per report): FUSE threads share
 	 * no lazily set flag */
 	const char *v = getenv("HEAPFS_TIMING");
-	if (!v || !*v || !strcmp(v, "0"))
+	return v && *v && strcmp(v, "0");
+}
+
+/* The wall clock and the CPU clock cpu: the process's for the report's
+ * parts, a worker's own for a step run beside others (graph_task). */
+static void lap_now_on(struct lap_t *t, clockid_t cpu)
+{
+	struct timespec w, c;
+	clock_gettime(CLOCK_MONOTONIC, &w);
+	clock_gettime(cpu, &c);
+	t->wall = (double)w.tv_sec + (double)w.tv_nsec * 1e-9;
+	t->cpu = (double)c.tv_sec + (double)c.tv_nsec * 1e-9;
+}
+
+static void lap_now(struct lap_t *t)
+{
+	lap_now_on(t, CLOCK_PROCESS_CPUTIME_ID);
+}
+
+static void lap(const char *what, struct lap_t *t0)
+{
+	if (!timing_on())
 		return;
 	struct lap_t t1;
 	lap_now(&t1);
@@ -1553,11 +1565,6 @@ static int big_end(struct sctx *c, uint32_t gci, struct big_pending *b)
 	return rc;
 }
 
-static double secs_between(const struct timespec *a, const struct timespec *b)
-{
-	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) * 1e-9;
-}
-
 /* One step of a round of graph_sections, on a worker.  Each writes only
  * its own fields of c->warm; the big steps also write the findings, the
  * claims and the closures' memo, which no other step touches. */
@@ -1566,9 +1573,8 @@ static int graph_task(void *vctx, uint32_t task, uint32_t worker)
 	struct sctx *c = vctx;
 	uint32_t gci = c->warm.gci, step = c->warm.steps[task];
 	int rc = 0;
-	struct timespec w0, c0, w1, c1;
-	clock_gettime(CLOCK_MONOTONIC, &w0);
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+	struct lap_t t0, t1;
+	lap_now_on(&t0, CLOCK_THREAD_CPUTIME_ID);
 	switch (step) {
 	case STEP_BIG_BEGIN:
 		rc = big_begin(c, gci, &c->warm.big);
@@ -1594,11 +1600,11 @@ static int graph_task(void *vctx, uint32_t task, uint32_t worker)
 		break;
 	}
 	}
-	clock_gettime(CLOCK_MONOTONIC, &w1);
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
-	if (getenv("HEAPFS_TIMING")) /* as lap() */
-		fprintf(stderr, "heapfs: suspects: at once, task %u on worker %u: %.3f s wall %.3f s thread cpu\n", step,
-			worker, secs_between(&w0, &w1), secs_between(&c0, &c1));
+	if (timing_on()) {
+		lap_now_on(&t1, CLOCK_THREAD_CPUTIME_ID);
+		fprintf(stderr, "heapfs: suspects: at once, task %u on worker %u: %.3f s wall %.3f s thread cpu\n",
+			step, worker, t1.wall - t0.wall, t1.cpu - t0.cpu);
+	}
 	return rc;
 }
 
