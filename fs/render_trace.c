@@ -286,7 +286,9 @@ int render_gcs_csv(struct hfs *fs, struct buf *out)
 
 
 /* The memory bound (README, "Memory"): what is cached stays within
- * cache_mb, except states pinned by computations under way; at most
+ * cache_mb, except states pinned by computations under way and the most
+ * recently used state when it alone is larger than the states' budget
+ * (model/state_cache.h: kept rather than rebuilt for every read); at most
  * compute_threads computations run at once (renders and listings), each holding at most
  * WORKING_SET_STATES states' worth (two states and a build base pinned,
  * and temporaries no larger than two states); the rest is fixed: the
@@ -303,6 +305,7 @@ static int render_memory_status(struct hfs *fs, const struct state_cache_stats *
 		jobs_stats(fs->list_jobs, &ls);
 	uint64_t fixed = fs->open_peak + rs->sizes_bytes;
 	uint64_t ws = WORKING_SET_STATES * ss->largest;
+	uint64_t over = ss->largest > ss->budget ? ss->largest : 0; /* a state kept over budget */
 	/* listings need states too (a classification's census) */
 	uint64_t threads = (uint64_t)js.max_threads + ls.max_threads;
 	js.running += ls.running;
@@ -319,7 +322,7 @@ static int render_memory_status(struct hfs *fs, const struct state_cache_stats *
 	if (!rc) rc = kv_u64(out, "memory_cache_budget", fs->cache_budget);
 	if (!rc) rc = kv_u64(out, "memory_fixed", fixed);
 	if (!rc) rc = kv_u64(out, "largest_working_set", ws);
-	if (!rc) rc = kv_u64(out, "memory_bound", fixed + fs->cache_budget + threads * ws);
+	if (!rc) rc = kv_u64(out, "memory_bound", fixed + fs->cache_budget + over + threads * ws);
 	if (!rc) rc = kv_u64(out, "rss", proc_status_bytes("VmRSS"));
 	if (!rc) rc = kv_u64(out, "peak_rss", proc_status_bytes("VmHWM"));
 	return rc;

@@ -74,15 +74,21 @@ void state_cache_free(struct state_cache *c)
 	free(c);
 }
 
-/* Frees least-recently-used unpinned states until within budget.  Caller
- * holds the lock. */
+/* Frees least-recently-used unpinned states until within budget, but
+ * never the most recently used one: a state larger than the budget would
+ * otherwise be freed as soon as its reader lets it go, and rebuilt for
+ * every file read after (seen: a 24 M-object trace's 836 MiB state under
+ * the default 768 MiB, 486 builds for 100 reads).  Caller holds the lock. */
 static void evict(struct state_cache *c)
 {
 	while (c->used > c->budget) {
-		struct entry *victim = NULL;
+		struct entry *victim = NULL, *newest = NULL;
+		for (uint32_t i = 0; i < c->t->ngcs; i++)
+			if (c->e[i].state && (!newest || c->e[i].last_used > newest->last_used))
+				newest = &c->e[i];
 		for (uint32_t i = 0; i < c->t->ngcs; i++) {
 			struct entry *e = &c->e[i];
-			if (e->state && !e->pins && e->state != c->t->prebuilt &&
+			if (e->state && !e->pins && e->state != c->t->prebuilt && e != newest &&
 			    (!victim || e->last_used < victim->last_used))
 				victim = e;
 		}

@@ -3,7 +3,9 @@
  * Concurrent readers asking for the same GC wait for the one build in
  * progress instead of starting another ("single flight").  A state handed
  * out is pinned until released, so eviction never frees a state in use;
- * the budget may be exceeded while pinned states hold memory.
+ * the budget may be exceeded while pinned states hold memory, and by the
+ * most recently used state, which is never evicted (one state larger than
+ * the budget is kept rather than rebuilt for every read).
  *
  * Ownership: the cache owns the states it builds; a state the trace
  * brought along (trace->prebuilt, a heap dump opened directly) stays the

@@ -508,7 +508,7 @@ static void test_state_cache_budget(void **state)
 	struct trace *t;
 	open_ok(p, &t);
 	struct state_cache *c;
-	assert_int_equal(state_cache_new(&c, t, 1, 0), 0); /* 1 byte: keep nothing unpinned */
+	assert_int_equal(state_cache_new(&c, t, 1, 0), 0); /* 1 byte: only the newest state fits */
 	const struct heap_state *s1, *s1b;
 	struct htr_err err;
 	assert_int_equal(state_cache_get(c, 0, &s1, &err), 0);
@@ -520,8 +520,22 @@ static void test_state_cache_budget(void **state)
 	state_cache_stats(c, &st);
 	assert_int_equal(st.builds, 1);
 	assert_int_equal(st.hits, 1);
-	assert_int_equal(st.cached, 0); /* evicted once unpinned: over budget */
+	assert_int_equal(st.cached, 1); /* over budget, but the newest: kept */
+	assert_int_equal(st.evictions, 0);
+	assert_int_equal(state_cache_get(c, 0, &s1, &err), 0); /* served, not rebuilt */
+	state_cache_put(c, s1);
+	const struct heap_state *s2;
+	assert_int_equal(state_cache_get(c, 2, &s2, &err), 0); /* GC 0 is no longer the newest */
+	state_cache_put(c, s2);
+	state_cache_stats(c, &st);
+	assert_int_equal(st.builds, 2);
+	assert_int_equal(st.cached, 1);
 	assert_int_equal(st.evictions, 1);
+	assert_int_equal(state_cache_get(c, 0, &s1, &err), 0); /* evicted: built again */
+	state_cache_put(c, s1);
+	state_cache_stats(c, &st);
+	assert_int_equal(st.builds, 3);
+	assert_int_equal(st.evictions, 2);
 	assert_int_equal(state_cache_get(c, 5, &s1, &err), -ENOENT);
 	state_cache_free(c);
 	trace_close(t);
