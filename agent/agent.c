@@ -127,6 +127,16 @@ static void JNICALL on_native_bind(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
 		*new_address = (void *)runtime_gc;
 }
 
+/* mode=full with gcwait: the classes defined between a GC and its walk */
+static void JNICALL on_class_file_hook(jvmtiEnv *jvmti, JNIEnv *jni, jclass redefined, jobject loader,
+				       const char *name, jobject pd, jint len, const unsigned char *data,
+				       jint *new_len, unsigned char **new_data)
+{
+	(void)jvmti; (void)jni; (void)loader; (void)pd; (void)len; (void)data; (void)new_len; (void)new_data;
+	if (!redefined)
+		recorder_class_file_hook(agent()->rec, name);
+}
+
 /* ---- mode=count's events (counting.h) -------------------------------------- */
 
 static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass redefined, jobject loader,
@@ -171,6 +181,7 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 	int objects = a->opts.mode != AGENT_MODE_COUNT;
 	if ((objects && enable(jvmti, JVMTI_EVENT_CLASS_PREPARE)) ||
 	    (recorder_wants_class_load(a->rec) && enable(jvmti, JVMTI_EVENT_CLASS_LOAD)) ||
+	    (recorder_wants_class_hook(a->rec) && enable(jvmti, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK)) ||
 	    enable(jvmti, JVMTI_EVENT_THREAD_START) ||
 	    enable(jvmti, JVMTI_EVENT_THREAD_END))
 		return;
@@ -263,6 +274,7 @@ static int set_callbacks(struct agent *a)
 	cb.ThreadStart = on_thread_start;
 	cb.ThreadEnd = on_thread_end;
 	cb.NativeMethodBind = on_native_bind;
+	cb.ClassFileLoadHook = on_class_file_hook;
 	if (a->cnt) {
 		cb.ClassFileLoadHook = on_class_file_load;
 		cb.ClassPrepare = on_count_class_prepare;

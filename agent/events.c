@@ -498,6 +498,30 @@ void recorder_gc_finish(struct recorder *rec, jvmtiEnv *jvmti)
 	}
 }
 
+/* gcwait: a class noted by recorder_class_file_hook that is prepared
+ * (registered: its mirror has its class tag) before the walk of its GC
+ * gets the tag in its entry, for the walk (walk.c, take_late).  Under the
+ * thread's mutex (then late_mu): a walk holds them all. */
+static void late_tag(struct recorder *rec, jvmtiEnv *jvmti, jclass klass)
+{
+	uint32_t n = __atomic_load_n(&rec->gc_finished, __ATOMIC_ACQUIRE);
+	char *sig = NULL;
+	jlong tag = 0;
+	if (!n || n <= __atomic_load_n(&rec->late_walked, __ATOMIC_ACQUIRE) ||
+	    (*jvmti)->GetTag(jvmti, klass, &tag) != JVMTI_ERROR_NONE || !tag ||
+	    (*jvmti)->GetClassSignature(jvmti, klass, &sig, NULL) != JVMTI_ERROR_NONE || !sig)
+		return;
+	size_t l = strlen(sig);
+	pthread_mutex_lock(&rec->late_mu);
+	for (size_t i = 0; l > 2 && sig[0] == 'L' && i < rec->nlate; i++)
+		if (!rec->late[i].tag && strlen(rec->late[i].name) == l - 2 && !memcmp(rec->late[i].name, sig + 1, l - 2)) {
+			rec->late[i].tag = (uint64_t)tag;
+			break;
+		}
+	pthread_mutex_unlock(&rec->late_mu);
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+}
+
 void recorder_class_prepare(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
 {
 	struct tstate *ts = ts_current(rec, jvmti, jni, thread);
@@ -508,6 +532,7 @@ void recorder_class_prepare(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, 
 	 * registered before its preparation (at VMInit) gets its fields now */
 	pthread_mutex_lock(&ts->mu);
 	ts_type_of_class(rec, jvmti, jni, klass, ts);
+	late_tag(rec, jvmti, klass); /* before a walk can come between */
 	pthread_mutex_unlock(&ts->mu);
 	make_method_ids(rec, jvmti, klass);
 }
@@ -532,6 +557,63 @@ void recorder_register_loaded_classes(struct recorder *rec, jvmtiEnv *jvmti, JNI
 int recorder_wants_class_load(const struct recorder *rec)
 {
 	return rec->asgct != NULL;
+}
+
+int recorder_wants_class_hook(const struct recorder *rec)
+{
+	return agent_opts_gc_wait(rec->opts) && !rec->cnt;
+}
+
+/* Drops the late classes (under late_mu). */
+static void late_clear(struct recorder *rec)
+{
+	for (size_t i = 0; i < rec->nlate; i++)
+		free(rec->late[i].name);
+	rec->nlate = 0;
+}
+
+/* gcwait: a class whose file the VM starts to parse after the last GC's
+ * end, while that GC's walk may still come, is noted for it by name
+ * (recorder_internal.h, late): its mirror, made after the hook, was not in
+ * the heap the GC left. */
+void recorder_class_file_hook(struct recorder *rec, const char *name)
+{
+	uint32_t n = __atomic_load_n(&rec->gc_finished, __ATOMIC_ACQUIRE);
+	if (!name || !n || n <= __atomic_load_n(&rec->late_walked, __ATOMIC_ACQUIRE))
+		return;
+	char *c = strdup(name);
+	if (!c)
+		return; /* its mirror stays in that GC's graph */
+	pthread_mutex_lock(&rec->late_mu);
+	if (rec->nlate && rec->late[0].gc != n)
+		late_clear(rec); /* an older GC's: its walk is over or dropped */
+	if (n > rec->late_walked && rec->nlate == rec->late_cap) {
+		size_t cap = rec->late_cap ? 2 * rec->late_cap : 16;
+		struct late_class *p = realloc(rec->late, cap * sizeof(*p));
+		if (p) {
+			rec->late = p;
+			rec->late_cap = cap;
+		}
+	}
+	if (n > rec->late_walked && rec->nlate < rec->late_cap) {
+		rec->late[rec->nlate++] = (struct late_class){ c, 0, n };
+		c = NULL;
+	}
+	pthread_mutex_unlock(&rec->late_mu);
+	free(c);
+}
+
+void recorder_late_take(struct recorder *rec, uint32_t n, struct late_class **out, size_t *nout)
+{
+	pthread_mutex_lock(&rec->late_mu);
+	__atomic_store_n(&rec->late_walked, n, __ATOMIC_RELEASE);
+	if (rec->nlate && rec->late[0].gc != n)
+		late_clear(rec);
+	*out = rec->late;
+	*nout = rec->nlate;
+	rec->late = NULL;
+	rec->nlate = rec->late_cap = 0;
+	pthread_mutex_unlock(&rec->late_mu);
 }
 
 void recorder_thread_start(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)

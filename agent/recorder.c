@@ -610,6 +610,7 @@ int recorder_new(struct recorder **out, const struct agent_opts *opts, const cha
 	pthread_mutex_init(&rec->threads_mu, NULL);
 	pthread_mutex_init(&rec->deaths_mu, NULL);
 	pthread_mutex_init(&rec->free_mu, NULL);
+	pthread_mutex_init(&rec->late_mu, NULL);
 	pthread_mutex_init(&rec->init_ts.mu, NULL);
 	snprintf(rec->init_ts.name, sizeof(rec->init_ts.name), "(before recording)");
 	rec->init_ts.next = NULL;

@@ -66,6 +66,9 @@ int recorder_gcwait_onload(struct recorder *rec, jvmtiEnv *jvmti);
 int recorder_vm_init(struct recorder *rec, JNIEnv *jni);
 /* Whether ClassLoad events are wanted (AsyncGetCallTrace needs them). */
 int recorder_wants_class_load(const struct recorder *rec);
+/* Whether ClassFileLoadHook events are wanted for the recorder (mode=full
+ * with gcwait: the classes defined between a GC and its walk). */
+int recorder_wants_class_hook(const struct recorder *rec);
 /* mode=full: every class loaded so far gets its type id, its mirror an id. */
 void recorder_register_loaded_classes(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni);
 /* Allocation callbacks record from here on. */
@@ -94,6 +97,7 @@ void recorder_object_free(struct recorder *rec, jlong tag);
 void recorder_gc_start(struct recorder *rec);
 void recorder_gc_finish(struct recorder *rec, jvmtiEnv *jvmti);
 void recorder_class_prepare(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass);
+void recorder_class_file_hook(struct recorder *rec, const char *name);
 void recorder_thread_start(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
 void recorder_thread_end(struct recorder *rec, JNIEnv *jni);
 

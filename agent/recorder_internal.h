@@ -228,6 +228,21 @@ struct recorder {
 	size_t nwalk_ranges, walk_ranges_cap;
 	uint64_t n_walk_deaths_dropped;  /* under deaths_mu */
 
+	/* mode=full with gcwait: the classes whose class file the VM began to
+	 * parse (ClassFileLoadHook) after GC late[].gc ended, by name, and
+	 * their mirrors' class tags once prepared (ClassPrepare; 0 before).
+	 * That GC's walk after a full GC leaves their mirrors out (walk.c,
+	 * take_late): a class the VM defines between the GC and the walk (a
+	 * boot class resolved by a thread released since: no Java code, no
+	 * allocation for the gate to hold) was not in the heap the GC left.
+	 * Entries of one GC only (an older one's walk is over or dropped);
+	 * none for GCs up to late_walked (atomic: its walk took them).  Under
+	 * late_mu, taken after a tstate's mutex, a leaf. */
+	pthread_mutex_t late_mu;
+	struct late_class { char *name; uint64_t tag; uint32_t gc; } *late;
+	size_t nlate, late_cap;
+	uint32_t late_walked;
+
 	pthread_mutex_t free_mu;         /* recycled chunks */
 	struct chunk *free_chunks;       /* under free_mu; owned */
 
@@ -284,6 +299,9 @@ struct tstate *ts_current(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, jt
 /* Type id of a class (symbols.h); its mirror's record, if it is tagged
  * now, appended to ts (NULL: not recorded).  Caller holds ts->mu. */
 uint32_t ts_type_of_class(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, jclass klass, struct tstate *ts);
+/* Agent thread, walking GC n: the classes noted for it (late; *out and
+ * the names owned by the caller), and none noted for it from here on. */
+void recorder_late_take(struct recorder *rec, uint32_t n, struct late_class **out, size_t *nout);
 /* GC n's kind and cause from the perf counters sampled in its callbacks
  * (have_perfdata): memory only, callable in them too. */
 void rec_gc_kind(const struct recorder *rec, uint32_t n, int *full, char *cause, size_t cause_len);

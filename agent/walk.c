@@ -97,6 +97,12 @@ struct walk {
 	/* mode=sample: the class mirrors it met (tags <= CLASS_TAG_MAX); those
 	 * never written (events.c, mirror_unwritten) are written as met */
 	struct wnew *mirrors; size_t nmirrors, mirrors_cap;
+	/* after a full GC: the tags of the mirrors of the classes defined since
+	 * the GC ended (take_late, drop_undefined), sorted; the walk leaves
+	 * them out */
+	uint64_t *late; size_t nlate;
+	size_t nundefined;                        /* of them, drop_undefined's */
+	char **late_names; size_t nlate_names;    /* those not prepared yet (take_late) */
 };
 
 static int push(void **p, size_t *n, size_t *cap, size_t elem)
@@ -141,6 +147,14 @@ static void mark_seen(struct walk *wk, uint64_t id)
 }
 
 static int bit(const uint64_t *b, uint64_t i) { return (int)(b[i >> 6] >> (i & 63) & 1); }
+
+static ptrdiff_t find_id(const uint64_t *x, size_t n, uint64_t id);
+
+/* Whether tag is a late mirror's (struct walk, late). */
+static int is_late(const struct walk *wk, jlong tag)
+{
+	return wk->nlate && tag && find_id(wk->late, wk->nlate, (uint64_t)tag) >= 0;
+}
 
 /* References of one referrer, edges[start, start + count) (make_runs). */
 struct run {
@@ -211,6 +225,9 @@ static jint JNICALL on_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReference
 			   jlong *referrer_tag_ptr, jint length, void *user)
 {
 	struct walk *wk = user;
+	/* a class defined after the GC: not in its heap, nor the edge to it */
+	if (is_late(wk, *tag_ptr))
+		return 0;
 	uint64_t id = *tag_ptr ? (uint64_t)*tag_ptr : tag_new(wk, class_tag, size, length, tag_ptr);
 	/* mode=sample: an object an earlier walk tagged and walk_untag left
 	 * tagged (a class mirror: on_untag) is written again as met by this
@@ -297,6 +314,10 @@ void walk_free(struct walk *wk)
 	free(wk->unreached);
 	free(wk->aliases);
 	free(wk->mirrors);
+	free(wk->late);
+	for (size_t i = 0; i < wk->nlate_names; i++)
+		free(wk->late_names[i]);
+	free(wk->late_names);
 	free(wk);
 }
 
@@ -309,6 +330,8 @@ static jint JNICALL on_ref_more(jvmtiHeapReferenceKind kind, const jvmtiHeapRefe
 				jlong *referrer_tag_ptr, jint length, void *user)
 {
 	struct walk *wk = user;
+	if (is_late(wk, *tag_ptr))
+		return 0;
 	int seen = *tag_ptr && is_seen(wk, (uint64_t)*tag_ptr);
 	if (referrer_tag_ptr && (uint64_t)*referrer_tag_ptr == wk->holder_tag) {
 		if (seen)
@@ -392,7 +415,10 @@ static int walk_mirrors(struct walk *wk, jvmtiEnv *jvmti, JNIEnv *jni)
 		(*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
 	}
 	for (jint k = 0; k < nk && !rc; k++) {
-		for (jint i = 0; i < nrf && !rc; i++) {
+		jlong kt = 0;
+		if (wk->nlate)
+			(*jvmti)->GetTag(jvmti, ks[k], &kt);
+		for (jint i = 0; i < nrf && !rc && !is_late(wk, kt); i++) {
 			jobject v = (*jni)->GetObjectField(jni, ks[k], rf[i]);
 			if (!v)
 				continue;
@@ -478,7 +504,7 @@ static jint JNICALL on_heap_object(jlong class_tag, jlong size, jlong *tag_ptr, 
 	struct walk *wk = user;
 	uint64_t id = (uint64_t)*tag_ptr;
 	if (id) {
-		if (is_seen(wk, id))
+		if (is_seen(wk, id) || is_late(wk, *tag_ptr))
 			return 0;
 	} else {
 		if (!class_tag || (uint64_t)class_tag == wk->filler_tag[0] ||
@@ -733,6 +759,145 @@ static int walk_unreached(struct walk *wk, jvmtiEnv *jvmti, JNIEnv *jni)
 	return rc;
 }
 
+/* The classes noted for GC n (recorder_late_take), taken by its walk.
+ * After a full GC (keep) the tags of those prepared go into wk->late, the
+ * names of the others into wk->late_names (drop_undefined), and the walk
+ * leaves their mirrors out.  After a young GC the graph is the heap at
+ * walk time (agent/README): they stay in. */
+static void take_late(struct walk *wk, uint32_t n, int keep)
+{
+	struct late_class *l = NULL;
+	size_t nl = 0;
+	recorder_late_take(wk->rec, n, &l, &nl);
+	wk->late = keep && nl ? malloc(nl * sizeof(uint64_t)) : NULL;
+	wk->late_names = keep && nl ? malloc(nl * sizeof(char *)) : NULL;
+	for (size_t i = 0; i < nl; i++) {
+		if (l[i].tag && wk->late) {
+			wk->late[wk->nlate++] = l[i].tag;
+		} else if (!l[i].tag && wk->late_names) {
+			wk->late_names[wk->nlate_names++] = l[i].name;
+			l[i].name = NULL;
+		}
+		free(l[i].name);
+	}
+	free(l);
+	qsort(wk->late, wk->nlate, sizeof(uint64_t), cmp_u64);
+}
+
+/* Whether the class signature sig (Lname;) is among wk->late_names. */
+static int late_named(const struct walk *wk, const char *sig)
+{
+	size_t l = strlen(sig);
+	for (size_t i = 0; l > 2 && sig[0] == 'L' && i < wk->nlate_names; i++)
+		if (strlen(wk->late_names[i]) == l - 2 && !memcmp(wk->late_names[i], sig + 1, l - 2))
+			return 1;
+	return 0;
+}
+
+/* Takes the objects of ids x[0..n) (sorted) out of the graph: no node, no
+ * edge to or from them, no root, not among the unreached. */
+static void drop_from_graph(struct walk *wk, const uint64_t *x, size_t n)
+{
+	size_t k = 0;
+	for (size_t e = 0; e < wk->nedges; e++)
+		if (find_id(x, n, wk->edges[e].src) < 0 && find_id(x, n, wk->edges[e].dst) < 0)
+			wk->edges[k++] = wk->edges[e];
+	wk->nedges = k;
+	k = 0;
+	for (size_t r = 0; r < wk->nroots; r++)
+		if (find_id(x, n, wk->roots[r].obj) < 0)
+			wk->roots[k++] = wk->roots[r];
+	wk->nroots = k;
+	k = 0;
+	for (size_t u = 0; u < wk->nunreached; u++)
+		if (find_id(x, n, wk->unreached[u]) < 0)
+			wk->unreached[k++] = wk->unreached[u];
+	wk->nunreached = k;
+	for (size_t i = 0; i < n; i++)
+		if ((x[i] >> 6) < wk->seen_words)
+			wk->seen[x[i] >> 6] &= ~(1ull << (x[i] & 63));
+}
+
+/* The ids of the class mirrors this walk met untagged (tag_new) that are
+ * those of classes being defined since the GC, into *drop (malloc'd,
+ * room for wk->nlate more), sorted: a class noted by name (late_named),
+ * or a mirror the VM has made and not yet bound to its class, which
+ * JVMTI takes for a primitive type's ("V"; the true primitive mirrors are
+ * tagged since VMInit).  Such a mirror may also be that of a class whose
+ * definition the GC interrupted, which the dump lists: one is taken for a
+ * noted class only while some noted class has no mirror in the walk.
+ * Both seen on boot classes resolved during the walk (tests/realapps'
+ * recorded-counts: one java.lang.Class more than the dump). */
+static int undefined_mirrors(struct walk *wk, jvmtiEnv *jvmti, JNIEnv *jni, uint32_t class_type, uint64_t **drop,
+			     size_t *nd)
+{
+	size_t nc = 0, nhalf = 0;
+	jint got = 0;
+	jobject *objs = NULL;
+	jlong *got_tags = NULL;
+	jlong *tags = malloc((wk->nnews + 1) * sizeof(*tags));
+	int rc = tags ? 0 : -ENOMEM;
+	for (size_t i = 0; !rc && i < wk->nnews; i++)
+		if (wk->news[i].class_tag == (uint64_t)class_type + 1)
+			tags[nc++] = (jlong)wk->news[i].id;
+	if (!rc && nc && (*jvmti)->GetObjectsWithTags(jvmti, (jint)nc, tags, &got, &objs, &got_tags) != JVMTI_ERROR_NONE)
+		rc = -EIO;
+	if (!rc && !(*drop = malloc((wk->nlate + 2 * (size_t)got + 1) * sizeof(**drop))))
+		rc = -ENOMEM;
+	uint64_t *half = rc ? NULL : *drop + got; /* the unbound ones, before the choice */
+	for (jint j = 0; j < got; j++) {
+		char *sig = NULL;
+		if (!rc && (*jvmti)->GetClassSignature(jvmti, (jclass)objs[j], &sig, NULL) == JVMTI_ERROR_NONE && sig) {
+			if (late_named(wk, sig))
+				(*drop)[(*nd)++] = (uint64_t)got_tags[j];
+			else if (strlen(sig) == 1)
+				half[nhalf++] = (uint64_t)got_tags[j];
+		}
+		if (sig)
+			(*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+		(*jni)->DeleteLocalRef(jni, objs[j]);
+	}
+	for (size_t h = 0; !rc && h < nhalf && *nd < wk->nlate_names; h++)
+		(*drop)[(*nd)++] = half[h];
+	if (objs)
+		(*jvmti)->Deallocate(jvmti, (unsigned char *)objs);
+	if (got_tags)
+		(*jvmti)->Deallocate(jvmti, (unsigned char *)got_tags);
+	free(tags);
+	if (!rc)
+		qsort(*drop, *nd, sizeof(uint64_t), cmp_u64);
+	return rc;
+}
+
+/* After a full GC, once the walk from the roots and find_unreached are
+ * done: of the class mirrors this walk met untagged (arrays never
+ * allocated, classes not prepared, classes being defined), those of
+ * classes defined since the GC (undefined_mirrors) leave the graph and
+ * join wk->late, so that the walks that follow skip them too.  They stay
+ * written as met (they are tagged), outside the graph. */
+static int drop_undefined(struct walk *wk, jvmtiEnv *jvmti, JNIEnv *jni)
+{
+	uint32_t class_type = sym_class_type(wk->rec->sym);
+	uint64_t *drop = NULL;
+	size_t nd = 0;
+	if (class_type == HTR_NO_TYPE)
+		return 0;
+	int rc = undefined_mirrors(wk, jvmti, jni, class_type, &drop, &nd);
+	if (!rc && nd) {
+		drop_from_graph(wk, drop, nd);
+		if (wk->nlate)
+			memcpy(drop + nd, wk->late, wk->nlate * sizeof(uint64_t));
+		free(wk->late);
+		wk->late = drop;
+		wk->nlate += nd;
+		wk->nundefined = nd;
+		drop = NULL;
+		qsort(wk->late, wk->nlate, sizeof(uint64_t), cmp_u64);
+	}
+	free(drop);
+	return rc;
+}
+
 static int open_range(struct walk *wk);
 static void close_range(struct walk *wk);
 static uint64_t remap(const struct walk *wk, uint64_t id);
@@ -752,12 +917,18 @@ int walk_collect(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, struct walk
 		walk_free(wk);
 		return rc;
 	}
+	int full_gc = jni && after_full_gc(rec);
+	if (agent_opts_gc_wait(rec->opts))
+		take_late(wk, __atomic_load_n(&rec->gc_started, __ATOMIC_ACQUIRE), full_gc);
 	jvmtiError e = (*jvmti)->FollowReferences(jvmti, 0, NULL, NULL, &cb, wk);
 	/* after a full GC, the objects of the heap the walk did not reach
 	 * (walk_unreached), found before walk_mirrors allocates */
-	int full = e == JVMTI_ERROR_NONE && !wk->oom && jni && after_full_gc(rec);
+	int full = e == JVMTI_ERROR_NONE && !wk->oom && full_gc;
 	uint64_t t = agent_now_ns();
 	int urc = full ? find_unreached(wk, jvmti, jni) : 0;
+	if (full && !urc && drop_undefined(wk, jvmti, jni))
+		fprintf(stderr, "heapfs-agent: GC %u: telling the classes being defined failed: their mirrors stay in "
+				"this graph\n", __atomic_load_n(&rec->gc_started, __ATOMIC_RELAXED));
 	wk->unreached_ns = agent_now_ns() - t;
 	/* the mirrors' walk failing leaves the graph of the first walk (the
 	 * graph without walk_mirrors), never its objects untold: an object
@@ -776,9 +947,10 @@ int walk_collect(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, struct walk
 			__atomic_load_n(&rec->gc_started, __ATOMIC_RELAXED), strerror(-urc));
 	else if (full && rec->opts->verbose)
 		fprintf(stderr, "heapfs-agent: GC %u (full): %zu objects in the heap that the walk from the roots "
-				"did not reach, held by %zu roots of kind other, %.1f ms\n",
+				"did not reach, held by %zu roots of kind other, %.1f ms; %zu mirrors of classes loaded "
+				"since the GC left out (%zu being defined)\n",
 			__atomic_load_n(&rec->gc_started, __ATOMIC_RELAXED), wk->nunreached,
-			wk->nunreached_roots, wk->unreached_ns / 1e6);
+			wk->nunreached_roots, wk->unreached_ns / 1e6, wk->nlate, wk->nundefined);
 	if (rec->sampled)
 		close_range(wk);
 	if (e != JVMTI_ERROR_NONE || wk->oom) {
