@@ -241,7 +241,7 @@ static void test_trace_that_is_not_a_file(void **state)
 	char fifo[256];
 	struct trace *t = NULL;
 	struct htr_err err;
-	struct trace_open_opts o = { NULL, 0 };
+	struct trace_open_opts o = { .progress = NULL };
 	make_fifo(fifo, sizeof fifo);
 	const struct { const char *path, *what; int rc; } cases[] = {
 		{ fifo, "is a FIFO", -EINVAL },
@@ -341,7 +341,7 @@ static void test_classifier_file_refusals(void **state)
 	assert_int_equal(synth_write("multicache", &so, tr, err, sizeof err), 0);
 	struct trace *t;
 	struct htr_err he;
-	struct trace_open_opts o = { NULL, 0 };
+	struct trace_open_opts o = { .progress = NULL };
 	assert_int_equal(trace_open(&t, tr, &o, &he), 0);
 	struct cls_registry reg;
 	assert_int_equal(cls_registry_init(&reg, t, NULL), 0);
