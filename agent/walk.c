@@ -170,14 +170,19 @@ static int cmp_run(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* What the walk writes of an object it met. */
+static struct wnew wnew_of(uint64_t id, jlong class_tag, jlong size, jint length)
+{
+	return (struct wnew){ .id = id, .class_tag = (uint64_t)class_tag, .size = (uint64_t)size, .length = length };
+}
+
 /* An object the walk writes as met (HTR_ALLOC_PREEXISTING in its GC's
  * frame): one entry on the news stack, which write_news reads. */
 static void push_new(struct walk *wk, uint64_t id, jlong class_tag, jlong size, jint length)
 {
 	struct wnew *n = PUSH(wk, news, nnews, news_cap);
 	if (n)
-		*n = (struct wnew){ .id = id, .class_tag = (uint64_t)class_tag, .size = (uint64_t)size,
-				    .length = length };
+		*n = wnew_of(id, class_tag, size, length);
 }
 
 /* An object without a tag: give it an id, remember what it is. */
@@ -241,8 +246,7 @@ static jint JNICALL on_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReference
 	if (wk->rec->sampled && id <= CLASS_TAG_MAX && !is_seen(wk, id)) {
 		struct wnew *m = PUSH(wk, mirrors, nmirrors, mirrors_cap);
 		if (m)
-			*m = (struct wnew){ .id = id, .class_tag = (uint64_t)class_tag, .size = (uint64_t)size,
-					    .length = length };
+			*m = wnew_of(id, class_tag, size, length);
 	}
 	mark_seen(wk, id);
 	if (!referrer_tag_ptr) {

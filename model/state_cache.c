@@ -81,11 +81,12 @@ void state_cache_free(struct state_cache *c)
  * the default 768 MiB, 486 builds for 100 reads).  Caller holds the lock. */
 static void evict(struct state_cache *c)
 {
+	struct entry *newest = NULL;
+	for (uint32_t i = 0; i < c->t->ngcs && c->used > c->budget; i++)
+		if (c->e[i].state && (!newest || c->e[i].last_used > newest->last_used))
+			newest = &c->e[i];
 	while (c->used > c->budget) {
-		struct entry *victim = NULL, *newest = NULL;
-		for (uint32_t i = 0; i < c->t->ngcs; i++)
-			if (c->e[i].state && (!newest || c->e[i].last_used > newest->last_used))
-				newest = &c->e[i];
+		struct entry *victim = NULL;
 		for (uint32_t i = 0; i < c->t->ngcs; i++) {
 			struct entry *e = &c->e[i];
 			if (e->state && !e->pins && e->state != c->t->prebuilt && e != newest &&
