@@ -125,7 +125,7 @@ static int measures_cb(void *vctx, struct buf *out)
 	return rc;
 }
 
-static int measures_get(struct engine *en, uint32_t gci, struct rc_entry **e,
+int eng_ds_measures_get(struct engine *en, uint32_t gci, struct rc_entry **e,
 			const struct ds_head **heads, uint32_t *nheads)
 {
 	struct ds_ctx ctx = { en, gci };
@@ -149,7 +149,7 @@ static int heads_cb(void *vctx, struct buf *out)
 	const struct ds_head *m;
 	struct dom_view dv;
 	uint32_t nm;
-	int rc = measures_get(c->en, c->gci, &me, &m, &nm);
+	int rc = eng_ds_measures_get(c->en, c->gci, &me, &m, &nm);
 	if (rc)
 		return rc;
 	if ((rc = eng_dominators_get(c->en, c->gci, &de, &dv))) {
@@ -183,10 +183,4 @@ int eng_ds_heads_get(struct engine *en, uint32_t gci, struct rc_entry **e,
 	*heads = rc_data(*e);
 	*nheads = (uint32_t)(rc_len(*e) / sizeof **heads);
 	return 0;
-}
-
-int eng_ds_measures_get(struct engine *en, uint32_t gci, struct rc_entry **e,
-			const struct ds_head **heads, uint32_t *nheads)
-{
-	return measures_get(en, gci, e, heads, nheads);
 }
