@@ -335,3 +335,40 @@ int idindex_build(struct idindex *x, const uint64_t *ids, size_t n)
 	x->nchunks = nchunks;
 	return 0;
 }
+
+static int keyidx_ascending(const struct keyidx *a, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		if (a[i - 1].key > a[i].key)
+			return 0;
+	return 1;
+}
+
+int keyidx_sort_after(struct keyidx *a, size_t nhead, size_t n, uint32_t threads)
+{
+	if (!keyidx_ascending(a, nhead))
+		nhead = 0;
+	size_t k = n - nhead;
+	/* the whole: a temporary of n; a tail: its copy and the sort's temporary */
+	struct keyidx *tail = malloc((nhead ? 2 * k : n) * sizeof *tail + 1);
+	if (!tail)
+		return -ENOMEM;
+	if (!nhead) {
+		keyidx_sort(a, tail, n, threads);
+		free(tail);
+		return 0;
+	}
+	memcpy(tail, a + nhead, k * sizeof *tail);
+	keyidx_sort(tail, tail + k, k, threads);
+	/* merged from the back: of equal keys the head's goes first, so the
+	 * tail's is placed first */
+	size_t i = nhead, j = k, w = n;
+	while (j > 0) {
+		if (i > 0 && a[i - 1].key > tail[j - 1].key)
+			a[--w] = a[--i];
+		else
+			a[--w] = tail[--j];
+	}
+	free(tail);
+	return 0;
+}

@@ -59,6 +59,11 @@ struct keyidx {
 	uint64_t idx;
 };
 void keyidx_sort(struct keyidx *a, struct keyidx *tmp, size_t n, uint32_t threads);
+/* Sorts a[0, n) by key, stably, as keyidx_sort does.  When a[0, nhead) is
+ * already in ascending order it sorts only a[nhead, n) and merges it in,
+ * with memory for that tail alone; otherwise it sorts the whole with a
+ * temporary array of n.  0 or -ENOMEM (a is then unchanged). */
+int keyidx_sort_after(struct keyidx *a, size_t nhead, size_t n, uint32_t threads);
 
 /* Dump id -> dense object index (position in the ascending id array),
  * looked up once per reference, so it must be O(1).  Dump ids are

@@ -1,6 +1,6 @@
 /* test_heap_par.c - model/'s parallel parts.  keyidx_sort
- * (model/hprof_maps.c) on 1 and 4 threads against qsort by (key, position),
- * i.e. stable.  model/heap_state_par.c: reachability and in-edges on
+ * and keyidx_sort_after (model/hprof_maps.c) on 1 and 4 threads against
+ * qsort by (key, position), i.e. stable.  model/heap_state_par.c: reachability and in-edges on
  * 1 and 4 threads equal what this test computes on its own (the fixture's
  * breadth-first search for reachability; each target's sources sorted
  * ascending, from a sort of the edge list here, for the in-edges: the
@@ -168,12 +168,56 @@ static void test_keyidx_sort(void **st)
 	free(tmp);
 }
 
+/* keyidx_sort_after: a head in ascending order (with repeated keys) and a
+ * tail in any order, merged; a head out of order, sorted whole; both
+ * against qsort by (key, position), as keyidx_sort. */
+static void check_sort_after(const struct keyidx *in, size_t nhead, size_t n)
+{
+	struct keyidx *want = malloc((n + 1) * sizeof *want), *got = malloc((n + 1) * sizeof *got);
+	assert_true(want && got);
+	memcpy(want, in, n * sizeof *in);
+	qsort(want, n, sizeof *want, cmp_keyidx);
+	const uint32_t threads[] = { 1, 4 };
+	for (size_t k = 0; k < 2; k++) {
+		memcpy(got, in, n * sizeof *in);
+		assert_int_equal(keyidx_sort_after(got, nhead, n, threads[k]), 0);
+		assert_memory_equal(got, want, n * sizeof *got);
+	}
+	free(want);
+	free(got);
+}
+
+static void test_keyidx_sort_after(void **st)
+{
+	(void)st;
+	enum { N = 300000, TAIL = 1000 };
+	struct keyidx *in = malloc(N * sizeof *in);
+	assert_non_null(in);
+	uint64_t key = 0x7f0000000000ull;
+	for (uint32_t i = 0; i < N - TAIL; i++) {
+		key += rnd(3) * 8;   /* ascending, a third of them repeating their predecessor */
+		in[i] = (struct keyidx){ key, i };
+	}
+	for (uint32_t i = N - TAIL; i < N; i++) /* below, among, equal to and above the head's */
+		in[i] = (struct keyidx){ rnd(4) == 0 ? in[rnd(N - TAIL)].key
+						     : 0x7f0000000000ull - 64 + (uint64_t)rnd(N) * 8, i };
+	check_sort_after(in, N - TAIL, N);
+	check_sort_after(in, N, N);           /* the tail empty */
+	check_sort_after(in + N - TAIL, 0, TAIL);   /* the head empty */
+	check_sort_after(in, 1, 1);
+	check_sort_after(in, 0, 0);
+	in[10].key = in[20].key + 8;          /* the head out of order: a whole sort */
+	check_sort_after(in, N - TAIL, N);
+	free(in);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_graphs),
 		cmocka_unit_test(test_chain_and_no_edges),
 		cmocka_unit_test(test_keyidx_sort),
+		cmocka_unit_test(test_keyidx_sort_after),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
