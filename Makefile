@@ -116,9 +116,10 @@ asan:
 # pools that serve long reads, the render cache's single flight, the
 # analyses' fork-join loop, a heap state's parallel reachability and
 # in-edges, the table closures' parallel batches, the
-# data-structure heads measured on several threads and the suspects
-# report's graph analyses computed at once (test_suspects: 24 s here).
-TSAN_TESTS := test_jobs test_rcache test_parallel test_heap_par test_groupclo test_roles test_suspects test_progress
+# data-structure heads measured on several threads, the suspects
+# report's graph analyses computed at once (test_suspects: 24 s here) and
+# a dump's pass over its objects on two threads (test_hprof).
+TSAN_TESTS := test_jobs test_rcache test_parallel test_heap_par test_groupclo test_roles test_suspects test_progress test_hprof
 tsan:
 	$(MAKE) BUILD=build-tsan OPT=-O1 SAN="-fsanitize=thread" $(TSAN_TESTS:%=build-tsan/tests/%)
 	@set -e; for t in $(TSAN_TESTS); do echo "== build-tsan/tests/$$t"; \

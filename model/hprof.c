@@ -27,6 +27,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,7 @@
 #include "files.h"
 #include "hprof_internal.h"
 #include "htr_writer.h"
+#include "mpar.h"
 #include "progress.h"
 
 #define FRESH_ID_BASE (1ull << 48)  /* above any address a dump holds today */
@@ -555,9 +557,10 @@ static int object_trace(struct importer *im, struct dump *d, struct pass *p, uin
 }
 
 /* Object i: its allocation (and the previous dump's deaths before it), its
- * references into the graph, its properties for a direct mount's state. */
+ * properties for a direct mount's state, and unless another thread does
+ * (graph_object), its references into the graph. */
 static int pass_object(struct importer *im, struct dump *d, struct dump_run *run, struct pass *p,
-		       size_t i)
+		       size_t i, int with_graph)
 {
 	struct dobj o;
 	dump_object_at(d, d->offs[i], &o);
@@ -595,14 +598,106 @@ static int pass_object(struct importer *im, struct dump *d, struct dump_run *run
 	if (run->infos &&
 	    (rc = hstate_infos_put(run->infos, i, type, site, p->thread, p->flags, size, length)))
 		return rc;
+	if (!with_graph)
+		return 0;
 	referents_note(&run->referents, i, c);
 	return dgraph_add_object(&run->graph, d, i, &o, c);
 }
 
+/* Object i's references into the graph, for the pass's graph thread. */
+static int graph_object(const struct dump *d, struct dump_run *run, struct class_memo *m, size_t i)
+{
+	struct dobj o;
+	dump_object_at(d, d->offs[i], &o);
+	uint32_t c = object_class(d, &o, m);
+	referents_note(&run->referents, i, c);
+	return dgraph_add_object(&run->graph, d, i, &o, c);
+}
+
+/* The pass over the objects on two threads: one for the allocations and
+ * the properties, one for the graph (decoding every reference and finding
+ * its target's index, about half the pass), each in id order, so each
+ * structure is built as on one thread.  The dump's pages are released
+ * behind the slower of the two, and the faster waits when it is
+ * SPLIT_AHEAD objects ahead, so that what the pass keeps resident stays
+ * about what it keeps on one thread. */
+#define SPLIT_STEP (1u << 16)   /* objects between two meetings */
+#define SPLIT_AHEAD (4u << 16)
+
+struct split_pass {
+	struct importer *im;
+	struct dump *d;
+	struct dump_run *run;
+	struct pass *p;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	size_t done[2];           /* objects each task has passed; under mu */
+	int failed;               /* a task failed: the other stops; under mu */
+};
+
+/* Task `task` has passed `done` objects: releases what both have passed,
+ * waits while it is too far ahead.  Returns 1 when the other task failed. */
+static int split_meet(struct split_pass *sp, int task, size_t done)
+{
+	size_t n = sp->d->nobjs;
+	pthread_mutex_lock(&sp->mu);
+	sp->done[task] = done;
+	size_t both = sp->done[0] < sp->done[1] ? sp->done[0] : sp->done[1];
+	if (both < n)
+		hprof_release_behind(sp->d->f, &sp->p->released, sp->d->offs[both]);
+	pthread_cond_broadcast(&sp->cv);
+	while (!sp->failed && done < n && sp->done[!task] < n && done > sp->done[!task] + SPLIT_AHEAD)
+		pthread_cond_wait(&sp->cv, &sp->mu);
+	int failed = sp->failed;
+	pthread_mutex_unlock(&sp->mu);
+	return failed;
+}
+
+static int split_task(void *ctx, uint32_t task, uint32_t worker)
+{
+	(void)worker;
+	struct split_pass *sp = ctx;
+	struct dump *d = sp->d;
+	size_t n = d->nobjs;
+	struct class_memo memo = { 0 };
+	struct progress *pr = task == 0 ? progress_here() : NULL;
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		rc = task == 0 ? pass_object(sp->im, d, sp->run, sp->p, i, 0)
+			       : graph_object(d, sp->run, &memo, i);
+		if (!rc && (i % SPLIT_STEP) == SPLIT_STEP - 1) {
+			if (split_meet(sp, (int)task, i + 1))
+				return 0;   /* the other's error is the pass's */
+			progress_set(pr, i + 1);
+		}
+	}
+	pthread_mutex_lock(&sp->mu);
+	sp->done[task] = n;
+	sp->failed |= rc != 0;
+	pthread_cond_broadcast(&sp->cv);
+	pthread_mutex_unlock(&sp->mu);
+	return rc;
+}
+
+static int objects_split(struct importer *im, struct dump *d, struct dump_run *run, struct pass *p)
+{
+	struct split_pass sp = { .im = im, .d = d, .run = run, .p = p };
+	pthread_mutex_init(&sp.mu, NULL);
+	pthread_cond_init(&sp.cv, NULL);
+	int rc = mpar_for(2, 2, split_task, &sp);
+	pthread_cond_destroy(&sp.cv);
+	pthread_mutex_destroy(&sp.mu);
+	return rc;
+}
+
+/* Below this many objects the pass stays on one thread. */
+#define SPLIT_PASS_MIN (1u << 17)
+
 /* The one pass over the objects, in id order: allocations (and deaths of
  * the previous dump's objects), the graph, and for a direct mount each
- * object's properties for the heap state.  It is the last pass that reads
- * the objects, so the dump's pages are released behind it. */
+ * object's properties for the heap state; the graph on a thread of its
+ * own when there are two.  It is the last pass that reads the objects, so
+ * the dump's pages are released behind it. */
 static int objects_pass(struct importer *im, struct dump *d, struct dump_run *run)
 {
 	size_t n = d->nobjs;
@@ -622,11 +717,15 @@ static int objects_pass(struct importer *im, struct dump *d, struct dump_run *ru
 		im->next_fresh = maxid + 1;
 	struct progress *pr = progress_here();
 	progress_phase(pr, n, "reading the dump's objects");
-	for (size_t i = 0; i < n && !rc; i++) {
-		rc = pass_object(im, d, run, &p, i);
-		hprof_release_behind(d->f, &p.released, d->offs[i]);
-		if ((i & 0xffff) == 0xffff)
-			progress_set(pr, i + 1);
+	if (!rc && n >= SPLIT_PASS_MIN && mpar_resolve(im->o->threads) > 1) {
+		rc = objects_split(im, d, run, &p);
+	} else {
+		for (size_t i = 0; i < n && !rc; i++) {
+			rc = pass_object(im, d, run, &p, i, 1);
+			hprof_release_behind(d->f, &p.released, d->offs[i]);
+			if ((i & 0xffff) == 0xffff)
+				progress_set(pr, i + 1);
+		}
 	}
 	hprof_release(d->f, 0, d->f->size);
 	while (!rc && p.pi < im->nprev)

@@ -1016,7 +1016,31 @@ enum {
 #define R_BIG_LEN 70000u
 #define R_NOBJ 11u
 
-static void referents_dump(const char *path, uint32_t ids)
+/* fill > 0: that many more objects after those above, at ids from
+ * R_FILL on: nodes pointing at each other (forward, backward, cycles, null,
+ * dangling), weak references to some of them, objects of a class the dump
+ * lacks; a root holds the first.  Enough of them make the pass over the
+ * objects run on two threads (SPLIT_PASS_MIN in model/hprof.c). */
+#define R_FILL 0x1000000u
+#define R_FILL_DANGLING 0x70000000u
+
+static void fill_objects(struct hw *w, uint32_t fill)
+{
+	for (uint32_t k = 0; k < fill; k++) {
+		struct fdef v = { 0, T_OBJ, R_FILL + 16ull * (uint32_t)(k * 2654435761u % fill) };
+		if (k % 5 == 0)
+			v.value = 0;
+		else if (k % 97 == 0)
+			v.value = R_FILL_DANGLING + 16ull * k;
+		uint64_t oid = R_FILL + 16ull * k;
+		if (k % 1000 == 1)
+			instance(w, oid, 1, 0x999, 1, &v);   /* no such class */
+		else
+			instance(w, oid, 1, k % 7 == 3 ? RC_WEAK : RC_NODE, 1, &v);
+	}
+}
+
+static void referents_dump(const char *path, uint32_t ids, uint32_t fill)
 {
 	struct hw w;
 	hw_init(&w, "1.0.2", ids, 1234);
@@ -1052,6 +1076,8 @@ static void referents_dump(const char *path, uint32_t ids)
 		root1(&w, 0x01, jni[i]);
 		id(&w, 0x7000 + i);
 	}
+	if (fill)
+		root1(&w, 0xff, R_FILL);
 	rec_end(&w);
 	rec_begin(&w, 0x1c);
 	/* the array first: the file is not in id order */
@@ -1082,6 +1108,7 @@ static void referents_dump(const char *path, uint32_t ids)
 	instance(&w, R_SOFTONLY, 1, RC_NODE, 1, v);
 	v[0].value = R_DANGLING2;
 	instance(&w, R_NODE_D, 1, RC_NODE, 1, v);
+	fill_objects(&w, fill);
 	rec_end(&w);
 	rec_begin(&w, 0x2c);
 	rec_end(&w);
@@ -1226,11 +1253,66 @@ static void test_direct_state_equals_trace(void **state)
 	expect_direct_equals_trace(hp, HPROF_LAYOUT_VISUALVM);
 	/* referents, long arrays, dangling references; both id sizes */
 	path_in_dir(hp, sizeof hp, "referents-8.hprof");
-	referents_dump(hp, 8);
+	referents_dump(hp, 8, 0);
 	expect_direct_equals_trace(hp, HPROF_LAYOUT_VISUALVM);
 	path_in_dir(hp, sizeof hp, "referents-4.hprof");
-	referents_dump(hp, 4);
+	referents_dump(hp, 4, 0);
 	expect_direct_equals_trace(hp, HPROF_LAYOUT_VISUALVM);
+}
+
+static void read_whole(const char *path, struct buf *out)
+{
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	char chunk[65536];
+	size_t k;
+	while ((k = fread(chunk, 1, sizeof chunk, f)) > 0)
+		assert_int_equal(buf_put(out, chunk, k), 0);
+	fclose(f);
+}
+
+/* The pass over the objects on two threads (the graph on one, the
+ * allocations and properties on the other) builds what it builds on one:
+ * the direct state column by column, and an imported trace byte for byte. */
+static void test_pass_on_two_threads(void **state)
+{
+	(void)state;
+	char hp[256], tp[2][256], err[512] = "";
+	path_in_dir(hp, sizeof hp, "two-threads.hprof");
+	referents_dump(hp, 8, 300000);
+	struct trace *direct[2];
+	struct buf bytes[2] = { { 0 }, { 0 } };
+	for (uint32_t k = 0; k < 2; k++) {
+		struct htr_err e;
+		struct trace_open_opts oo = { .threads = k + 1 };
+		if (trace_open(&direct[k], hp, &oo, &e))
+			fail_msg("trace_open of the dump at %u threads: %s", k + 1, e.msg);
+		assert_non_null(direct[k]->prebuilt);
+		assert_true(direct[k]->prebuilt->n > 300000);
+		struct hprof_import_opts o;
+		hprof_import_opts_init(&o);
+		o.threads = k + 1;
+		path_in_dir(tp[k], sizeof tp[k], k ? "two-threads-2.htr" : "two-threads-1.htr");
+		const char *dumps[] = { hp };
+		if (hprof_import_with(dumps, 1, tp[k], &o, err, sizeof err))
+			fail_msg("import at %u threads: %s", k + 1, err);
+		read_whole(tp[k], &bytes[k]);
+	}
+	expect_same_state(direct[0]->prebuilt, direct[1]->prebuilt);
+	assert_int_equal(direct[0]->total_allocs, direct[1]->total_allocs);
+	assert_int_equal(bytes[0].len, bytes[1].len);
+	assert_memory_equal(bytes[0].data, bytes[1].data, bytes[0].len);
+	/* and the trace rebuilds the direct state */
+	struct trace *t;
+	struct heap_state *s;
+	open_state(tp[1], 0, &t, &s);
+	expect_same_state(direct[1]->prebuilt, s);
+	heap_state_free(s);
+	trace_close(t);
+	for (uint32_t k = 0; k < 2; k++) {
+		trace_close(direct[k]);
+		buf_free(&bytes[k]);
+	}
 }
 
 /* VisualVM's referent rule and the graph's corner cases, from the
@@ -1241,7 +1323,7 @@ static void test_referents_and_long_arrays(void **state)
 	(void)state;
 	char hp[256];
 	path_in_dir(hp, sizeof hp, "referents.hprof");
-	referents_dump(hp, 8);
+	referents_dump(hp, 8, 0);
 	struct trace *t;
 	struct htr_err e;
 	struct trace_open_opts oo = { NULL };
@@ -1286,7 +1368,7 @@ static void test_state_cache_serves_prebuilt(void **state)
 	(void)state;
 	char hp[256];
 	path_in_dir(hp, sizeof hp, "cache.hprof");
-	referents_dump(hp, 8);
+	referents_dump(hp, 8, 0);
 	struct trace *t;
 	struct htr_err e;
 	struct trace_open_opts oo = { NULL };
@@ -1335,6 +1417,7 @@ int main(void)
 		cmocka_unit_test(test_direct_state_equals_trace),
 		cmocka_unit_test(test_referents_and_long_arrays),
 		cmocka_unit_test(test_state_cache_serves_prebuilt),
+		cmocka_unit_test(test_pass_on_two_threads),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
