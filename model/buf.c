@@ -26,7 +26,7 @@ void buf_reset(struct buf *b)
 	b->len = 0;
 }
 
-int buf_reserve(struct buf *b, size_t extra)
+int buf_grow(struct buf *b, size_t extra)
 {
 	if (b->cap - b->len >= extra)
 		return 0;
@@ -56,31 +56,6 @@ int buf_put(struct buf *b, const void *p, size_t n)
 		memcpy(b->data + b->len, p, n);
 	b->len += n;
 	return 0;
-}
-
-int buf_putc(struct buf *b, uint8_t c)
-{
-	return buf_put(b, &c, 1);
-}
-
-int buf_put_uv(struct buf *b, uint64_t v)
-{
-	int rc = buf_reserve(b, 10);
-	if (rc)
-		return rc;
-	uint8_t *p = b->data + b->len;
-	while (v >= 0x80) {
-		*p++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (uint8_t)v;
-	b->len = (size_t)(p - b->data);
-	return 0;
-}
-
-int buf_put_sv(struct buf *b, int64_t v)
-{
-	return buf_put_uv(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
 }
 
 int buf_put_str(struct buf *b, const char *s)

@@ -22,11 +22,42 @@ struct buf {
 void buf_init(struct buf *b);
 void buf_free(struct buf *b);
 void buf_reset(struct buf *b);           /* len = 0, keeps capacity */
-int buf_reserve(struct buf *b, size_t extra);
+/* The growing part of buf_reserve, out of line. */
+int buf_grow(struct buf *b, size_t extra);
+/* The appends below are inline: a trace's writer puts nine varints for
+ * every object of a heap dump (24 M objects: about 0.3 s of calls). */
+static inline int buf_reserve(struct buf *b, size_t extra)
+{
+	return b->cap - b->len >= extra ? 0 : buf_grow(b, extra);
+}
 int buf_put(struct buf *b, const void *p, size_t n);
-int buf_putc(struct buf *b, uint8_t c);
-int buf_put_uv(struct buf *b, uint64_t v); /* unsigned LEB128 */
-int buf_put_sv(struct buf *b, int64_t v);  /* zigzag + LEB128 */
+static inline int buf_putc(struct buf *b, uint8_t c)
+{
+	int rc = buf_reserve(b, 1);
+	if (!rc)
+		b->data[b->len++] = c;
+	return rc;
+}
+/* unsigned LEB128 */
+static inline int buf_put_uv(struct buf *b, uint64_t v)
+{
+	int rc = buf_reserve(b, 10);
+	if (rc)
+		return rc;
+	uint8_t *p = b->data + b->len;
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	b->len = (size_t)(p - b->data);
+	return 0;
+}
+/* zigzag + LEB128 */
+static inline int buf_put_sv(struct buf *b, int64_t v)
+{
+	return buf_put_uv(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
 int buf_put_str(struct buf *b, const char *s); /* length varint + bytes */
 int buf_put_le32(struct buf *b, uint32_t v);
 int buf_put_le64(struct buf *b, uint64_t v);
