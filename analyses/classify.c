@@ -10,6 +10,7 @@
 #include <uthash.h>
 
 #include "analyses/bitset.h"
+#include "analyses/parallel.h"
 #include "analyses/closure.h"
 #include "analyses/diff.h"
 #include "model/files.h"
@@ -875,6 +876,29 @@ struct pkey {
 	uint32_t len, key;
 };
 
+/* A pass of one thread of a parallel object loop (classify_objects):
+ * values the classifier's keyspace does not hold yet get provisional
+ * keys (PROV_BIT | index into e) instead of being interned, as the loop's
+ * threads meet them out of object order.  The merge interns them in
+ * (object, sequence) order, the order a loop on one thread meets them in,
+ * so keys are the same for any number of threads. */
+#define PROV_BIT 0x80000000u
+#define PROV_MAX 0x7ffffff0u    /* below CLS_PATH_END and KS_NO_KEY */
+struct prov_ent {
+	uint64_t obj;               /* the object that met the value first */
+	uint32_t seq;               /* its how-manieth new value */
+	uint32_t len;
+	const char *s;              /* borrowed from the pass's lcache */
+};
+struct prov {
+	uint32_t cls;               /* the classifier whose values are provisional */
+	uint64_t obj;               /* the object being classified */
+	uint32_t seq;
+	struct prov_ent *e;
+	uint32_t n, cap;
+	uint32_t *real;             /* after the merge: e[i]'s key */
+};
+
 /* What one evaluation pass needs. */
 struct pass {
 	struct cls_registry *r;
@@ -903,6 +927,7 @@ struct pass {
 	uint64_t nfail[CLS_MAX];
 	struct expr_fault fault[CLS_MAX];
 	uint8_t sum_over[CLS_MAX];
+	struct prov *prov;            /* a parallel loop's thread: NULL elsewhere */
 };
 
 static int pass_init(struct pass *p, struct cls_registry *r, uint32_t gci)
@@ -951,11 +976,30 @@ static uint32_t intern_cached(struct pass *p, struct cls_def *d, uint32_t cls, c
 	HASH_FIND(hh, p->lcache[cls], s, len, e);
 	if (e)
 		return e->key;
-	uint32_t key = ks_intern(&d->ks, s, len);
-	if (key == KS_NO_KEY || !(e = malloc(sizeof *e + len + 1)))
+	struct prov *pv = p->prov && p->prov->cls == cls ? p->prov : NULL;
+	uint32_t key = pv ? ks_find_raw(&d->ks, s, len) : ks_intern(&d->ks, s, len);
+	if ((!pv && key == KS_NO_KEY) || !(e = malloc(sizeof *e + len + 1)))
 		return KS_NO_KEY;
 	memcpy(e->s, s, len);
 	e->s[len] = '\0';
+	if (key == KS_NO_KEY) { /* pv: a value new to the keyspace */
+		if (pv->n == PROV_MAX) {
+			free(e);
+			return KS_NO_KEY;
+		}
+		if (pv->n == pv->cap) {
+			uint32_t cap = pv->cap ? pv->cap * 2 : 64;
+			struct prov_ent *ne = realloc(pv->e, cap * sizeof *ne);
+			if (!ne) {
+				free(e);
+				return KS_NO_KEY;
+			}
+			pv->e = ne;
+			pv->cap = cap;
+		}
+		pv->e[pv->n] = (struct prov_ent){ pv->obj, pv->seq++, (uint32_t)len, e->s };
+		key = PROV_BIT | pv->n++;
+	}
 	e->key = key;
 	HASH_ADD(hh, p->lcache[cls], s[0], len, e);
 	return key;
@@ -1651,6 +1695,7 @@ struct acc {
 	uint32_t cap;
 	struct cls_row *rows;  /* indexed by key */
 	const struct trace *t; /* for the sample weights */
+	struct acc *prov;      /* a parallel loop's thread: provisional keys' rows */
 };
 
 void cls_row_add(struct cls_row *row, const struct trace *t, int col, uint64_t n, uint64_t bytes,
@@ -1684,22 +1729,34 @@ void cls_row_settle(struct cls_row *row, const struct trace *t)
 	}
 }
 
-static int acc_add(struct acc *a, uint32_t key, int col, uint64_t count, uint64_t bytes,
-		   uint32_t flags, uint64_t size)
+/* The row of key, grown into; NULL without memory. */
+static struct cls_row *acc_row(struct acc *a, uint32_t key)
 {
 	if (key >= a->cap) {
-		uint32_t cap = a->cap ? a->cap : 64;
+		uint64_t cap = a->cap ? a->cap : 64;
 		while (cap <= key)
 			cap *= 2;
 		struct cls_row *r = realloc(a->rows, cap * sizeof *r);
 		if (!r)
-			return -ENOMEM;
+			return NULL;
 		memset(r + a->cap, 0, (cap - a->cap) * sizeof *r);
 		a->rows = r;
-		a->cap = cap;
+		a->cap = (uint32_t)cap;
+	}
+	return &a->rows[key];
+}
+
+static int acc_add(struct acc *a, uint32_t key, int col, uint64_t count, uint64_t bytes,
+		   uint32_t flags, uint64_t size)
+{
+	if (a->prov && (key & PROV_BIT)) {
+		a = a->prov;
+		key &= ~PROV_BIT;
 	}
 	/* checked: a part's bytes are the expression's, any size it likes */
-	struct cls_row *r = &a->rows[key];
+	struct cls_row *r = acc_row(a, key);
+	if (!r)
+		return -ENOMEM;
 	uint64_t c, b;
 	if (__builtin_add_overflow(r->c[col], count, &c) || __builtin_add_overflow(r->b[col], bytes, &b))
 		return -EOVERFLOW;
@@ -1982,8 +2039,283 @@ static void src_pass_close(struct pass *p, uint64_t *bits, struct ktab *kt)
 	pass_free(p);
 }
 
-int classify_objects(struct cls_registry *r, const struct objsrc *src, uint32_t nsrc,
-		     const struct chain *ch, uint32_t cls, struct buf *out)
+/* What one loop over a source's group reads (shared, read-only). */
+struct oloop {
+	const struct objsrc *src;
+	const struct chain *ch;
+	uint32_t cls, level;
+	const struct cls_def *d;
+	const uint64_t *bits;       /* the group's members in src */
+	const struct ktab *kt;      /* keys per info, when not per object */
+};
+
+/* Objects from..to-1 of the group into a.  Failures of the classifier add
+ * to *nf; *first_fail is the first failing object (UINT64_MAX: none so
+ * far).  pr: progress every 64 Ki objects, or NULL. */
+static int loop_objects(const struct oloop *lp, struct pass *p, struct acc *a, uint64_t from,
+			uint64_t to, uint64_t *nf, uint64_t *first_fail, struct progress *pr)
+{
+	const struct heap_state *s = lp->src->s;
+	const struct cls_def *d = lp->d;
+	int rc = 0;
+	for (uint64_t i = bitset_next(lp->bits, to, from); i < to && !rc;
+	     i = bitset_next(lp->bits, to, i + 1)) {
+		if (pr && (i & 0xffff) == 0)
+			progress_set(pr, i);
+		int col = column_of(lp->src, i);
+		if (col < 0)
+			continue;
+		const struct objinfo *in = hs_info(s, (uint32_t)i);
+		int failed;
+		if (d->per_object) {
+			if (p->prov) {
+				p->prov->obj = i;
+				p->prov->seq = 0;
+			}
+			if ((rc = keys_of(p, lp->cls, (uint32_t)i)))
+				break;
+			failed = p->failed;
+			kb_level(&p->kb, d, lp->ch, lp->cls);
+			rc = acc_keys(a, d, p->kb.k, p->kb.w, p->kb.n, lp->level, col, 1, in->size,
+				      in->flags);
+		} else {
+			uint32_t j = s->info[i];
+			failed = ktab_failed(lp->kt, j);
+			rc = acc_keys(a, d, lp->kt->keys + lp->kt->off[j], lp->kt->w + lp->kt->off[j],
+				      lp->kt->off[j + 1] - lp->kt->off[j], lp->level, col, 1, in->size,
+				      in->flags);
+		}
+		*nf += (uint64_t)failed;
+		if (failed && *first_fail == UINT64_MAX)
+			*first_fail = i;
+	}
+	return rc;
+}
+
+/* ---- the object loop on several threads ----
+ *
+ * The group's objects are cut into chunks of a multiple of 64 objects
+ * (no two share a word of a bitset), handed out in order to up to
+ * `threads` lanes.  Each lane has its own pass (arena, caches, failures)
+ * and its own accumulator; the heap state, the group's bitset and the
+ * key tables are shared, read-only.  The merge adds the lanes' rows up
+ * (integer sums: any order gives the same), interns the values the lanes
+ * met first in object order (struct prov) and keeps the failures of the
+ * first failing object, so the rows, the keyspace and the failure record
+ * are those of the loop on one thread.  What stays on one thread:
+ * classifiers over a per-GC analysis (CB_EXT: their handle is one
+ * thread's), multi-path hierarchies, and sampled traces (the estimates
+ * are floating-point sums, whose rounding depends on their order). */
+#define CHUNK_MIN 4096u        /* objects: below two of them, one thread */
+#define CHUNKS_PER_THREAD 16u  /* balance: a late lane waits for at most one */
+
+struct lane {
+	struct pass p;
+	struct acc a, pa;           /* keys, provisional keys */
+	struct prov prov;
+	uint64_t nf, first_fail;
+	int ran, rc;
+};
+
+struct split {
+	const struct oloop *lp;
+	struct cls_registry *r;
+	uint64_t n, chunk;
+	uint32_t nchunks;
+	uint32_t next;              /* atomic: the next chunk */
+	int stop;                   /* atomic: no chunk left, or a lane failed */
+	struct par_gate *gate;
+	struct progress *pr;
+	struct lane *lanes;
+};
+
+static int lane_run(void *vctx, uint32_t task, uint32_t worker)
+{
+	struct split *sp = vctx;
+	struct lane *l = &sp->lanes[task];
+	const struct oloop *lp = sp->lp;
+	int slot = 0, rc;
+	(void)worker;
+	/* lane 0 runs on the core its caller holds; the others on idle ones */
+	if (task && sp->gate) {
+		if (!par_gate_take(sp->gate, &sp->stop))
+			return 0;
+		slot = 1;
+	}
+	l->ran = 1;
+	l->first_fail = UINT64_MAX;
+	l->a.t = l->pa.t = sp->r->t;
+	l->a.prov = &l->pa;
+	l->prov.cls = lp->cls;
+	rc = pass_init(&l->p, sp->r, src_gci(lp->src));
+	l->p.s = lp->src->s;
+	l->p.infos = lp->src->s->infos;
+	l->p.prov = &l->prov;
+	while (!rc && !__atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE)) {
+		uint32_t k = __atomic_fetch_add(&sp->next, 1, __ATOMIC_RELAXED);
+		if (k >= sp->nchunks)
+			break;
+		uint64_t from = (uint64_t)k * sp->chunk;
+		uint64_t to = from + sp->chunk < sp->n ? from + sp->chunk : sp->n;
+		rc = loop_objects(lp, &l->p, &l->a, from, to, &l->nf, &l->first_fail, NULL);
+		progress_add(sp->pr, to - from);
+	}
+	__atomic_store_n(&sp->stop, 1, __ATOMIC_RELEASE);
+	if (sp->gate) {
+		par_gate_wake(sp->gate);
+		if (slot)
+			par_gate_give(sp->gate);
+	}
+	l->rc = rc;
+	return rc;
+}
+
+/* Adds a lane's row into a's row of key. */
+static int acc_merge(struct acc *a, uint32_t key, const struct cls_row *x)
+{
+	if (!(x->s[0] | x->s[1] | x->s[2] | x->xc[0] | x->xc[1] | x->xc[2] |
+	      x->c[0] | x->c[1] | x->c[2]))
+		return 0;
+	struct cls_row *r = acc_row(a, key);
+	if (!r)
+		return -ENOMEM;
+	for (int c = 0; c < NCOLS; c++) {
+		if (__builtin_add_overflow(r->c[c], x->c[c], &r->c[c]) ||
+		    __builtin_add_overflow(r->b[c], x->b[c], &r->b[c]))
+			return -EOVERFLOW;
+		r->s[c] += x->s[c];
+		r->xc[c] += x->xc[c];
+		r->xb[c] += x->xb[c];
+		r->ec[c] += x->ec[c];
+		r->eb[c] += x->eb[c];
+	}
+	return 0;
+}
+
+static int by_first_seen(const void *va, const void *vb)
+{
+	const struct prov_ent *a = *(const struct prov_ent *const *)va;
+	const struct prov_ent *b = *(const struct prov_ent *const *)vb;
+	if (a->obj != b->obj)
+		return a->obj < b->obj ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* The lanes' results into p (failures) and a (rows), as one thread's loop
+ * would have left them. */
+static int lanes_merge(struct split *sp, uint32_t nlanes, struct pass *p, struct acc *a)
+{
+	const struct oloop *lp = sp->lp;
+	struct cls_def *d = sp->r->defs[lp->cls];
+	struct prov_ent **order = NULL;
+	const struct lane *first = NULL;
+	uint64_t total = 0, nf = 0;
+	int rc = 0;
+	for (uint32_t k = 0; k < nlanes; k++) {
+		if (!rc)
+			rc = sp->lanes[k].rc;
+		total += sp->lanes[k].prov.n;
+	}
+	if (rc)
+		return rc;
+	if (total && !(order = malloc(total * sizeof *order)))
+		return -ENOMEM;
+	total = 0;
+	for (uint32_t k = 0; k < nlanes && !rc; k++) {
+		struct prov *pv = &sp->lanes[k].prov;
+		for (uint32_t i = 0; i < pv->n; i++)
+			order[total++] = &pv->e[i];
+		if (pv->n && !(pv->real = malloc(pv->n * sizeof *pv->real)))
+			rc = -ENOMEM;
+	}
+	if (!rc)
+		qsort(order, total, sizeof *order, by_first_seen);
+	for (uint64_t i = 0; i < total && !rc; i++) {
+		uint32_t key = ks_intern(&d->ks, order[i]->s, order[i]->len);
+		if (key == KS_NO_KEY) {
+			rc = -ENOMEM;
+			break;
+		}
+		/* which lane's: entries are in their lane's e[] */
+		for (uint32_t k = 0; k < nlanes; k++) {
+			struct prov *pv = &sp->lanes[k].prov;
+			if (order[i] >= pv->e && order[i] < pv->e + pv->n) {
+				pv->real[order[i] - pv->e] = key;
+				break;
+			}
+		}
+	}
+	free(order);
+	for (uint32_t k = 0; k < nlanes && !rc; k++) {
+		struct lane *l = &sp->lanes[k];
+		for (uint32_t key = 0; key < l->a.cap && !rc; key++)
+			rc = acc_merge(a, key, &l->a.rows[key]);
+		for (uint32_t key = 0; key < l->pa.cap && key < l->prov.n && !rc; key++)
+			rc = acc_merge(a, l->prov.real[key], &l->pa.rows[key]);
+		nf += l->nf;
+		if (l->ran && l->first_fail != UINT64_MAX && (!first || l->first_fail < first->first_fail))
+			first = l;
+	}
+	if (!rc)
+		count_failed(p, lp->cls, nf);
+	/* the reason one thread's loop keeps: its first failing object's */
+	if (!rc && first && !p->fault[lp->cls].what)
+		p->fault[lp->cls] = first->p.fault[lp->cls];
+	return rc;
+}
+
+static void lanes_free(struct lane *lanes, uint32_t nlanes)
+{
+	for (uint32_t k = 0; k < nlanes; k++) {
+		struct lane *l = &lanes[k];
+		if (!l->ran)
+			continue;
+		/* the merge took the failures over: the lane does not note them */
+		memset(l->p.nfail, 0, sizeof l->p.nfail);
+		memset(l->p.sum_over, 0, sizeof l->p.sum_over);
+		pass_free(&l->p);
+		free(l->a.rows);
+		free(l->pa.rows);
+		free(l->prov.e);
+		free(l->prov.real);
+	}
+	free(lanes);
+}
+
+/* The loop over lp's source on up to `threads` lanes (gate: see
+ * classify_objects), merged into p and a. */
+static int loop_split(const struct oloop *lp, struct cls_registry *r, uint32_t threads,
+		      struct par_gate *gate, struct pass *p, struct acc *a, struct progress *pr)
+{
+	uint64_t n = lp->src->s->n;
+	uint64_t chunk = n / ((uint64_t)threads * CHUNKS_PER_THREAD);
+	chunk = (chunk + 63) & ~(uint64_t)63;
+	if (chunk < CHUNK_MIN)
+		chunk = CHUNK_MIN;
+	uint64_t nchunks = (n + chunk - 1) / chunk;
+	uint32_t nlanes = nchunks < threads ? (uint32_t)nchunks : threads;
+	struct split sp = { .lp = lp, .r = r, .n = n, .chunk = chunk, .nchunks = (uint32_t)nchunks,
+			    .gate = gate, .pr = pr };
+	if (!(sp.lanes = calloc(nlanes, sizeof *sp.lanes)))
+		return -ENOMEM;
+	int rc = par_for(nlanes, nlanes, lane_run, &sp);
+	if (!rc)
+		rc = lanes_merge(&sp, nlanes, p, a);
+	lanes_free(sp.lanes, nlanes);
+	return rc;
+}
+
+/* 1 if the loop over src may run on several threads (see above). */
+static int loop_splits(const struct cls_registry *r, const struct cls_def *d,
+		       const struct objsrc *src, uint32_t threads)
+{
+	return threads > 1 && src->s->n >= 2 * (uint64_t)CHUNK_MIN && !r->t->sample_interval &&
+	       d->builtin != CB_EXT && !d->multi_path;
+}
+
+static int classify_run(struct cls_registry *r, const struct objsrc *src, uint32_t nsrc,
+			const struct chain *ch, uint32_t cls, uint32_t threads, struct par_gate *gate,
+			struct buf *out, int *redo)
 {
 	struct acc a = { .t = r->t };
 	int rc = cls_prepare(r, cls);
@@ -1997,37 +2329,37 @@ int classify_objects(struct cls_registry *r, const struct objsrc *src, uint32_t 
 		const struct heap_state *s = src[k].s;
 		progress_phase(pr, s->n, "grouping by %s at GC %u (objects)", d ? d->name : "?", s->gc);
 		rc = src_pass_open(r, &src[k], ch, cls, &p, &bits, &kt);
-		uint64_t nf = 0;
-		for (uint64_t i = rc ? s->n : bitset_next(bits, s->n, 0); i < s->n && !rc;
-		     i = bitset_next(bits, s->n, i + 1)) {
-			if ((i & 0xffff) == 0)
-				progress_set(pr, i);
-			int col = column_of(&src[k], i);
-			if (col < 0)
-				continue;
-			const struct objinfo *in = hs_info(s, (uint32_t)i);
-			if (d->per_object) {
-				if (!(rc = keys_of(&p, cls, (uint32_t)i))) {
-					nf += p.failed;
-					kb_level(&p.kb, d, ch, cls);
-					rc = acc_keys(&a, d, p.kb.k, p.kb.w, p.kb.n, level, col, 1, in->size,
-						      in->flags);
-				}
-			} else {
-				uint32_t j = s->info[i];
-				nf += ktab_failed(&kt, j);
-				rc = acc_keys(&a, d, kt.keys + kt.off[j], kt.w + kt.off[j],
-					      kt.off[j + 1] - kt.off[j], level, col, 1, in->size, in->flags);
-			}
+		struct oloop lp = { &src[k], ch, cls, level, d, bits, &kt };
+		if (!rc && loop_splits(r, d, &src[k], threads)) {
+			rc = loop_split(&lp, r, threads, gate, &p, &a, pr);
+			/* the record of the sum's overflow is one thread's loop's */
+			if (rc == -EOVERFLOW)
+				*redo = 1;
+		} else if (!rc) {
+			uint64_t nf = 0, first = UINT64_MAX;
+			rc = loop_objects(&lp, &p, &a, 0, s->n, &nf, &first, pr);
+			count_failed(&p, cls, nf);
+			if (rc == -EOVERFLOW)
+				p.sum_over[cls] = 1;
 		}
-		count_failed(&p, cls, nf);
-		if (rc == -EOVERFLOW)
-			p.sum_over[cls] = 1;
 		src_pass_close(&p, bits, &kt);
 	}
 	if (!rc)
 		rc = acc_emit(&a, out);
 	free(a.rows);
+	return rc;
+}
+
+int classify_objects(struct cls_registry *r, const struct objsrc *src, uint32_t nsrc,
+		     const struct chain *ch, uint32_t cls, uint32_t threads, struct par_gate *gate,
+		     struct buf *out)
+{
+	int redo = 0;
+	int rc = classify_run(r, src, nsrc, ch, cls, threads, gate, out, &redo);
+	/* bytes beyond UINT64_MAX: what the failure record says (how many
+	 * objects failed before the sum overflowed) is one thread's */
+	if (redo)
+		rc = classify_run(r, src, nsrc, ch, cls, 1, NULL, out, &redo);
 	return rc;
 }
 

@@ -137,6 +137,8 @@ struct classify_ctx {
 	struct engine *en;
 	uint32_t gci, cls;
 	const struct chain *ch;
+	uint32_t threads;          /* classify_cb */
+	struct par_gate *gate;     /* classify_cb, may be NULL */
 };
 
 static int classify_cb(void *vctx, struct buf *out)
@@ -156,7 +158,7 @@ static int classify_cb(void *vctx, struct buf *out)
 	struct objsrcs o;
 	if ((rc = objsrcs_get(c->en, c->gci, c->ch->diff_gci, &o)))
 		return rc;
-	rc = classify_objects(&c->en->reg, o.src, o.n, c->ch, c->cls, out);
+	rc = classify_objects(&c->en->reg, o.src, o.n, c->ch, c->cls, c->threads, c->gate, out);
 	objsrcs_put(c->en, &o);
 	return rc;
 }
@@ -165,7 +167,15 @@ static int classify_cb(void *vctx, struct buf *out)
 int eng_classification_get(struct engine *en, uint32_t gci, const struct chain *ch, uint32_t cls,
 			   struct rc_entry **e, const struct cls_row **rows, uint32_t *nrows)
 {
-	struct classify_ctx ctx = { en, gci, cls, ch };
+	return eng_classification_get_par(en, gci, ch, cls, en->threads, NULL, e, rows, nrows);
+}
+
+int eng_classification_get_par(struct engine *en, uint32_t gci, const struct chain *ch,
+			       uint32_t cls, uint32_t threads, struct par_gate *gate,
+			       struct rc_entry **e, const struct cls_row **rows, uint32_t *nrows)
+{
+	struct classify_ctx ctx = { .en = en, .gci = gci, .cls = cls, .ch = ch, .threads = threads,
+				    .gate = gate };
 	struct result_key k = { .what = RES_CLASSIFICATION, .gci = gci, .cls = cls, .chain = ch };
 	int rc = eng_result_get(en, &k, classify_cb, &ctx, e);
 	if (rc)
@@ -190,7 +200,7 @@ static int trie_cb(void *vctx, struct buf *out)
 int eng_hier_trie_get(struct engine *en, uint32_t gci, const struct chain *ch, uint32_t cls,
 		      struct rc_entry **e, const struct cls_trie_node **nodes, uint32_t *n)
 {
-	struct classify_ctx ctx = { en, gci, cls, ch };
+	struct classify_ctx ctx = { .en = en, .gci = gci, .cls = cls, .ch = ch };
 	struct result_key k = { .what = RES_HIER_TRIE, .gci = gci, .cls = cls, .chain = ch };
 	int rc = eng_result_get(en, &k, trie_cb, &ctx, e);
 	if (rc)
@@ -273,7 +283,7 @@ int eng_group_totals(struct engine *en, uint32_t gci, const struct chain *ch, st
 		rcache_put(en->rc, e);
 		return 0;
 	}
-	struct classify_ctx ctx = { en, gci, CLS_NONE, ch };
+	struct classify_ctx ctx = { .en = en, .gci = gci, .cls = CLS_NONE, .ch = ch };
 	struct result_key k = { .what = RES_GROUP_TOTALS, .gci = gci, .chain = ch };
 	rc = eng_result_get(en, &k, totals_cb, &ctx, &e);
 	if (rc)

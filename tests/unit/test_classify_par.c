@@ -1,0 +1,362 @@
+/* test_classify_par.c - classify_objects on several threads gives what it
+ * gives on one: the same rows, the same keys interned in the same order
+ * and the same failure record, on synthetic heap states (multicache,
+ * company) with classifiers of every kind the loop treats differently:
+ * per info (type, package and a package level, size), per object with
+ * keys met while classifying (age, a user-defined expression over object
+ * ids that interns thousands of values, collection-health over the
+ * references), parts (instance-health), one whose evaluation fails for
+ * some objects, a chain with a per-object step, and a diff.  Expected
+ * values are the serial run's, on a registry of its own (keys are interned
+ * per registry), and from construction (counts add up to the state's
+ * objects).  Also through a par_gate that gives its cores late, or never.
+ * Runs under TSan in make tsan. */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "analyses/classify.h"
+#include "analyses/parallel.h"
+#include "model/heap_state.h"
+#include "model/synth.h"
+#include "model/trace.h"
+
+static char g_dir[64], g_mc[128], g_co[128];
+
+/* "id % 3001" interns up to 3001 values in the order objects meet them;
+ * "100 / (size % 24)" divides by zero for sizes that are multiples of 24
+ * (the failures); the parts one puts an object's bytes under 2 keys. */
+static const char defs[] =
+	"idmod = id % 3001\n"
+	"idmix = if id % 7 == 0 then \"seven\" elif age > 0 then \"old\" else type\n"
+	"failing = 100 / (size % 24)\n"
+	"failing-parts = parts(\"a\", size / (size % 24), \"b\", 8)\n"
+	"old = age > 0\n";
+
+struct fixture {
+	struct trace *t;
+	struct heap_state *s, *prev;
+};
+
+static void make_trace(const char *scenario, uint64_t n, uint32_t g, const char *path)
+{
+	struct synth_opts o;
+	char err[256];
+	synth_opts_init(&o);
+	o.objects = n;
+	o.gcs = g;
+	assert_int_equal(synth_write(scenario, &o, path, err, sizeof err), 0);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(g_dir, sizeof g_dir, "/tmp/test_classify_par.XXXXXX");
+	if (!mkdtemp(g_dir))
+		return -1;
+	snprintf(g_mc, sizeof g_mc, "%s/mc.htr", g_dir);
+	snprintf(g_co, sizeof g_co, "%s/co.htr", g_dir);
+	make_trace("multicache", 5000, 3, g_mc);
+	make_trace("company", 8000, 3, g_co);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	unlink(g_mc);
+	unlink(g_co);
+	rmdir(g_dir);
+	return 0;
+}
+
+static void fixture_open(const char *path, struct fixture *f)
+{
+	struct htr_err err;
+	struct trace_open_opts oo = { .progress = NULL };
+	memset(f, 0, sizeof *f);
+	assert_int_equal(trace_open(&f->t, path, &oo, &err), 0);
+	assert_true(f->t->ngcs >= 2);
+	assert_int_equal(heap_state_build(f->t, f->t->ngcs - 1, NULL, &f->s, &err), 0);
+	assert_int_equal(heap_state_build(f->t, f->t->ngcs - 2, NULL, &f->prev, &err), 0);
+	/* enough objects that 4 threads get several chunks each */
+	assert_true(f->s->n >= 8 * 4096);
+}
+
+static void fixture_close(struct fixture *f)
+{
+	heap_state_free(f->s);
+	heap_state_free(f->prev);
+	trace_close(f->t);
+}
+
+static void registry_open(struct cls_registry *r, const struct trace *t)
+{
+	char msg[300];
+	assert_int_equal(cls_registry_init(r, t, NULL), 0);
+	/* one definition per line */
+	const char *p = defs;
+	while (*p) {
+		const char *eq = strstr(p, " = "), *nl = strchr(p, '\n');
+		char name[64];
+		assert_non_null(eq);
+		assert_non_null(nl);
+		snprintf(name, sizeof name, "%.*s", (int)(eq - p), p);
+		assert_int_equal(cls_define(r, name, eq + 3, (size_t)(nl - eq - 3), msg, sizeof msg), 0);
+		p = nl + 1;
+	}
+}
+
+static int fail_line(void *ctx, const struct cls_failure *f)
+{
+	struct buf *b = ctx;
+	char line[400];
+	int n = snprintf(line, sizeof line, "%s gc %u objects %llu at %u:%u %s over %d\n",
+			 f->classifier, f->gci, (unsigned long long)f->objects, f->line, f->col,
+			 f->why ? f->why : "-", f->sum_overflow);
+	return buf_put(b, line, (size_t)n);
+}
+
+/* Everything a classification leaves behind that must not depend on the
+ * threads: every classifier's keys, in order, and the failure record. */
+static void registry_dump(struct cls_registry *r, struct buf *out)
+{
+	for (uint32_t c = 0; c < cls_count(r); c++) {
+		const struct cls_def *d = cls_get(r, c);
+		if (!d)
+			continue;
+		uint32_t n = ks_count(&d->ks);
+		char line[128];
+		int len = snprintf(line, sizeof line, "%s %u keys:", d->name, n);
+		assert_int_equal(buf_put(out, line, (size_t)len), 0);
+		for (uint32_t k = 0; k < n; k++) {
+			const char *raw = ks_raw(&d->ks, k);
+			assert_int_equal(buf_put(out, " ", 1), 0);
+			assert_int_equal(buf_put(out, raw, strlen(raw)), 0);
+		}
+		assert_int_equal(buf_put(out, "\n", 1), 0);
+	}
+	struct buf log;
+	buf_init(&log);
+	assert_int_equal(cls_errors(r, &log, fail_line, out), 0);
+	assert_int_equal(buf_put(out, log.data, log.len), 0);
+	buf_free(&log);
+}
+
+/* One classification: the group of ch, in s (and prev for a diff chain). */
+struct job {
+	const char *cls;
+	int diff;
+	int step;           /* the chain: 0 none, 1 only-old (per object), 2 by-package/java */
+};
+
+static int classify(struct cls_registry *r, struct fixture *f, const struct job *j,
+		    uint32_t threads, struct par_gate *gate, struct buf *rows)
+{
+	struct chain ch;
+	struct objsrc src[2] = { { f->s, NULL, 0 }, { f->prev, NULL, 1 } };
+	uint64_t *in[2] = { NULL, NULL };
+	uint32_t cls = cls_find(r, j->cls), nsrc = 1;
+	assert_int_not_equal(cls, CLS_NONE);
+	chain_init(&ch);
+	if (j->step == 1)
+		assert_int_equal(chain_push(&ch, ST_FILTER, cls_find(r, "old"), 0), 0);
+	if (j->step == 2) {
+		assert_int_equal(cls_prepare(r, CB_PACKAGE), 0);
+		uint32_t java = ks_find_raw(&r->defs[CB_PACKAGE]->ks, "java", 4);
+		assert_int_not_equal(java, KS_NO_KEY);
+		assert_int_equal(chain_push(&ch, ST_CLS, CB_PACKAGE, java), 0);
+	}
+	if (j->diff) {
+		/* born/perm/died from the ids: objects of both states are perm */
+		ch.diff_gci = f->prev->gc_index;
+		in[0] = calloc((f->s->n + 63) / 64 + 1, 8);
+		in[1] = calloc((f->prev->n + 63) / 64 + 1, 8);
+		assert_non_null(in[0]);
+		assert_non_null(in[1]);
+		for (uint32_t a = 0, b = 0; a < f->s->n && b < f->prev->n;) {
+			if (f->s->id[a] == f->prev->id[b]) {
+				in[0][a / 64] |= 1ull << (a % 64);
+				in[1][b / 64] |= 1ull << (b % 64);
+				a++, b++;
+			} else if (f->s->id[a] < f->prev->id[b]) {
+				a++;
+			} else {
+				b++;
+			}
+		}
+		src[0].in_other = in[0];
+		src[1].in_other = in[1];
+		nsrc = 2;
+	}
+	int rc = classify_objects(r, src, nsrc, &ch, cls, threads, gate, rows);
+	free(in[0]);
+	free(in[1]);
+	return rc;
+}
+
+static const struct job jobs[] = {
+	{ "type", 0, 0 },          { "package", 0, 0 },      { "size", 0, 0 },
+	{ "array-length", 0, 0 },  { "age", 0, 0 },          { "birth", 0, 0 },
+	{ "idmod", 0, 0 },         { "idmix", 0, 0 },        { "collection-health", 0, 0 },
+	{ "instance-health", 0, 0 }, { "failing", 0, 0 },    { "failing-parts", 0, 0 },
+	{ "reachable", 0, 0 },     { "idmod", 1, 0 },        { "type", 1, 0 },
+	{ "idmix", 0, 1 },         { "failing", 1, 1 },      { "age", 0, 1 },
+	{ "package", 0, 2 },       { "idmod", 0, 2 },        { "failing-parts", 1, 0 },
+};
+#define NJOBS (sizeof jobs / sizeof jobs[0])
+
+/* Classifies every job on a fresh registry with `threads` threads; rows
+ * of all jobs one after another, then the registry's keys and failures. */
+static void run_all(struct fixture *f, uint32_t threads, struct par_gate *gate, struct buf *out)
+{
+	struct cls_registry r;
+	registry_open(&r, f->t);
+	for (size_t k = 0; k < NJOBS; k++) {
+		struct buf rows;
+		buf_init(&rows);
+		assert_int_equal(classify(&r, f, &jobs[k], threads, gate, &rows), 0);
+		/* construction: a one-to-one classifier of the whole state puts
+		 * every object under one key */
+		const struct cls_row *row = (const struct cls_row *)rows.data;
+		uint64_t sum = 0;
+		for (size_t i = 0; i < rows.len / sizeof *row; i++)
+			sum += row[i].c[COL_LIVE] + row[i].c[COL_PERM];
+		const struct cls_def *d = cls_get(&r, cls_find(&r, jobs[k].cls));
+		if (d->card == CARD_ONE && !jobs[k].step)
+			assert_int_equal(sum, f->s->n);
+		char head[64];
+		int n = snprintf(head, sizeof head, "job %zu rows %zu\n", k, rows.len / sizeof *row);
+		assert_int_equal(buf_put(out, head, (size_t)n), 0);
+		assert_int_equal(buf_put(out, rows.data, rows.len), 0);
+		buf_free(&rows);
+	}
+	registry_dump(&r, out);
+	cls_registry_destroy(&r);
+}
+
+static void expect_same(const struct buf *a, const struct buf *b)
+{
+	assert_int_equal(a->len, b->len);
+	assert_memory_equal(a->data, b->data, a->len);
+}
+
+static void check_trace(const char *path)
+{
+	struct fixture f;
+	struct buf one, many;
+	fixture_open(path, &f);
+	buf_init(&one);
+	run_all(&f, 1, NULL, &one);
+	for (uint32_t threads = 2; threads <= 4; threads += 2) {
+		buf_init(&many);
+		run_all(&f, threads, NULL, &many);
+		expect_same(&one, &many);
+		buf_free(&many);
+	}
+	buf_free(&one);
+	fixture_close(&f);
+}
+
+static void test_multicache(void **state)
+{
+	(void)state;
+	check_trace(g_mc);
+}
+
+static void test_company(void **state)
+{
+	(void)state;
+	check_trace(g_co);
+}
+
+/* The failing classifiers did fail, so the test covers failures. */
+static void test_failures_seen(void **state)
+{
+	(void)state;
+	struct fixture f;
+	struct cls_registry r;
+	struct buf rows, log;
+	fixture_open(g_mc, &f);
+	registry_open(&r, f.t);
+	buf_init(&rows);
+	buf_init(&log);
+	assert_int_equal(classify(&r, &f, &jobs[10], 4, NULL, &rows), 0);
+	uint32_t cls = cls_find(&r, "failing");
+	uint32_t err = ks_find_raw(&((struct cls_def *)cls_get(&r, cls))->ks, "<error>", 7);
+	assert_int_not_equal(err, KS_NO_KEY);
+	assert_int_equal(cls_errors(&r, &log, fail_line, &log), 0);
+	assert_non_null(memmem(log.data, log.len, "failing gc", 10));
+	buf_free(&rows);
+	buf_free(&log);
+	cls_registry_destroy(&r);
+	fixture_close(&f);
+}
+
+/* A gate with no idle core: the caller's lane does all the work and the
+ * others give up when nothing is left; with a core given late, they join. */
+struct giver {
+	struct par_gate *g;
+	unsigned delay_us;
+};
+
+static void *give_later(void *arg)
+{
+	struct giver *gv = arg;
+	usleep(gv->delay_us);
+	par_gate_give(gv->g);
+	return NULL;
+}
+
+static void test_gate(void **state)
+{
+	(void)state;
+	struct fixture f;
+	struct buf one, gated;
+	fixture_open(g_mc, &f);
+	buf_init(&one);
+	run_all(&f, 1, NULL, &one);
+	for (unsigned delay = 0; delay <= 20000; delay += 20000) {
+		struct par_gate g;
+		struct giver gv = { &g, delay };
+		pthread_t th;
+		par_gate_init(&g, 0);
+		assert_int_equal(pthread_create(&th, NULL, give_later, &gv), 0);
+		buf_init(&gated);
+		run_all(&f, 3, &g, &gated);
+		expect_same(&one, &gated);
+		buf_free(&gated);
+		pthread_join(th, NULL);
+		par_gate_destroy(&g);
+	}
+	/* never given */
+	struct par_gate g;
+	par_gate_init(&g, 0);
+	buf_init(&gated);
+	run_all(&f, 4, &g, &gated);
+	expect_same(&one, &gated);
+	buf_free(&gated);
+	par_gate_destroy(&g);
+	buf_free(&one);
+	fixture_close(&f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_multicache),
+		cmocka_unit_test(test_company),
+		cmocka_unit_test(test_failures_seen),
+		cmocka_unit_test(test_gate),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
