@@ -306,38 +306,6 @@ static void progress_line(FILE *p, const char *label, uint64_t done, uint64_t to
 	fflush(p);
 }
 
-/* The object sub-records (nearly all of a dump) as the first pass needs
- * them: id and where the next sub-record starts.  Returns 0 unless the
- * sub-record at pos is an object that ends by end; hprof_next_sub() then
- * decodes it, or says what is wrong with it. */
-static int object_extent(const struct hprof_file *f, uint64_t pos, uint64_t end, uint64_t *id,
-			 uint64_t *next)
-{
-	uint32_t ids = f->id_size, tag = f->map[pos];
-	uint64_t fixed = 1 + 2ull * ids + 8, body;   /* the same for all three */
-	if (end - pos < fixed + 1)
-		return 0;
-	uint64_t p = pos + 1 + ids + 4;   /* past tag, id, stack trace serial */
-	if (tag == HPROF_INSTANCE_DUMP) {
-		body = hprof_u4(f, p + ids);
-	} else if (tag == HPROF_OBJ_ARRAY_DUMP) {
-		body = (uint64_t)hprof_u4(f, p) * ids;
-	} else if (tag == HPROF_PRIM_ARRAY_DUMP) {
-		uint32_t t = f->map[p + 4], esz = hprof_type_size(f, t);
-		if (!esz || t == HPROF_T_OBJECT)
-			return 0;
-		body = (uint64_t)hprof_u4(f, p) * esz;
-		fixed = 1 + ids + 9;
-	} else {
-		return 0;
-	}
-	if (end - pos - fixed < body)
-		return 0;
-	*id = hprof_id(f, pos + 1);
-	*next = pos + fixed + body;
-	return 1;
-}
-
 static int push_object(struct dump *d, uint64_t id, uint64_t offset, struct htr_err *err)
 {
 	if (d->nobjs == d->capobjs) {
@@ -367,7 +335,7 @@ static int scan_segment(struct dump *d, const struct hprof_record *r, FILE *prog
 		uint64_t id, next;
 		uint64_t stop = *next_progress < d->released + HPROF_RELEASE_STEP ? *next_progress
 										     : d->released + HPROF_RELEASE_STEP;
-		while (pos < end && pos < stop && object_extent(d->f, pos, end, &id, &next)) {
+		while (pos < end && pos < stop && dump_object_extent(d->f, pos, end, &id, &next)) {
 			if ((rc = push_object(d, id, pos, err)))
 				return rc;
 			pos = next;
@@ -420,6 +388,32 @@ static int scan_segment(struct dump *d, const struct hprof_record *r, FILE *prog
 	return 0;
 }
 
+/* A heap record whose objects dump_collect_objects has collected (and
+ * reported as progress): only its other sub-records (class dumps, roots)
+ * are decoded here. */
+static int scan_others(struct dump *d, const struct hprof_record *r, struct scan_pre *pre,
+		       struct htr_err *err)
+{
+	uint64_t end = r->body + r->len;
+	struct hprof_sub s;
+	int rc;
+	while (pre->next_other < pre->nothers && pre->others[pre->next_other] < end) {
+		uint64_t pos = pre->others[pre->next_other++];
+		/* dump_collect_objects decoded it already */
+		if ((rc = hprof_next_sub(d->f, &pos, end, r, &s, err)) != 1)
+			return rc ? rc : -EBADMSG;
+		rc = s.tag == HPROF_CLASS_DUMP ? sub_class(d, &s, err) : sub_root(d, &s, err);
+		if (rc)
+			return rc;
+	}
+	if ((rc = grow32(&d->segs, &d->capsegs, d->nsegs, sizeof *d->segs)))
+		return oom(err, rc);
+	d->segs[d->nsegs].rec = *r;
+	d->segs[d->nsegs].end = end;
+	d->nsegs++;
+	return 0;
+}
+
 static void note_truncated_record(struct dump *d, const struct hprof_record *r)
 {
 	d->truncated = 1;
@@ -435,7 +429,19 @@ int dump_scan(struct dump *d, FILE *progress, const char *label, struct htr_err 
 	uint64_t next_progress = progress_here() ? PROGRESS_STEP_BOUND : PROGRESS_STEP;
 	progress_phase(progress_here(), d->f->size, "scanning %s (bytes)", label);
 	struct hprof_record r;
-	int seen_heap = 0, seen_segment = 0, seen_end = 0, rc = 0;
+	struct scan_pre pre;
+	int seen_heap = 0, seen_segment = 0, seen_end = 0;
+	int rc = dump_collect_objects(d, d->o ? d->o->threads : 0, &pre), collected = rc == 1;
+	if (rc < 0)
+		return oom(err, rc);
+	rc = 0;
+	if (collected) {
+		free(d->objs);
+		d->objs = pre.objs;
+		d->nobjs = pre.nobjs;
+		d->capobjs = pre.capobjs;
+		pre.objs = NULL;
+	}
 	while (!rc && hprof_next_record(d->f, &pos, &r) == 1) {
 		int heap = r.tag == HPROF_HEAP_DUMP || r.tag == HPROF_HEAP_DUMP_SEGMENT;
 		if (r.truncated && !heap) {
@@ -453,7 +459,8 @@ int dump_scan(struct dump *d, FILE *progress, const char *label, struct htr_err 
 			seen_heap = 1;
 			seen_segment |= r.tag == HPROF_HEAP_DUMP_SEGMENT;
 			seen_end = 0;
-			rc = scan_segment(d, &r, progress, label, &next_progress, err);
+			rc = collected ? scan_others(d, &r, &pre, err)
+				       : scan_segment(d, &r, progress, label, &next_progress, err);
 			break;
 		case HPROF_HEAP_DUMP_END: seen_end = 1; break;
 		default: d->skipped_records++; break;  /* lengths are known: skip what we do not use */
@@ -461,6 +468,7 @@ int dump_scan(struct dump *d, FILE *progress, const char *label, struct htr_err 
 		if (!rc && r.truncated && !d->truncated)
 			note_truncated_record(d, &r);
 	}
+	scan_pre_free(&pre);
 	if (rc)
 		return rc;
 	/* A file cut between two records looks complete record by record;

@@ -4,6 +4,7 @@
  *                   classes, frames, traces, threads, roots, object index),
  *                   class resolution, id-sorted object index, and reading
  *                   single objects back (fields, strings)
+ *   hprof_scan.c    the first pass's object sub-records, on several threads
  *   hprof_layout.c  shallow sizes: VisualVM's rules or HotSpot's layout
  *   hprof_graph.c   the object graph as CSR over dense object indexes,
  *                   collected in the one pass over the objects
@@ -159,6 +160,52 @@ int dump_open(struct dump *d, const char *path, const struct hprof_import_opts *
 void dump_free(struct dump *d);
 /* The first pass: records and sub-records into the tables above. */
 int dump_scan(struct dump *d, FILE *progress, const char *label, struct htr_err *err);
+/* The object sub-records (nearly all of a dump) as the first pass needs
+ * them: id and where the next sub-record starts.  Returns 0 unless the
+ * sub-record at pos is an object that ends by end; hprof_next_sub() then
+ * decodes it, or says what is wrong with it. */
+static inline int dump_object_extent(const struct hprof_file *f, uint64_t pos, uint64_t end, uint64_t *id,
+			 uint64_t *next)
+{
+	uint32_t ids = f->id_size, tag = f->map[pos];
+	uint64_t fixed = 1 + 2ull * ids + 8, body;   /* the same for all three */
+	if (end - pos < fixed + 1)
+		return 0;
+	uint64_t p = pos + 1 + ids + 4;   /* past tag, id, stack trace serial */
+	if (tag == HPROF_INSTANCE_DUMP) {
+		body = hprof_u4(f, p + ids);
+	} else if (tag == HPROF_OBJ_ARRAY_DUMP) {
+		body = (uint64_t)hprof_u4(f, p) * ids;
+	} else if (tag == HPROF_PRIM_ARRAY_DUMP) {
+		uint32_t t = f->map[p + 4], esz = hprof_type_size(f, t);
+		if (!esz || t == HPROF_T_OBJECT)
+			return 0;
+		body = (uint64_t)hprof_u4(f, p) * esz;
+		fixed = 1 + ids + 9;
+	} else {
+		return 0;
+	}
+	if (end - pos - fixed < body)
+		return 0;
+	*id = hprof_id(f, pos + 1);
+	*next = pos + fixed + body;
+	return 1;
+}
+
+/* hprof_scan.c: the object sub-records of the heap segments collected on
+ * several threads before dump_scan's walk; see there.  Owns its arrays
+ * (scan_pre_free), until dump_scan takes objs over. */
+struct scan_pre {
+	struct keyidx *objs; size_t nobjs, capobjs;  /* (id, offset) in file order */
+	uint64_t *others; size_t nothers;  /* offsets of the other sub-records, in file order */
+	size_t next_other;                 /* dump_scan's cursor in others */
+};
+/* 1: collected into pre; 0: nothing collected (one thread, one heap
+ * record, a small heap, or something the serial walk must decide);
+ * -ENOMEM. */
+int dump_collect_objects(const struct dump *d, uint32_t threads, struct scan_pre *pre);
+void scan_pre_free(struct scan_pre *pre);
+
 /* Names, superclass chains and decode plans of all classes. */
 int dump_resolve_classes(struct dump *d, struct htr_err *err);
 /* Sorts the object index by id (duplicate ids are damage) and builds the

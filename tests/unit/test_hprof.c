@@ -1019,14 +1019,26 @@ enum {
 /* fill > 0: that many more objects after those above, at ids from
  * R_FILL on: nodes pointing at each other (forward, backward, cycles, null,
  * dangling), weak references to some of them, objects of a class the dump
- * lacks; a root holds the first.  Enough of them make the pass over the
- * objects run on two threads (SPLIT_PASS_MIN in model/hprof.c). */
+ * lacks, in several segments; a root holds the first.  Enough of them make
+ * the first pass (model/hprof_scan.c) and the pass over the objects
+ * (SPLIT_PASS_MIN in model/hprof.c) run on two threads. */
 #define R_FILL 0x1000000u
 #define R_FILL_DANGLING 0x70000000u
 
 static void fill_objects(struct hw *w, uint32_t fill)
 {
 	for (uint32_t k = 0; k < fill; k++) {
+		if (k % 50000 == 49999) {
+			/* a new segment, which starts with a root, a class dumped
+			 * again (the first dump counts) and 9 MB of bytes: the
+			 * first pass collects the objects of segments over 32 MB
+			 * on several threads, the other sub-records in file order */
+			rec_end(w);
+			rec_begin(w, 0x1c);
+			root1(w, 0xff, R_FILL + 16ull * (k / 3));
+			class_dump(w, RC_NODE, RC_OBJECT, 0, NULL, 0, NULL);
+			prim_array(w, R_FILL + 16ull * (fill + k), T_BYTE, 9u << 20, NULL);
+		}
 		struct fdef v = { 0, T_OBJ, R_FILL + 16ull * (uint32_t)(k * 2654435761u % fill) };
 		if (k % 5 == 0)
 			v.value = 0;
@@ -1271,9 +1283,10 @@ static void read_whole(const char *path, struct buf *out)
 	fclose(f);
 }
 
-/* The pass over the objects on two threads (the graph on one, the
- * allocations and properties on the other) builds what it builds on one:
- * the direct state column by column, and an imported trace byte for byte. */
+/* The first pass's objects collected on two threads, and the pass over
+ * the objects on two (the graph on one, the allocations and properties on
+ * the other), build what they build on one: the direct state column by
+ * column, and an imported trace byte for byte. */
 static void test_pass_on_two_threads(void **state)
 {
 	(void)state;

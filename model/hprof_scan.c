@@ -1,0 +1,248 @@
+/* hprof_scan.c - the object sub-records of a dump collected on several
+ * threads, for the first pass (dump_scan in hprof_dump.c).
+ *
+ * Nearly all of a dump is its object sub-records, and HotSpot writes its
+ * heap in segments (HEAP_DUMP_SEGMENT records: 1,011 in a 1.1 GB dump),
+ * whose lengths the record headers give.  So threads each walk a run of
+ * consecutive segments, collecting the (id, offset) pairs of its objects
+ * and the offsets of the other sub-records (class dumps, roots), both in
+ * file order; the runs are joined in order, which gives the serial walk's
+ * arrays exactly.  dump_scan then takes the objects as they are and
+ * decodes only the other sub-records, in file order, with the records
+ * around them.
+ *
+ * Whatever is unusual leaves the whole pass to the serial walk, whose
+ * messages and tolerances stay the one definition of them: a truncated
+ * record, a sub-record the decoder refuses, a single heap record, one
+ * thread.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hprof_internal.h"
+#include "mpar.h"
+#include "progress.h"
+
+/* Heaps smaller than this are walked on one thread. */
+#define COLLECT_MIN_BYTES (32ull << 20)
+/* Runs per thread: runs are handed out in order, so the threads stay busy
+ * when some segments are denser than others. */
+#define RUNS_PER_THREAD 4
+
+struct run {
+	struct keyidx *objs; size_t nobjs, capobjs;
+	uint64_t *others; size_t nothers, capothers;
+	int refused;           /* something the serial walk must decide */
+};
+
+struct collect {
+	const struct dump *d;
+	const struct hprof_record *segs; /* [nsegs] the heap records, in file order */
+	uint32_t nsegs;
+	uint32_t *first;       /* [nruns + 1]: run k walks segs[first[k], first[k+1]) */
+	struct run *runs;      /* [nruns] */
+	struct progress *pr;
+	uint64_t done;         /* bytes walked, all runs (atomic) */
+};
+
+static int grow(void *pp, size_t *cap, size_t n, size_t el)
+{
+	if (n < *cap)
+		return 0;
+	size_t nc = *cap ? *cap * 2 : 4096;
+	void *p = realloc(*(void **)pp, nc * el);
+	if (!p)
+		return -ENOMEM;
+	*(void **)pp = p;
+	*cap = nc;
+	return 0;
+}
+
+static int push_obj(struct run *r, uint64_t id, uint64_t off)
+{
+	if (grow(&r->objs, &r->capobjs, r->nobjs, sizeof *r->objs))
+		return -ENOMEM;
+	r->objs[r->nobjs++] = (struct keyidx){ id, off };
+	return 0;
+}
+
+static int is_object(uint8_t tag)
+{
+	return tag == HPROF_INSTANCE_DUMP || tag == HPROF_OBJ_ARRAY_DUMP ||
+	       tag == HPROF_PRIM_ARRAY_DUMP;
+}
+
+/* One segment's sub-records into run r.  0, -ENOMEM, or 0 with r->refused
+ * set when a sub-record does not decode. */
+static int walk_segment(const struct hprof_file *f, const struct hprof_record *rec, struct run *r,
+			uint64_t *released)
+{
+	uint64_t pos = rec->body, end = rec->body + rec->len;
+	while (pos < end) {
+		uint64_t id, next;
+		if (dump_object_extent(f, pos, end, &id, &next)) {
+			if (push_obj(r, id, pos))
+				return -ENOMEM;
+			pos = next;
+			hprof_release_behind(f, released, pos);
+			continue;
+		}
+		struct hprof_sub s;
+		struct htr_err e;
+		if (hprof_next_sub(f, &pos, end, rec, &s, &e) != 1) {
+			r->refused = 1;
+			return 0;
+		}
+		if (is_object(s.tag)) {
+			if (push_obj(r, s.id, s.offset))
+				return -ENOMEM;
+		} else {
+			if (grow(&r->others, &r->capothers, r->nothers, sizeof *r->others))
+				return -ENOMEM;
+			r->others[r->nothers++] = s.offset;
+		}
+	}
+	return 0;
+}
+
+static int collect_run(void *ctx, uint32_t k, uint32_t worker)
+{
+	(void)worker;
+	struct collect *c = ctx;
+	struct run *r = &c->runs[k];
+	const struct hprof_file *f = c->d->f;
+	uint64_t released = c->segs[c->first[k]].body;
+	for (uint32_t i = c->first[k]; i < c->first[k + 1] && !r->refused; i++) {
+		int rc = walk_segment(f, &c->segs[i], r, &released);
+		if (rc)
+			return rc;
+		uint64_t done = __atomic_add_fetch(&c->done, c->segs[i].len, __ATOMIC_RELAXED);
+		progress_set(c->pr, done);
+	}
+	return 0;
+}
+
+/* The heap records, if every record of the file is complete; 0: none to
+ * walk here (the serial walk decides about the file). */
+static uint32_t heap_records(const struct dump *d, struct hprof_record **out, uint64_t *bytes)
+{
+	struct hprof_record r, *segs = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t pos = d->f->first_record;
+	*bytes = 0;
+	while (hprof_next_record(d->f, &pos, &r) == 1) {
+		if (r.truncated || n >= UINT32_MAX - 1)
+			goto none;
+		if (r.tag != HPROF_HEAP_DUMP && r.tag != HPROF_HEAP_DUMP_SEGMENT)
+			continue;
+		if (grow(&segs, &cap, n, sizeof *segs))
+			goto none;
+		segs[n++] = r;
+		*bytes += r.len;
+	}
+	*out = segs;
+	return (uint32_t)n;
+none:
+	free(segs);
+	*out = NULL;
+	return 0;
+}
+
+/* Consecutive runs of segments of about equal bytes. */
+static uint32_t plan_runs(struct collect *c, uint32_t want, uint64_t bytes)
+{
+	uint32_t k = 0;
+	uint64_t acc = 0;
+	c->first[0] = 0;
+	for (uint32_t i = 0; i < c->nsegs; i++) {
+		acc += c->segs[i].len;
+		if (acc * want >= bytes * (k + 1) && k + 1 < want)
+			c->first[++k] = i + 1;
+	}
+	if (c->first[k] < c->nsegs)
+		c->first[++k] = c->nsegs;
+	return k;
+}
+
+/* Joins the runs' arrays in order into pre; frees theirs. */
+static int join_runs(struct collect *c, uint32_t nruns, struct scan_pre *pre)
+{
+	size_t nobjs = 0, nothers = 0;
+	for (uint32_t k = 0; k < nruns; k++) {
+		nobjs += c->runs[k].nobjs;
+		nothers += c->runs[k].nothers;
+	}
+	/* the first run's array grows to hold all: the copy is the others' */
+	struct keyidx *objs = realloc(c->runs[0].objs, (nobjs ? nobjs : 1) * sizeof *objs);
+	uint64_t *others = malloc((nothers ? nothers : 1) * sizeof *others);
+	if (objs)
+		c->runs[0].objs = objs;
+	if (!objs || !others) {
+		free(others);
+		return -ENOMEM;
+	}
+	size_t no = c->runs[0].nobjs, nt = 0;
+	for (uint32_t k = 0; k < nruns; k++) {
+		if (k) {
+			memcpy(objs + no, c->runs[k].objs, c->runs[k].nobjs * sizeof *objs);
+			no += c->runs[k].nobjs;
+		}
+		memcpy(others + nt, c->runs[k].others, c->runs[k].nothers * sizeof *others);
+		nt += c->runs[k].nothers;
+	}
+	pre->objs = objs;
+	pre->nobjs = pre->capobjs = nobjs;
+	pre->others = others;
+	pre->nothers = nothers;
+	c->runs[0].objs = NULL;
+	return 0;
+}
+
+int dump_collect_objects(const struct dump *d, uint32_t threads, struct scan_pre *pre)
+{
+	memset(pre, 0, sizeof *pre);
+	uint32_t nthreads = mpar_resolve(threads);
+	uint64_t bytes;
+	struct collect c = { .d = d, .pr = progress_here() };
+	if (nthreads < 2)
+		return 0;
+	struct hprof_record *segs;
+	c.nsegs = heap_records(d, &segs, &bytes);
+	c.segs = segs;
+	if (c.nsegs < 2 || bytes < COLLECT_MIN_BYTES) {
+		free(segs);
+		return 0;
+	}
+	uint32_t want = nthreads * RUNS_PER_THREAD < c.nsegs ? nthreads * RUNS_PER_THREAD : c.nsegs;
+	int rc = -ENOMEM;
+	c.first = malloc(((size_t)want + 1) * sizeof *c.first);
+	c.runs = calloc(want, sizeof *c.runs);
+	if (!c.first || !c.runs)
+		goto out;
+	uint32_t nruns = plan_runs(&c, want, bytes);
+	if ((rc = mpar_for(nthreads, nruns, collect_run, &c)))
+		goto out;
+	for (uint32_t k = 0; k < nruns; k++)
+		if (c.runs[k].refused)
+			goto out;   /* rc 0: the serial walk */
+	if ((rc = join_runs(&c, nruns, pre)))
+		goto out;
+	rc = 1;
+out:
+	for (uint32_t k = 0; c.runs && k < want; k++) {
+		free(c.runs[k].objs);
+		free(c.runs[k].others);
+	}
+	free(c.runs);
+	free(c.first);
+	free(segs);
+	return rc;
+}
+
+void scan_pre_free(struct scan_pre *pre)
+{
+	free(pre->objs);
+	free(pre->others);
+	memset(pre, 0, sizeof *pre);
+}
