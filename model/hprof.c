@@ -717,7 +717,7 @@ static int objects_pass(struct importer *im, struct dump *d, struct dump_run *ru
 		im->next_fresh = maxid + 1;
 	struct progress *pr = progress_here();
 	progress_phase(pr, n, "reading the dump's objects");
-	if (!rc && n >= SPLIT_PASS_MIN && mpar_resolve(im->o->threads) > 1) {
+	if (!rc && (n >= SPLIT_PASS_MIN || (im->o->par_any_size && n)) && mpar_resolve(im->o->threads) > 1) {
 		rc = objects_split(im, d, run, &p);
 	} else {
 		for (size_t i = 0; i < n && !rc; i++) {

@@ -51,8 +51,13 @@ struct hprof_import_opts {
 	int keep_referents;
 	int zstd_level;        /* 0: the writer's default */
 	FILE *progress;        /* progress and warnings; NULL: quiet */
-	uint32_t threads;      /* sorting the ids, a direct state's derivation
-	                          (model/mpar.h); 0: mpar_resolve(0) */
+	uint32_t threads;      /* the first pass's object collection, sorting the ids,
+	                          the pass over the objects, a direct state's
+	                          derivation (model/mpar.h); 0: mpar_resolve(0) */
+	int par_any_size;      /* tests and fuzzing: the first pass and the pass over
+	                          the objects take threads however small the dump
+	                          (0: only from 32 MB of heap records and 131,072
+	                          objects on) */
 };
 
 /* The defaults: VisualVM layout; compressed oops and class pointers for

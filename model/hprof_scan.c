@@ -184,11 +184,13 @@ static int join_runs(struct collect *c, uint32_t nruns, struct scan_pre *pre)
 	}
 	size_t no = c->runs[0].nobjs, nt = 0;
 	for (uint32_t k = 0; k < nruns; k++) {
-		if (k) {
+		/* (a run without objects or others has NULL arrays: no memcpy) */
+		if (k && c->runs[k].nobjs) {
 			memcpy(objs + no, c->runs[k].objs, c->runs[k].nobjs * sizeof *objs);
 			no += c->runs[k].nobjs;
 		}
-		memcpy(others + nt, c->runs[k].others, c->runs[k].nothers * sizeof *others);
+		if (c->runs[k].nothers)
+			memcpy(others + nt, c->runs[k].others, c->runs[k].nothers * sizeof *others);
 		nt += c->runs[k].nothers;
 	}
 	pre->objs = objs;
@@ -210,7 +212,7 @@ int dump_collect_objects(const struct dump *d, uint32_t threads, struct scan_pre
 	struct hprof_record *segs;
 	c.nsegs = heap_records(d, &segs, &bytes);
 	c.segs = segs;
-	if (c.nsegs < 2 || bytes < COLLECT_MIN_BYTES) {
+	if (c.nsegs < 2 || (bytes < COLLECT_MIN_BYTES && !(d->o && d->o->par_any_size))) {
 		free(segs);
 		return 0;
 	}

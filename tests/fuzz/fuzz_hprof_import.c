@@ -4,7 +4,10 @@
  * Input: an HPROF file as it is.  The last byte of the header's timestamp
  * (which heapfs only reports) picks what is done with it, one import per
  * input, so that every way is fuzzed at the speed of one:
- *   t % 3 == 0  hprof_import_with() with VisualVM's layout;
+ *   t % 3 == 0  hprof_import_with() with VisualVM's layout; t & 4: on one
+ *               thread, then on two with the parallel passes at any size
+ *               (the first pass's collection, the graph beside the
+ *               allocations): the same outcome and the same trace bytes;
  *   t % 3 == 1  the dump imported twice in a row, as a sequence of two
  *               dumps (deaths between them), with HotSpot's layout; t & 4:
  *               uncompressed oops, t & 8: uncompressed class pointers,
@@ -62,6 +65,55 @@ static void check_trace(const char *path)
 	trace_close(t);
 }
 
+/* The whole file, malloc'd; NULL when unreadable. */
+static uint8_t *read_all(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *b = NULL;
+	size_t cap = 0;
+	*len = 0;
+	if (!f)
+		return NULL;
+	for (;;) {
+		if (*len == cap) {
+			uint8_t *nb = realloc(b, cap = cap ? 2 * cap : 65536);
+			if (!nb)
+				abort();
+			b = nb;
+		}
+		size_t k = fread(b + *len, 1, cap - *len, f);
+		if (!k)
+			break;
+		*len += k;
+	}
+	fclose(f);
+	return b;
+}
+
+/* The import on two threads, with the parallel passes at any size (the
+ * first pass's object collection, the graph beside the allocations):
+ * the same outcome as on one, and the same trace byte for byte. */
+static void compare_two_threads(const char *const *dumps, const struct hprof_import_opts *one,
+				int rc_one)
+{
+	char err[512];
+	size_t la = 0, lb = 0;
+	uint8_t *a = rc_one ? NULL : read_all(trace_path, &la);
+	struct hprof_import_opts o = *one;
+	o.threads = 2;
+	o.par_any_size = 1;
+	int rc = hprof_import_with(dumps, 1, trace_path, &o, err, sizeof err);
+	if (rc != rc_one)
+		abort();   /* one thread and two disagree on the dump */
+	if (!rc) {
+		uint8_t *b = read_all(trace_path, &lb);
+		if (!a || !b || la != lb || memcmp(a, b, la))
+			abort();   /* two threads wrote another trace */
+		free(b);
+	}
+	free(a);
+}
+
 static void import(const char *dump, uint32_t mode)
 {
 	char err[512];
@@ -76,8 +128,13 @@ static void import(const char *dump, uint32_t mode)
 		o.keep_referents = (mode & 16) != 0;
 		n = 2;
 	}
-	if (hprof_import_with(dumps, n, trace_path, &o, err, sizeof err) == 0)
+	if (mode % 3 == 0 && (mode & 4))
+		o.threads = 1;
+	int rc = hprof_import_with(dumps, n, trace_path, &o, err, sizeof err);
+	if (rc == 0)
 		check_trace(trace_path);
+	if (mode % 3 == 0 && (mode & 4))
+		compare_two_threads(dumps, &o, rc);
 }
 
 /* memcmp that takes the empty columns of an empty state (NULL pointers,
