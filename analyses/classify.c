@@ -2228,7 +2228,7 @@ static int lanes_merge(struct split *sp, uint32_t nlanes, struct pass *p, struct
 		if (pv->n && !(pv->real = malloc(pv->n * sizeof *pv->real)))
 			rc = -ENOMEM;
 	}
-	if (!rc)
+	if (!rc && total) /* qsort must not be given NULL */
 		qsort(order, total, sizeof *order, by_first_seen);
 	for (uint64_t i = 0; i < total && !rc; i++) {
 		uint32_t key = ks_intern(&d->ks, order[i]->s, order[i]->len);
