@@ -2057,6 +2057,7 @@ static int loop_objects(const struct oloop *lp, struct pass *p, struct acc *a, u
 {
 	const struct heap_state *s = lp->src->s;
 	const struct cls_def *d = lp->d;
+	uint64_t failures = 0, first = *first_fail;
 	int rc = 0;
 	for (uint64_t i = bitset_next(lp->bits, to, from); i < to && !rc;
 	     i = bitset_next(lp->bits, to, i + 1)) {
@@ -2085,10 +2086,12 @@ static int loop_objects(const struct oloop *lp, struct pass *p, struct acc *a, u
 				      lp->kt->off[j + 1] - lp->kt->off[j], lp->level, col, 1, in->size,
 				      in->flags);
 		}
-		*nf += (uint64_t)failed;
-		if (failed && *first_fail == UINT64_MAX)
-			*first_fail = i;
+		failures += (uint64_t)failed;
+		if (failed && first == UINT64_MAX)
+			first = i;
 	}
+	*nf += failures;
+	*first_fail = first;
 	return rc;
 }
 
@@ -2109,13 +2112,18 @@ static int loop_objects(const struct oloop *lp, struct pass *p, struct acc *a, u
 #define CHUNK_MIN 4096u        /* objects: below two of them, one thread */
 #define CHUNKS_PER_THREAD 16u  /* balance: a late lane waits for at most one */
 
+/* Aligned so that no two lanes share a cache line: each writes its
+ * pass's arena and key list and its counters for every object, and with
+ * lanes side by side in one array 2 threads took 5.1 s of CPU for what 1
+ * does in 2.7 (instance health, 24 M objects). */
+#define LANE_ALIGN 128
 struct lane {
 	struct pass p;
 	struct acc a, pa;           /* keys, provisional keys */
 	struct prov prov;
 	uint64_t nf, first_fail;
 	int ran, rc;
-};
+} __attribute__((aligned(LANE_ALIGN)));
 
 struct split {
 	const struct oloop *lp;
@@ -2296,8 +2304,9 @@ static int loop_split(const struct oloop *lp, struct cls_registry *r, uint32_t t
 	uint32_t nlanes = nchunks < threads ? (uint32_t)nchunks : threads;
 	struct split sp = { .lp = lp, .r = r, .n = n, .chunk = chunk, .nchunks = (uint32_t)nchunks,
 			    .gate = gate, .pr = pr };
-	if (!(sp.lanes = calloc(nlanes, sizeof *sp.lanes)))
+	if (!(sp.lanes = aligned_alloc(LANE_ALIGN, nlanes * sizeof *sp.lanes)))
 		return -ENOMEM;
+	memset(sp.lanes, 0, nlanes * sizeof *sp.lanes);
 	int rc = par_for(nlanes, nlanes, lane_run, &sp);
 	if (!rc)
 		rc = lanes_merge(&sp, nlanes, p, a);
