@@ -22,6 +22,7 @@
 #include "analyses/samples.h"
 #include "model/progress.h"
 #include "model/symbols.h"
+#include "model/timing.h"
 
 #define MAX_FINDINGS 8
 #define ROOT_LEAVES_MAX 3   /* indirect roots named per group */
@@ -93,48 +94,11 @@ struct sctx {
 	} warm;
 };
 
-/* ---- timing ---- */
-
-/* HEAPFS_TIMING=1 in the environment: how long each part of the report
- * took, wall clock and this process's CPU time (the machine may be shared),
- * on stderr (what tests/bench/bench_suspects.sh shows). */
-struct lap_t {
-	double wall, cpu;
-};
-
-static int timing_on(void)
-{
-	/* read each time (a handful of laps per report): FUSE threads share
-	 * no lazily set flag */
-	const char *v = getenv("HEAPFS_TIMING");
-	return v && *v && strcmp(v, "0");
-}
-
-/* The wall clock and the CPU clock cpu: the process's for the report's
- * parts, a worker's own for a step run beside others (graph_task). */
-static void lap_now_on(struct lap_t *t, clockid_t cpu)
-{
-	struct timespec w, c;
-	clock_gettime(CLOCK_MONOTONIC, &w);
-	clock_gettime(cpu, &c);
-	t->wall = (double)w.tv_sec + (double)w.tv_nsec * 1e-9;
-	t->cpu = (double)c.tv_sec + (double)c.tv_nsec * 1e-9;
-}
-
-static void lap_now(struct lap_t *t)
-{
-	lap_now_on(t, CLOCK_PROCESS_CPUTIME_ID);
-}
+/* ---- timing (model/timing.h) ---- */
 
 static void lap(const char *what, struct lap_t *t0)
 {
-	if (!timing_on())
-		return;
-	struct lap_t t1;
-	lap_now(&t1);
-	fprintf(stderr, "heapfs: suspects: %-22s %8.3f s wall %8.3f s cpu\n", what,
-		t1.wall - t0->wall, t1.cpu - t0->cpu);
-	*t0 = t1;
+	timing_lap("suspects", what, t0);
 }
 
 /* ---- building the report ---- */

@@ -39,6 +39,7 @@
 #include "htr_writer.h"
 #include "mpar.h"
 #include "progress.h"
+#include "timing.h"
 
 #define FRESH_ID_BASE (1ull << 48)  /* above any address a dump holds today */
 #define MAX_NAME 1024u              /* bytes kept of a field, method or thread name */
@@ -1051,16 +1052,20 @@ static int import_one(struct importer *im, const char *path, uint32_t gc, struct
 	memset(&run, 0, sizeof run);
 	run.gc = gc;
 	const char *label = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	struct lap_t lap;
+	lap_now(&lap);
 	int rc = dump_open(&d, path, im->o, err);
 	if (rc)
 		goto out;
 	if ((rc = dump_scan(&d, im->o->progress, label, err)))
 		goto out;
+	timing_lap("import", "scan", &lap);
 	progress_phase(progress_here(), 0, "sorting the objects of %s", label);
 	if ((rc = dump_resolve_classes(&d, err)) ||
 	    (rc = dump_sort_objects(&d, err)) ||
 	    (rc = layout_init(&d, err)))
 		goto out;
+	timing_lap("import", "classes and id index", &lap);
 	t_scan = now_s();
 	if (d.truncated)
 		warn(im, path, d.truncated_msg);
@@ -1080,8 +1085,10 @@ static int import_one(struct importer *im, const char *path, uint32_t gc, struct
 		goto out;
 	}
 	t_alloc = now_s();
+	timing_lap("import", "objects", &lap);
 	if ((rc = write_gc(im, &d, &run, err)))
 		goto out;
+	timing_lap("import", "roots and graph", &lap);
 	if (im->o->progress)
 		progress_note(im->o->progress, "heapfs import: %s: %zu objects, %.0f MB in %.2f s "
 			"(index %.2f s, allocations %.2f s, roots and graph %.2f s)\n",

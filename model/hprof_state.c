@@ -21,6 +21,7 @@
  * hprof_direct_finish hands it out.
  */
 #include "hprof_internal.h"
+#include "timing.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -233,7 +234,10 @@ int hprof_direct_finish(struct hprof_direct *x, const struct trace *t, struct he
 	for (uint32_t r = 0; r < s->nroots; r++)
 		if (x->root_thread[r])
 			s->roots[r].thread = trace_thread_index(t, s->roots[r].thread);
+	struct lap_t lap;
+	lap_now(&lap);
 	int rc = heap_state_complete(s, x->threads);
+	timing_lap("import", "heap state", &lap);
 	if (rc) {
 		hprof_direct_free(x);
 		return htr_errf(err, rc, 0, "out of memory building the heap state of the dump");
