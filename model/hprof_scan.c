@@ -165,40 +165,65 @@ static uint32_t plan_runs(struct collect *c, uint32_t want, uint64_t bytes)
 	return k;
 }
 
-/* Joins the runs' arrays in order into pre; frees theirs. */
-static int join_runs(struct collect *c, uint32_t nruns, struct scan_pre *pre)
+/* Joining: run k's arrays copied to their places in the joined ones. */
+struct join {
+	struct collect *c;
+	struct keyidx *objs;
+	uint64_t *others;
+	size_t *at_obj, *at_other;  /* [nruns] where each run's go */
+};
+
+static int join_run(void *ctx, uint32_t k, uint32_t worker)
+{
+	(void)worker;
+	struct join *j = ctx;
+	const struct run *r = &j->c->runs[k];
+	/* run 0's objects are in place already; an empty run's arrays are NULL */
+	if (k && r->nobjs)
+		memcpy(j->objs + j->at_obj[k], r->objs, r->nobjs * sizeof *j->objs);
+	if (r->nothers)
+		memcpy(j->others + j->at_other[k], r->others, r->nothers * sizeof *j->others);
+	return 0;
+}
+
+/* Joins the runs' arrays in order into pre, the copies on the threads
+ * (a quarter of a second for 24 M objects on one). */
+static int join_runs(struct collect *c, uint32_t nruns, uint32_t nthreads, struct scan_pre *pre)
 {
 	size_t nobjs = 0, nothers = 0;
+	struct join j = { .c = c };
+	j.at_obj = malloc(nruns * sizeof *j.at_obj);
+	j.at_other = malloc(nruns * sizeof *j.at_other);
+	if (!j.at_obj || !j.at_other)
+		goto oom;
 	for (uint32_t k = 0; k < nruns; k++) {
+		j.at_obj[k] = nobjs;
+		j.at_other[k] = nothers;
 		nobjs += c->runs[k].nobjs;
 		nothers += c->runs[k].nothers;
 	}
-	/* the first run's array grows to hold all: the copy is the others' */
-	struct keyidx *objs = realloc(c->runs[0].objs, (nobjs ? nobjs : 1) * sizeof *objs);
-	uint64_t *others = malloc((nothers ? nothers : 1) * sizeof *others);
-	if (objs)
-		c->runs[0].objs = objs;
-	if (!objs || !others) {
-		free(others);
-		return -ENOMEM;
-	}
-	size_t no = c->runs[0].nobjs, nt = 0;
-	for (uint32_t k = 0; k < nruns; k++) {
-		/* (a run without objects or others has NULL arrays: no memcpy) */
-		if (k && c->runs[k].nobjs) {
-			memcpy(objs + no, c->runs[k].objs, c->runs[k].nobjs * sizeof *objs);
-			no += c->runs[k].nobjs;
-		}
-		if (c->runs[k].nothers)
-			memcpy(others + nt, c->runs[k].others, c->runs[k].nothers * sizeof *others);
-		nt += c->runs[k].nothers;
-	}
-	pre->objs = objs;
+	/* the first run's array grows to hold all: the copies are the others' */
+	if (!(j.objs = realloc(c->runs[0].objs, (nobjs ? nobjs : 1) * sizeof *j.objs)))
+		goto oom;
+	c->runs[0].objs = j.objs;
+	if (!(j.others = malloc((nothers ? nothers : 1) * sizeof *j.others)))
+		goto oom;
+	/* mpar_for fails only when it ran nothing: then here */
+	if (mpar_for(nthreads, nruns, join_run, &j))
+		for (uint32_t k = 0; k < nruns; k++)
+			join_run(&j, k, 0);
+	pre->objs = j.objs;
 	pre->nobjs = pre->capobjs = nobjs;
-	pre->others = others;
+	pre->others = j.others;
 	pre->nothers = nothers;
 	c->runs[0].objs = NULL;
+	free(j.at_obj);
+	free(j.at_other);
 	return 0;
+oom:
+	free(j.at_obj);
+	free(j.at_other);
+	return -ENOMEM;
 }
 
 int dump_collect_objects(const struct dump *d, uint32_t threads, struct scan_pre *pre)
@@ -228,7 +253,7 @@ int dump_collect_objects(const struct dump *d, uint32_t threads, struct scan_pre
 	for (uint32_t k = 0; k < nruns; k++)
 		if (c.runs[k].refused)
 			goto out;   /* rc 0: the serial walk */
-	if ((rc = join_runs(&c, nruns, pre)))
+	if ((rc = join_runs(&c, nruns, nthreads, pre)))
 		goto out;
 	rc = 1;
 out:
