@@ -778,7 +778,7 @@ int dump_sort_objects(struct dump *d, struct htr_err *err)
 		return rc;
 	rc = split_objects(d);
 	if (!rc)
-		rc = idindex_build(&d->index, d->ids, d->nobjs);
+		rc = idindex_build(&d->index, d->ids, d->nobjs, d->o ? d->o->threads : 0);
 	if (rc)
 		return oom(err, rc);
 	/* without class objects, a class id in the index is an instance's */

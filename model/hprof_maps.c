@@ -282,7 +282,73 @@ void idindex_free(struct idindex *x)
 	memset(x, 0, sizeof *x);
 }
 
-int idindex_build(struct idindex *x, const uint64_t *ids, size_t n)
+/* Building the index on threads: tasks over ranges of ids that begin
+ * where a chunk begins, so no two tasks touch one chunk's words, and
+ * chunks are numbered in id order whoever runs which range. */
+#define IDINDEX_PAR_MIN (1u << 17)   /* ids: below, one task */
+#define IDINDEX_TASKS_MAX 64u
+
+struct ixbuild {
+	struct idindex *x;
+	const uint64_t *ids;
+	size_t lo[IDINDEX_TASKS_MAX + 1];   /* range k: ids [lo[k], lo[k+1]) */
+	uint64_t part[IDINDEX_TASKS_MAX];   /* a task's OR of differences, then its chunks */
+	uint64_t words_per_chunk;
+	uint32_t ntasks;
+};
+
+static uint64_t ix_chunk(const struct idindex *x, uint64_t id)
+{
+	return ((id - x->base) >> x->shift) >> IDINDEX_CHUNK_BITS;
+}
+
+static int ix_diffs(void *ctx, uint32_t k, uint32_t worker)
+{
+	(void)worker;
+	struct ixbuild *b = ctx;
+	uint64_t diffs = 0, base = b->x->base;
+	for (size_t i = b->lo[k]; i < b->lo[k + 1]; i++)
+		diffs |= b->ids[i] - base;
+	b->part[k] = diffs;
+	return 0;
+}
+
+/* Distinct chunks of range k (ids ascend: a chunk's ids are consecutive). */
+static int ix_used(void *ctx, uint32_t k, uint32_t worker)
+{
+	(void)worker;
+	struct ixbuild *b = ctx;
+	uint64_t used = 0, last = UINT64_MAX;
+	for (size_t i = b->lo[k]; i < b->lo[k + 1]; i++) {
+		uint64_t c = ix_chunk(b->x, b->ids[i]);
+		used += c != last;
+		last = c;
+	}
+	b->part[k] = used;
+	return 0;
+}
+
+/* Range k's chunks numbered from part[k] (the chunks before it) and its
+ * bits set. */
+static int ix_bits(void *ctx, uint32_t k, uint32_t worker)
+{
+	(void)worker;
+	struct ixbuild *b = ctx;
+	struct idindex *x = b->x;
+	uint32_t next = (uint32_t)(b->part[k] * b->words_per_chunk);
+	for (size_t i = b->lo[k]; i < b->lo[k + 1]; i++) {
+		uint64_t kk = (b->ids[i] - x->base) >> x->shift, c = kk >> IDINDEX_CHUNK_BITS;
+		if (x->chunk[c] == IDINDEX_NONE) {
+			x->chunk[c] = next;
+			next += (uint32_t)b->words_per_chunk;
+		}
+		uint64_t wi = x->chunk[c] + ((kk & ((1u << IDINDEX_CHUNK_BITS) - 1)) >> 6);
+		x->bits[wi] |= 1ull << (kk & 63);
+	}
+	return 0;
+}
+
+int idindex_build(struct idindex *x, const uint64_t *ids, size_t n, uint32_t threads)
 {
 	memset(x, 0, sizeof *x);
 	x->ids = ids;
@@ -292,43 +358,57 @@ int idindex_build(struct idindex *x, const uint64_t *ids, size_t n)
 	if (!n)
 		return 0;
 	x->base = ids[0];
+	struct ixbuild b = { .x = x, .ids = ids, .ntasks = 1 };
+	uint32_t nthreads = n >= IDINDEX_PAR_MIN ? mpar_resolve(threads) : 1;
+	if (nthreads > 1)
+		b.ntasks = nthreads * 2 < IDINDEX_TASKS_MAX ? nthreads * 2 : IDINDEX_TASKS_MAX;
+	for (uint32_t k = 0; k <= b.ntasks; k++)
+		b.lo[k] = n * k / b.ntasks;
+	/* mpar_for fails only when it ran nothing: then here */
+#define IX_RUN(fn) \
+	do { \
+		if (b.ntasks == 1 || mpar_for(nthreads, b.ntasks, fn, &b)) \
+			for (uint32_t k_ = 0; k_ < b.ntasks; k_++) \
+				fn(&b, k_, 0); \
+	} while (0)
+	IX_RUN(ix_diffs);
 	uint64_t diffs = 0;   /* the common alignment of all ids, relative to base */
-	for (size_t i = 1; i < n; i++)
-		diffs |= ids[i] - x->base;
+	for (uint32_t k = 0; k < b.ntasks; k++)
+		diffs |= b.part[k];
 	x->shift = diffs ? (uint32_t)__builtin_ctzll(diffs) : 0;
-	const uint64_t words_per_chunk = (1ull << IDINDEX_CHUNK_BITS) / 64;
-	uint64_t nchunks = (((ids[n - 1] - x->base) >> x->shift) >> IDINDEX_CHUNK_BITS) + 1;
-	uint64_t used = 0;    /* chunks holding an object: ids ascend, so count changes */
-	for (size_t i = 0, last = SIZE_MAX; i < n; i++) {
-		size_t c = (size_t)(((ids[i] - x->base) >> x->shift) >> IDINDEX_CHUNK_BITS);
-		used += c != last;
-		last = c;
+	/* ranges start where a chunk starts (a chunk holds at most 2^16 ids) */
+	for (uint32_t k = 1; k < b.ntasks; k++) {
+		size_t i = b.lo[k] > b.lo[k - 1] ? b.lo[k] : b.lo[k - 1];
+		while (i > 0 && i < n && ix_chunk(x, ids[i]) == ix_chunk(x, ids[i - 1]))
+			i++;
+		b.lo[k] = i;
+	}
+	b.words_per_chunk = (1ull << IDINDEX_CHUNK_BITS) / 64;
+	uint64_t nchunks = ix_chunk(x, ids[n - 1]) + 1;
+	IX_RUN(ix_used);
+	uint64_t used = 0;    /* chunks holding an object */
+	for (uint32_t k = 0; k < b.ntasks; k++) {
+		uint64_t u = b.part[k];
+		b.part[k] = used;   /* chunks before range k */
+		used += u;
 	}
 	/* 12 bytes per chunk word (bits and rank), 4 per chunk table entry */
-	if (used * words_per_chunk * 12 + nchunks * 4 > (uint64_t)n * 12 + 4096 ||
-	    used * words_per_chunk >= IDINDEX_NONE)
+	if (used * b.words_per_chunk * 12 + nchunks * 4 > (uint64_t)n * 12 + 4096 ||
+	    used * b.words_per_chunk >= IDINDEX_NONE)
 		return iddir_build(&x->dir, ids, (uint32_t)n);
 	x->chunk = malloc(nchunks * sizeof *x->chunk);
-	x->bits = calloc(used * words_per_chunk, sizeof *x->bits);
-	x->rank = malloc(used * words_per_chunk * sizeof *x->rank);
+	x->bits = calloc(used * b.words_per_chunk, sizeof *x->bits);
+	x->rank = malloc(used * b.words_per_chunk * sizeof *x->rank);
 	if (!x->chunk || !x->bits || !x->rank) {
 		idindex_free(x);
 		return -ENOMEM;
 	}
 	memset(x->chunk, 0xff, nchunks * sizeof *x->chunk);
-	uint32_t next = 0;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t k = (ids[i] - x->base) >> x->shift, c = k >> IDINDEX_CHUNK_BITS;
-		if (x->chunk[c] == IDINDEX_NONE) {
-			x->chunk[c] = next;
-			next += (uint32_t)words_per_chunk;
-		}
-		uint64_t wi = x->chunk[c] + ((k & ((1u << IDINDEX_CHUNK_BITS) - 1)) >> 6);
-		x->bits[wi] |= 1ull << (k & 63);
-	}
+	IX_RUN(ix_bits);
+#undef IX_RUN
 	/* chunks were numbered in ascending id order: ranks run straight */
 	uint32_t before = 0;
-	for (uint64_t w = 0; w < used * words_per_chunk; w++) {
+	for (uint64_t w = 0; w < used * b.words_per_chunk; w++) {
 		x->rank[w] = before;
 		before += popcount64(x->bits[w]);
 	}

@@ -92,9 +92,10 @@ struct idindex {
 	struct iddir dir;      /* directory mode (nchunks == 0) */
 };
 
-/* Builds the index over ids[0..n) (ascending, distinct, n < 2^32 - 1).
- * 0 or -ENOMEM / -E2BIG. */
-int idindex_build(struct idindex *x, const uint64_t *ids, size_t n);
+/* Builds the index over ids[0..n) (ascending, distinct, n < 2^32 - 1),
+ * on up to `threads` threads (model/mpar.h; the same index for any
+ * number).  0 or -ENOMEM / -E2BIG. */
+int idindex_build(struct idindex *x, const uint64_t *ids, size_t n, uint32_t threads);
 void idindex_free(struct idindex *x);
 
 /* Index of id, or IDINDEX_NONE if no object has it. */

@@ -135,11 +135,27 @@ static void check_idindex(enum spread how, uint32_t n, uint64_t seed, int *bitma
 	uint64_t *ids = make_ids(how, n, seed);
 	uint32_t np;
 	uint64_t *probes = probe_ids(ids, n, &np);
-	struct idindex x;
-	assert_int_equal(idindex_build(&x, ids, n), 0);
+	struct idindex x, y;
+	assert_int_equal(idindex_build(&x, ids, n, 1), 0);
 	*bitmap = x.nchunks != 0;
 	for (uint32_t k = 0; k < np; k++)
 		assert_int_equal(idindex_find(&x, probes[k]), oracle_find(ids, n, probes[k]));
+	/* on 4 threads: the same index, word for word */
+	assert_int_equal(idindex_build(&y, ids, n, 4), 0);
+	assert_int_equal(y.nchunks, x.nchunks);
+	assert_int_equal(y.base, x.base);
+	assert_int_equal(y.shift, x.shift);
+	if (x.nchunks) {
+		uint64_t words = 0;
+		for (uint64_t c = 0; c < x.nchunks; c++)
+			words += x.chunk[c] != IDINDEX_NONE ? (1u << IDINDEX_CHUNK_BITS) / 64 : 0;
+		assert_memory_equal(y.chunk, x.chunk, x.nchunks * sizeof *x.chunk);
+		assert_memory_equal(y.bits, x.bits, words * sizeof *x.bits);
+		assert_memory_equal(y.rank, x.rank, words * sizeof *x.rank);
+	}
+	for (uint32_t k = 0; k < np; k++)
+		assert_int_equal(idindex_find(&y, probes[k]), oracle_find(ids, n, probes[k]));
+	idindex_free(&y);
 	idindex_free(&x);
 	free(probes);
 	free(ids);
@@ -151,6 +167,11 @@ static void test_idindex_modes(void **state)
 	int bitmap;
 	/* dump addresses, 8-aligned and dense within their regions: the bitmap */
 	check_idindex(ALIGNED_REGIONS, 50000, 1, &bitmap);
+	assert_true(bitmap);
+	/* over IDINDEX_PAR_MIN: 4 threads build it in ranges */
+	check_idindex(ALIGNED_REGIONS, 400000, 11, &bitmap);
+	assert_true(bitmap);
+	check_idindex(SEQUENTIAL, 300000, 12, &bitmap);
 	assert_true(bitmap);
 	check_idindex(SEQUENTIAL, 1000, 2, &bitmap);
 	assert_true(bitmap);
