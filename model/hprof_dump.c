@@ -322,6 +322,19 @@ static int push_object(struct dump *d, uint64_t id, uint64_t offset, struct htr_
 	return 0;
 }
 
+/* A heap record scanned, its complete sub-records ending at end. */
+static int push_segment(struct dump *d, const struct hprof_record *r, uint64_t end,
+			struct htr_err *err)
+{
+	int rc = grow32(&d->segs, &d->capsegs, d->nsegs, sizeof *d->segs);
+	if (rc)
+		return oom(err, rc);
+	d->segs[d->nsegs].rec = *r;
+	d->segs[d->nsegs].end = end;
+	d->nsegs++;
+	return 0;
+}
+
 /* Walks the sub-records of a heap dump record.  A sub-record cut off by
  * the end of a truncated file ends the walk (the dump is used up to
  * there); one that crosses the end of a complete record is damage. */
@@ -380,12 +393,7 @@ static int scan_segment(struct dump *d, const struct hprof_record *r, FILE *prog
 		rc = -EBADMSG;   /* crosses the end of a complete record: damage */
 	if (rc)
 		return rc;
-	if ((rc = grow32(&d->segs, &d->capsegs, d->nsegs, sizeof *d->segs)))
-		return oom(err, rc);
-	d->segs[d->nsegs].rec = *r;
-	d->segs[d->nsegs].end = pos;
-	d->nsegs++;
-	return 0;
+	return push_segment(d, r, pos, err);
 }
 
 /* A heap record whose objects dump_collect_objects has collected (and
@@ -406,12 +414,7 @@ static int scan_others(struct dump *d, const struct hprof_record *r, struct scan
 		if (rc)
 			return rc;
 	}
-	if ((rc = grow32(&d->segs, &d->capsegs, d->nsegs, sizeof *d->segs)))
-		return oom(err, rc);
-	d->segs[d->nsegs].rec = *r;
-	d->segs[d->nsegs].end = end;
-	d->nsegs++;
-	return 0;
+	return push_segment(d, r, end, err);
 }
 
 static void note_truncated_record(struct dump *d, const struct hprof_record *r)

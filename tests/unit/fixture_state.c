@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "analyses/bitset.h"
+#include "model/synth.h"
 
 /* Compressed rows of the edges, from one end (from = 1: by source) to the
  * other, in the order given. */
@@ -91,4 +92,14 @@ struct heap_state *fx_state(uint32_t n, const uint32_t *info_of, uint32_t ninfos
 	}
 	mark_reachable(s);
 	return s;
+}
+
+void fx_synth_trace(const char *scenario, uint64_t n, uint32_t g, const char *path)
+{
+	struct synth_opts o;
+	char err[256];
+	synth_opts_init(&o);
+	o.objects = n;
+	o.gcs = g;
+	assert_int_equal(synth_write(scenario, &o, path, err, sizeof err), 0);
 }

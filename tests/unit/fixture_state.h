@@ -28,4 +28,8 @@ struct fx_edge {
 struct heap_state *fx_state(uint32_t n, const uint32_t *info_of, uint32_t ninfos, const struct fx_edge *edges,
 			    uint32_t ne, const uint32_t *roots, uint32_t nroots);
 
+/* Writes a synthetic scenario's trace (model/synth.h) of about n objects
+ * and g GCs to path; fails the test if it cannot. */
+void fx_synth_trace(const char *scenario, uint64_t n, uint32_t g, const char *path);
+
 #endif

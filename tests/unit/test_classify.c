@@ -28,19 +28,10 @@
 #include "analyses/features.h"
 #include "fs/tree.h"
 #include "model/synth.h"
+#include "fixture_state.h"
 #include "tests/xorshift.h"
 
 static char g_dir[64], g_bs[128], g_mc[128], g_feat[128];
-
-static void make_trace(const char *scenario, uint64_t n, uint32_t g, const char *path)
-{
-	struct synth_opts o;
-	char err[256];
-	synth_opts_init(&o);
-	o.objects = n;
-	o.gcs = g;
-	assert_int_equal(synth_write(scenario, &o, path, err, sizeof err), 0);
-}
 
 static int setup(void **state)
 {
@@ -51,8 +42,8 @@ static int setup(void **state)
 	snprintf(g_bs, sizeof g_bs, "%s/bs.htr", g_dir);
 	snprintf(g_mc, sizeof g_mc, "%s/mc.htr", g_dir);
 	snprintf(g_feat, sizeof g_feat, "%s/features", g_dir);
-	make_trace("buggystack", 1000, 10, g_bs);
-	make_trace("multicache", 100, 4, g_mc);
+	fx_synth_trace("buggystack", 1000, 10, g_bs);
+	fx_synth_trace("multicache", 100, 4, g_mc);
 	FILE *f = fopen(g_feat, "w");
 	if (!f)
 		return -1;
@@ -322,7 +313,7 @@ static void test_arena_grows(void **state)
 	(void)state;
 	char path[160], msg[200];
 	snprintf(path, sizeof path, "%s/bs10k.htr", g_dir);
-	make_trace("buggystack", 10000, 4, path);
+	fx_synth_trace("buggystack", 10000, 4, path);
 	struct hfs *fs = open_tree(path, NULL);
 	const char *many = "if len(referee_types) >= 10000 then \"many\" else \"few\"";
 	assert_int_equal(hfs_write_file(fs, "/classifiers/many", many, strlen(many), msg, sizeof msg), 0);

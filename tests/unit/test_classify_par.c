@@ -28,6 +28,7 @@
 #include "analyses/parallel.h"
 #include "model/heap_state.h"
 #include "model/synth.h"
+#include "fixture_state.h"
 #include "model/trace.h"
 
 static char g_dir[64], g_mc[128], g_co[128];
@@ -47,16 +48,6 @@ struct fixture {
 	struct heap_state *s, *prev;
 };
 
-static void make_trace(const char *scenario, uint64_t n, uint32_t g, const char *path)
-{
-	struct synth_opts o;
-	char err[256];
-	synth_opts_init(&o);
-	o.objects = n;
-	o.gcs = g;
-	assert_int_equal(synth_write(scenario, &o, path, err, sizeof err), 0);
-}
-
 static int setup(void **state)
 {
 	(void)state;
@@ -65,8 +56,8 @@ static int setup(void **state)
 		return -1;
 	snprintf(g_mc, sizeof g_mc, "%s/mc.htr", g_dir);
 	snprintf(g_co, sizeof g_co, "%s/co.htr", g_dir);
-	make_trace("multicache", 5000, 3, g_mc);
-	make_trace("company", 8000, 3, g_co);
+	fx_synth_trace("multicache", 5000, 3, g_mc);
+	fx_synth_trace("company", 8000, 3, g_co);
 	return 0;
 }
 
