@@ -633,6 +633,7 @@ struct split_pass {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	size_t done[2];           /* objects each task has passed; under mu */
+	int started[2];           /* under mu */
 	int failed;               /* a task failed: the other stops; under mu */
 };
 
@@ -647,7 +648,10 @@ static int split_meet(struct split_pass *sp, int task, size_t done)
 	if (both < n)
 		hprof_release_behind(sp->d->f, &sp->p->released, sp->d->offs[both]);
 	pthread_cond_broadcast(&sp->cv);
-	while (!sp->failed && done < n && sp->done[!task] < n && done > sp->done[!task] + SPLIT_AHEAD)
+	/* not for a task that has not started: when mpar_for could start no
+	 * second thread, the tasks run one after the other on this one */
+	while (!sp->failed && done < n && sp->started[!task] && sp->done[!task] < n &&
+	       done > sp->done[!task] + SPLIT_AHEAD)
 		pthread_cond_wait(&sp->cv, &sp->mu);
 	int failed = sp->failed;
 	pthread_mutex_unlock(&sp->mu);
@@ -663,6 +667,9 @@ static int split_task(void *ctx, uint32_t task, uint32_t worker)
 	struct class_memo memo = { 0 };
 	struct progress *pr = task == 0 ? progress_here() : NULL;
 	int rc = 0;
+	pthread_mutex_lock(&sp->mu);
+	sp->started[task] = 1;
+	pthread_mutex_unlock(&sp->mu);
 	for (size_t i = 0; i < n && !rc; i++) {
 		rc = task == 0 ? pass_object(sp->im, d, sp->run, sp->p, i, 0)
 			       : graph_object(d, sp->run, &memo, i);
