@@ -113,14 +113,17 @@ static int collect_run(void *ctx, uint32_t k, uint32_t worker)
 	struct run *r = &c->runs[k];
 	const struct hprof_file *f = c->d->f;
 	uint64_t released = c->segs[c->first[k]].body;
-	for (uint32_t i = c->first[k]; i < c->first[k + 1] && !r->refused; i++) {
-		int rc = walk_segment(f, &c->segs[i], r, &released);
-		if (rc)
-			return rc;
+	const struct hprof_record *last = &c->segs[c->first[k + 1] - 1];
+	int rc = 0;
+	for (uint32_t i = c->first[k]; i < c->first[k + 1] && !r->refused && !rc; i++) {
+		rc = walk_segment(f, &c->segs[i], r, &released);
 		uint64_t done = __atomic_add_fetch(&c->done, c->segs[i].len, __ATOMIC_RELAXED);
 		progress_set(c->pr, done);
 	}
-	return 0;
+	/* the run's tail too (less than HPROF_RELEASE_STEP): with many
+	 * threads, the runs' tails together would be large */
+	hprof_release(f, released, last->body + last->len);
+	return rc;
 }
 
 /* The heap records, if every record of the file is complete; 0: none to
