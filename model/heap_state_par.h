@@ -21,7 +21,7 @@
 struct hs_par_opts {
 	uint32_t nthreads;     /* at most this many threads (1: the caller's alone) */
 	uint32_t level_min;    /* a BFS level smaller than this runs on the caller's thread */
-	uint32_t chunk;        /* queue entries, sources or targets per task */
+	uint32_t chunk;        /* queue entries per marking task (in-edges: one task a thread) */
 };
 
 /* The defaults derive() uses, for nthreads threads. */
