@@ -235,10 +235,7 @@ void keyidx_sort(struct keyidx *a, struct keyidx *tmp, size_t n, uint32_t thread
 			p.src = src;
 			p.dst = dst;
 			p.shift = shift;
-			/* mpar_for fails only when it ran nothing: run here */
-			if (mpar_for(p.ntasks, p.ntasks, rpass_count, &p))
-				for (uint32_t t = 0; t < p.ntasks; t++)
-					rpass_count(&p, t, 0);
+			(void)mpar_for(p.ntasks, p.ntasks, rpass_count, &p);   /* its tasks never fail */
 			size_t sum = 0;
 			for (int b = 0; b < 256; b++)
 				for (uint32_t t = 0; t < p.ntasks; t++) {
@@ -246,9 +243,7 @@ void keyidx_sort(struct keyidx *a, struct keyidx *tmp, size_t n, uint32_t thread
 					p.count[t][b] = sum;
 					sum += c;
 				}
-			if (mpar_for(p.ntasks, p.ntasks, rpass_scatter, &p))
-				for (uint32_t t = 0; t < p.ntasks; t++)
-					rpass_scatter(&p, t, 0);
+			(void)mpar_for(p.ntasks, p.ntasks, rpass_scatter, &p);   /* its tasks never fail */
 		} else {
 			size_t count[256] = { 0 };
 			for (size_t i = 0; i < n; i++)
@@ -364,14 +359,8 @@ int idindex_build(struct idindex *x, const uint64_t *ids, size_t n, uint32_t thr
 		b.ntasks = nthreads * 2 < IDINDEX_TASKS_MAX ? nthreads * 2 : IDINDEX_TASKS_MAX;
 	for (uint32_t k = 0; k <= b.ntasks; k++)
 		b.lo[k] = n * k / b.ntasks;
-	/* mpar_for fails only when it ran nothing: then here */
-#define IX_RUN(fn) \
-	do { \
-		if (b.ntasks == 1 || mpar_for(nthreads, b.ntasks, fn, &b)) \
-			for (uint32_t k_ = 0; k_ < b.ntasks; k_++) \
-				fn(&b, k_, 0); \
-	} while (0)
-	IX_RUN(ix_diffs);
+	/* (the ix_ tasks never fail) */
+	(void)mpar_for(nthreads, b.ntasks, ix_diffs, &b);
 	uint64_t diffs = 0;   /* the common alignment of all ids, relative to base */
 	for (uint32_t k = 0; k < b.ntasks; k++)
 		diffs |= b.part[k];
@@ -385,7 +374,7 @@ int idindex_build(struct idindex *x, const uint64_t *ids, size_t n, uint32_t thr
 	}
 	b.words_per_chunk = (1ull << IDINDEX_CHUNK_BITS) / 64;
 	uint64_t nchunks = ix_chunk(x, ids[n - 1]) + 1;
-	IX_RUN(ix_used);
+	(void)mpar_for(nthreads, b.ntasks, ix_used, &b);
 	uint64_t used = 0;    /* chunks holding an object */
 	for (uint32_t k = 0; k < b.ntasks; k++) {
 		uint64_t u = b.part[k];
@@ -404,8 +393,7 @@ int idindex_build(struct idindex *x, const uint64_t *ids, size_t n, uint32_t thr
 		return -ENOMEM;
 	}
 	memset(x->chunk, 0xff, nchunks * sizeof *x->chunk);
-	IX_RUN(ix_bits);
-#undef IX_RUN
+	(void)mpar_for(nthreads, b.ntasks, ix_bits, &b);
 	/* chunks were numbered in ascending id order: ranks run straight */
 	uint32_t before = 0;
 	for (uint64_t w = 0; w < used * b.words_per_chunk; w++) {

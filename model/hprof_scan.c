@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "buf.h"
 #include "hprof_internal.h"
 #include "mpar.h"
 #include "progress.h"
@@ -33,7 +34,7 @@
 
 struct run {
 	struct keyidx *objs; size_t nobjs, capobjs;   /* mapped (grow_mapped), not malloc'd */
-	uint64_t *others; size_t nothers, capothers;
+	uint64_t *others; size_t nothers; uint64_t capothers;
 	int refused;           /* something the serial walk must decide */
 };
 
@@ -46,19 +47,6 @@ struct collect {
 	struct progress *pr;
 	uint64_t done;         /* bytes walked, all runs (atomic) */
 };
-
-static int grow(void *pp, size_t *cap, size_t n, size_t el)
-{
-	if (n < *cap)
-		return 0;
-	size_t nc = *cap ? *cap * 2 : 4096;
-	void *p = realloc(*(void **)pp, nc * el);
-	if (!p)
-		return -ENOMEM;
-	*(void **)pp = p;
-	*cap = nc;
-	return 0;
-}
 
 /* A run's pairs are mapped memory of their own, grown by mremap and
  * unmapped once joined: blocks malloc'd on a worker thread of a few MB
@@ -127,7 +115,8 @@ static int walk_segment(const struct hprof_file *f, const struct hprof_record *r
 			if (push_obj(r, s.id, s.offset))
 				return -ENOMEM;
 		} else {
-			if (grow(&r->others, &r->capothers, r->nothers, sizeof *r->others))
+			if (array_reserve((void **)&r->others, &r->capothers, r->nothers + 1,
+					  sizeof *r->others))
 				return -ENOMEM;
 			r->others[r->nothers++] = s.offset;
 		}
@@ -160,7 +149,8 @@ static int collect_run(void *ctx, uint32_t k, uint32_t worker)
 static uint32_t heap_records(const struct dump *d, struct hprof_record **out, uint64_t *bytes)
 {
 	struct hprof_record r, *segs = NULL;
-	size_t n = 0, cap = 0;
+	size_t n = 0;
+	uint64_t cap = 0;
 	uint64_t pos = d->f->first_record;
 	*bytes = 0;
 	while (hprof_next_record(d->f, &pos, &r) == 1) {
@@ -168,7 +158,7 @@ static uint32_t heap_records(const struct dump *d, struct hprof_record **out, ui
 			goto none;
 		if (r.tag != HPROF_HEAP_DUMP && r.tag != HPROF_HEAP_DUMP_SEGMENT)
 			continue;
-		if (grow(&segs, &cap, n, sizeof *segs))
+		if (array_reserve((void **)&segs, &cap, n + 1, sizeof *segs))
 			goto none;
 		segs[n++] = r;
 		*bytes += r.len;
@@ -246,10 +236,7 @@ static int join_runs(struct collect *c, uint32_t nruns, uint32_t nthreads, struc
 		free(j.objs);
 		goto oom;
 	}
-	/* mpar_for fails only when it ran nothing: then here */
-	if (mpar_for(nthreads, nruns, join_run, &j))
-		for (uint32_t k = 0; k < nruns; k++)
-			join_run(&j, k, 0);
+	(void)mpar_for(nthreads, nruns, join_run, &j);   /* join_run never fails */
 	pre->objs = j.objs;
 	pre->nobjs = pre->capobjs = nobjs;
 	pre->others = j.others;

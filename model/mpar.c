@@ -79,20 +79,22 @@ int mpar_for(uint32_t nthreads, uint32_t ntasks, int (*fn)(void *ctx, uint32_t t
 	struct par p = { .fn = fn, .ctx = ctx, .ntasks = ntasks, .progress = progress_here() };
 	if (nthreads > ntasks)
 		nthreads = ntasks;
-	if (nthreads <= 1) { /* no thread to start: the plain loop */
+	pthread_t *tid = NULL;
+	struct worker *ws = NULL;
+	if (nthreads > 1) {
+		tid = malloc((nthreads - 1) * sizeof *tid);
+		ws = malloc((nthreads - 1) * sizeof *ws);
+	}
+	if (!tid || !ws) {
+		/* no thread to start, or no memory to start them: the plain loop */
+		free(tid);
+		free(ws);
 		for (uint32_t t = 0; t < ntasks; t++) {
 			int rc = fn(ctx, t, 0);
 			if (rc)
 				return rc;
 		}
 		return 0;
-	}
-	pthread_t *tid = malloc((nthreads - 1) * sizeof *tid);
-	struct worker *ws = malloc((nthreads - 1) * sizeof *ws);
-	if (!tid || !ws) {
-		free(tid);
-		free(ws);
-		return -ENOMEM;
 	}
 	pthread_mutex_init(&p.lock, NULL);
 	uint32_t started = 0;

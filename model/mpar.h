@@ -28,7 +28,8 @@ uint32_t mpar_resolve(uint32_t requested);
  * order, one at a time.  Once a task returns non-zero no new task starts;
  * returns the first such value (in task order), or 0.  A thread that
  * cannot be started is not an error: the tasks run on those that could
- * (at least the caller's).  -ENOMEM only when nothing ran. */
+ * (at least the caller's); without memory to start any, they all run on
+ * the caller's.  So every task runs unless one fails. */
 int mpar_for(uint32_t nthreads, uint32_t ntasks, int (*fn)(void *ctx, uint32_t task, uint32_t worker),
 	     void *ctx);
 
