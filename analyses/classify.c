@@ -913,6 +913,7 @@ struct pass {
 	struct pkey *pcache[CLS_MAX]; /* PCACHE_SLOTS each, allocated when first used */
 	uint32_t *birth_key[CLS_MAX]; /* age/birth: key per birth value + 2 */
 	uint32_t *tname_len;          /* per type with a name: strlen, UINT32_MAX unknown */
+	uint32_t *ref_fields;         /* per type: instance_ref_fields, UINT32_MAX unknown */
 	uint32_t *tkey;               /* per type: the first type of its name (host_type_key) */
 	int tkey_tried;               /* tkey built, or could not be (names are compared) */
 	void *ext_h[CLS_MAX];         /* CB_EXT: acquired analysis handles */
@@ -943,6 +944,10 @@ static int pass_init(struct pass *p, struct cls_registry *r, uint32_t gci)
 	p->tname_len = malloc(((size_t)r->t->ntypes + 1) * sizeof *p->tname_len);
 	if (p->tname_len)
 		memset(p->tname_len, 0xff, ((size_t)r->t->ntypes + 1) * sizeof *p->tname_len);
+	/* NULL here too: the fields are then walked for every object */
+	p->ref_fields = malloc(((size_t)r->t->ntypes + 1) * sizeof *p->ref_fields);
+	if (p->ref_fields)
+		memset(p->ref_fields, 0xff, ((size_t)r->t->ntypes + 1) * sizeof *p->ref_fields);
 	return p->arena.buf ? 0 : -ENOMEM;
 }
 
@@ -963,6 +968,7 @@ static void pass_free(struct pass *p)
 	}
 	free(p->arena.buf);
 	free(p->tname_len);
+	free(p->ref_fields);
 	free(p->tkey);
 	free(p->kb.k);
 	free(p->kb.w);
@@ -1086,13 +1092,10 @@ static uint32_t kind_key(const struct objinfo *oi)
 	return oi->array_length <= SMALL_ARRAY_MAX ? 1 : 2;
 }
 
-/* Non-static reference fields of a class and its supers. */
-static uint64_t ref_slots(const struct trace *t, const struct objinfo *oi)
+/* Non-static reference fields of type ty and its supers. */
+static uint32_t instance_ref_fields(const struct trace *t, uint32_t ty)
 {
-	if (oi->array_length >= 0)
-		return type_kind(t, oi->type) == HTR_TYPE_OBJ_ARRAY ? (uint64_t)oi->array_length : 0;
-	uint64_t n = 0;
-	uint32_t ty = oi->type;
+	uint32_t n = 0;
 	for (int d = 0; d < SUPER_DEPTH_MAX && ty < t->ntypes; d++) {
 		const struct trace_type *tt = &t->types[ty];
 		for (uint32_t f = 0; f < tt->nfields; f++) {
@@ -1102,6 +1105,21 @@ static uint64_t ref_slots(const struct trace *t, const struct objinfo *oi)
 		ty = tt->super_id;
 	}
 	return n;
+}
+
+/* An object's reference slots: an object array's elements, an instance's
+ * reference fields (memoized per type: instance health asks for every
+ * object, and walking a class's fields and supers each time took most of
+ * the property's time). */
+static uint64_t ref_slots(struct pass *p, const struct objinfo *oi)
+{
+	if (oi->array_length >= 0)
+		return type_kind(p->t, oi->type) == HTR_TYPE_OBJ_ARRAY ? (uint64_t)oi->array_length : 0;
+	if (!p->ref_fields || oi->type >= p->t->ntypes)
+		return instance_ref_fields(p->t, oi->type);
+	if (p->ref_fields[oi->type] == UINT32_MAX)
+		p->ref_fields[oi->type] = instance_ref_fields(p->t, oi->type);
+	return p->ref_fields[oi->type];
 }
 
 static uint64_t header_bytes(const struct trace *t, const struct objinfo *oi)
@@ -1191,6 +1209,30 @@ static int prop_frames(struct pass *p, const struct objinfo *oi, int all, struct
 	return 0;
 }
 
+/* The bytes instance health splits object o into: 1 and *v for those
+ * four properties, 0 for any other. */
+static int object_bytes(struct pass *p, uint32_t o, const struct objinfo *oi, enum xprop prop,
+			int64_t *v)
+{
+	uint64_t nonnull = out_degree(p->s, o), slots;
+	switch (prop) {
+	case XP_HEADER_BYTES: *v = (int64_t)header_bytes(p->t, oi); return 1;
+	case XP_POINTER_BYTES: *v = (int64_t)(nonnull * REF_BYTES); return 1;
+	case XP_NULL_BYTES: case XP_PRIMITIVE_BYTES: break;
+	default: return 0;
+	}
+	slots = ref_slots(p, oi);
+	if (nonnull > slots)
+		slots = nonnull;
+	if (prop == XP_NULL_BYTES) {
+		*v = (int64_t)((slots - nonnull) * REF_BYTES);
+	} else {
+		uint64_t used = header_bytes(p->t, oi) + slots * REF_BYTES;
+		*v = oi->size > used ? (int64_t)(oi->size - used) : 0;
+	}
+	return 1;
+}
+
 static int host_prop(void *ctx, uint32_t o, enum xprop prop, struct xval *out, struct xarena *a)
 {
 	struct pass *p = ctx;
@@ -1244,13 +1286,8 @@ static int host_prop(void *ctx, uint32_t o, enum xprop prop, struct xval *out, s
 	}
 	if (p->info_mode)
 		return -ERANGE; /* a per-object property with no object: a bug */
-	uint64_t nonnull = out_degree(s, o), slots = 0;
-	/* reference slots walk the class's fields: only for the two that need them */
-	if (prop == XP_NULL_BYTES || prop == XP_PRIMITIVE_BYTES) {
-		slots = ref_slots(p->t, oi);
-		if (nonnull > slots)
-			slots = nonnull;
-	}
+	if (object_bytes(p, o, oi, prop, &out->i))
+		return 0;
 	switch (prop) {
 	case XP_AGE: out->i = age_of(p, s->birth[o], oi); return 0;
 	case XP_BIRTH: out->i = birth_of(p, s->birth[o], oi); return 0;
@@ -1259,14 +1296,6 @@ static int host_prop(void *ctx, uint32_t o, enum xprop prop, struct xval *out, s
 	case XP_REFERRER_TYPES: return prop_neighbour_types(p, o, 1, out);
 	case XP_REFEREES: out->i = out_degree(s, o); return 0;
 	case XP_REFERRERS: out->i = s->has_graph ? s->in_off[o + 1] - s->in_off[o] : 0; return 0;
-	case XP_HEADER_BYTES: out->i = (int64_t)header_bytes(p->t, oi); return 0;
-	case XP_POINTER_BYTES: out->i = (int64_t)(nonnull * REF_BYTES); return 0;
-	case XP_NULL_BYTES: out->i = (int64_t)((slots - nonnull) * REF_BYTES); return 0;
-	case XP_PRIMITIVE_BYTES: {
-		uint64_t used = header_bytes(p->t, oi) + slots * REF_BYTES;
-		out->i = oi->size > used ? (int64_t)(oi->size - used) : 0;
-		return 0;
-	}
 	default: return -ERANGE;
 	}
 }
@@ -2047,7 +2076,104 @@ struct oloop {
 	const struct cls_def *d;
 	const uint64_t *bits;       /* the group's members in src */
 	const struct ktab *kt;      /* keys per info, when not per object */
+	const struct xparts_plan *plan; /* loop_parts may run it, or NULL */
 };
+
+/* The plan of d's expression when loop_parts can run it: per object (no
+ * per-info key table for it), parts of byte properties it reads itself, in
+ * a trace without sampling (whose rows carry weighted estimates). */
+static int parts_plan_of(const struct cls_registry *r, const struct cls_def *d,
+			 struct xparts_plan *plan)
+{
+	if (!d || d->builtin != CB_EXPR || d->card != CARD_PARTS || !d->per_object ||
+	    r->t->sample_interval || !expr_parts_plan(d->ex, plan))
+		return 0;
+	for (uint32_t k = 0; k < plan->n; k++) {
+		switch (plan->prop[k]) {
+		case XP_SIZE: case XP_HEADER_BYTES: case XP_POINTER_BYTES: case XP_NULL_BYTES:
+		case XP_PRIMITIVE_BYTES:
+			break;
+		default:
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* Objects from..to-1 of the group by a parts plan: each object's bytes
+ * read straight from the state and summed per part and column, without
+ * evaluating the expression (instance health of a 4.8 M-object dump, one
+ * thread: 0.09 s, against 0.35 s through the evaluator).  The parts are
+ * interned at the end in the order the general loop meets them (by the first object with bytes
+ * in the part, then by its place in parts()), so the keyspace, the
+ * provisional keys of a lane and the rows are the general loop's.
+ * Returns 1, having changed nothing, when an object would fail the
+ * evaluation (a negative byte count, parts adding up beyond INT64_MAX):
+ * the general loop then runs the range and records why. */
+static int loop_parts(const struct oloop *lp, struct pass *p, struct acc *a, uint64_t from,
+		      uint64_t to, struct progress *pr)
+{
+	const struct xparts_plan *pl = lp->plan;
+	const struct heap_state *s = lp->src->s;
+	uint64_t cnt[XPARTS_PLAN_MAX][NCOLS], bytes[XPARTS_PLAN_MAX][NCOLS];
+	uint64_t first[XPARTS_PLAN_MAX];
+	memset(cnt, 0, sizeof cnt);
+	memset(bytes, 0, sizeof bytes);
+	for (uint32_t k = 0; k < pl->n; k++)
+		first[k] = UINT64_MAX;
+	for (uint64_t i = bitset_next(lp->bits, to, from); i < to; i = bitset_next(lp->bits, to, i + 1)) {
+		if (pr && (i & 0xffff) == 0)
+			progress_set(pr, i);
+		int col = column_of(lp->src, i);
+		if (col < 0)
+			continue;
+		const struct objinfo *oi = hs_info(s, (uint32_t)i);
+		int64_t w[XPARTS_PLAN_MAX], total = 0;
+		for (uint32_t k = 0; k < pl->n; k++) {
+			if (pl->prop[k] == XP_SIZE)
+				w[k] = (int64_t)oi->size;
+			else
+				object_bytes(p, (uint32_t)i, oi, pl->prop[k], &w[k]);
+			if (w[k] < 0 || __builtin_add_overflow(total, w[k], &total))
+				return 1;
+		}
+		for (uint32_t k = 0; k < pl->n; k++) {
+			if (w[k] <= 0)
+				continue;
+			cnt[k][col]++;
+			if (__builtin_add_overflow(bytes[k][col], (uint64_t)w[k], &bytes[k][col]))
+				return 1;
+			if (first[k] == UINT64_MAX)
+				first[k] = i;
+		}
+	}
+	uint32_t order[XPARTS_PLAN_MAX], n = 0;
+	for (uint32_t k = 0; k < pl->n; k++) {
+		if (first[k] == UINT64_MAX)
+			continue;
+		uint32_t j = n++;
+		for (; j > 0 && first[order[j - 1]] > first[k]; j--) /* stable: k ascends */
+			order[j] = order[j - 1];
+		order[j] = k;
+	}
+	struct cls_def *d = p->r->defs[lp->cls];
+	for (uint32_t j = 0; j < n; j++) {
+		uint32_t k = order[j];
+		if (p->prov && (j == 0 || first[order[j - 1]] != first[k])) {
+			p->prov->obj = first[k];
+			p->prov->seq = 0;
+		}
+		uint32_t key = intern_value(p, d, lp->cls, pl->name[k]);
+		if (key == KS_NO_KEY)
+			return -ENOMEM;
+		for (int col = 0; col < NCOLS; col++) {
+			int rc = cnt[k][col] ? acc_add(a, key, col, cnt[k][col], bytes[k][col], 0, 0) : 0;
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
 
 /* Objects from..to-1 of the group into a.  Failures of the classifier add
  * to *nf; *first_fail is the first failing object (UINT64_MAX: none so
@@ -2058,7 +2184,10 @@ static int loop_objects(const struct oloop *lp, struct pass *p, struct acc *a, u
 	const struct heap_state *s = lp->src->s;
 	const struct cls_def *d = lp->d;
 	uint64_t failures = 0, first = *first_fail;
-	int rc = 0;
+	int rc = lp->plan ? loop_parts(lp, p, a, from, to, pr) : 1;
+	if (rc <= 0)
+		return rc;
+	rc = 0;
 	for (uint64_t i = bitset_next(lp->bits, to, from); i < to && !rc;
 	     i = bitset_next(lp->bits, to, i + 1)) {
 		if (pr && (i & 0xffff) == 0)
@@ -2132,7 +2261,6 @@ struct split {
 	uint32_t nchunks;
 	uint32_t next;              /* atomic: the next chunk */
 	int stop;                   /* atomic: no chunk left, or a lane failed */
-	struct par_gate *gate;
 	struct progress *pr;
 	struct lane *lanes;
 };
@@ -2142,14 +2270,8 @@ static int lane_run(void *vctx, uint32_t task, uint32_t worker)
 	struct split *sp = vctx;
 	struct lane *l = &sp->lanes[task];
 	const struct oloop *lp = sp->lp;
-	int slot = 0, rc;
+	int rc;
 	(void)worker;
-	/* lane 0 runs on the core its caller holds; the others on idle ones */
-	if (task && sp->gate) {
-		if (!par_gate_take(sp->gate, &sp->stop))
-			return 0;
-		slot = 1;
-	}
 	l->ran = 1;
 	l->first_fail = UINT64_MAX;
 	l->a.t = l->pa.t = sp->r->t;
@@ -2169,11 +2291,6 @@ static int lane_run(void *vctx, uint32_t task, uint32_t worker)
 		progress_add(sp->pr, to - from);
 	}
 	__atomic_store_n(&sp->stop, 1, __ATOMIC_RELEASE);
-	if (sp->gate) {
-		par_gate_wake(sp->gate);
-		if (slot)
-			par_gate_give(sp->gate);
-	}
 	l->rc = rc;
 	return rc;
 }
@@ -2290,10 +2407,9 @@ static void lanes_free(struct lane *lanes, uint32_t nlanes)
 	free(lanes);
 }
 
-/* The loop over lp's source on up to `threads` lanes (gate: see
- * classify_objects), merged into p and a. */
+/* The loop over lp's source on up to `threads` lanes, merged into p and a. */
 static int loop_split(const struct oloop *lp, struct cls_registry *r, uint32_t threads,
-		      struct par_gate *gate, struct pass *p, struct acc *a, struct progress *pr)
+		      struct pass *p, struct acc *a, struct progress *pr)
 {
 	uint64_t n = lp->src->s->n;
 	uint64_t chunk = n / ((uint64_t)threads * CHUNKS_PER_THREAD);
@@ -2303,7 +2419,7 @@ static int loop_split(const struct oloop *lp, struct cls_registry *r, uint32_t t
 	uint64_t nchunks = (n + chunk - 1) / chunk;
 	uint32_t nlanes = nchunks < threads ? (uint32_t)nchunks : threads;
 	struct split sp = { .lp = lp, .r = r, .n = n, .chunk = chunk, .nchunks = (uint32_t)nchunks,
-			    .gate = gate, .pr = pr };
+			    .pr = pr };
 	if (!(sp.lanes = aligned_alloc(LANE_ALIGN, nlanes * sizeof *sp.lanes)))
 		return -ENOMEM;
 	memset(sp.lanes, 0, nlanes * sizeof *sp.lanes);
@@ -2323,8 +2439,8 @@ static int loop_splits(const struct cls_registry *r, const struct cls_def *d,
 }
 
 static int classify_run(struct cls_registry *r, const struct objsrc *src, uint32_t nsrc,
-			const struct chain *ch, uint32_t cls, uint32_t threads, struct par_gate *gate,
-			struct buf *out, int *redo)
+			const struct chain *ch, uint32_t cls, uint32_t threads, struct buf *out,
+			int *redo)
 {
 	struct acc a = { .t = r->t };
 	int rc = cls_prepare(r, cls);
@@ -2338,9 +2454,11 @@ static int classify_run(struct cls_registry *r, const struct objsrc *src, uint32
 		const struct heap_state *s = src[k].s;
 		progress_phase(pr, s->n, "grouping by %s at GC %u (objects)", d ? d->name : "?", s->gc);
 		rc = src_pass_open(r, &src[k], ch, cls, &p, &bits, &kt);
-		struct oloop lp = { &src[k], ch, cls, level, d, bits, &kt };
+		struct xparts_plan plan;
+		struct oloop lp = { &src[k], ch, cls, level, d, bits, &kt,
+				    parts_plan_of(r, d, &plan) ? &plan : NULL };
 		if (!rc && loop_splits(r, d, &src[k], threads)) {
-			rc = loop_split(&lp, r, threads, gate, &p, &a, pr);
+			rc = loop_split(&lp, r, threads, &p, &a, pr);
 			/* the record of the sum's overflow is one thread's loop's */
 			if (rc == -EOVERFLOW)
 				*redo = 1;
@@ -2360,15 +2478,14 @@ static int classify_run(struct cls_registry *r, const struct objsrc *src, uint32
 }
 
 int classify_objects(struct cls_registry *r, const struct objsrc *src, uint32_t nsrc,
-		     const struct chain *ch, uint32_t cls, uint32_t threads, struct par_gate *gate,
-		     struct buf *out)
+		     const struct chain *ch, uint32_t cls, uint32_t threads, struct buf *out)
 {
 	int redo = 0;
-	int rc = classify_run(r, src, nsrc, ch, cls, threads, gate, out, &redo);
+	int rc = classify_run(r, src, nsrc, ch, cls, threads, out, &redo);
 	/* bytes beyond UINT64_MAX: what the failure record says (how many
 	 * objects failed before the sum overflowed) is one thread's */
 	if (redo)
-		rc = classify_run(r, src, nsrc, ch, cls, 1, NULL, out, &redo);
+		rc = classify_run(r, src, nsrc, ch, cls, 1, out, &redo);
 	return rc;
 }
 

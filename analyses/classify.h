@@ -342,14 +342,9 @@ int classify_tallies(struct cls_registry *r, uint32_t gci, const struct tally *t
  * its own accumulator; the rows, the keys interned and the failures
  * recorded are those of one thread, for any count.  Classifiers over a
  * per-GC analysis (cls_register_ext), multi-path hierarchies and sampled
- * traces stay on one thread.  gate (may be NULL): when given, every
- * thread but the caller's first takes an idle core from it and waits
- * while there is none (a loop that runs beside other work grows as that
- * work ends).  The threads share src read-only. */
-struct par_gate;
+ * traces stay on one thread.  The threads share src read-only. */
 int classify_objects(struct cls_registry *r, const struct objsrc *src, uint32_t nsrc,
-		     const struct chain *ch, uint32_t cls, uint32_t threads, struct par_gate *gate,
-		     struct buf *out);
+		     const struct chain *ch, uint32_t cls, uint32_t threads, struct buf *out);
 
 /* Every level of hierarchy classifier cls over the chain's group (the
  * chain ends before the classifier's step): a trie of the key paths its

@@ -789,6 +789,28 @@ int expr_uses_graph(const struct expr *e)
 	return e->uses_graph;
 }
 
+int expr_parts_plan(const struct expr *e, struct xparts_plan *plan)
+{
+	const struct xnode *x = &e->nodes[e->root];
+	if (x->op != OP_PARTS || x->nkids % 2 || x->nkids / 2 > XPARTS_PLAN_MAX)
+		return 0;
+	plan->n = x->nkids / 2;
+	for (uint32_t k = 0; k < plan->n; k++) {
+		const struct xnode *name = &e->nodes[e->kids[x->kid0 + 2 * k]];
+		const struct xnode *bytes = &e->nodes[e->kids[x->kid0 + 2 * k + 1]];
+		if (name->op != OP_STR || bytes->op != OP_PROP)
+			return 0;
+		plan->name[k] = (struct xstr){ name->s, name->slen };
+		plan->prop[k] = (enum xprop)bytes->i;
+		for (uint32_t j = 0; j < k; j++) {
+			if (plan->name[j].len == name->slen &&
+			    (!name->slen || !memcmp(plan->name[j].s, name->s, name->slen)))
+				return 0;
+		}
+	}
+	return 1;
+}
+
 static void lexer_init(struct lexer *lx, const char *src, size_t len, struct expr_error *err)
 {
 	memset(lx, 0, sizeof *lx);
@@ -997,6 +1019,31 @@ static int eval_collect(struct ectx *c, const struct xnode *x, uint32_t o, struc
 	return 0;
 }
 
+static int eval_prop(struct ectx *c, const struct xnode *x, uint32_t o, struct xval *out)
+{
+	int rc = c->h->prop(c->h->ctx, o, (enum xprop)x->i, out, c->a);
+	out->t = x->t;
+	if (rc && c->a->need <= c->a->cap)
+		return fail_eval(c, x, "the property could not be read", -ERANGE);
+	return rc ? -ERANGE : 0;
+}
+
+/* eval, with a literal or a property read in place: parts() is usually
+ * names and byte properties (instance-health, every object of a heap), and
+ * eval's dispatch and clearing of the value were most of its time. */
+static int eval_leaf(struct ectx *c, uint32_t n, uint32_t o, struct xval *out)
+{
+	const struct xnode *x = &c->e->nodes[n];
+	if (x->op == OP_STR) {
+		out->t = x->t;
+		out->s = (struct xstr){ x->s, x->slen };
+		return 0;
+	}
+	if (x->op == OP_PROP)
+		return eval_prop(c, x, o, out);
+	return eval(c, n, o, out);
+}
+
 static int eval_parts(struct ectx *c, const struct xnode *x, uint32_t o, struct xval *out)
 {
 	uint32_t np = x->nkids / 2;
@@ -1007,9 +1054,9 @@ static int eval_parts(struct ectx *c, const struct xnode *x, uint32_t o, struct 
 		return -ERANGE;
 	for (uint32_t k = 0; k < np; k++) {
 		struct xval name, bytes;
-		int rc = eval(c, c->e->kids[x->kid0 + 2 * k], o, &name);
+		int rc = eval_leaf(c, c->e->kids[x->kid0 + 2 * k], o, &name);
 		if (!rc)
-			rc = eval(c, c->e->kids[x->kid0 + 2 * k + 1], o, &bytes);
+			rc = eval_leaf(c, c->e->kids[x->kid0 + 2 * k + 1], o, &bytes);
 		if (rc)
 			return rc;
 		/* Byte counts are summed over objects: a negative one would
@@ -1217,12 +1264,7 @@ static int eval(struct ectx *c, uint32_t n, uint32_t o, struct xval *out)
 	switch (x->op) {
 	case OP_INT: out->i = x->i; return 0;
 	case OP_STR: out->s = (struct xstr){ x->s, x->slen }; return 0;
-	case OP_PROP:
-		rc = c->h->prop(c->h->ctx, o, (enum xprop)x->i, out, c->a);
-		out->t = x->t;
-		if (rc && c->a->need <= c->a->cap)
-			return fail_eval(c, x, "the property could not be read", -ERANGE);
-		return rc ? -ERANGE : 0;
+	case OP_PROP: return eval_prop(c, x, o, out);
 	case OP_NOT:
 		if (!(rc = eval(c, k[0], o, &a)))
 			out->i = !a.i;

@@ -119,6 +119,20 @@ int expr_per_object(const struct expr *e);
 /* 1 if evaluation follows references (needs the object graph). */
 int expr_uses_graph(const struct expr *e);
 
+/* A parts() expression whose names are literals and whose byte counts are
+ * each one property: a host may read the properties itself, without
+ * evaluating (instance-health).  names point into e (valid while it
+ * lives). */
+#define XPARTS_PLAN_MAX 8
+struct xparts_plan {
+	uint32_t n;
+	struct xstr name[XPARTS_PLAN_MAX];
+	enum xprop prop[XPARTS_PLAN_MAX];
+};
+/* 1 and *plan when e is such an expression with at most XPARTS_PLAN_MAX
+ * parts, all names distinct; 0 otherwise. */
+int expr_parts_plan(const struct expr *e, struct xparts_plan *plan);
+
 /* Evaluates for object o.  Returns 0; -EDOM when the value is undefined:
  * integer arithmetic is checked, so overflow of + - * / % or unary -
  * (INT64_MIN / -1 and INT64_MIN % -1 included), division or modulo by

@@ -138,7 +138,6 @@ struct classify_ctx {
 	uint32_t gci, cls;
 	const struct chain *ch;
 	uint32_t threads;          /* classify_cb */
-	struct par_gate *gate;     /* classify_cb, may be NULL */
 };
 
 static int classify_cb(void *vctx, struct buf *out)
@@ -158,7 +157,7 @@ static int classify_cb(void *vctx, struct buf *out)
 	struct objsrcs o;
 	if ((rc = objsrcs_get(c->en, c->gci, c->ch->diff_gci, &o)))
 		return rc;
-	rc = classify_objects(&c->en->reg, o.src, o.n, c->ch, c->cls, c->threads, c->gate, out);
+	rc = classify_objects(&c->en->reg, o.src, o.n, c->ch, c->cls, c->threads, out);
 	objsrcs_put(c->en, &o);
 	return rc;
 }
@@ -167,15 +166,7 @@ static int classify_cb(void *vctx, struct buf *out)
 int eng_classification_get(struct engine *en, uint32_t gci, const struct chain *ch, uint32_t cls,
 			   struct rc_entry **e, const struct cls_row **rows, uint32_t *nrows)
 {
-	return eng_classification_get_par(en, gci, ch, cls, en->threads, NULL, e, rows, nrows);
-}
-
-int eng_classification_get_par(struct engine *en, uint32_t gci, const struct chain *ch,
-			       uint32_t cls, uint32_t threads, struct par_gate *gate,
-			       struct rc_entry **e, const struct cls_row **rows, uint32_t *nrows)
-{
-	struct classify_ctx ctx = { .en = en, .gci = gci, .cls = cls, .ch = ch, .threads = threads,
-				    .gate = gate };
+	struct classify_ctx ctx = { .en = en, .gci = gci, .cls = cls, .ch = ch, .threads = en->threads };
 	struct result_key k = { .what = RES_CLASSIFICATION, .gci = gci, .cls = cls, .chain = ch };
 	int rc = eng_result_get(en, &k, classify_cb, &ctx, e);
 	if (rc)

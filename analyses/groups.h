@@ -32,14 +32,6 @@ int eng_tallies_get(struct engine *en, uint32_t gci, uint32_t diff_gci, struct r
  * cls. */
 int eng_classification_get(struct engine *en, uint32_t gci, const struct chain *ch, uint32_t cls,
 			   struct rc_entry **e, const struct cls_row **rows, uint32_t *nrows);
-/* The same, computed (when not cached) on up to `threads` threads
- * (eng_classification_get: the engine's en->threads), those beyond the
- * caller's first taking idle cores from gate (NULL: none needed; see
- * classify_objects).  Results are the same for any count. */
-struct par_gate;
-int eng_classification_get_par(struct engine *en, uint32_t gci, const struct chain *ch,
-			       uint32_t cls, uint32_t threads, struct par_gate *gate,
-			       struct rc_entry **e, const struct cls_row **rows, uint32_t *nrows);
 
 /* Every level of hierarchy classifier cls over the chain's group (the
  * chain ends before the classifier's step; analyses/classify.h

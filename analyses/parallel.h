@@ -17,7 +17,6 @@
 #ifndef HEAPFS_ANALYSES_PARALLEL_H
 #define HEAPFS_ANALYSES_PARALLEL_H
 
-#include <pthread.h>
 #include <stdint.h>
 
 #define PAR_MAX_THREADS 256
@@ -36,27 +35,5 @@ uint32_t par_threads(uint32_t requested);
  * (at least the caller's).  -ENOMEM only when nothing ran. */
 int par_for(uint32_t nthreads, uint32_t ntasks, int (*fn)(void *ctx, uint32_t task, uint32_t worker),
 	    void *ctx);
-
-/* A count of idle cores that loops running beside other work may take,
- * so that a loop can grow onto a core when the work beside it ends
- * without running more threads than cores meanwhile (analyses/
- * suspects_find.c: the instance-health classification beside the
- * dominator tree).  A thread waits in par_gate_take, asleep, until a core
- * is given back or until *stop says there is nothing left to do. */
-struct par_gate {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	uint32_t idle;         /* lock */
-};
-
-void par_gate_init(struct par_gate *g, uint32_t idle);
-void par_gate_destroy(struct par_gate *g);
-/* 1 with a core taken (give it back with par_gate_give), 0 once *stop
- * (read atomically) is non-zero and no core was taken. */
-int par_gate_take(struct par_gate *g, const int *stop);
-/* Hands a core to the gate (a caller's work ended, or a take's). */
-void par_gate_give(struct par_gate *g);
-/* Wakes the waiters to look at their stop flag again (call after setting it). */
-void par_gate_wake(struct par_gate *g);
 
 #endif

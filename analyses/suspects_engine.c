@@ -56,17 +56,6 @@ static int src_classification(void *ctx, uint32_t gci, const struct chain *ch, u
 	return rc;
 }
 
-static int src_classification_par(void *ctx, uint32_t gci, const struct chain *ch, uint32_t cls,
-				  uint32_t threads, struct par_gate *gate, void **pin,
-				  const struct cls_row **rows, uint32_t *nrows)
-{
-	struct rc_entry *e;
-	int rc = eng_classification_get_par(ctx, gci, ch, cls, threads, gate, &e, rows, nrows);
-	if (!rc)
-		*pin = e;
-	return rc;
-}
-
 static int src_group_totals(void *ctx, uint32_t gci, const struct chain *ch, struct cls_row *row)
 {
 	return eng_group_totals(ctx, gci, ch, row);
@@ -246,7 +235,6 @@ static int suspects_cb(void *ctx, struct buf *out)
 		.state_put = src_state_put,
 		.release = src_release,
 		.classification = src_classification,
-		.classification_par = src_classification_par,
 		.group_totals = src_group_totals,
 		.dominators = src_dominators,
 		.ds_roles = src_ds_roles,

@@ -74,16 +74,19 @@ struct sctx {
 		struct closure_metrics deep, ret;
 	} memo[CLO_MEMO_MAX];
 	uint32_t nmemo;
+	/* A closure context held across a loop of closures of one state
+	 * (clo_hold, clo_drop; owned): each is 4.4 bytes an object of memory
+	 * the kernel zeroes when it is new.  Like the memo, one thread's. */
+	struct closure_ctx *cc;
+	const struct heap_state *cc_state;
 	/* The graph sections at warm.gci (graph_sections): the big section
 	 * between its steps, and the analyses the bloat section reads, held
 	 * here until the sections are done (the source's cache may be too
 	 * small to keep them, and would then compute them again); steps: the
-	 * round graph_task runs; pin[k]: what step k holds; gate: round 1's
-	 * idle cores (round1_lane), NULL elsewhere. */
+	 * round graph_task runs; pin[k]: what step k holds. */
 	struct {
 		uint32_t gci;
 		const uint8_t *steps;
-		struct par_gate *gate;
 		void *pin[STEP_COUNT];
 		struct big_pending big;
 		const struct ds_head *heads;
@@ -221,16 +224,34 @@ static int set_closures(struct sctx *c, const struct heap_state *s, uint32_t gci
 			return 0;
 		}
 	}
-	struct closure_ctx *cc = NULL;
-	int rc = closure_ctx_new(&cc, s);
+	struct closure_ctx *cc = c->cc_state == s ? c->cc : NULL;
+	int rc = cc ? 0 : closure_ctx_new(&cc, s);
 	if (!rc)
 		rc = closure_metrics_of(cc, *bits, deep, ret);
-	closure_ctx_free(cc);
+	if (cc != c->cc)
+		closure_ctx_free(cc);
 	if (!rc && c->nmemo < CLO_MEMO_MAX) {
 		c->memo[c->nmemo++] = (struct clo_memo){ gci, count, *bits, *deep, *ret };
 		*bits = NULL;
 	}
 	return rc;
+}
+
+/* Holds a closure context for the closures of state s that follow, until
+ * clo_drop: a loop over several groups then allocates one.  Without
+ * memory for it, each closure makes its own (and fails as it would). */
+static void clo_hold(struct sctx *c, const struct heap_state *s)
+{
+	if (c->cc || closure_ctx_new(&c->cc, s))
+		return;
+	c->cc_state = s;
+}
+
+static void clo_drop(struct sctx *c)
+{
+	closure_ctx_free(c->cc);
+	c->cc = NULL;
+	c->cc_state = NULL;
 }
 
 /* The GC closure (retained) bytes of a type or site group at GC gci, which
@@ -391,9 +412,14 @@ static int growers(struct sctx *c, int site, uint32_t start, uint32_t end, struc
 		m = cand;
 	if (!site && c->t->ntypes)
 		m = add_application_growers(c, all, n, m);
-	for (uint32_t i = 0; i < m && has_graph(c, end); i++) {
-		if ((rc = group_retained(c, end, site, all[i].key, &all[i].retained)))
-			break;
+	const struct heap_state *s = NULL;
+	if (m && has_graph(c, end) && !(rc = state_get(c, end, &s)))
+		clo_hold(c, s);
+	for (uint32_t i = 0; i < m && s && !rc; i++)
+		rc = group_retained(c, end, site, all[i].key, &all[i].retained);
+	if (s) {
+		clo_drop(c);
+		state_put(c, s);
 	}
 	if (!rc) {
 		qsort(all, m, sizeof *all, grower_by_retained);
@@ -1493,9 +1519,15 @@ out:
  * tree nor the dominators. */
 static int big_closures(struct sctx *c, uint32_t gci, struct big_pending *b)
 {
-	int rc = 0;
+	const struct heap_state *s;
+	int rc = state_get(c, gci, &s);
+	if (rc)
+		return rc;
+	clo_hold(c, s);
 	for (uint32_t i = 0; i < b->ncand && !rc; i++)
 		rc = group_retained(c, gci, 0, b->cand[i], &b->cand_ret[i]);
+	clo_drop(c);
+	state_put(c, s);
 	return rc;
 }
 
@@ -1553,13 +1585,8 @@ static int graph_step(struct sctx *c, uint32_t step, uint32_t worker)
 	case STEP_HEALTH: {
 		struct chain ch;
 		chain_init(&ch);
-		if (c->src->classification_par && c->warm.gate)
-			rc = c->src->classification_par(c->src->ctx, gci, &ch, c->cls_ih, c->src->threads,
-							c->warm.gate, &c->warm.pin[step], &c->warm.rows,
-							&c->warm.nrows);
-		else
-			rc = classification(c, gci, &ch, c->cls_ih, &c->warm.pin[step], &c->warm.rows,
-					    &c->warm.nrows);
+		rc = classification(c, gci, &ch, c->cls_ih, &c->warm.pin[step], &c->warm.rows,
+				    &c->warm.nrows);
 		break;
 	}
 	case STEP_CENSUS: {
@@ -1573,7 +1600,7 @@ static int graph_step(struct sctx *c, uint32_t step, uint32_t worker)
 	}
 	if (timing_on()) {
 		lap_now_on(&t1, CLOCK_THREAD_CPUTIME_ID);
-		fprintf(stderr, "heapfs: suspects: at once, task %u on worker %u: %.3f s wall %.3f s thread cpu\n",
+		fprintf(stderr, "heapfs: suspects: step %u on worker %u: %.3f s wall %.3f s thread cpu\n",
 			step, worker, t1.wall - t0.wall, t1.cpu - t0.cpu);
 	}
 	return rc;
@@ -1583,25 +1610,6 @@ static int graph_task(void *vctx, uint32_t task, uint32_t worker)
 {
 	struct sctx *c = vctx;
 	return graph_step(c, c->warm.steps[task], worker);
-}
-
-/* Round 1 in two lanes: the dominator tree then the census, and the
- * instance-health classification.  The classification may use every
- * thread, but its threads beyond its first take cores from the gate:
- * those the two lanes leave idle, and lane 0's once it ends, so the
- * round keeps every core busy without more threads running than cores. */
-static int round1_lane(void *vctx, uint32_t lane, uint32_t worker)
-{
-	struct sctx *c = vctx;
-	int rc;
-	if (lane == 1)
-		return graph_step(c, STEP_HEALTH, worker);
-	rc = graph_step(c, STEP_BIG_BEGIN, worker);
-	if (!rc)
-		rc = graph_step(c, STEP_CENSUS, worker);
-	if (c->warm.gate)
-		par_gate_give(c->warm.gate);
-	return rc;
 }
 
 /* ---- bloat ---- */
@@ -1744,20 +1752,20 @@ static int sec_bloat(struct sctx *c, uint32_t gci)
 	return rc;
 }
 
-/* The big-retainer and bloat sections at gci, in two rounds of steps, each
- * round's steps at once on up to src->threads threads (one after the
- * other on one).  What may run beside what is chosen by memory: the
- * dominators and the dominator tree (big_begin, the peak) only beside the
- * instance-health classification and the census, which hold a few MB
- * (about 3 MB on a 24 M-object heap; the data-structure roles' 6 bytes an
- * object beside the dominators took 2 threads from 59.5 to 64-69 bytes an
- * object there); the roles then beside the candidates' closures, once the
- * dominators are let go.  Round 1's instance-health classification
- * grows onto the core the dominator tree leaves (round1_lane; when it ran
- * on one thread, it ran alone on 2 cores for 0.7 s of a 24 M-object heap
- * after the tree was done).  Results are the same
- * for any number of threads: within a round only big_begin adds claims,
- * and the rounds, big_end and the bloat section run in this order. */
+/* The big-retainer and bloat sections at gci, in two rounds.  Round 1,
+ * one step after the other: the instance-health classification (on every
+ * thread, object by object), then the dominators and the dominator tree
+ * (big_begin, one thread, the report's memory peak), then the census.
+ * Nothing runs beside the dominators: on a 24 M-object heap the
+ * classification beside them, though over in 0.7 s, made them 0.45 s
+ * slower (its pass over the objects evicts what their walk keeps in the
+ * cache), and the data-structure roles beside them took 2 threads from
+ * 59.5 to 64-69 bytes an object.  Round 2, at once on up to src->threads
+ * threads (one after the other on one): the candidates' closures beside
+ * the roles, once the dominators are let go.  Results are the same for any
+ * number of threads: in round 2 only the closures write to the report (to
+ * the big section's pending state), and the rounds, big_end and the bloat
+ * section run in this order. */
 static int graph_sections(struct sctx *c, uint32_t gci, struct lap_t *t0)
 {
 	static const uint8_t round2[] = { STEP_BIG_CLOSURES, STEP_DS_HEADS };
@@ -1770,15 +1778,13 @@ static int graph_sections(struct sctx *c, uint32_t gci, struct lap_t *t0)
 	if (rc)
 		return rc;
 	c->warm.gci = gci;
-	progress_phase(pr, 0, "suspects: dominators, big objects and instance health of GC %u", g);
-	struct par_gate gate;
-	uint32_t threads = c->src->threads ? c->src->threads : 1;
-	par_gate_init(&gate, threads > 2 ? threads - 2 : 0);
-	c->warm.gate = threads > 1 ? &gate : NULL;
-	rc = par_for(threads, 2, round1_lane, c);
-	c->warm.gate = NULL;
-	par_gate_destroy(&gate);
-	lap("dominators and health", t0);
+	progress_phase(pr, 0, "suspects: instance health, dominators and big objects of GC %u", g);
+	rc = graph_step(c, STEP_HEALTH, 0);
+	if (!rc)
+		rc = graph_step(c, STEP_BIG_BEGIN, 0);
+	if (!rc)
+		rc = graph_step(c, STEP_CENSUS, 0);
+	lap("health and dominators", t0);
 	if (!rc) {
 		progress_phase(pr, 0, "suspects: big types' closures and structures at GC %u", g);
 		c->warm.steps = round2;

@@ -268,12 +268,6 @@ struct sus_source {
 	/* classification of the chain's group at gci by cls, rows by key */
 	int (*classification)(void *ctx, uint32_t gci, const struct chain *ch, uint32_t cls,
 			      void **pin, const struct cls_row **rows, uint32_t *nrows);
-	/* The same on up to `threads` threads, those beyond the caller's
-	 * first taking idle cores from gate (analyses/parallel.h); may be
-	 * NULL (classification is called instead). */
-	int (*classification_par)(void *ctx, uint32_t gci, const struct chain *ch, uint32_t cls,
-				  uint32_t threads, struct par_gate *gate, void **pin,
-				  const struct cls_row **rows, uint32_t *nrows);
 	int (*group_totals)(void *ctx, uint32_t gci, const struct chain *ch, struct cls_row *row);
 	/* dominator tree of gci (arrays borrowed) */
 	int (*dominators)(void *ctx, uint32_t gci, void **pin, struct dominators *d);

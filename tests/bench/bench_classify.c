@@ -84,7 +84,7 @@ static int64_t time_cls(struct cls_registry *reg, const struct heap_state *s, co
 	}
 	struct objsrc src = { s, NULL, 0 };
 	double t0 = now_s();
-	if (classify_objects(reg, &src, 1, ch, cls, 1, NULL, &rows))
+	if (classify_objects(reg, &src, 1, ch, cls, 1, &rows))
 		return -1;
 	snprintf(label, sizeof label, "%s (object by object)", name);
 	report(label, now_s() - t0, s->n);

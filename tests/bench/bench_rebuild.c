@@ -89,7 +89,7 @@ static int time_by_type(const struct trace *t, const struct heap_state *s, uint6
 	buf_reset(&rows);
 	struct objsrc src = { s, NULL, 0 };
 	t0 = now_s();
-	if (classify_objects(&reg, &src, 1, &all, CB_TYPE, 1, NULL, &rows) != 0)
+	if (classify_objects(&reg, &src, 1, &all, CB_TYPE, 1, &rows) != 0)
 		goto out;
 	*obj_s = now_s() - t0;
 	if (!rows_add_up(&rows, s, nrows))

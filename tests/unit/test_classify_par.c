@@ -9,10 +9,9 @@
  * some objects, a chain with a per-object step, and a diff.  Expected
  * values are the serial run's, on a registry of its own (keys are interned
  * per registry), and from construction (counts add up to the state's
- * objects).  Also through a par_gate that gives its cores late, or never.
+ * objects).
  * Runs under TSan in make tsan. */
 #include <errno.h>
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -41,7 +40,12 @@ static const char defs[] =
 	"idmix = if id % 7 == 0 then \"seven\" elif age > 0 then \"old\" else type\n"
 	"failing = 100 / (size % 24)\n"
 	"failing-parts = parts(\"a\", size / (size % 24), \"b\", 8)\n"
-	"old = age > 0\n";
+	"old = age > 0\n"
+	"ih-general = parts(\"header\", header_bytes + 0, \"pointer\", pointer_bytes + 0, \"null\", null_bytes + 0, \"primitive\", primitive_bytes + 0)\n"
+	"nul-first = parts(\"null\", null_bytes, \"header\", header_bytes, \"pointer\", pointer_bytes)\n"
+	"nul-first-general = parts(\"null\", null_bytes * 1, \"header\", header_bytes * 1, \"pointer\", pointer_bytes * 1)\n"
+	"sized = parts(\"all\", size, \"prim\", primitive_bytes)\n"
+	"sized-general = parts(\"all\", size + 0, \"prim\", primitive_bytes + 0)\n";
 
 struct fixture {
 	struct trace *t;
@@ -151,7 +155,7 @@ struct job {
 };
 
 static int classify(struct cls_registry *r, struct fixture *f, const struct job *j,
-		    uint32_t threads, struct par_gate *gate, struct buf *rows)
+		    uint32_t threads, struct buf *rows)
 {
 	struct chain ch;
 	struct objsrc src[2] = { { f->s, NULL, 0 }, { f->prev, NULL, 1 } };
@@ -189,7 +193,7 @@ static int classify(struct cls_registry *r, struct fixture *f, const struct job 
 		src[1].in_other = in[1];
 		nsrc = 2;
 	}
-	int rc = classify_objects(r, src, nsrc, &ch, cls, threads, gate, rows);
+	int rc = classify_objects(r, src, nsrc, &ch, cls, threads, rows);
 	free(in[0]);
 	free(in[1]);
 	return rc;
@@ -203,19 +207,20 @@ static const struct job jobs[] = {
 	{ "reachable", 0, 0 },     { "idmod", 1, 0 },        { "type", 1, 0 },
 	{ "idmix", 0, 1 },         { "failing", 1, 1 },      { "age", 0, 1 },
 	{ "package", 0, 2 },       { "idmod", 0, 2 },        { "failing-parts", 1, 0 },
+	{ "nul-first", 1, 0 },     { "sized", 0, 1 },
 };
 #define NJOBS (sizeof jobs / sizeof jobs[0])
 
 /* Classifies every job on a fresh registry with `threads` threads; rows
  * of all jobs one after another, then the registry's keys and failures. */
-static void run_all(struct fixture *f, uint32_t threads, struct par_gate *gate, struct buf *out)
+static void run_all(struct fixture *f, uint32_t threads, struct buf *out)
 {
 	struct cls_registry r;
 	registry_open(&r, f->t);
 	for (size_t k = 0; k < NJOBS; k++) {
 		struct buf rows;
 		buf_init(&rows);
-		assert_int_equal(classify(&r, f, &jobs[k], threads, gate, &rows), 0);
+		assert_int_equal(classify(&r, f, &jobs[k], threads, &rows), 0);
 		/* construction: a one-to-one classifier of the whole state puts
 		 * every object under one key */
 		const struct cls_row *row = (const struct cls_row *)rows.data;
@@ -247,10 +252,10 @@ static void check_trace(const char *path)
 	struct buf one, many;
 	fixture_open(path, &f);
 	buf_init(&one);
-	run_all(&f, 1, NULL, &one);
+	run_all(&f, 1, &one);
 	for (uint32_t threads = 2; threads <= 4; threads += 2) {
 		buf_init(&many);
-		run_all(&f, threads, NULL, &many);
+		run_all(&f, threads, &many);
 		expect_same(&one, &many);
 		buf_free(&many);
 	}
@@ -281,7 +286,7 @@ static void test_failures_seen(void **state)
 	registry_open(&r, f.t);
 	buf_init(&rows);
 	buf_init(&log);
-	assert_int_equal(classify(&r, &f, &jobs[10], 4, NULL, &rows), 0);
+	assert_int_equal(classify(&r, &f, &jobs[10], 4, &rows), 0);
 	uint32_t cls = cls_find(&r, "failing");
 	uint32_t err = ks_find_raw(&((struct cls_def *)cls_get(&r, cls))->ks, "<error>", 7);
 	assert_int_not_equal(err, KS_NO_KEY);
@@ -293,51 +298,66 @@ static void test_failures_seen(void **state)
 	fixture_close(&f);
 }
 
-/* A gate with no idle core: the caller's lane does all the work and the
- * others give up when nothing is left; with a core given late, they join. */
-struct giver {
-	struct par_gate *g;
-	unsigned delay_us;
-};
-
-static void *give_later(void *arg)
+/* A parts() of literal names and byte properties runs without evaluating
+ * the expression (loop_parts); the same parts with "+ 0" on each byte
+ * count go through the evaluator, the oracle: same rows, same keys in the
+ * same order, on the whole state, a chain and a diff, on 1 and 4
+ * threads.  "nul-first" meets its first part after its second (most
+ * objects have no null slot), so the order keys are interned in is
+ * tested. */
+static void expect_same_parts(struct cls_registry *r, const char *plan, const char *general,
+			      const struct buf *a, const struct buf *b)
 {
-	struct giver *gv = arg;
-	usleep(gv->delay_us);
-	par_gate_give(gv->g);
-	return NULL;
+	const struct cls_def *dp = cls_get(r, cls_find(r, plan));
+	const struct cls_def *dg = cls_get(r, cls_find(r, general));
+	const struct cls_row *x = (const struct cls_row *)a->data;
+	const struct cls_row *y = (const struct cls_row *)b->data;
+	assert_int_equal(a->len, b->len);
+	assert_true(a->len > 0);
+	for (size_t i = 0; i < a->len / sizeof *x; i++) {
+		assert_string_equal(ks_raw(&dp->ks, x[i].key), ks_raw(&dg->ks, y[i].key));
+		assert_memory_equal(x[i].c, y[i].c, sizeof x[i].c);
+		assert_memory_equal(x[i].b, y[i].b, sizeof x[i].b);
+		assert_memory_equal(x[i].s, y[i].s, sizeof x[i].s);
+	}
+	assert_int_equal(ks_count(&dp->ks), ks_count(&dg->ks));
+	for (uint32_t k = 0; k < ks_count(&dp->ks); k++)
+		assert_string_equal(ks_raw(&dp->ks, k), ks_raw(&dg->ks, k));
 }
 
-static void test_gate(void **state)
+static void test_parts_plan(void **state)
 {
 	(void)state;
+	static const char *pairs[][2] = {
+		{ "instance-health", "ih-general" },
+		{ "nul-first", "nul-first-general" },
+		{ "sized", "sized-general" },
+	};
+	static const struct job shapes[] = { { NULL, 0, 0 }, { NULL, 1, 0 }, { NULL, 0, 1 },
+					     { NULL, 0, 2 } };
 	struct fixture f;
-	struct buf one, gated;
 	fixture_open(g_mc, &f);
-	buf_init(&one);
-	run_all(&f, 1, NULL, &one);
-	for (unsigned delay = 0; delay <= 20000; delay += 20000) {
-		struct par_gate g;
-		struct giver gv = { &g, delay };
-		pthread_t th;
-		par_gate_init(&g, 0);
-		assert_int_equal(pthread_create(&th, NULL, give_later, &gv), 0);
-		buf_init(&gated);
-		run_all(&f, 3, &g, &gated);
-		expect_same(&one, &gated);
-		buf_free(&gated);
-		pthread_join(th, NULL);
-		par_gate_destroy(&g);
+	for (uint32_t threads = 1; threads <= 4; threads += 3) {
+		for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++) {
+			/* a fresh registry for each shape: the keyspaces start empty */
+			struct cls_registry r;
+			registry_open(&r, f.t);
+			for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++) {
+				struct job jp = shapes[sh], jg = shapes[sh];
+				struct buf a, b;
+				jp.cls = pairs[k][0];
+				jg.cls = pairs[k][1];
+				buf_init(&a);
+				buf_init(&b);
+				assert_int_equal(classify(&r, &f, &jp, threads, &a), 0);
+				assert_int_equal(classify(&r, &f, &jg, threads, &b), 0);
+				expect_same_parts(&r, pairs[k][0], pairs[k][1], &a, &b);
+				buf_free(&a);
+				buf_free(&b);
+			}
+			cls_registry_destroy(&r);
+		}
 	}
-	/* never given */
-	struct par_gate g;
-	par_gate_init(&g, 0);
-	buf_init(&gated);
-	run_all(&f, 4, &g, &gated);
-	expect_same(&one, &gated);
-	buf_free(&gated);
-	par_gate_destroy(&g);
-	buf_free(&one);
 	fixture_close(&f);
 }
 
@@ -347,7 +367,7 @@ int main(void)
 		cmocka_unit_test(test_multicache),
 		cmocka_unit_test(test_company),
 		cmocka_unit_test(test_failures_seen),
-		cmocka_unit_test(test_gate),
+		cmocka_unit_test(test_parts_plan),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -178,6 +178,42 @@ static void test_parts(void **state)
 	expr_free(e);
 }
 
+/* The plan of a parts() a host may read without evaluating: literal
+ * names, each byte count one property, names distinct, at most
+ * XPARTS_PLAN_MAX parts; anything else has none. */
+static void test_parts_plan(void **state)
+{
+	(void)state;
+	struct xparts_plan p;
+	struct expr *e = compile("parts(\"header\", header_bytes, \"pointer\", pointer_bytes, "
+				 "\"\", size)");
+	assert_int_equal(expr_parts_plan(e, &p), 1);
+	assert_int_equal(p.n, 3);
+	assert_int_equal(p.name[0].len, 6);
+	assert_memory_equal(p.name[0].s, "header", 6);
+	assert_int_equal(p.prop[0], XP_HEADER_BYTES);
+	assert_memory_equal(p.name[1].s, "pointer", 7);
+	assert_int_equal(p.prop[1], XP_POINTER_BYTES);
+	assert_int_equal(p.name[2].len, 0);
+	assert_int_equal(p.prop[2], XP_SIZE);
+	expr_free(e);
+	static const char *none[] = {
+		"parts(\"a\", size + 0)",                 /* a byte count that is not one property */
+		"parts(\"a\", size, \"a\", header_bytes)", /* a name twice: the parts add up */
+		"parts(type, size)",                       /* a name that is not a literal */
+		"parts(\"a\", 8)",                       /* a literal byte count */
+		"if true then parts(\"a\", size) else parts(\"b\", size)",
+		"parts(\"a\", size, \"b\", size, \"c\", size, \"d\", size, \"e\", size, "
+		"\"f\", size, \"g\", size, \"h\", size, \"i\", size)", /* 9 parts */
+		"size",
+	};
+	for (size_t i = 0; i < sizeof none / sizeof *none; i++) {
+		e = compile(none[i]);
+		assert_int_equal(expr_parts_plan(e, &p), 0);
+		expr_free(e);
+	}
+}
+
 static void expect_compile_error(const char *src, uint32_t line, uint32_t col, const char *msg)
 {
 	struct expr *e = NULL;
@@ -356,6 +392,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_arith),
 		cmocka_unit_test(test_parts),
+		cmocka_unit_test(test_parts_plan),
 		cmocka_unit_test(test_literal_range),
 		cmocka_unit_test(test_tree_errors),
 	};
