@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analyses/retained.h"
+#include "model/timing.h"
 
 #define DS_BLOB_MAGIC 0x31534448u /* "HDS1" */
 
@@ -46,17 +47,21 @@ struct ds_ctx {
 
 /* Roles first (into the blob), then heads counted, the blob grown to
  * hold them, and owners. */
-static int ds_compute(const struct heap_state *s, const struct trace *t, struct buf *out)
+static int ds_compute(const struct heap_state *s, const struct trace *t, uint32_t threads,
+		      struct buf *out)
 {
 	size_t base = out->len;
 	int rc = buf_reserve(out, blob_size(s->n, 0));
 	if (rc)
 		return rc;
 	struct ds_blob_hdr h = { DS_BLOB_MAGIC, s->n, 0, 0 };
+	struct lap_t tq;
+	lap_now(&tq);
 	memset(out->data + base, 0, blob_size(s->n, 0));
 	uint16_t *roles = (uint16_t *)(out->data + base + sizeof h);
-	if ((rc = ds_roles_compute(s, t->types, t->ntypes, roles)))
+	if ((rc = ds_roles_compute(s, t->types, t->ntypes, threads, roles)))
 		return rc;
+	timing_lap("ds", "roles", &tq);
 	h.nheads = ds_heads_index(s, roles, NULL);
 	if ((rc = buf_reserve(out, blob_size(s->n, h.nheads))))
 		return rc;
@@ -67,6 +72,7 @@ static int ds_compute(const struct heap_state *s, const struct trace *t, struct 
 	ds_heads_index(s, roles, head_obj);
 	if ((rc = ds_owners_compute(s, roles, head_obj, h.nheads, owner)))
 		return rc;
+	timing_lap("ds", "heads and owners", &tq);
 	memcpy(out->data + base, &h, sizeof h);
 	out->len = base + blob_size(s->n, h.nheads);
 	return 0;
@@ -81,7 +87,7 @@ static int ds_cb(void *vctx, struct buf *out)
 	int rc = eng_state_get(c->en, c->gci, &s);
 	if (rc)
 		return rc;
-	rc = ds_compute(s, c->en->trace, out);
+	rc = ds_compute(s, c->en->trace, c->en->threads, out);
 	eng_state_put(c->en, s);
 	return rc;
 }
@@ -114,12 +120,15 @@ static int measures_cb(void *vctx, struct buf *out)
 		return rc;
 	}
 	size_t bytes = (size_t)v.nheads * sizeof(struct ds_head);
+	struct lap_t tq;
+	lap_now(&tq);
 	if (!(rc = buf_reserve(out, bytes ? bytes : 1))) {
 		rc = ds_heads_measure(s, v.roles, v.owner, v.head_obj, v.nheads, NULL, c->en->threads,
 				      (struct ds_head *)(out->data + out->len));
 		if (!rc)
 			out->len += bytes;
 	}
+	timing_lap("ds", "heads' measures", &tq);
 	eng_state_put(c->en, s);
 	eng_put(c->en, e);
 	return rc;

@@ -24,6 +24,66 @@ const char *ds_role_name(uint32_t k)
 	return k < DS_NROLES ? role_names[k] : NULL;
 }
 
+/* ---- the passes over the objects, on threads ----
+ *
+ * Each pass decides every object from its own role and from roles of
+ * other objects that the pass never changes (each pass's comment says
+ * which), so the objects can be cut into ranges decided on several threads
+ * in any order.  Another object's role is read, and an object's own
+ * written, as a relaxed atomic: a thread may read a neighbour's word while
+ * its owner sets other bits of it.  On x86 these are plain moves. */
+
+struct rpass {
+	const struct heap_state *s;
+	const struct trace_type *types;
+	uint32_t ntypes, ntypes_ext;
+	uint16_t *roles;
+	uint8_t *rec;             /* recursive_types: a byte per type id */
+	uint64_t *strong;         /* strong_objects, strong_role */
+	void (*fn)(struct rpass *p, uint32_t from, uint32_t to);
+	uint32_t chunk, nchunks;
+};
+
+/* Ranges: multiples of 64 objects, so no two share a word of a bitset. */
+#define RANGE_MIN 1024u
+#define RANGES_PER_THREAD 16u
+
+static uint16_t role_at(const uint16_t *roles, uint32_t x)
+{
+	return __atomic_load_n(&roles[x], __ATOMIC_RELAXED);
+}
+
+static void role_set(uint16_t *roles, uint32_t o, uint16_t v)
+{
+	__atomic_store_n(&roles[o], v, __ATOMIC_RELAXED);
+}
+
+static int range_task(void *ctx, uint32_t task, uint32_t worker)
+{
+	struct rpass *p = ctx;
+	(void)worker;
+	uint64_t from = (uint64_t)task * p->chunk, to = from + p->chunk;
+	p->fn(p, (uint32_t)from, (uint32_t)(to < p->s->n ? to : p->s->n));
+	return 0;
+}
+
+/* fn over every object, in ranges on up to `threads` threads. */
+static int each_range(struct rpass *p, uint32_t threads,
+		      void (*fn)(struct rpass *p, uint32_t from, uint32_t to))
+{
+	uint32_t n = p->s->n, t = threads ? threads : 1;
+	uint64_t chunk = n / ((uint64_t)t * RANGES_PER_THREAD);
+	chunk = chunk < RANGE_MIN ? RANGE_MIN : (chunk + 63) & ~(uint64_t)63;
+	p->fn = fn;
+	p->chunk = (uint32_t)chunk;
+	p->nchunks = (uint32_t)((n + chunk - 1) / chunk);
+	if (t == 1 || p->nchunks < 2) {
+		fn(p, 0, n);
+		return 0;
+	}
+	return par_for(t, p->nchunks, range_task, p);
+}
+
 /* ---- neighbours, self references filtered ---- */
 
 /* Distinct objects o references (not itself), counted up to 2. */
@@ -74,7 +134,7 @@ static int referrer_has(const struct heap_state *s, const uint16_t *roles, uint3
 {
 	for (uint32_t e = s->in_off[o]; e < s->in_off[o + 1]; e++) {
 		uint32_t r = s->in_src[e];
-		if (r != o && (roles[r] & mask))
+		if (r != o && (role_at(roles, r) & mask))
 			return 1;
 	}
 	return 0;
@@ -110,14 +170,35 @@ static int sig_names(const char *sig, const char *name)
 	return p[0] == ';' && p[1] == '\0';
 }
 
+/* Types one of whose objects references another of its objects, objects
+ * from..to-1 (rec: a byte per type, set by any range: relaxed). */
+static void self_typed_refs(struct rpass *p, uint32_t from, uint32_t to)
+{
+	const struct heap_state *s = p->s;
+	for (uint32_t o = from; o < to; o++) {
+		uint32_t t = hs_info(s, o)->type;
+		if (t >= p->ntypes_ext || __atomic_load_n(&p->rec[t], __ATOMIC_RELAXED) ||
+		    hs_info(s, o)->array_length >= 0)
+			continue;
+		for (uint32_t e = s->out_off[o]; e < s->out_off[o + 1]; e++) {
+			uint32_t x = s->out_tgt[e];
+			if (x != o && hs_info(s, x)->type == t) {
+				__atomic_store_n(&p->rec[t], 1, __ATOMIC_RELAXED);
+				break;
+			}
+		}
+	}
+}
+
 /* Recursive types: an instance type that declares an instance reference
  * field of its own type, or one of whose objects references another of
  * its objects in this state.  Arrays are never recursive (docs/roles.md).
  * rec has one byte per type id below ntypes_ext. */
-static void recursive_types(const struct heap_state *s, const struct trace_type *types,
-			    uint32_t ntypes, uint8_t *rec, uint32_t ntypes_ext)
+static int recursive_types(struct rpass *p, uint32_t threads)
 {
-	for (uint32_t t = 0; t < ntypes && t < ntypes_ext; t++) {
+	const struct trace_type *types = p->types;
+	uint8_t *rec = p->rec;
+	for (uint32_t t = 0; t < p->ntypes && t < p->ntypes_ext; t++) {
 		const struct trace_type *ty = &types[t];
 		if (!ty->name || ty->kind != HTR_TYPE_INSTANCE)
 			continue;
@@ -128,72 +209,80 @@ static void recursive_types(const struct heap_state *s, const struct trace_type 
 				rec[t] = 1;
 		}
 	}
-	for (uint32_t o = 0; o < s->n; o++) {
-		uint32_t t = hs_info(s, o)->type;
-		if (t >= ntypes_ext || rec[t] || hs_info(s, o)->array_length >= 0)
-			continue;
-		for (uint32_t e = s->out_off[o]; e < s->out_off[o + 1]; e++) {
-			uint32_t x = s->out_tgt[e];
-			if (x != o && hs_info(s, x)->type == t) {
-				rec[t] = 1;
-				break;
-			}
-		}
+	return each_range(p, threads, self_typed_refs);
+}
+
+/* The kind-given roles of objects from..to-1. */
+static void kind_roles(struct rpass *p, uint32_t from, uint32_t to)
+{
+	const struct heap_state *s = p->s;
+	for (uint32_t o = from; o < to; o++) {
+		uint32_t k = kind_of(s, p->types, p->ntypes, o), t = hs_info(s, o)->type;
+		uint16_t r = 0;
+		if (k == HTR_TYPE_PRIM_ARRAY)
+			r = DS_PRIM_ARRAY;
+		else if (k == HTR_TYPE_OBJ_ARRAY)
+			r = DS_REF_ARRAY;
+		else if (t < p->ntypes_ext && p->rec[t])
+			r = DS_RECURSIVE | DS_TRANSITION;
+		role_set(p->roles, o, r);
 	}
 }
 
-static int basic_roles(const struct heap_state *s, const struct trace_type *types,
-		       uint32_t ntypes, uint16_t *roles)
+/* Transition: a reference array none of whose elements is recursive
+ * (the prose and Chis et al.; Listing 3 line 9 says the opposite).  Reads
+ * the Recursive bit of others, which this pass never sets. */
+static void transition_roles(struct rpass *p, uint32_t from, uint32_t to)
 {
-	uint32_t ntypes_ext = ntypes;
-	for (uint32_t i = 0; i < s->ninfos; i++) {
-		if (s->infos[i].type != UINT32_MAX && s->infos[i].type >= ntypes_ext)
-			ntypes_ext = s->infos[i].type + 1;
-	}
-	uint8_t *rec = calloc(ntypes_ext ? ntypes_ext : 1, 1);
-	if (!rec)
-		return -ENOMEM;
-	recursive_types(s, types, ntypes, rec, ntypes_ext);
-	for (uint32_t o = 0; o < s->n; o++) {
-		uint32_t k = kind_of(s, types, ntypes, o), t = hs_info(s, o)->type;
-		if (k == HTR_TYPE_PRIM_ARRAY)
-			roles[o] = DS_PRIM_ARRAY;
-		else if (k == HTR_TYPE_OBJ_ARRAY)
-			roles[o] = DS_REF_ARRAY;
-		else if (t < ntypes_ext && rec[t])
-			roles[o] = DS_RECURSIVE | DS_TRANSITION;
-		else
-			roles[o] = 0;
-	}
-	free(rec);
-	/* Transition: a reference array none of whose elements is recursive
-	 * (the prose and Chis et al.; Listing 3 line 9 says the opposite). */
-	for (uint32_t o = 0; o < s->n; o++) {
+	const struct heap_state *s = p->s;
+	uint16_t *roles = p->roles;
+	for (uint32_t o = from; o < to; o++) {
 		if (!(roles[o] & DS_REF_ARRAY))
 			continue;
 		int to_rec = 0;
 		for (uint32_t e = s->out_off[o]; e < s->out_off[o + 1] && !to_rec; e++) {
 			uint32_t x = s->out_tgt[e];
-			to_rec = x != o && (roles[x] & DS_RECURSIVE);
+			to_rec = x != o && (role_at(roles, x) & DS_RECURSIVE);
 		}
 		if (!to_rec)
-			roles[o] |= DS_TRANSITION;
+			role_set(roles, o, roles[o] | DS_TRANSITION);
 	}
-	return 0;
+}
+
+static int basic_roles(struct rpass *p, uint32_t threads)
+{
+	const struct heap_state *s = p->s;
+	p->ntypes_ext = p->ntypes;
+	for (uint32_t i = 0; i < s->ninfos; i++) {
+		if (s->infos[i].type != UINT32_MAX && s->infos[i].type >= p->ntypes_ext)
+			p->ntypes_ext = s->infos[i].type + 1;
+	}
+	p->rec = calloc(p->ntypes_ext ? p->ntypes_ext : 1, 1);
+	if (!p->rec)
+		return -ENOMEM;
+	int rc = recursive_types(p, threads);
+	if (!rc)
+		rc = each_range(p, threads, kind_roles);
+	free(p->rec);
+	p->rec = NULL;
+	return rc ? rc : each_range(p, threads, transition_roles);
 }
 
 /* ---- complex roles ---- */
 
 /* Leaves (complex objects that reference nothing): Container Impl. Detail
  * when a backbone holds them, else EStructure for now (a container parent
- * may still make them CID at the end). */
-static void leaf_roles(const struct heap_state *s, uint16_t *roles)
+ * may still make them CID at the end).  Reads the basic roles of others,
+ * which this pass never sets. */
+static void leaf_roles(struct rpass *p, uint32_t from, uint32_t to)
 {
-	for (uint32_t o = 0; o < s->n; o++) {
+	const struct heap_state *s = p->s;
+	uint16_t *roles = p->roles;
+	for (uint32_t o = from; o < to; o++) {
 		if (roles[o] || out_distinct2(s, o, NULL))
 			continue;
-		roles[o] = referrer_has(s, roles, o, DS_RECURSIVE | DS_REF_ARRAY) ? DS_CID
-										 : DS_ESTRUCTURE;
+		role_set(roles, o,
+			 referrer_has(s, roles, o, DS_RECURSIVE | DS_REF_ARRAY) ? DS_CID : DS_ESTRUCTURE);
 	}
 }
 
@@ -209,24 +298,37 @@ static int child_is_evidence(uint16_t r)
  * that hold nothing else stays weak); computed as a backward BFS from the
  * seeds.  Complex non-leaves are exactly the objects with roles[o] == 0
  * after leaf_roles. */
-static int strong_objects(const struct heap_state *s, const uint16_t *roles, uint64_t *strong)
+static void strong_seeds(struct rpass *p, uint32_t from, uint32_t to)
 {
-	uint32_t *q = malloc((s->n ? s->n : 1) * sizeof *q);
-	uint32_t head = 0, tail = 0;
-	if (!q)
-		return -ENOMEM;
-	for (uint32_t o = 0; o < s->n; o++) {
+	const struct heap_state *s = p->s;
+	const uint16_t *roles = p->roles;
+	for (uint32_t o = from; o < to; o++) {
 		if (roles[o])
 			continue;
 		for (uint32_t e = s->out_off[o]; e < s->out_off[o + 1]; e++) {
 			uint32_t x = s->out_tgt[e];
 			if (x != o && child_is_evidence(roles[x])) {
-				bitset_set(strong, o);
-				q[tail++] = o;
+				bitset_set(p->strong, o); /* ranges never share a word */
 				break;
 			}
 		}
 	}
+}
+
+/* The seeds on threads, the backward walk on one (a set: its order does
+ * not matter). */
+static int strong_objects(struct rpass *p, uint32_t threads)
+{
+	const struct heap_state *s = p->s;
+	const uint16_t *roles = p->roles;
+	uint64_t *strong = p->strong;
+	int rc = each_range(p, threads, strong_seeds);
+	uint32_t *q = rc ? NULL : malloc((s->n ? s->n : 1) * sizeof *q);
+	uint32_t head = 0, tail = 0;
+	if (!q)
+		return rc ? rc : -ENOMEM;
+	BITSET_FOREACH(strong, s->n, o)
+		q[tail++] = (uint32_t)o;
 	while (head < tail) {
 		uint32_t o = q[head++];
 		for (uint32_t e = s->in_off[o]; e < s->in_off[o + 1]; e++) {
@@ -249,7 +351,7 @@ static int is_icontainer(const struct heap_state *s, const uint16_t *roles, uint
 	uint32_t p;
 	if (in_distinct2(s, o, &p) != 1 || out_distinct2(s, o, NULL) != 1)
 		return 0;
-	return !(roles[p] & DS_BASIC_MASK) && out_distinct2(s, p, NULL) == 1;
+	return !(role_at(roles, p) & DS_BASIC_MASK) && out_distinct2(s, p, NULL) == 1;
 }
 
 /* The downward role of a strong object: Container/IContainer when it holds
@@ -265,66 +367,88 @@ static uint16_t strong_role(const struct heap_state *s, const uint16_t *roles,
 		uint32_t x = s->out_tgt[e];
 		if (x == o)
 			continue;
-		holds = (roles[x] & (DS_RECURSIVE | DS_REF_ARRAY | DS_CID)) || bitset_get(strong, x);
+		holds = (role_at(roles, x) & (DS_RECURSIVE | DS_REF_ARRAY | DS_CID)) ||
+			bitset_get(strong, x);
 	}
 	if (holds)
 		return is_icontainer(s, roles, o) ? DS_ICONTAINER : DS_CONTAINER;
 	return out_distinct2(s, o, NULL) == 1 ? DS_TRUE_DATA : DS_CONTAINER;
 }
 
-static void upward_roles(const struct heap_state *s, uint16_t *roles)
+/* strong_role reads basic and leaf roles and the strong set; the roles it
+ * writes (Container, IContainer, True Data) never carry a basic bit nor
+ * CID, and EStructure, which it also writes, is read by no pass before
+ * upward_roles: deciding objects in any order gives the same roles. */
+static void downward_roles(struct rpass *p, uint32_t from, uint32_t to)
 {
-	/* MContainer: referenced by nothing, references something. */
-	for (uint32_t o = 0; o < s->n; o++) {
+	uint16_t *roles = p->roles;
+	for (uint32_t o = from; o < to; o++) {
+		if (bitset_get(p->strong, o))
+			role_set(roles, o, strong_role(p->s, roles, p->strong, o));
+		else if (!roles[o])
+			role_set(roles, o, DS_ESTRUCTURE);
+	}
+}
+
+/* MContainer: referenced by nothing, references something. */
+static void mcontainer_roles(struct rpass *p, uint32_t from, uint32_t to)
+{
+	const struct heap_state *s = p->s;
+	uint16_t *roles = p->roles;
+	for (uint32_t o = from; o < to; o++) {
 		if (!(roles[o] & DS_BASIC_MASK) && in_distinct2(s, o, NULL) == 0 &&
 		    out_distinct2(s, o, NULL) > 0)
-			roles[o] |= DS_MCONTAINER;
+			role_set(roles, o, roles[o] | DS_MCONTAINER);
 	}
-	/* HContainer: a container held by a backbone (Listing 3 lines 91-94
-	 * with the referrers' basic roles). */
-	for (uint32_t o = 0; o < s->n; o++) {
+}
+
+/* HContainer: a container held by a backbone (Listing 3 lines 91-94 with
+ * the referrers' basic roles, which this pass never sets). */
+static void hcontainer_roles(struct rpass *p, uint32_t from, uint32_t to)
+{
+	uint16_t *roles = p->roles;
+	for (uint32_t o = from; o < to; o++) {
 		if ((roles[o] & (DS_CONTAINER | DS_ICONTAINER)) &&
-		    referrer_has(s, roles, o, DS_RECURSIVE | DS_REF_ARRAY))
-			roles[o] |= DS_HCONTAINER;
+		    referrer_has(p->s, roles, o, DS_RECURSIVE | DS_REF_ARRAY))
+			role_set(roles, o, roles[o] | DS_HCONTAINER);
 	}
-	/* CID through a container referrer (the prose of §4.1; lines 97-104). */
+}
+
+/* CID through a container referrer (the prose of §4.1; lines 97-104).  The
+ * objects it changes reference nothing, so none of them is a referrer it
+ * reads. */
+static void cid_roles(struct rpass *p, uint32_t from, uint32_t to)
+{
+	const struct heap_state *s = p->s;
+	uint16_t *roles = p->roles;
 	const uint16_t holders = DS_MCONTAINER | DS_CONTAINER | DS_ICONTAINER | DS_HCONTAINER;
-	for (uint32_t o = 0; o < s->n; o++) {
+	for (uint32_t o = from; o < to; o++) {
 		if (roles[o] == DS_ESTRUCTURE && out_distinct2(s, o, NULL) == 0 &&
 		    referrer_has(s, roles, o, holders))
-			roles[o] = DS_CID;
+			role_set(roles, o, DS_CID);
 	}
 }
 
 int ds_roles_compute(const struct heap_state *s, const struct trace_type *types, uint32_t ntypes,
-		     uint16_t *roles)
+		     uint32_t threads, uint16_t *roles)
 {
 	if (!s->has_graph)
 		return -EINVAL;
 	progress_phase(progress_here(), 0, "data-structure roles at GC %u", s->gc);
-	int rc = basic_roles(s, types, ntypes, roles);
+	struct rpass p = { .s = s, .types = types, .ntypes = ntypes, .roles = roles };
+	int rc = basic_roles(&p, threads);
+	if (!rc)
+		rc = each_range(&p, threads, leaf_roles);
 	if (rc)
 		return rc;
-	leaf_roles(s, roles);
-	uint64_t *strong = bitset_new(s->n);
-	if (!strong)
+	if (!(p.strong = bitset_new(s->n)))
 		return -ENOMEM;
-	if ((rc = strong_objects(s, roles, strong))) {
-		bitset_free(strong);
-		return rc;
-	}
-	/* strong_role reads basic and leaf roles and the strong set; the
-	 * roles it writes (Container, IContainer, True Data) never carry a
-	 * basic bit, so deciding objects in index order is order-free. */
-	for (uint32_t o = 0; o < s->n; o++) {
-		if (bitset_get(strong, o))
-			roles[o] = strong_role(s, roles, strong, o);
-		else if (!roles[o])
-			roles[o] = DS_ESTRUCTURE;
-	}
-	bitset_free(strong);
-	upward_roles(s, roles);
-	return 0;
+	if (!(rc = strong_objects(&p, threads)) && !(rc = each_range(&p, threads, downward_roles)) &&
+	    !(rc = each_range(&p, threads, mcontainer_roles)) &&
+	    !(rc = each_range(&p, threads, hcontainer_roles)))
+		rc = each_range(&p, threads, cid_roles);
+	bitset_free(p.strong);
+	return rc;
 }
 
 /* ---- heads and owners ---- */

@@ -71,9 +71,11 @@ enum ds_role {
 const char *ds_role_name(uint32_t k);
 
 /* Roles of every object into roles[s->n].  types/ntypes: the trace's type
- * table (kinds and declared fields).  -EINVAL without a graph, -ENOMEM. */
+ * table (kinds and declared fields).  Each pass over the objects runs on
+ * up to `threads` threads (analyses/parallel.h; 0 or 1: the caller's),
+ * with the same result for any count.  -EINVAL without a graph, -ENOMEM. */
 int ds_roles_compute(const struct heap_state *s, const struct trace_type *types, uint32_t ntypes,
-		     uint16_t *roles);
+		     uint32_t threads, uint16_t *roles);
 
 /* Number of heads; if head_obj is not NULL, fills it with their dense
  * indexes, ascending (slot k = head_obj[k]). */

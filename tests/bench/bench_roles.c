@@ -64,7 +64,7 @@ int main(int argc, char **argv)
 		goto out;
 
 	t0 = now_s();
-	if (ds_roles_compute(s, t->types, t->ntypes, roles) != 0)
+	if (ds_roles_compute(s, t->types, t->ntypes, 1, roles) != 0)
 		goto out;
 	double roles_s = now_s() - t0;
 

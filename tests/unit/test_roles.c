@@ -135,7 +135,14 @@ static void ds_run(struct ds *d, struct heap_state *s, const struct trace_type *
 	d->owner = malloc((s->n + 1) * sizeof *d->owner);
 	assert_non_null(d->roles);
 	assert_non_null(d->owner);
-	assert_int_equal(ds_roles_compute(s, types, ntypes, d->roles), 0);
+	assert_int_equal(ds_roles_compute(s, types, ntypes, 1, d->roles), 0);
+	/* on 3 threads: the same roles (the state cut into ranges of 1,024
+	 * objects: several on the bigger states here) */
+	uint16_t *par = malloc((s->n + 1) * sizeof *par);
+	assert_non_null(par);
+	assert_int_equal(ds_roles_compute(s, types, ntypes, 3, par), 0);
+	assert_memory_equal(par, d->roles, s->n * sizeof *par);
+	free(par);
 	d->nheads = ds_heads_index(s, d->roles, NULL);
 	d->head_obj = malloc((d->nheads + 1) * sizeof *d->head_obj);
 	d->heads = malloc((d->nheads + 1) * sizeof *d->heads);
@@ -583,7 +590,7 @@ static void test_empty_structures(void **st)
 	assert_int_equal(hh->heads_held, 1);
 	/* no graph: refused */
 	d.s->has_graph = 0;
-	assert_int_equal(ds_roles_compute(d.s, b.types, b.ntypes, d.roles), -EINVAL);
+	assert_int_equal(ds_roles_compute(d.s, b.types, b.ntypes, 1, d.roles), -EINVAL);
 	assert_int_equal(ds_owners_compute(d.s, d.roles, d.head_obj, d.nheads, d.owner), -EINVAL);
 	d.s->has_graph = 1;
 	ds_done(&d, 1);
@@ -819,6 +826,34 @@ static void test_holders(void **st)
 	hb_free(&b);
 }
 
+/* Roles on 1 and 3 threads are the same on synthetic heaps of every
+ * structure the scenarios build (ds_run compares them), big enough for
+ * dozens of ranges. */
+static void test_synth_threads(void **st)
+{
+	(void)st;
+	static const char *const scenarios[] = { "company", "multicache", "buggystack" };
+	for (size_t k = 0; k < sizeof scenarios / sizeof *scenarios; k++) {
+		char path[256], err[256] = "";
+		struct synth_opts o;
+		synth_opts_init(&o);
+		o.objects = 20000;
+		o.gcs = 1;
+		snprintf(path, sizeof path, "%s/%s-big.htr", tmpdir, scenarios[k]);
+		assert_int_equal(synth_write(scenarios[k], &o, path, err, sizeof err), 0);
+		struct trace *t = NULL;
+		struct htr_err herr;
+		assert_int_equal(trace_open(&t, path, NULL, &herr), 0);
+		struct heap_state *s = NULL;
+		assert_int_equal(heap_state_build(t, t->ngcs - 1, NULL, &s, &herr), 0);
+		assert_true(s->n >= 16 * 1024);
+		struct ds d;
+		ds_run(&d, s, t->types, t->ntypes);
+		ds_done(&d, 1);
+		trace_close(t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -832,6 +867,7 @@ int main(void)
 		cmocka_unit_test(test_loader_like),
 		cmocka_unit_test(test_transition_and_arrays),
 		cmocka_unit_test(test_holders),
+		cmocka_unit_test(test_synth_threads),
 	};
 	return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }
