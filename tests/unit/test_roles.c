@@ -826,6 +826,40 @@ static void test_holders(void **st)
 	hb_free(&b);
 }
 
+/* A head held by two heads: its outer slot is the smaller of theirs,
+ * whichever is measured first, on 1 thread or 3 (ds_run). */
+static void test_outer_is_smallest(void **st)
+{
+	(void)st;
+	struct hb b = { 0 };
+	struct jdk j;
+	jdk_types(&b, &j);
+	uint32_t maps[2], list = 0;
+	for (int m = 0; m < 2; m++) {
+		uint32_t table = hb_obj(&b, j.table), node = hb_obj(&b, j.node);
+		maps[m] = hb_obj(&b, j.map);
+		hb_ref(&b, maps[m], table);
+		hb_ref(&b, table, node);
+		hb_ref(&b, node, new_string(&b, &j));
+		hb_root(&b, maps[m]);
+		if (m == 0) {
+			list = hb_obj(&b, j.alist);
+			uint32_t arr = hb_obj(&b, j.oarr);
+			hb_ref(&b, list, arr);
+			hb_ref(&b, arr, new_string(&b, &j));
+		}
+		hb_ref(&b, node, list);
+	}
+	struct ds d;
+	ds_run(&d, hb_state(&b), b.types, b.ntypes);
+	uint32_t s0 = d.owner[maps[0]], s1 = d.owner[maps[1]];
+	assert_int_not_equal(s0, s1);
+	assert_int_equal(head_of(&d, maps[0])->heads_held, 1);
+	assert_int_equal(head_of(&d, maps[1])->heads_held, 1);
+	assert_int_equal(head_of(&d, list)->outer, s0 < s1 ? s0 : s1);
+	ds_done(&d, 1);
+}
+
 /* Roles on 1 and 3 threads are the same on synthetic heaps of every
  * structure the scenarios build (ds_run compares them), big enough for
  * dozens of ranges. */
@@ -868,6 +902,7 @@ int main(void)
 		cmocka_unit_test(test_transition_and_arrays),
 		cmocka_unit_test(test_holders),
 		cmocka_unit_test(test_synth_threads),
+		cmocka_unit_test(test_outer_is_smallest),
 	};
 	return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }
