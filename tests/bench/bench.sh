@@ -307,3 +307,6 @@ bash "$ROOT/tests/bench/bench_jfr.sh" "$HEAPFS" 2>&1 | sed 's/^/  /' || log "ben
 # ---- heapfs and VisualVM's heap library side by side: MultiCache, H2 (a real application), the 1 GB dump ----
 echo; echo "heapfs against VisualVM's heap library, same dumps, one run (histogram, every retained size, by-type table with retained columns; threads):"
 bash "$ROOT/tests/bench/bench_vvm.sh" "$HEAPFS" | sed 's/^/  /' || log "bench_vvm failed"
+# ---- the same dumps' suspects, stage by stage, on 1, 2 and every core ----
+echo; echo "opening a dump and its suspects, stage by stage (goals: 2 threads >= 1.7x one on the 1 GB dump; suspects <= 6 s there, <= 1.5 s on H2, at 2 threads):"
+bash "$ROOT/tests/bench/bench_stages.sh" "$HEAPFS" | sed 's/^/  /' || log "bench_stages failed"
