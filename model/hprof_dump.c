@@ -699,18 +699,20 @@ int dump_resolve_classes(struct dump *d, struct htr_err *err)
 
 /* The sorted pairs become two arrays (ids, offs) in place of one: the ids
  * are packed into the front of the pair array (id i moves from byte 16 i
- * to 8 i, never over a pair not read yet), which then shrinks. */
+ * to 8 i, which is pair i / 2's, read already: one pass does both), which
+ * then shrinks. */
 static int split_objects(struct dump *d)
 {
 	size_t n = d->nobjs;
 	d->offs = malloc((n ? n : 1) * sizeof *d->offs);
 	if (!d->offs)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		d->offs[i] = d->objs[i].idx;
 	uint64_t *ids = (uint64_t *)d->objs;
-	for (size_t i = 0; i < n; i++)
-		ids[i] = d->objs[i].key;
+	for (size_t i = 0; i < n; i++) {
+		struct keyidx p = d->objs[i];
+		d->offs[i] = p.idx;
+		ids[i] = p.key;
+	}
 	uint64_t *shrunk = realloc(ids, (n ? n : 1) * sizeof *ids);
 	d->ids = shrunk ? shrunk : ids;
 	d->objs = NULL;
@@ -759,7 +761,9 @@ static int drop_duplicates(struct dump *d, struct htr_err *err)
 				d->objs[k - 1] = d->objs[i];
 			continue;
 		}
-		d->objs[k++] = d->objs[i];
+		if (k != i) /* nothing moves before the first duplicate */
+			d->objs[k] = d->objs[i];
+		k++;
 	}
 	d->nobjs = k;
 	return 0;

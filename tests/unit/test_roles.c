@@ -858,6 +858,7 @@ static void test_outer_is_smallest(void **st)
 	assert_int_equal(head_of(&d, maps[1])->heads_held, 1);
 	assert_int_equal(head_of(&d, list)->outer, s0 < s1 ? s0 : s1);
 	ds_done(&d, 1);
+	hb_free(&b);
 }
 
 /* Roles on 1 and 3 threads are the same on synthetic heaps of every
