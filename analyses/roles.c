@@ -531,6 +531,11 @@ static int vec_push(struct u32vec *a, uint32_t x)
 	return rc;
 }
 
+/* Workers' measures sit in one array, each on cache lines of its own: it
+ * writes its vectors' lengths for every object, and side by side 2
+ * threads took 1.7 times the CPU of one (H2 dump's heads). */
+#define MEASURE_ALIGN 128
+
 struct measure {
 	const struct heap_state *s;
 	const uint16_t *roles;
@@ -542,7 +547,7 @@ struct measure {
 	/* (head slot held, holding slot k) pairs: the outer slots, set once
 	 * every head is measured (ds_heads_measure) */
 	struct u32vec held;
-};
+} __attribute__((aligned(MEASURE_ALIGN)));
 
 /* Element t of head k: into h, head k's counters (the caller's own copy),
  * and t's holder into the worker's pairs. */
@@ -706,7 +711,9 @@ int ds_heads_measure(const struct heap_state *s, const uint16_t *roles, const ui
 		threads = 1;
 	if (threads > ntasks)
 		threads = ntasks ? ntasks : 1;
-	a.per_worker = calloc(threads, sizeof *a.per_worker);
+	a.per_worker = aligned_alloc(MEASURE_ALIGN, threads * sizeof *a.per_worker);
+	if (a.per_worker)
+		memset(a.per_worker, 0, threads * sizeof *a.per_worker);
 	if (!a.per_worker)
 		return -ENOMEM;
 	progress_phase(progress_here(), nheads, "measuring %u data-structure heads", nheads);
