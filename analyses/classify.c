@@ -1209,28 +1209,27 @@ static int prop_frames(struct pass *p, const struct objinfo *oi, int all, struct
 	return 0;
 }
 
-/* The bytes instance health splits object o into: 1 and *v for those
- * four properties, 0 for any other. */
-static int object_bytes(struct pass *p, uint32_t o, const struct objinfo *oi, enum xprop prop,
-			int64_t *v)
+/* The byte properties: an object's size and the four parts instance
+ * health splits it into. */
+static int is_bytes_prop(enum xprop prop)
 {
-	uint64_t nonnull = out_degree(p->s, o), slots;
-	switch (prop) {
-	case XP_HEADER_BYTES: *v = (int64_t)header_bytes(p->t, oi); return 1;
-	case XP_POINTER_BYTES: *v = (int64_t)(nonnull * REF_BYTES); return 1;
-	case XP_NULL_BYTES: case XP_PRIMITIVE_BYTES: break;
-	default: return 0;
-	}
-	slots = ref_slots(p, oi);
+	return prop == XP_SIZE || prop == XP_HEADER_BYTES || prop == XP_POINTER_BYTES ||
+	       prop == XP_NULL_BYTES || prop == XP_PRIMITIVE_BYTES;
+}
+
+/* Object o's byte properties, all at once (the parts share the header,
+ * the references and the slots), into v[] by enum xprop. */
+static void object_bytes(struct pass *p, uint32_t o, const struct objinfo *oi, int64_t v[XP_COUNT_])
+{
+	uint64_t nonnull = out_degree(p->s, o), slots = ref_slots(p, oi), header = header_bytes(p->t, oi);
 	if (nonnull > slots)
 		slots = nonnull;
-	if (prop == XP_NULL_BYTES) {
-		*v = (int64_t)((slots - nonnull) * REF_BYTES);
-	} else {
-		uint64_t used = header_bytes(p->t, oi) + slots * REF_BYTES;
-		*v = oi->size > used ? (int64_t)(oi->size - used) : 0;
-	}
-	return 1;
+	uint64_t used = header + slots * REF_BYTES;
+	v[XP_SIZE] = (int64_t)oi->size;
+	v[XP_HEADER_BYTES] = (int64_t)header;
+	v[XP_POINTER_BYTES] = (int64_t)(nonnull * REF_BYTES);
+	v[XP_NULL_BYTES] = (int64_t)((slots - nonnull) * REF_BYTES);
+	v[XP_PRIMITIVE_BYTES] = oi->size > used ? (int64_t)(oi->size - used) : 0;
 }
 
 static int host_prop(void *ctx, uint32_t o, enum xprop prop, struct xval *out, struct xarena *a)
@@ -1286,8 +1285,12 @@ static int host_prop(void *ctx, uint32_t o, enum xprop prop, struct xval *out, s
 	}
 	if (p->info_mode)
 		return -ERANGE; /* a per-object property with no object: a bug */
-	if (object_bytes(p, o, oi, prop, &out->i))
+	if (is_bytes_prop(prop)) {
+		int64_t v[XP_COUNT_];
+		object_bytes(p, o, oi, v);
+		out->i = v[prop];
 		return 0;
+	}
 	switch (prop) {
 	case XP_AGE: out->i = age_of(p, s->birth[o], oi); return 0;
 	case XP_BIRTH: out->i = birth_of(p, s->birth[o], oi); return 0;
@@ -2089,13 +2092,8 @@ static int parts_plan_of(const struct cls_registry *r, const struct cls_def *d,
 	    r->t->sample_interval || !expr_parts_plan(d->ex, plan))
 		return 0;
 	for (uint32_t k = 0; k < plan->n; k++) {
-		switch (plan->prop[k]) {
-		case XP_SIZE: case XP_HEADER_BYTES: case XP_POINTER_BYTES: case XP_NULL_BYTES:
-		case XP_PRIMITIVE_BYTES:
-			break;
-		default:
+		if (!is_bytes_prop(plan->prop[k]))
 			return 0;
-		}
 	}
 	return 1;
 }
@@ -2127,13 +2125,10 @@ static int loop_parts(const struct oloop *lp, struct pass *p, struct acc *a, uin
 		int col = column_of(lp->src, i);
 		if (col < 0)
 			continue;
-		const struct objinfo *oi = hs_info(s, (uint32_t)i);
-		int64_t w[XPARTS_PLAN_MAX], total = 0;
+		int64_t v[XP_COUNT_], w[XPARTS_PLAN_MAX], total = 0;
+		object_bytes(p, (uint32_t)i, hs_info(s, (uint32_t)i), v);
 		for (uint32_t k = 0; k < pl->n; k++) {
-			if (pl->prop[k] == XP_SIZE)
-				w[k] = (int64_t)oi->size;
-			else
-				object_bytes(p, (uint32_t)i, oi, pl->prop[k], &w[k]);
+			w[k] = v[pl->prop[k]];
 			if (w[k] < 0 || __builtin_add_overflow(total, w[k], &total))
 				return 1;
 		}
@@ -2412,10 +2407,7 @@ static int loop_split(const struct oloop *lp, struct cls_registry *r, uint32_t t
 		      struct pass *p, struct acc *a, struct progress *pr)
 {
 	uint64_t n = lp->src->s->n;
-	uint64_t chunk = n / ((uint64_t)threads * CHUNKS_PER_THREAD);
-	chunk = (chunk + 63) & ~(uint64_t)63;
-	if (chunk < CHUNK_MIN)
-		chunk = CHUNK_MIN;
+	uint64_t chunk = par_chunk(n, threads, CHUNKS_PER_THREAD, CHUNK_MIN);
 	uint64_t nchunks = (n + chunk - 1) / chunk;
 	uint32_t nlanes = nchunks < threads ? (uint32_t)nchunks : threads;
 	struct split sp = { .lp = lp, .r = r, .n = n, .chunk = chunk, .nchunks = (uint32_t)nchunks,
@@ -2833,6 +2825,57 @@ int group_members_bits(struct cls_registry *r, const struct heap_state *s, const
 	p.infos = s->infos;
 	rc = members(&p, ch, out);
 	pass_free(&p);
+	return rc;
+}
+
+int group_members_bits_many(struct cls_registry *r, const struct heap_state *s, uint32_t cls,
+			    const uint32_t *keys, uint32_t n, uint64_t **bits)
+{
+	struct pass p;
+	uint8_t *m = NULL;
+	uint64_t nf = 0;
+	memset(bits, 0, n * sizeof *bits);
+	int rc = n >= 0x7f ? -EINVAL : cls_prepare(r, cls);
+	const struct cls_def *d = rc ? NULL : r->defs[cls];
+	if (!rc && (d->per_object || d->card != CARD_ONE))
+		rc = -EINVAL;
+	if (rc || (rc = pass_init(&p, r, s->gc_index)))
+		return rc;
+	p.s = s;
+	p.infos = s->infos;
+	if (!(m = malloc(s->ninfos ? s->ninfos : 1)))
+		rc = -ENOMEM;
+	for (uint32_t k = 0; k < n && !rc; k++)
+		rc = (bits[k] = bitset_alloc(s->n)) ? 0 : -ENOMEM;
+	/* as filter_bits, once per info, then one lookup per object; m[j]:
+	 * the group of info j's objects (NO_GROUP: none), and FAILED when
+	 * its evaluation failed */
+	enum { NO_GROUP = 0x7f, FAILED = 0x80 };
+	p.info_mode = 1;
+	for (uint32_t j = 0; j < s->ninfos && !rc; j++) {
+		if ((rc = keys_of(&p, cls, j)))
+			break;
+		uint8_t g = NO_GROUP;
+		for (uint32_t k = 0; k < n && g == NO_GROUP; k++)
+			g = step_match(d, &p.kb, &keys[k], 1) ? (uint8_t)k : NO_GROUP;
+		m[j] = (uint8_t)(g | (p.failed ? FAILED : 0));
+	}
+	p.info_mode = 0;
+	for (uint32_t o = 0; o < s->n && !rc; o++) {
+		uint8_t g = m[s->info[o]];
+		nf += g >> 7;
+		if ((g & NO_GROUP) != NO_GROUP)
+			bitset_set(bits[g & NO_GROUP], o);
+	}
+	count_failed(&p, cls, nf);
+	free(m);
+	pass_free(&p);
+	if (rc) {
+		for (uint32_t k = 0; k < n; k++) {
+			free(bits[k]);
+			bits[k] = NULL;
+		}
+	}
 	return rc;
 }
 

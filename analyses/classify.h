@@ -379,6 +379,14 @@ int group_member_ids(struct cls_registry *r, const struct objsrc *src, const str
 int group_members_bits(struct cls_registry *r, const struct heap_state *s, const struct chain *ch,
 		       uint64_t **out);
 
+/* The members of the first-level groups cls/keys[0..n) in state s, in
+ * one pass over the objects: bits[k] is what group_members_bits gives for
+ * the chain of cls and keys[k] (a bitset each, the caller frees them;
+ * NULL after a failure).  For one-to-one classifiers keyed per info (type,
+ * package, size...) and fewer than 127 groups; -EINVAL for the others. */
+int group_members_bits_many(struct cls_registry *r, const struct heap_state *s, uint32_t cls,
+			    const uint32_t *keys, uint32_t n, uint64_t **bits);
+
 /* (key, dense index) of every member of the chain's group, for the children
  * of classifying it by cls (the next level when the chain ends at a level of
  * hierarchy classifier cls), appended to out as struct cls_pair[], sorted by

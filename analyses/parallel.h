@@ -36,4 +36,10 @@ uint32_t par_threads(uint32_t requested);
 int par_for(uint32_t nthreads, uint32_t ntasks, int (*fn)(void *ctx, uint32_t task, uint32_t worker),
 	    void *ctx);
 
+/* Objects a task takes when n objects are cut for `threads` threads,
+ * about per_thread tasks each (so that a late thread waits for one task at
+ * most): a multiple of 64 (no two tasks share a word of a bitset over the
+ * objects), at least min (a multiple of 64). */
+uint64_t par_chunk(uint64_t n, uint32_t threads, uint32_t per_thread, uint64_t min);
+
 #endif

@@ -72,8 +72,7 @@ static int each_range(struct rpass *p, uint32_t threads,
 		      void (*fn)(struct rpass *p, uint32_t from, uint32_t to))
 {
 	uint32_t n = p->s->n, t = threads ? threads : 1;
-	uint64_t chunk = n / ((uint64_t)t * RANGES_PER_THREAD);
-	chunk = chunk < RANGE_MIN ? RANGE_MIN : (chunk + 63) & ~(uint64_t)63;
+	uint64_t chunk = par_chunk(n, t, RANGES_PER_THREAD, RANGE_MIN);
 	p->fn = fn;
 	p->chunk = (uint32_t)chunk;
 	p->nchunks = (uint32_t)((n + chunk - 1) / chunk);

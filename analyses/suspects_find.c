@@ -40,7 +40,7 @@
 enum { STEP_BIG_BEGIN, STEP_HEALTH, STEP_CENSUS, STEP_BIG_CLOSURES, STEP_DS_HEADS, STEP_COUNT };
 
 #define BIG_CAND_MAX 32 /* candidate types whose closures the big section computes */
-#define CAND_BATCH 8    /* their member sets made in one pass: 1 bit an object each */
+#define CAND_BATCH 8    /* their member sets made in one pass (group_members_bits_many): 1 bit an object each */
 
 /* The big-retainer section between its steps (big_begin, big_closures,
  * big_end): its finding, the threshold, and the candidate types with the
@@ -1516,33 +1516,6 @@ out:
 	return rc;
 }
 
-/* The members of types type[0..n) (distinct ids below ntypes), each a
- * bitset into bits[k] (owned by the caller, NULL on failure), in one pass
- * over the objects: what group_members_bits gives for each group by-type/T,
- * whose key is the type's id (analyses/classify.c keys_of), in a third of
- * the time for three types. */
-static int type_members(const struct heap_state *s, uint32_t ntypes, const uint32_t *type,
-			uint32_t n, uint64_t **bits)
-{
-	uint8_t *slot = malloc(ntypes ? ntypes : 1);
-	int rc = slot ? 0 : -ENOMEM;
-	for (uint32_t k = 0; k < n && !rc; k++)
-		rc = (bits[k] = bitset_alloc(s->n)) ? 0 : -ENOMEM;
-	if (rc)
-		goto out;
-	memset(slot, 0xff, ntypes);
-	for (uint32_t k = 0; k < n; k++)
-		slot[type[k]] = (uint8_t)k;
-	for (uint32_t o = 0; o < s->n; o++) {
-		uint32_t t = hs_info(s, o)->type;
-		if (t < ntypes && slot[t] != 0xff)
-			bitset_set(bits[slot[t]], o);
-	}
-out:
-	free(slot);
-	return rc;
-}
-
 /* The second step: the candidates' GC closures, which need neither the
  * tree nor the dominators. */
 static int big_closures(struct sctx *c, uint32_t gci, struct big_pending *b)
@@ -1555,7 +1528,7 @@ static int big_closures(struct sctx *c, uint32_t gci, struct big_pending *b)
 	for (uint32_t i = 0; i < b->ncand && !rc; i += CAND_BATCH) {
 		uint32_t n = b->ncand - i < CAND_BATCH ? b->ncand - i : CAND_BATCH;
 		uint64_t *bits[CAND_BATCH] = { 0 };
-		rc = type_members(s, c->t->ntypes, b->cand + i, n, bits);
+		rc = group_members_bits_many(c->src->reg, s, c->cls_type, b->cand + i, n, bits);
 		for (uint32_t k = 0; k < n && !rc; k++) {
 			struct closure_metrics deep, ret;
 			if (!(rc = set_closures(c, s, gci, &bits[k], &deep, &ret)))

@@ -361,6 +361,54 @@ static void test_parts_plan(void **state)
 	fixture_close(&f);
 }
 
+/* group_members_bits_many: each group's members as group_members_bits
+ * gives them one by one (the oracle), for type and size groups; refused
+ * for a classifier evaluated per object. */
+static void test_members_many(void **state)
+{
+	(void)state;
+	struct fixture f;
+	struct cls_registry r;
+	fixture_open(g_mc, &f);
+	registry_open(&r, f.t);
+	static const char *const names[] = { "type", "size" };
+	for (size_t c = 0; c < 2; c++) {
+		uint32_t cls = cls_find(&r, names[c]), keys[5], n = 0;
+		/* size buckets are interned as objects meet them: classify first */
+		struct job j = { names[c], 0, 0 };
+		struct buf rows;
+		buf_init(&rows);
+		assert_int_equal(classify(&r, &f, &j, 1, &rows), 0);
+		buf_free(&rows);
+		const struct cls_def *d = cls_get(&r, cls);
+		for (uint32_t k = 0; k < ks_count(&d->ks) && n < 5; k += 2)
+			keys[n++] = k;
+		assert_true(n >= 2);
+		uint64_t *bits[5];
+		assert_int_equal(group_members_bits_many(&r, f.s, cls, keys, n, bits), 0);
+		uint64_t members = 0;
+		for (uint32_t k = 0; k < n; k++) {
+			struct chain ch;
+			uint64_t *one;
+			chain_init(&ch);
+			assert_int_equal(chain_push(&ch, ST_CLS, cls, keys[k]), 0);
+			assert_int_equal(group_members_bits(&r, f.s, &ch, &one), 0);
+			assert_memory_equal(bits[k], one, (f.s->n + 63) / 64 * 8);
+			for (uint32_t o = 0; o < f.s->n; o++)
+				members += one[o / 64] >> (o % 64) & 1;
+			free(one);
+			free(bits[k]);
+		}
+		assert_true(members > 0);
+	}
+	uint64_t *none[1];
+	uint32_t key = 0;
+	assert_int_equal(group_members_bits_many(&r, f.s, cls_find(&r, "idmod"), &key, 1, none),
+			 -EINVAL);
+	cls_registry_destroy(&r);
+	fixture_close(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -368,6 +416,7 @@ int main(void)
 		cmocka_unit_test(test_company),
 		cmocka_unit_test(test_failures_seen),
 		cmocka_unit_test(test_parts_plan),
+		cmocka_unit_test(test_members_many),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
