@@ -22,7 +22,6 @@
 #define ARENA_MAX ((size_t)1 << 30)
 #define REF_BYTES 4       /* compressed oops, as the traces' layouts */
 #define INSTANCE_HEADER 12
-#define SUPER_DEPTH_MAX 64
 
 /* Objects of one GC whose evaluation by an expression failed (they are
  * classified <error>), for classifiers/errors. */
@@ -1092,17 +1091,20 @@ static uint32_t kind_key(const struct objinfo *oi)
 	return oi->array_length <= SMALL_ARRAY_MAX ? 1 : 2;
 }
 
-/* Non-static reference fields of type ty and its supers. */
+/* Non-static reference fields of type ty.  A type's field list holds its
+ * supers' instance fields already, first (docs/trace-format.md: the agent,
+ * the dump importer and synth all write it so): walking the supers too
+ * counted them twice, and instance health of the H2 dump gave 401,022
+ * ValueNumerics of 24 bytes 28 bytes of parts each. */
 static uint32_t instance_ref_fields(const struct trace *t, uint32_t ty)
 {
 	uint32_t n = 0;
-	for (int d = 0; d < SUPER_DEPTH_MAX && ty < t->ntypes; d++) {
-		const struct trace_type *tt = &t->types[ty];
-		for (uint32_t f = 0; f < tt->nfields; f++) {
-			if ((tt->fields[f].flags & HTR_FIELD_REF) && !(tt->fields[f].flags & HTR_FIELD_STATIC))
-				n++;
-		}
-		ty = tt->super_id;
+	if (ty >= t->ntypes)
+		return 0;
+	const struct trace_type *tt = &t->types[ty];
+	for (uint32_t f = 0; f < tt->nfields; f++) {
+		if ((tt->fields[f].flags & HTR_FIELD_REF) && !(tt->fields[f].flags & HTR_FIELD_STATIC))
+			n++;
 	}
 	return n;
 }

@@ -101,6 +101,14 @@ used() { t "$HEAPFS" cat "$TRACE" timeline/gcs.csv | awk -F, -v g="$1" '$1 == g 
 [ "$(used 2)" -gt "$(used 0)" ] || fail "heap did not grow: $(used 0) -> $(used 2)"
 ok "used bytes grow: $(used 0) -> $(used 2)"
 
+# instance health splits every object's bytes: its parts add up to the
+# GC's shallow size (a type's field list holds its supers' fields already;
+# counting them again made JDK subclasses' parts exceed their size)
+parts=$(t "$HEAPFS" cat "$TRACE" gc/000/by-instance-health/table | awk -F'\t' 'NR > 1 { s += $3 } END { print s }')
+shallow=$(t "$HEAPFS" cat "$TRACE" gc/000/shallow_size)
+[ "$parts" = "$shallow" ] || fail "gc/000: instance-health parts add up to $parts bytes, shallow_size $shallow"
+ok "gc/000: instance-health parts add up to the shallow size ($shallow bytes)"
+
 # --- 3a. three dumps: which objects were born or died is not known ---------
 # Dump ids are addresses, which the full GC before each dump moves: a diff
 # of dumps gives the counts at both GCs and the net change, never a birth,
