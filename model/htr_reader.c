@@ -383,7 +383,7 @@ static int decode_callers(struct htr_iter *it, struct cur *c, struct htr_event *
 		GET(cur_uv(c, &v));
 		if (v > (uint64_t)INT32_MAX + 1)
 			return -EBADMSG;
-		k->line = (int32_t)v - 1;
+		k->line = (int32_t)((int64_t)v - 1); /* v = 2^31 is INT32_MAX */
 		GET(cur_uv(c, &k->count));
 		if (k->count > INT64_MAX) /* no run makes more; readers add them as int64_t */
 			return -EBADMSG;
@@ -732,7 +732,7 @@ static int decode_event(struct htr_iter *it, struct cur *c, struct htr_event *ev
 		GET(cur_uv(c, &v));
 		if (v > (uint64_t)INT32_MAX + 1)
 			return -EBADMSG;
-		ev->u.count_site.line = (int32_t)v - 1;
+		ev->u.count_site.line = (int32_t)((int64_t)v - 1); /* v = 2^31 is INT32_MAX */
 		GET(cur_str(c, &ev->u.count_site.type, &ev->u.count_site.type_len));
 		return 0;
 	case HTR_EV_ALLOC_COUNTS: {
