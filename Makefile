@@ -16,6 +16,11 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS  := -std=gnu11 -Wall -Wextra -Werror $(OPT) -g -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 \
            -I. $(PKG_CFLAGS) $(SAN) $(EXTRA_CFLAGS)
 LDLIBS  := $(PKG_LIBS) -lpthread -lm
+# The program's malloc, calloc and realloc ask for huge pages for big
+# blocks (fs/malloc_wrap.c, model/hugepages.h).  The unit tests and test
+# tools link the same way, so that their allocations go through the same
+# code (they do not turn the advice on).
+WRAP_LDFLAGS := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
 # ant and antlr3: mode=count's exactness tests and make bench-agent run
 # on real applications from Debian packages (Apache Ant,
 # ANTLR 3: tests/integration/test_agent_count.sh, agent/bench.sh); without
@@ -63,11 +68,11 @@ $(BUILD)/libheapfs.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
 $(BUILD)/heapfs: $(BUILD)/obj/fs/main.o $(BUILD)/libheapfs.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(WRAP_LDFLAGS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(TEST_HELPER_SRC) $(BUILD)/libheapfs.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(TEST_HELPER_SRC) $(BUILD)/libheapfs.a $(LDLIBS) -lcmocka $(TEST_LDFLAGS)
+	$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(TEST_HELPER_SRC) $(BUILD)/libheapfs.a $(LDLIBS) -lcmocka $(WRAP_LDFLAGS) $(TEST_LDFLAGS)
 
 # test_mountopts makes mountopts' strdup fail (out of memory)
 $(BUILD)/tests/test_mountopts: TEST_LDFLAGS = -Wl,--wrap=strdup
@@ -81,7 +86,7 @@ unit: $(TEST_BIN)
 TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*.c))
 $(BUILD)/tools/%: tests/tools/%.c $(BUILD)/libheapfs.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libheapfs.a $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libheapfs.a $(LDLIBS) $(WRAP_LDFLAGS)
 
 # Each suite's time is printed after it: CI has 90 minutes, make test should
 # stay well under 20.

@@ -17,6 +17,7 @@
 
 #include "bitset.h"
 #include "model/progress.h"
+#include "model/timing.h"
 
 struct dom_work {
 	const struct heap_state *s;
@@ -289,9 +290,12 @@ int dominators_compute_into(const struct heap_state *s, struct dominators *d)
 	w.rooted = bitset_new(s->n);
 	if (!w.num || !w.vert || !w.stack || !w.edge_pos || !w.rooted)
 		goto out;
+	struct lap_t t0;
+	lap_now(&t0);
 	for (uint32_t r = 0; r < s->nroots; r++)
 		bitset_set(w.rooted, s->roots[r].object);
 	dfs(&w);
+	timing_lap("dominators", "depth-first walk", &t0);
 	if (w.err) {
 		rc = w.err;
 		goto out;
@@ -312,7 +316,9 @@ int dominators_compute_into(const struct heap_state *s, struct dominators *d)
 	w.lab = malloc(F * sizeof(uint32_t));
 	if (!w.semi || !w.parent || !w.anc || !w.lab)
 		goto out;
+	timing_lap("dominators", "forest slots", &t0);
 	semidominators(&w);
+	timing_lap("dominators", "semidominators", &t0);
 	if (w.err) {
 		rc = w.err;
 		goto out;
@@ -328,12 +334,15 @@ int dominators_compute_into(const struct heap_state *s, struct dominators *d)
 	if (!(w.idom = malloc(N * sizeof(uint32_t))))
 		goto out;
 	immediate_dominators(&w);
+	timing_lap("dominators", "immediate dominators", &t0);
 	drop(&w.semi);
 	drop(&w.parent);
 	d->n = s->n;
 	fill_idom(&w, d);
 	drop(&w.idom);
+	timing_lap("dominators", "idom by object", &t0);
 	fill_sums(&w, d);
+	timing_lap("dominators", "sums", &t0);
 	rc = 0;
 	progress_set(pr, 3 * (uint64_t)s->n);
 out:

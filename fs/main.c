@@ -21,6 +21,7 @@
 #include "model/heap_state.h"
 #include "model/hprof.h"
 #include "model/htr.h"
+#include "model/hugepages.h"
 #include "model/progress.h"
 #include "model/synth.h"
 #include "model/trace.h"
@@ -634,6 +635,7 @@ static int cmd_synth(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	hugepages_setup(); /* before any thread: see model/hugepages.h */
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

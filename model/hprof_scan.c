@@ -22,6 +22,7 @@
 #include <sys/mman.h>
 
 #include "buf.h"
+#include "hugepages.h"
 #include "hprof_internal.h"
 #include "mpar.h"
 #include "progress.h"
@@ -63,6 +64,7 @@ static int grow_mapped(struct run *r)
 				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (q == MAP_FAILED)
 		return -ENOMEM;
+	hugepages_advise(q, nc * sizeof *r->objs);
 	r->objs = q;
 	r->capobjs = nc;
 	return 0;
