@@ -124,9 +124,10 @@ asan:
 # data-structure heads measured on several threads, the suspects
 # report's graph analyses computed at once (test_suspects: 24 s here),
 # a dump's pass over its objects on two threads (test_hprof), its id
-# index built in ranges (test_iddir), and the object loop of a
-# classification on several threads (test_classify_par).
-TSAN_TESTS := test_jobs test_rcache test_parallel test_heap_par test_groupclo test_roles test_suspects test_progress test_hprof test_iddir test_classify_par
+# index built in ranges (test_iddir), the object loop of a
+# classification on several threads (test_classify_par), and the dominator
+# tree's passes over the objects (test_closure).
+TSAN_TESTS := test_jobs test_rcache test_parallel test_heap_par test_groupclo test_roles test_suspects test_progress test_hprof test_iddir test_classify_par test_closure
 tsan:
 	$(MAKE) BUILD=build-tsan OPT=-O1 SAN="-fsanitize=thread" $(TSAN_TESTS:%=build-tsan/tests/%)
 	@set -e; for t in $(TSAN_TESTS); do echo "== build-tsan/tests/$$t"; \

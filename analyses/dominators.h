@@ -7,7 +7,10 @@
  * by Lengauer-Tarjan's eval/link with path compression, then each immediate
  * dominator as the nearest common ancestor of its DFS parent and its
  * semidominator.  Every traversal is iterative with explicit stacks (a
- * linked list of 10^7 nodes is a 10^7-deep DFS).  O(m log n).
+ * linked list of 10^7 nodes is a 10^7-deep DFS).  O(m log n).  Objects
+ * with no reference, one referrer and no root are left out of the walk
+ * (their referrer is their immediate dominator): on real heaps a third to
+ * a half of them.
  *
  * An object's retained size is the size of its dominator subtree: what
  * the GC could free if that one object went away (what MAT's dominator
@@ -41,8 +44,10 @@ void dominators_free(struct dominators *d);
 
 /* The same into d's arrays, which the caller owns (each at least s->n
  * entries; d->n and d->nreachable are set): for a caller that keeps the
- * result in a block of its own, without a second copy at the peak. */
-int dominators_compute_into(const struct heap_state *s, struct dominators *d);
+ * result in a block of its own, without a second copy at the peak.  The
+ * passes over all objects run on up to `threads` threads (0 or 1: the
+ * caller's alone); the result is the same for any number. */
+int dominators_compute_into(const struct heap_state *s, uint32_t threads, struct dominators *d);
 
 /* Memory the result holds (for the cache budget). */
 size_t dominators_memory(const struct dominators *d);

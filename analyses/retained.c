@@ -49,7 +49,7 @@ static int dom_cb(void *vctx, struct buf *out)
 	};
 	d.idom = (uint32_t *)(d.retained + s->n);
 	d.retained_count = d.idom + s->n;
-	if ((rc = dominators_compute_into(s, &d)))
+	if ((rc = dominators_compute_into(s, c->en->threads, &d)))
 		goto out;
 	*h = (struct dom_blob_hdr){ DOM_BLOB_MAGIC, d.n, d.nreachable, 0 };
 	out->len = dom_blob_size(d.n);

@@ -256,6 +256,235 @@ static void test_random_graphs(void **state)
 	}
 }
 
+/* ---- an independent oracle for big graphs: Cooper, Harvey and Kennedy's
+ * iterative dataflow ("A Simple, Fast Dominance Algorithm", 2001), the
+ * dominators as the fixed point of idom(v) = NCA over v's predecessors,
+ * over the graph with a virtual root (index n) whose successors are the
+ * rooted objects.  Nothing of it is shared with dominators.c. ---- */
+
+struct chk {
+	const struct heap_state *s;
+	uint32_t n;
+	uint32_t *po;     /* [n + 1] postorder number, UINT32_MAX: unreached */
+	uint32_t *idom;   /* [n + 1] */
+	uint8_t *rooted;  /* [n] */
+};
+
+static uint32_t chk_intersect(const struct chk *c, uint32_t a, uint32_t b)
+{
+	while (a != b) {
+		while (c->po[a] < c->po[b])
+			a = c->idom[a];
+		while (c->po[b] < c->po[a])
+			b = c->idom[b];
+	}
+	return a;
+}
+
+/* idom by object in dominators.h's terms (DOM_ROOT, DOM_UNREACHABLE). */
+static uint32_t *chk_dominators(const struct heap_state *s)
+{
+	uint32_t n = s->n, V = n;
+	struct chk c = { s, n, malloc((n + 1) * sizeof(uint32_t)), malloc((n + 1) * sizeof(uint32_t)),
+			 calloc(n ? n : 1, 1) };
+	uint32_t *order = malloc((n + 1) * sizeof(uint32_t)), norder = 0;
+	uint32_t *stack = malloc((n + 1) * sizeof(uint32_t)), *pos = malloc((n + 1) * sizeof(uint32_t));
+	uint8_t *seen = calloc(n + 1, 1);
+	for (uint32_t r = 0; r < s->nroots; r++)
+		c.rooted[s->roots[r].object] = 1;
+	for (uint32_t i = 0; i <= n; i++)
+		c.po[i] = c.idom[i] = UINT32_MAX;
+	/* postorder by an iterative walk: the root's successors are the
+	 * rooted objects, in object order */
+	uint32_t sp = 0;
+	stack[sp] = V;
+	pos[sp++] = 0;
+	seen[V] = 1;
+	while (sp) {
+		uint32_t v = stack[sp - 1], next = UINT32_MAX;
+		if (v == V) {
+			while (pos[sp - 1] < n && next == UINT32_MAX) {
+				uint32_t o = pos[sp - 1]++;
+				if (c.rooted[o] && !seen[o])
+					next = o;
+			}
+		} else {
+			while (s->out_off[v] + pos[sp - 1] < s->out_off[v + 1] && next == UINT32_MAX) {
+				uint32_t t = s->out_tgt[s->out_off[v] + pos[sp - 1]++];
+				if (!seen[t])
+					next = t;
+			}
+		}
+		if (next == UINT32_MAX) {
+			c.po[v] = norder;
+			order[norder++] = v;
+			sp--;
+			continue;
+		}
+		seen[next] = 1;
+		stack[sp] = next;
+		pos[sp++] = 0;
+	}
+	c.idom[V] = V;
+	for (int changed = 1; changed;) {
+		changed = 0;
+		for (uint32_t i = norder - 1; i-- > 0;) { /* reverse postorder, the root left out */
+			uint32_t b = order[i], nd = UINT32_MAX;
+			if (c.rooted[b])
+				nd = V;
+			for (uint32_t e = s->in_off[b]; e < s->in_off[b + 1]; e++) {
+				uint32_t p = s->in_src[e];
+				if (c.idom[p] == UINT32_MAX)
+					continue; /* not processed yet, or unreached */
+				nd = nd == UINT32_MAX ? p : chk_intersect(&c, p, nd);
+			}
+			if (c.idom[b] != nd) {
+				c.idom[b] = nd;
+				changed = 1;
+			}
+		}
+	}
+	uint32_t *out = malloc((n ? n : 1) * sizeof(uint32_t));
+	for (uint32_t o = 0; o < n; o++)
+		out[o] = c.po[o] == UINT32_MAX ? DOM_UNREACHABLE : c.idom[o] == V ? DOM_ROOT : c.idom[o];
+	free(c.po);
+	free(c.idom);
+	free(c.rooted);
+	free(order);
+	free(stack);
+	free(pos);
+	free(seen);
+	return out;
+}
+
+/* Random heaps of 300,000 objects shaped like Java heaps: 40% of the
+ * objects hold no reference (most of them with one referrer: the simple
+ * leaves dominators.c leaves out of its walk; some shared, some rooted),
+ * a spanning tree from object 0 plus extra references (cycles, shared
+ * subgraphs, self-loops, duplicates), a few more roots, and an
+ * unreachable cluster.  The immediate dominators equal the dataflow
+ * oracle's, the retained sizes and counts the sums over its tree, and
+ * 1, 2 and 4 threads give the same arrays. */
+static void test_big_random_against_dataflow(void **state)
+{
+	(void)state;
+	const uint32_t n = 300000, unreached = n - 2998; /* a non-leaf: the cluster's first */
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		rng_state = seed * 7919;
+		uint64_t *sizes = malloc(n * sizeof *sizes);
+		struct fx_edge *edges = malloc((size_t)2 * n * sizeof *edges);
+		uint32_t ne = 0, roots[8], nr = 0;
+		for (uint32_t i = 0; i < n; i++)
+			sizes[i] = 16 + 8 * rnd(20);
+		/* non-leaves: i % 5 >= 2, and object 0 */
+#define NONLEAF(lo, hi) ({ uint32_t _x; do _x = (lo) + rnd((hi) - (lo)); while (_x % 5 < 2 && _x); _x; })
+		for (uint32_t i = 1; i < n; i++) {
+			if (i < unreached)
+				edges[ne++] = (struct fx_edge){ NONLEAF(0, i), i };
+			else if (i > unreached)
+				edges[ne++] = (struct fx_edge){ NONLEAF(unreached, i), i };
+		}
+		for (uint32_t k = 0; k < n / 4; k++) {
+			uint32_t a = NONLEAF(0, unreached), b = rnd(unreached);
+			/* a third go back up (cycles), some to a leaf (shared) */
+			edges[ne++] = (struct fx_edge){ a, k % 7 == 0 ? a : b };
+		}
+#undef NONLEAF
+		roots[nr++] = 0;
+		roots[nr++] = 5;                /* a leaf */
+		roots[nr++] = 5;                /* twice */
+		roots[nr++] = 1 + rnd(unreached - 1);
+		roots[nr++] = 1 + rnd(unreached - 1);
+		struct heap_state *s = mkstate(n, sizes, edges, ne, roots, nr);
+		uint32_t *want = chk_dominators(s);
+		/* the sums over the oracle's tree, children before parents: a
+		 * child's idom is found by climbing, so sum by depth */
+		uint64_t *ret = calloc(n, sizeof *ret);
+		uint32_t *cnt = calloc(n, sizeof *cnt), *depth = calloc(n, sizeof *depth), maxd = 0;
+		for (uint32_t o = 0; o < n; o++) {
+			uint32_t d = 0;
+			for (uint32_t q = o; want[q] != DOM_ROOT && want[q] != DOM_UNREACHABLE; q = want[q])
+				d++;
+			depth[o] = d;
+			if (d > maxd)
+				maxd = d;
+		}
+		for (uint32_t d = maxd + 1; d-- > 0;)
+			for (uint32_t o = 0; o < n; o++) {
+				if (depth[o] != d || want[o] == DOM_UNREACHABLE)
+					continue;
+				ret[o] += sizes[o];
+				cnt[o] += 1;
+				if (want[o] != DOM_ROOT) {
+					ret[want[o]] += ret[o];
+					cnt[want[o]] += cnt[o];
+				}
+			}
+		uint32_t reachable = 0, leaves_one_ref = 0;
+		for (uint32_t o = 0; o < n; o++) {
+			reachable += want[o] != DOM_UNREACHABLE;
+			leaves_one_ref += s->out_off[o + 1] == s->out_off[o] &&
+					  s->in_off[o + 1] - s->in_off[o] == 1;
+		}
+		assert_true(reachable < unreached + 1 && reachable > unreached / 2);
+		assert_true(leaves_one_ref > n / 5); /* the case left out of the walk */
+		for (uint32_t t = 1; t <= 4; t *= 2) {
+			struct dominators d = { .idom = malloc(n * sizeof(uint32_t)),
+						.retained = malloc(n * sizeof(uint64_t)),
+						.retained_count = malloc(n * sizeof(uint32_t)) };
+			assert_int_equal(dominators_compute_into(s, t, &d), 0);
+			assert_int_equal(d.nreachable, reachable);
+			for (uint32_t o = 0; o < n; o++) {
+				assert_int_equal(d.idom[o], want[o]);
+				assert_int_equal(d.retained[o], want[o] == DOM_UNREACHABLE ? 0 : ret[o]);
+				assert_int_equal(d.retained_count[o], want[o] == DOM_UNREACHABLE ? 0 : cnt[o]);
+			}
+			free(d.idom);
+			free(d.retained);
+			free(d.retained_count);
+		}
+		free(want);
+		free(ret);
+		free(cnt);
+		free(depth);
+		heap_state_free(s);
+		free(sizes);
+		free(edges);
+	}
+}
+
+/* The small random graphs again, immediate dominators against the
+ * oracle, on 1 and 3 threads. */
+static void test_small_random_against_dataflow(void **state)
+{
+	(void)state;
+	for (uint64_t seed = 1; seed <= 2000; seed++) {
+		rng_state = seed * 31;
+		uint32_t n = 5 + rnd(60), ne = rnd(3 * n), nr = 1 + rnd(4);
+		uint64_t sizes[70];
+		struct fx_edge edges[200];
+		uint32_t roots[5];
+		for (uint32_t i = 0; i < n; i++)
+			sizes[i] = 1 + rnd(1000);
+		for (uint32_t e = 0; e < ne; e++)
+			edges[e] = (struct fx_edge){ rnd(n), rnd(n) };
+		for (uint32_t r = 0; r < nr; r++)
+			roots[r] = rnd(n);
+		struct heap_state *s = mkstate(n, sizes, edges, ne, roots, nr);
+		uint32_t *want = chk_dominators(s);
+		for (uint32_t t = 1; t <= 3; t += 2) {
+			uint32_t idom[70], cnt[70];
+			uint64_t ret[70];
+			struct dominators d = { .idom = idom, .retained = ret, .retained_count = cnt };
+			assert_int_equal(dominators_compute_into(s, t, &d), 0);
+			for (uint32_t o = 0; o < n; o++)
+				assert_int_equal(idom[o], want[o]);
+		}
+		free(want);
+		heap_state_free(s);
+	}
+}
+
 static void test_needs_graph(void **state)
 {
 	(void)state;
@@ -274,6 +503,8 @@ int main(void)
 		cmocka_unit_test(test_closures_example),
 		cmocka_unit_test(test_long_list),
 		cmocka_unit_test(test_random_graphs),
+		cmocka_unit_test(test_big_random_against_dataflow),
+		cmocka_unit_test(test_small_random_against_dataflow),
 		cmocka_unit_test(test_needs_graph),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
