@@ -55,8 +55,57 @@ struct dom_work {
 	uint32_t *edge_pos;  /* [N] DFS: next out-edge to try */
 	uint64_t *rooted;    /* objects GC roots point at */
 	uint64_t *simple;    /* simple leaves (above): not in the walk */
+	uint64_t *later;     /* [N] vertices with a predecessor numbered above
+				them (below_preds) */
 	uint32_t threads;
 };
+
+/* ---- passes over ranges of objects (or of preorder numbers), on the
+ * threads ---- */
+
+#define RANGES_PER_THREAD 8
+#define RANGE_MIN 65536
+
+struct dom_pass {
+	struct dom_work *w;
+	struct dominators *d;
+	void (*fn)(struct dom_pass *p, uint32_t from, uint32_t to, uint32_t task);
+	uint32_t n, chunk;
+	uint32_t *reached;   /* [tasks] simple leaves reached, by task */
+};
+
+static int pass_task(void *ctx, uint32_t task, uint32_t worker)
+{
+	(void)worker;
+	struct dom_pass *p = ctx;
+	uint64_t from = (uint64_t)task * p->chunk, to = from + p->chunk;
+	p->fn(p, (uint32_t)from, (uint32_t)(to < p->n ? to : p->n), task);
+	return 0;
+}
+
+/* fn over 0..n-1 cut in ranges (multiples of 64: a range owns its words
+ * of a bitset over them), on the work's threads.  p->reached, when the
+ * caller asks for it (want_reached), has a slot a range, zeroed. */
+static int each_range(struct dom_pass *p, uint32_t n, int want_reached,
+		      void (*fn)(struct dom_pass *p, uint32_t from, uint32_t to, uint32_t task))
+{
+	uint32_t t = p->w->threads ? p->w->threads : 1;
+	uint64_t chunk = par_chunk(n, t, RANGES_PER_THREAD, RANGE_MIN);
+	uint32_t ntasks = (uint32_t)((n + chunk - 1) / chunk);
+	p->fn = fn;
+	p->n = n;
+	p->chunk = (uint32_t)chunk;
+	free(p->reached);
+	p->reached = NULL;
+	if (want_reached && !(p->reached = calloc(ntasks ? ntasks : 1, sizeof *p->reached)))
+		return -ENOMEM;
+	if (t == 1 || ntasks < 2) {
+		for (uint32_t k = 0; k < ntasks; k++)
+			pass_task(p, k, 0);
+		return 0;
+	}
+	return par_for(t, ntasks, pass_task, p);
+}
 
 /* Room for one more entry at sp; 0, or -ENOMEM (w->err set). */
 static int stack_room(struct dom_work *w, uint32_t sp)
@@ -164,21 +213,22 @@ static uint32_t eval(struct dom_work *w, uint32_t v, uint32_t thr)
 	return w->lab[v];
 }
 
-/* One pass over k's in-edges gives its semidominator and its DFS parent
- * (see dfs): predecessors below k are not linked yet, so eval would give
- * themselves and their own numbers; those above k are evaluated (while
- * the best so far is above the root: nothing is below 0). */
-static void semidominators(struct dom_work *w)
+/* A vertex's predecessors numbered below it are its DFS ancestors (see
+ * dfs): the deepest is its parent, the least a candidate semidominator,
+ * and neither needs the forest.  So a pass on the threads reads every
+ * vertex's in-edges for those two (in parent and semi) and marks in
+ * `later` the vertices with a predecessor numbered above them, the only
+ * ones whose semidominator needs eval; the serial pass below reads the
+ * in-edges of those alone.  A GC root's semidominator is the virtual root,
+ * 0, which nothing improves on. */
+static void below_preds(struct dom_pass *p, uint32_t from, uint32_t to, uint32_t task)
 {
+	(void)task;
+	struct dom_work *w = p->w;
 	const struct heap_state *s = w->s;
-	w->semi[0] = w->parent[0] = 0;
-	w->lab[0] = 0; /* the root: never linked */
-	struct progress *pr = progress_here();
-	for (uint32_t k = w->N - 1; k >= 1; k--) {
-		if ((k & 0xffff) == 0)
-			progress_add(pr, 0x10000);
+	for (uint32_t k = from ? from : 1; k < to; k++) {
 		uint32_t o = w->vert[k], par = 0, best = bitset_get(w->rooted, o) ? 0 : k;
-		uint32_t thr = bitset_rank(w->fv, w->fdir, k) + (uint32_t)bitset_get(w->fv, k);
+		int above = 0;
 		for (uint32_t e = s->in_off[o]; e < s->in_off[o + 1]; e++) {
 			uint32_t j = w->num[s->in_src[e]];
 			if (j == 0 || j == k)
@@ -188,17 +238,46 @@ static void semidominators(struct dom_work *w)
 					par = j;
 				if (j < best)
 					best = j;
-			} else if (best) {
-				uint32_t cand = eval(w, bitset_rank(w->fv, w->fdir, j), thr);
-				if (cand < best)
-					best = cand;
+			} else {
+				above = 1;
 			}
 		}
 		w->semi[k] = best;
 		w->parent[k] = par;
+		if (above && best)
+			bitset_set(w->later, k);
+	}
+}
+
+/* In reverse preorder: the predecessors above k are linked by now, and
+ * eval gives the least semidominator on each one's forest path (while the
+ * best so far is above the root: nothing is below 0); then k is linked. */
+static void semidominators(struct dom_work *w)
+{
+	const struct heap_state *s = w->s;
+	w->semi[0] = w->parent[0] = 0;
+	w->lab[0] = 0; /* the root: never linked */
+	struct progress *pr = progress_here();
+	for (uint32_t k = w->N - 1; k >= 1; k--) {
+		if ((k & 0xffff) == 0)
+			progress_add(pr, 0x10000);
+		uint32_t best = w->semi[k];
+		uint32_t thr = bitset_rank(w->fv, w->fdir, k) + (uint32_t)bitset_get(w->fv, k);
+		if (bitset_get(w->later, k)) {
+			uint32_t o = w->vert[k];
+			for (uint32_t e = s->in_off[o]; e < s->in_off[o + 1] && best; e++) {
+				uint32_t j = w->num[s->in_src[e]];
+				if (j <= k)
+					continue; /* unreached, itself, or done by below_preds */
+				uint32_t cand = eval(w, bitset_rank(w->fv, w->fdir, j), thr);
+				if (cand < best)
+					best = cand;
+			}
+			w->semi[k] = best;
+		}
 		if (bitset_get(w->fv, k)) { /* link (k's slot is thr - 1; a vertex
 					      without one is nobody's ancestor) */
-			w->anc[thr - 1] = bitset_rank(w->fv, w->fdir, par);
+			w->anc[thr - 1] = bitset_rank(w->fv, w->fdir, w->parent[k]);
 			w->lab[thr - 1] = best;
 		}
 	}
@@ -215,53 +294,6 @@ static void immediate_dominators(struct dom_work *w)
 			d = w->idom[d];
 		w->idom[k] = d;
 	}
-}
-
-/* ---- passes over ranges of objects (or of preorder numbers), on the
- * threads ---- */
-
-#define RANGES_PER_THREAD 8
-#define RANGE_MIN 65536
-
-struct dom_pass {
-	struct dom_work *w;
-	struct dominators *d;
-	void (*fn)(struct dom_pass *p, uint32_t from, uint32_t to, uint32_t task);
-	uint32_t n, chunk;
-	uint32_t *reached;   /* [tasks] simple leaves reached, by task */
-};
-
-static int pass_task(void *ctx, uint32_t task, uint32_t worker)
-{
-	(void)worker;
-	struct dom_pass *p = ctx;
-	uint64_t from = (uint64_t)task * p->chunk, to = from + p->chunk;
-	p->fn(p, (uint32_t)from, (uint32_t)(to < p->n ? to : p->n), task);
-	return 0;
-}
-
-/* fn over 0..n-1 cut in ranges (multiples of 64: a range owns its words
- * of a bitset over them), on the work's threads.  p->reached, when the
- * caller asks for it (want_reached), has a slot a range, zeroed. */
-static int each_range(struct dom_pass *p, uint32_t n, int want_reached,
-		      void (*fn)(struct dom_pass *p, uint32_t from, uint32_t to, uint32_t task))
-{
-	uint32_t t = p->w->threads ? p->w->threads : 1;
-	uint64_t chunk = par_chunk(n, t, RANGES_PER_THREAD, RANGE_MIN);
-	uint32_t ntasks = (uint32_t)((n + chunk - 1) / chunk);
-	p->fn = fn;
-	p->n = n;
-	p->chunk = (uint32_t)chunk;
-	free(p->reached);
-	p->reached = NULL;
-	if (want_reached && !(p->reached = calloc(ntasks ? ntasks : 1, sizeof *p->reached)))
-		return -ENOMEM;
-	if (t == 1 || ntasks < 2) {
-		for (uint32_t k = 0; k < ntasks; k++)
-			pass_task(p, k, 0);
-		return 0;
-	}
-	return par_for(t, ntasks, pass_task, p);
 }
 
 static void mark_simple(struct dom_pass *p, uint32_t from, uint32_t to, uint32_t task)
@@ -389,6 +421,7 @@ static void work_free(struct dom_work *w)
 	bitset_free(w->fv);
 	bitset_free(w->rooted);
 	bitset_free(w->simple);
+	bitset_free(w->later);
 }
 
 /* The arrays are allocated when a step needs them and freed when the last
@@ -463,9 +496,14 @@ int dominators_compute_into(const struct heap_state *s, uint32_t threads, struct
 	w.parent = malloc(N * sizeof(uint32_t));
 	w.anc = malloc(F * sizeof(uint32_t));
 	w.lab = malloc(F * sizeof(uint32_t));
-	if (!w.parent || !w.anc || !w.lab)
+	w.later = bitset_new(N);
+	if (!w.parent || !w.anc || !w.lab || !w.later)
 		goto out;
 	timing_lap("dominators", "forest slots", &t0);
+	if ((rc = each_range(&pass, w.N, 0, below_preds)))
+		goto out;
+	rc = -ENOMEM;
+	timing_lap("dominators", "parents", &t0);
 	semidominators(&w);
 	timing_lap("dominators", "semidominators", &t0);
 	if (w.err) {
@@ -481,6 +519,7 @@ int dominators_compute_into(const struct heap_state *s, uint32_t threads, struct
 	w.num = NULL;
 	drop_bits(&w.fv);
 	drop_bits(&w.rooted);
+	drop_bits(&w.later);
 	immediate_dominators(&w);
 	timing_lap("dominators", "immediate dominators", &t0);
 	drop(&w.semi);
