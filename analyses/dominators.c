@@ -153,7 +153,7 @@ static void dfs(struct dom_work *w)
 				continue;
 			}
 			uint32_t t = s->out_tgt[w->edge_pos[k]++];
-			if (w->num[t] || bitset_get(w->simple, t))
+			if (bitset_get(w->simple, t) || w->num[t])
 				continue;
 			w->num[t] = next;
 			w->vert[next] = t;
