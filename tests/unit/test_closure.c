@@ -208,22 +208,30 @@ static uint64_t brute_retained_bytes(const struct heap_state *s, const uint64_t 
 /* Random graphs (2000 of them): the GC closure of random groups equals the brute force,
  * and each reachable object's dominator-subtree size equals the GC closure
  * of that object alone. */
+/* A random state of 5 to 64 objects and up to 3n edges (cycles, shared
+ * subgraphs, self-loops, duplicates) and 1 to 4 roots, from rng_state. */
+static struct heap_state *small_random_state(void)
+{
+	uint32_t n = 5 + rnd(60), ne = rnd(3 * n), nr = 1 + rnd(4);
+	uint64_t sizes[70];
+	struct fx_edge edges[200];
+	uint32_t roots[5];
+	for (uint32_t i = 0; i < n; i++)
+		sizes[i] = 1 + rnd(1000);
+	for (uint32_t e = 0; e < ne; e++)
+		edges[e] = (struct fx_edge){ rnd(n), rnd(n) };
+	for (uint32_t r = 0; r < nr; r++)
+		roots[r] = rnd(n);
+	return mkstate(n, sizes, edges, ne, roots, nr);
+}
+
 static void test_random_graphs(void **state)
 {
 	(void)state;
 	for (uint64_t seed = 1; seed <= 2000; seed++) {
 		rng_state = seed;
-		uint32_t n = 5 + rnd(60), ne = rnd(3 * n), nr = 1 + rnd(4);
-		uint64_t sizes[70];
-		struct fx_edge edges[200];
-		uint32_t roots[5];
-		for (uint32_t i = 0; i < n; i++)
-			sizes[i] = 1 + rnd(1000);
-		for (uint32_t e = 0; e < ne; e++)
-			edges[e] = (struct fx_edge){ rnd(n), rnd(n) };
-		for (uint32_t r = 0; r < nr; r++)
-			roots[r] = rnd(n);
-		struct heap_state *s = mkstate(n, sizes, edges, ne, roots, nr);
+		struct heap_state *s = small_random_state();
+		uint32_t n = s->n;
 		struct closure_ctx *c;
 		struct dominators *d;
 		assert_int_equal(closure_ctx_new(&c, s), 0);
@@ -460,17 +468,8 @@ static void test_small_random_against_dataflow(void **state)
 	(void)state;
 	for (uint64_t seed = 1; seed <= 2000; seed++) {
 		rng_state = seed * 31;
-		uint32_t n = 5 + rnd(60), ne = rnd(3 * n), nr = 1 + rnd(4);
-		uint64_t sizes[70];
-		struct fx_edge edges[200];
-		uint32_t roots[5];
-		for (uint32_t i = 0; i < n; i++)
-			sizes[i] = 1 + rnd(1000);
-		for (uint32_t e = 0; e < ne; e++)
-			edges[e] = (struct fx_edge){ rnd(n), rnd(n) };
-		for (uint32_t r = 0; r < nr; r++)
-			roots[r] = rnd(n);
-		struct heap_state *s = mkstate(n, sizes, edges, ne, roots, nr);
+		struct heap_state *s = small_random_state();
+		uint32_t n = s->n;
 		uint32_t *want = chk_dominators(s);
 		for (uint32_t t = 1; t <= 3; t += 2) {
 			uint32_t idom[70], cnt[70];
