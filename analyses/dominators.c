@@ -433,10 +433,10 @@ static void work_free(struct dom_work *w)
  * parent, and the forest's anc and lab); the immediate dominators 16
  * (vert, semi, parent, idom); the result's idom 8 + 4 (vert, idom; the
  * result's idom); its sums 4 + 16 (vert; the result).  Two bits an object
- * besides (GC roots, simple leaves).  Dominators are the peak of a mount that computes
- * every retained size.  The result goes into arrays the caller gives
- * (dominators_compute_into), which may be the block the caller keeps and
- * which are not touched before the last two steps. */
+ * besides (GC roots, simple leaves).  Dominators are the peak of a mount
+ * that computes every retained size.  The result goes into arrays the
+ * caller gives (dominators_compute_into), which may be the block the
+ * caller keeps and which are not touched before the last two steps. */
 int dominators_compute_into(const struct heap_state *s, uint32_t threads, struct dominators *d)
 {
 	if (!s->has_graph)
