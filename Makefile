@@ -78,7 +78,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(TEST_HELPER_SRC) $(BUILD)/libheapfs.a
 $(BUILD)/tests/test_mountopts: TEST_LDFLAGS = -Wl,--wrap=strdup
 
 unit: $(TEST_BIN)
-	@set -e; for t in $(TEST_BIN); do echo "== $$t"; $$t; done
+	@set -e; for t in $(TEST_BIN); do echo "== $$t"; s=$$(date +%s); $$t; echo "== $$t: $$(( $$(date +%s) - s )) s"; done
 
 # Test-only programs (tests/tools/X.c -> BUILD/tools/X), which the
 # integration tests find beside HEAPFS: jfr_dump prints what model/jfr.c
@@ -131,7 +131,7 @@ TSAN_TESTS := test_jobs test_rcache test_parallel test_heap_par test_groupclo te
 tsan:
 	$(MAKE) BUILD=build-tsan OPT=-O1 SAN="-fsanitize=thread" $(TSAN_TESTS:%=build-tsan/tests/%)
 	@set -e; for t in $(TSAN_TESTS); do echo "== build-tsan/tests/$$t"; \
-		TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/$$t; done
+		s=$$(date +%s); TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/$$t; echo "== build-tsan/tests/$$t: $$(( $$(date +%s) - s )) s"; done
 
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
@@ -196,14 +196,17 @@ fuzz: $(FUZZ_TARGETS:%=build-fuzz/%)
 	  else echo "== $$n FAILED"; tail -n 40 fuzz-corpus/$$n.log; failed="$$failed $$n"; fi; done; \
 	  if [ -n "$$failed" ]; then echo "make fuzz: failed:$$failed (logs in fuzz-corpus/)"; exit 1; fi
 
+# Each phase's time is printed after it (PHASE below), so that a CI log
+# shows where make test's minutes go.
+PHASE = s=$$(date +%s); $(MAKE) $(1); rc=$$?; echo "== make $(1): $$(( $$(date +%s) - s )) s"; [ $$rc -eq 0 ]
 test: deps
 	bash tests/check_deps.sh
-	$(MAKE) build
-	$(MAKE) unit
-	$(MAKE) integration
-	$(MAKE) asan
-	$(MAKE) tsan
-	$(MAKE) fuzz-short
+	@$(call PHASE,build)
+	@$(call PHASE,unit)
+	@$(call PHASE,integration)
+	@$(call PHASE,asan)
+	@$(call PHASE,tsan)
+	@$(call PHASE,fuzz-short)
 	@echo "make test: all suites passed"
 
 # make bench compares heap-dump import with VisualVM's own heap library
