@@ -69,42 +69,14 @@ struct dom_work {
 struct dom_pass {
 	struct dom_work *w;
 	struct dominators *d;
-	void (*fn)(struct dom_pass *p, uint32_t from, uint32_t to, uint32_t task);
-	uint32_t n, chunk;
-	uint32_t *reached;   /* [tasks] simple leaves reached, by task */
+	uint32_t *reached;   /* [nreached] simple leaves reached, by range */
+	uint32_t nreached;
 };
 
-static int pass_task(void *ctx, uint32_t task, uint32_t worker)
+/* fn over 0..n-1 in ranges, on the work's threads (parallel.h). */
+static int each_range(struct dom_pass *p, uint32_t n, par_range_fn *fn)
 {
-	(void)worker;
-	struct dom_pass *p = ctx;
-	uint64_t from = (uint64_t)task * p->chunk, to = from + p->chunk;
-	p->fn(p, (uint32_t)from, (uint32_t)(to < p->n ? to : p->n), task);
-	return 0;
-}
-
-/* fn over 0..n-1 cut in ranges (multiples of 64: a range owns its words
- * of a bitset over them), on the work's threads.  p->reached, when the
- * caller asks for it (want_reached), has a slot a range, zeroed. */
-static int each_range(struct dom_pass *p, uint32_t n, int want_reached,
-		      void (*fn)(struct dom_pass *p, uint32_t from, uint32_t to, uint32_t task))
-{
-	uint32_t t = p->w->threads ? p->w->threads : 1;
-	uint64_t chunk = par_chunk(n, t, RANGES_PER_THREAD, RANGE_MIN);
-	uint32_t ntasks = (uint32_t)((n + chunk - 1) / chunk);
-	p->fn = fn;
-	p->n = n;
-	p->chunk = (uint32_t)chunk;
-	free(p->reached);
-	p->reached = NULL;
-	if (want_reached && !(p->reached = calloc(ntasks ? ntasks : 1, sizeof *p->reached)))
-		return -ENOMEM;
-	if (t == 1 || ntasks < 2) {
-		for (uint32_t k = 0; k < ntasks; k++)
-			pass_task(p, k, 0);
-		return 0;
-	}
-	return par_for(t, ntasks, pass_task, p);
+	return par_ranges(p->w->threads, n, RANGES_PER_THREAD, RANGE_MIN, fn, p);
 }
 
 /* Room for one more entry at sp; 0, or -ENOMEM (w->err set). */
@@ -221,9 +193,10 @@ static uint32_t eval(struct dom_work *w, uint32_t v, uint32_t thr)
  * ones whose semidominator needs eval; the serial pass below reads the
  * in-edges of those alone.  A GC root's semidominator is the virtual root,
  * 0, which nothing improves on. */
-static void below_preds(struct dom_pass *p, uint32_t from, uint32_t to, uint32_t task)
+static void below_preds(void *ctx, uint32_t from, uint32_t to, uint32_t range)
 {
-	(void)task;
+	struct dom_pass *p = ctx;
+	(void)range;
 	struct dom_work *w = p->w;
 	const struct heap_state *s = w->s;
 	for (uint32_t k = from ? from : 1; k < to; k++) {
@@ -296,9 +269,10 @@ static void immediate_dominators(struct dom_work *w)
 	}
 }
 
-static void mark_simple(struct dom_pass *p, uint32_t from, uint32_t to, uint32_t task)
+static void mark_simple(void *ctx, uint32_t from, uint32_t to, uint32_t range)
 {
-	(void)task;
+	struct dom_pass *p = ctx;
+	(void)range;
 	const struct heap_state *s = p->w->s;
 	for (uint32_t o = from; o < to; o++)
 		if (s->out_off[o + 1] == s->out_off[o] && s->in_off[o + 1] - s->in_off[o] == 1 &&
@@ -308,9 +282,10 @@ static void mark_simple(struct dom_pass *p, uint32_t from, uint32_t to, uint32_t
 
 /* The walk's objects not reached yet: unreachable until the next pass
  * says otherwise. */
-static void idom_unreached(struct dom_pass *p, uint32_t from, uint32_t to, uint32_t task)
+static void idom_unreached(void *ctx, uint32_t from, uint32_t to, uint32_t range)
 {
-	(void)task;
+	struct dom_pass *p = ctx;
+	(void)range;
 	for (uint32_t o = from; o < to; o++)
 		if (!bitset_get(p->w->simple, o))
 			p->d->idom[o] = DOM_UNREACHABLE;
@@ -318,9 +293,10 @@ static void idom_unreached(struct dom_pass *p, uint32_t from, uint32_t to, uint3
 
 /* The walk's vertices from..to-1 (preorder numbers, 0 the virtual root):
  * their immediate dominators by object. */
-static void idom_of_vertices(struct dom_pass *p, uint32_t from, uint32_t to, uint32_t task)
+static void idom_of_vertices(void *ctx, uint32_t from, uint32_t to, uint32_t range)
 {
-	(void)task;
+	struct dom_pass *p = ctx;
+	(void)range;
 	const struct dom_work *w = p->w;
 	for (uint32_t k = from ? from : 1; k < to; k++) {
 		uint32_t q = w->idom[k];
@@ -334,8 +310,9 @@ static void idom_of_vertices(struct dom_pass *p, uint32_t from, uint32_t to, uin
  * them first.  A leaf's immediate dominator is r when r was reached (r's
  * idom is set by now: r has an out-edge, so it is no simple leaf), and
  * its bytes go to r at once; r's own sum up the tree comes after. */
-static void leaves_by_referrer(struct dom_pass *p, uint32_t from, uint32_t to, uint32_t task)
+static void leaves_by_referrer(void *ctx, uint32_t from, uint32_t to, uint32_t range)
 {
+	struct dom_pass *p = ctx;
 	const struct heap_state *s = p->w->s;
 	const uint64_t *simple = p->w->simple;
 	struct dominators *d = p->d;
@@ -361,7 +338,7 @@ static void leaves_by_referrer(struct dom_pass *p, uint32_t from, uint32_t to, u
 		d->retained_count[r] = count;
 		reached += count;
 	}
-	p->reached[task] = reached;
+	p->reached[range] = reached;
 }
 
 /* Immediate dominators by object, in two steps so that the preorder-indexed
@@ -370,8 +347,8 @@ static void leaves_by_referrer(struct dom_pass *p, uint32_t from, uint32_t to, u
  * result). */
 static int fill_idom(struct dom_pass *p)
 {
-	int rc = each_range(p, p->w->s->n, 0, idom_unreached);
-	return rc ? rc : each_range(p, p->w->N, 0, idom_of_vertices);
+	int rc = each_range(p, p->w->s->n, idom_unreached);
+	return rc ? rc : each_range(p, p->w->N, idom_of_vertices);
 }
 
 static int fill_sums(struct dom_pass *p)
@@ -379,7 +356,10 @@ static int fill_sums(struct dom_pass *p)
 	struct dom_work *w = p->w;
 	struct dominators *d = p->d;
 	const struct heap_state *s = w->s;
-	int rc = each_range(p, s->n, 1, leaves_by_referrer);
+	p->nreached = par_range_count(s->n, w->threads ? w->threads : 1, RANGES_PER_THREAD, RANGE_MIN);
+	if (!(p->reached = calloc(p->nreached ? p->nreached : 1, sizeof *p->reached)))
+		return -ENOMEM;
+	int rc = each_range(p, s->n, leaves_by_referrer);
 	if (rc)
 		return rc;
 	/* children have larger preorder numbers than their idom: sum upwards
@@ -394,9 +374,8 @@ static int fill_sums(struct dom_pass *p)
 		}
 	}
 	uint64_t reached = w->N - 1;
-	uint32_t ntasks = (s->n + p->chunk - 1) / p->chunk;
-	for (uint32_t t = 0; t < ntasks; t++)
-		reached += p->reached[t];
+	for (uint32_t k = 0; k < p->nreached; k++)
+		reached += p->reached[k];
 	d->nreachable = (uint32_t)reached;
 	return 0;
 }
@@ -466,7 +445,7 @@ int dominators_compute_into(const struct heap_state *s, uint32_t threads, struct
 	lap_now(&t0);
 	for (uint32_t r = 0; r < s->nroots; r++)
 		bitset_set(w.rooted, s->roots[r].object);
-	if ((rc = each_range(&pass, s->n, 0, mark_simple)))
+	if ((rc = each_range(&pass, s->n, mark_simple)))
 		goto out;
 	rc = -ENOMEM;
 	if (timing_on())
@@ -500,7 +479,7 @@ int dominators_compute_into(const struct heap_state *s, uint32_t threads, struct
 	if (!w.parent || !w.anc || !w.lab || !w.later)
 		goto out;
 	timing_lap("dominators", "forest slots", &t0);
-	if ((rc = each_range(&pass, w.N, 0, below_preds)))
+	if ((rc = each_range(&pass, w.N, below_preds)))
 		goto out;
 	rc = -ENOMEM;
 	timing_lap("dominators", "parents", &t0);

@@ -23,3 +23,38 @@ int par_for(uint32_t nthreads, uint32_t ntasks, int (*fn)(void *ctx, uint32_t ta
 {
 	return mpar_for(nthreads, ntasks, fn, ctx);
 }
+
+uint32_t par_range_count(uint32_t n, uint32_t threads, uint32_t per_thread, uint32_t min)
+{
+	uint64_t chunk = par_chunk(n, threads, per_thread, min);
+	return (uint32_t)((n + chunk - 1) / chunk);
+}
+
+struct ranges {
+	par_range_fn *fn;
+	void *ctx;
+	uint64_t n, chunk;
+};
+
+static int range_task(void *ctx, uint32_t task, uint32_t worker)
+{
+	(void)worker;
+	const struct ranges *r = ctx;
+	uint64_t from = (uint64_t)task * r->chunk, to = from + r->chunk;
+	r->fn(r->ctx, (uint32_t)from, (uint32_t)(to < r->n ? to : r->n), task);
+	return 0;
+}
+
+int par_ranges(uint32_t threads, uint32_t n, uint32_t per_thread, uint32_t min, par_range_fn *fn,
+	       void *ctx)
+{
+	uint32_t t = threads ? threads : 1;
+	struct ranges r = { .fn = fn, .ctx = ctx, .n = n, .chunk = par_chunk(n, t, per_thread, min) };
+	uint32_t count = par_range_count(n, t, per_thread, min);
+	if (t == 1 || count < 2) {
+		for (uint32_t k = 0; k < count; k++)
+			range_task(&r, k, 0);
+		return 0;
+	}
+	return par_for(t, count, range_task, &r);
+}

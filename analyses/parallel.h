@@ -42,4 +42,16 @@ int par_for(uint32_t nthreads, uint32_t ntasks, int (*fn)(void *ctx, uint32_t ta
  * objects), at least min (a multiple of 64). */
 uint64_t par_chunk(uint64_t n, uint32_t threads, uint32_t per_thread, uint64_t min);
 
+/* A pass over the items 0..n-1 (objects, preorder numbers...) cut in
+ * ranges of par_chunk(n, threads, per_thread, min) items: fn(ctx, from,
+ * to, range) for every range, range being 0..par_range_count()-1 (for
+ * per-range results).  Ranges are multiples of 64, so each owns its words
+ * of a bitset over the items.  On up to `threads` threads; in order on the
+ * caller's when threads is 1 or there is one range.  Returns par_for's
+ * value (0, or -ENOMEM when nothing ran). */
+typedef void par_range_fn(void *ctx, uint32_t from, uint32_t to, uint32_t range);
+uint32_t par_range_count(uint32_t n, uint32_t threads, uint32_t per_thread, uint32_t min);
+int par_ranges(uint32_t threads, uint32_t n, uint32_t per_thread, uint32_t min, par_range_fn *fn,
+	       void *ctx);
+
 #endif

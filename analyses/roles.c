@@ -40,8 +40,6 @@ struct rpass {
 	uint16_t *roles;
 	uint8_t *rec;             /* recursive_types: a byte per type id */
 	uint64_t *strong;         /* strong_objects, strong_role */
-	void (*fn)(struct rpass *p, uint32_t from, uint32_t to);
-	uint32_t chunk, nchunks;
 };
 
 /* Ranges: multiples of 64 objects, so no two share a word of a bitset. */
@@ -58,29 +56,11 @@ static void role_set(uint16_t *roles, uint32_t o, uint16_t v)
 	__atomic_store_n(&roles[o], v, __ATOMIC_RELAXED);
 }
 
-static int range_task(void *ctx, uint32_t task, uint32_t worker)
+/* fn over every object, in ranges on up to `threads` threads
+ * (parallel.h). */
+static int each_range(struct rpass *p, uint32_t threads, par_range_fn *fn)
 {
-	struct rpass *p = ctx;
-	(void)worker;
-	uint64_t from = (uint64_t)task * p->chunk, to = from + p->chunk;
-	p->fn(p, (uint32_t)from, (uint32_t)(to < p->s->n ? to : p->s->n));
-	return 0;
-}
-
-/* fn over every object, in ranges on up to `threads` threads. */
-static int each_range(struct rpass *p, uint32_t threads,
-		      void (*fn)(struct rpass *p, uint32_t from, uint32_t to))
-{
-	uint32_t n = p->s->n, t = threads ? threads : 1;
-	uint64_t chunk = par_chunk(n, t, RANGES_PER_THREAD, RANGE_MIN);
-	p->fn = fn;
-	p->chunk = (uint32_t)chunk;
-	p->nchunks = (uint32_t)((n + chunk - 1) / chunk);
-	if (t == 1 || p->nchunks < 2) {
-		fn(p, 0, n);
-		return 0;
-	}
-	return par_for(t, p->nchunks, range_task, p);
+	return par_ranges(threads, p->s->n, RANGES_PER_THREAD, RANGE_MIN, fn, p);
 }
 
 /* ---- neighbours, self references filtered ---- */
@@ -171,8 +151,10 @@ static int sig_names(const char *sig, const char *name)
 
 /* Types one of whose objects references another of its objects, objects
  * from..to-1 (rec: a byte per type, set by any range: relaxed). */
-static void self_typed_refs(struct rpass *p, uint32_t from, uint32_t to)
+static void self_typed_refs(void *ctx, uint32_t from, uint32_t to, uint32_t range)
 {
+	struct rpass *p = ctx;
+	(void)range;
 	const struct heap_state *s = p->s;
 	for (uint32_t o = from; o < to; o++) {
 		uint32_t t = hs_info(s, o)->type;
@@ -212,8 +194,10 @@ static int recursive_types(struct rpass *p, uint32_t threads)
 }
 
 /* The kind-given roles of objects from..to-1. */
-static void kind_roles(struct rpass *p, uint32_t from, uint32_t to)
+static void kind_roles(void *ctx, uint32_t from, uint32_t to, uint32_t range)
 {
+	struct rpass *p = ctx;
+	(void)range;
 	const struct heap_state *s = p->s;
 	for (uint32_t o = from; o < to; o++) {
 		uint32_t k = kind_of(s, p->types, p->ntypes, o), t = hs_info(s, o)->type;
@@ -231,8 +215,10 @@ static void kind_roles(struct rpass *p, uint32_t from, uint32_t to)
 /* Transition: a reference array none of whose elements is recursive
  * (the prose and Chis et al.; Listing 3 line 9 says the opposite).  Reads
  * the Recursive bit of others, which this pass never sets. */
-static void transition_roles(struct rpass *p, uint32_t from, uint32_t to)
+static void transition_roles(void *ctx, uint32_t from, uint32_t to, uint32_t range)
 {
+	struct rpass *p = ctx;
+	(void)range;
 	const struct heap_state *s = p->s;
 	uint16_t *roles = p->roles;
 	for (uint32_t o = from; o < to; o++) {
@@ -273,8 +259,10 @@ static int basic_roles(struct rpass *p, uint32_t threads)
  * when a backbone holds them, else EStructure for now (a container parent
  * may still make them CID at the end).  Reads the basic roles of others,
  * which this pass never sets. */
-static void leaf_roles(struct rpass *p, uint32_t from, uint32_t to)
+static void leaf_roles(void *ctx, uint32_t from, uint32_t to, uint32_t range)
 {
+	struct rpass *p = ctx;
+	(void)range;
 	const struct heap_state *s = p->s;
 	uint16_t *roles = p->roles;
 	for (uint32_t o = from; o < to; o++) {
@@ -297,8 +285,10 @@ static int child_is_evidence(uint16_t r)
  * that hold nothing else stays weak); computed as a backward BFS from the
  * seeds.  Complex non-leaves are exactly the objects with roles[o] == 0
  * after leaf_roles. */
-static void strong_seeds(struct rpass *p, uint32_t from, uint32_t to)
+static void strong_seeds(void *ctx, uint32_t from, uint32_t to, uint32_t range)
 {
+	struct rpass *p = ctx;
+	(void)range;
 	const struct heap_state *s = p->s;
 	const uint16_t *roles = p->roles;
 	for (uint32_t o = from; o < to; o++) {
@@ -378,8 +368,10 @@ static uint16_t strong_role(const struct heap_state *s, const uint16_t *roles,
  * writes (Container, IContainer, True Data) never carry a basic bit nor
  * CID, and EStructure, which it also writes, is read by no pass before
  * upward_roles: deciding objects in any order gives the same roles. */
-static void downward_roles(struct rpass *p, uint32_t from, uint32_t to)
+static void downward_roles(void *ctx, uint32_t from, uint32_t to, uint32_t range)
 {
+	struct rpass *p = ctx;
+	(void)range;
 	uint16_t *roles = p->roles;
 	for (uint32_t o = from; o < to; o++) {
 		if (bitset_get(p->strong, o))
@@ -390,8 +382,10 @@ static void downward_roles(struct rpass *p, uint32_t from, uint32_t to)
 }
 
 /* MContainer: referenced by nothing, references something. */
-static void mcontainer_roles(struct rpass *p, uint32_t from, uint32_t to)
+static void mcontainer_roles(void *ctx, uint32_t from, uint32_t to, uint32_t range)
 {
+	struct rpass *p = ctx;
+	(void)range;
 	const struct heap_state *s = p->s;
 	uint16_t *roles = p->roles;
 	for (uint32_t o = from; o < to; o++) {
@@ -403,8 +397,10 @@ static void mcontainer_roles(struct rpass *p, uint32_t from, uint32_t to)
 
 /* HContainer: a container held by a backbone (Listing 3 lines 91-94 with
  * the referrers' basic roles, which this pass never sets). */
-static void hcontainer_roles(struct rpass *p, uint32_t from, uint32_t to)
+static void hcontainer_roles(void *ctx, uint32_t from, uint32_t to, uint32_t range)
 {
+	struct rpass *p = ctx;
+	(void)range;
 	uint16_t *roles = p->roles;
 	for (uint32_t o = from; o < to; o++) {
 		if ((roles[o] & (DS_CONTAINER | DS_ICONTAINER)) &&
@@ -416,8 +412,10 @@ static void hcontainer_roles(struct rpass *p, uint32_t from, uint32_t to)
 /* CID through a container referrer (the prose of §4.1; lines 97-104).  The
  * objects it changes reference nothing, so none of them is a referrer it
  * reads. */
-static void cid_roles(struct rpass *p, uint32_t from, uint32_t to)
+static void cid_roles(void *ctx, uint32_t from, uint32_t to, uint32_t range)
 {
+	struct rpass *p = ctx;
+	(void)range;
 	const struct heap_state *s = p->s;
 	uint16_t *roles = p->roles;
 	const uint16_t holders = DS_MCONTAINER | DS_CONTAINER | DS_ICONTAINER | DS_HCONTAINER;

@@ -1,7 +1,8 @@
 /* test_parallel.c - analyses/parallel.c: every task runs exactly once on
  * any number of threads, workers are told apart, the first failing task's
- * value is returned, and par_threads() follows the option, then
- * HEAPFS_THREADS, then the cores.  Runs under TSan in make tsan. */
+ * value is returned, par_ranges() covers its items once in ranges of 64
+ * multiples, and par_threads() follows the option, then HEAPFS_THREADS,
+ * then the cores.  Runs under TSan in make tsan. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -65,6 +66,60 @@ static void test_first_error(void **st)
 	}
 }
 
+enum { NITEMS = 100003, NRANGES_MAX = 64 };
+
+struct cover {
+	uint8_t seen[NITEMS];        /* each item's range writes it alone */
+	uint32_t from[NRANGES_MAX];  /* each range's bounds, by range */
+	uint32_t to[NRANGES_MAX];
+};
+
+static void cover_range(void *ctx, uint32_t from, uint32_t to, uint32_t range)
+{
+	struct cover *c = ctx;
+	for (uint32_t i = from; i < to; i++)
+		c->seen[i]++;
+	if (range < NRANGES_MAX) {
+		c->from[range] = from;
+		c->to[range] = to;
+	}
+}
+
+/* Every item once, ranges back to back in range order, each but the last
+ * a multiple of 64 items and at least min, par_range_count() of them. */
+static void test_ranges_cover(void **st)
+{
+	(void)st;
+	static const uint32_t ns[] = { 0, 1, 63, 64, 65, 1000, NITEMS };
+	for (uint32_t threads = 1; threads <= 4; threads++)
+		for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
+			uint32_t n = ns[k], min = 128;
+			struct cover *c = calloc(1, sizeof *c);
+			assert_non_null(c);
+			uint32_t count = par_range_count(n, threads, 4, min);
+			assert_true(count <= NRANGES_MAX);
+			assert_int_equal(par_ranges(threads, n, 4, min, cover_range, c), 0);
+			for (uint32_t i = 0; i < n; i++)
+				assert_int_equal(c->seen[i], 1);
+			for (uint32_t i = n; i < NITEMS; i++)
+				assert_int_equal(c->seen[i], 0);
+			for (uint32_t r = 0; r < count; r++) {
+				assert_int_equal(c->from[r], r ? c->to[r - 1] : 0);
+				if (r + 1 < count) {
+					assert_int_equal((c->to[r] - c->from[r]) % 64, 0);
+					assert_true(c->to[r] - c->from[r] >= min);
+				}
+			}
+			assert_int_equal(count ? c->to[count - 1] : 0, n);
+			/* n / (threads * 4) items a range, rounded up to 64,
+			 * at least min: the ranges the threads are given */
+			uint64_t chunk = ((n / (threads * 4u)) + 63) / 64 * 64;
+			chunk = chunk < min ? min : chunk;
+			assert_int_equal(count, (n + chunk - 1) / chunk);
+			free(c);
+		}
+}
+
 static void test_thread_count(void **st)
 {
 	(void)st;
@@ -85,6 +140,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_task_once),
 		cmocka_unit_test(test_first_error),
+		cmocka_unit_test(test_ranges_cover),
 		cmocka_unit_test(test_thread_count),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
