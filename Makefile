@@ -8,6 +8,8 @@
 
 CC      ?= cc
 BUILD   ?= build
+# Builds inside make test's phases run this many compilers at once.
+JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 OPT     ?= -O2
 SAN     ?=
 PKGS    := fuse3 libzstd
@@ -47,7 +49,7 @@ TEST_SRC := $(wildcard tests/unit/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TEST_HELPER_SRC := $(filter-out $(TEST_SRC),$(wildcard tests/unit/*.c))
 
-.PHONY: all deps build test unit integration asan tsan fuzz fuzz-short bench bench-huge bench-export export-check demo clean examples soak realapps
+.PHONY: all deps build test unit unit-bins integration integration-bins asan tsan fuzz fuzz-short bench bench-huge bench-export export-check demo clean examples soak realapps
 all: build
 build: $(BUILD)/heapfs
 
@@ -77,7 +79,9 @@ $(BUILD)/tests/%: tests/unit/%.c $(TEST_HELPER_SRC) $(BUILD)/libheapfs.a
 # test_mountopts makes mountopts' strdup fail (out of memory)
 $(BUILD)/tests/test_mountopts: TEST_LDFLAGS = -Wl,--wrap=strdup
 
-unit: $(TEST_BIN)
+unit-bins: $(TEST_BIN)
+unit:
+	@$(MAKE) --no-print-directory -j$(JOBS) unit-bins
 	@set -e; for t in $(TEST_BIN); do echo "== $$t"; s=$$(date +%s); $$t; echo "== $$t: $$(( $$(date +%s) - s )) s"; done
 
 # Test-only programs (tests/tools/X.c -> BUILD/tools/X), which the
@@ -90,7 +94,8 @@ $(BUILD)/tools/%: tests/tools/%.c $(BUILD)/libheapfs.a
 
 # Each suite's time is printed after it: CI has 90 minutes, make test should
 # stay well under 20.
-integration: $(BUILD)/heapfs $(TOOLS)
+integration:
+	@$(MAKE) --no-print-directory -j$(JOBS) integration-bins
 	@set -e; for t in tests/integration/*.sh; do [ -e "$$t" ] || continue; echo "== $$t"; s=$$(date +%s); \
 		HEAPFS=$(abspath $(BUILD)/heapfs) bash $$t; echo "== $$t: $$(( $$(date +%s) - s )) s"; done
 
@@ -106,10 +111,13 @@ soak: deps
 # planted leak, bloat, churn or GC overhead, checked against jcmd's class
 # histograms and heap dumps and a recording with the agent; known heapfs
 # failures print XFAIL and do not fail it.  make test runs a short part
-# (tests/integration/test_realapps_short.sh).
+# (tests/integration/test_realapps_short.sh).  Then mode=count's every
+# counter variant on Ant, ANTLR 3, Maven and BeanShell against mode=full
+# (make test runs path counters on three of them).
 realapps: deps
-	$(MAKE) build agent
+	$(MAKE) -j$(JOBS) build agent
 	HEAPFS=$(abspath $(BUILD)/heapfs) BUILD=$(BUILD) bash tests/realapps/run.sh
+	AGENT_COUNT_APPS=all HEAPFS=$(abspath $(BUILD)/heapfs) BUILD=$(BUILD) bash tests/integration/test_agent_count.sh
 
 # The sanitizer build: same sources, separate tree, whole unit suite.
 # test_instrument walks every 4th JDK class there (the plain pass walks all
@@ -129,7 +137,7 @@ asan:
 # tree's passes over the objects (test_closure).
 TSAN_TESTS := test_jobs test_rcache test_parallel test_heap_par test_groupclo test_roles test_suspects test_progress test_hprof test_iddir test_classify_par test_closure
 tsan:
-	$(MAKE) BUILD=build-tsan OPT=-O1 SAN="-fsanitize=thread" $(TSAN_TESTS:%=build-tsan/tests/%)
+	$(MAKE) -j$(JOBS) BUILD=build-tsan OPT=-O1 SAN="-fsanitize=thread" $(TSAN_TESTS:%=build-tsan/tests/%)
 	@set -e; for t in $(TSAN_TESTS); do echo "== build-tsan/tests/$$t"; \
 		s=$$(date +%s); TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/$$t; echo "== build-tsan/tests/$$t: $$(( $$(date +%s) - s )) s"; done
 
@@ -137,29 +145,30 @@ FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 # The fuzz targets read traces: model/ only, so that work in progress elsewhere
 # (analyses/, fs/) cannot break `make fuzz-short`, and builds stay quick.
-FUZZ_LIB_SRC := $(wildcard model/*.c)
+# Each source is compiled once (build-fuzz/obj/, coverage-instrumented:
+# fuzzer-no-link) and linked into every target that needs it.
+FUZZ_CC := clang -std=gnu11 -g -O1 -D_GNU_SOURCE -I. $(PKG_CFLAGS)
+FUZZ_OBJ = $(1:%.c=build-fuzz/obj/%.o)
+FUZZ_LIB_OBJ := $(call FUZZ_OBJ,$(wildcard model/*.c))
 # fuzz_expr reads classifier definitions: the expression language too.
-# (Target-specific values do not reach prerequisite lists: each extra
-# source list is named twice, as a prerequisite and in the recipe.)
-FUZZ_EXPR_SRC := analyses/expr.c analyses/features.c
-build-fuzz/fuzz_expr: FUZZ_LIB_SRC += $(FUZZ_EXPR_SRC)
-build-fuzz/fuzz_expr: $(FUZZ_EXPR_SRC)
+build-fuzz/fuzz_expr: $(call FUZZ_OBJ,analyses/expr.c analyses/features.c)
 # fuzz_classfile and fuzz_instrument read class files: the agent's reader
 # and instrumenter.
-FUZZ_CLASSFILE_SRC := agent/classfile.c agent/cfg.c agent/paths.c agent/instrument.c agent/loops.c agent/suid.c
-build-fuzz/fuzz_classfile build-fuzz/fuzz_instrument: FUZZ_LIB_SRC += $(FUZZ_CLASSFILE_SRC)
-build-fuzz/fuzz_classfile build-fuzz/fuzz_instrument: $(FUZZ_CLASSFILE_SRC)
+build-fuzz/fuzz_classfile build-fuzz/fuzz_instrument: $(call FUZZ_OBJ,agent/classfile.c agent/cfg.c \
+	agent/paths.c agent/instrument.c agent/loops.c agent/suid.c)
 # fuzz_agent_input reads the agent's option string and hsperfdata buffers.
-FUZZ_AGENT_INPUT_SRC := agent/agent_opts.c agent/perfdata.c
-build-fuzz/fuzz_agent_input: FUZZ_LIB_SRC += $(FUZZ_AGENT_INPUT_SRC)
-build-fuzz/fuzz_agent_input: $(FUZZ_AGENT_INPUT_SRC)
+build-fuzz/fuzz_agent_input: $(call FUZZ_OBJ,agent/agent_opts.c agent/perfdata.c)
 # fuzz_agent_profile reads mode=count's profile files.
-build-fuzz/fuzz_agent_profile: FUZZ_LIB_SRC += agent/profile.c
-build-fuzz/fuzz_agent_profile: agent/profile.c
-build-fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(FUZZ_LIB_SRC)
+build-fuzz/fuzz_agent_profile: $(call FUZZ_OBJ,agent/profile.c)
+build-fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -fsanitize=fuzzer-no-link,address,undefined -MMD -MP -c $< -o $@
+# kept between builds (make would delete them as intermediate files)
+.PRECIOUS: build-fuzz/obj/%.o
+-include $(wildcard build-fuzz/obj/*/*.d)
+build-fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(FUZZ_LIB_OBJ)
 	@mkdir -p build-fuzz
-	clang -std=gnu11 -g -O1 -D_GNU_SOURCE -I. $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
-	  -o $@ $< $(FUZZ_LIB_SRC) $(LDLIBS)
+	$(FUZZ_CC) -fsanitize=fuzzer,address,undefined -o $@ $< $(filter %.o,$^) $(LDLIBS)
 # `make fuzz`: every target of FUZZ_TARGETS (default all) for FUZZ_SECONDS
 # each, one after another on one core: 600 s, the 10 minutes in which each
 # should pass 10^6 executions (tests/fuzz/README.md has the figures).  Each
@@ -168,9 +177,8 @@ build-fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(FUZZ_LIB_SRC)
 # fails at the end.
 # `make fuzz-short` (in make test): FUZZ_SHORT_SECONDS each, FUZZ_JOBS at
 # a time (the machines have 2 cores), built FUZZ_JOBS at a time too: 10
-# targets x 18 s / 2 keeps the 90 s of 6 x 30 s / 2, and the 4 more builds
-# (14 s each) take no longer than the 6 did one after another; a failing
-# target stops the rest (xargs stops at a command's exit 255).  Both start from tests/fuzz/seeds/<target>/
+# targets x 18 s / 2 = 90 s; a failing target stops the rest (xargs stops
+# at a command's exit 255).  Both start from tests/fuzz/seeds/<target>/
 # (which holds every crash reproducer, so a regression fails at once) and
 # keep what they find in fuzz-corpus/<target>/, artifacts in fuzz-corpus/,
 # never in the source tree.
@@ -201,7 +209,7 @@ fuzz: $(FUZZ_TARGETS:%=build-fuzz/%)
 PHASE = s=$$(date +%s); $(MAKE) $(1); rc=$$?; echo "== make $(1): $$(( $$(date +%s) - s )) s"; [ $$rc -eq 0 ]
 test: deps
 	bash tests/check_deps.sh
-	@$(call PHASE,build)
+	@$(call PHASE,-j$(JOBS) build)
 	@$(call PHASE,unit)
 	@$(call PHASE,integration)
 	@$(call PHASE,asan)
@@ -259,5 +267,10 @@ clean:
 
 # The JVMTI agent, the example programs and their recorded traces.
 -include agent/agent.mk
+
+# What the integration suites run, built at once before them (the scripts
+# would otherwise build the agent and their helpers one file at a time).
+integration-bins: $(BUILD)/heapfs $(TOOLS) $(AGENT_SO) $(EXAMPLE_CLASSES) $(AGENT_COUNT) \
+	$(BUILD)/tests/gen_alloc_methods
 
 -include $(LIB_OBJ:.o=.d) $(BUILD)/obj/fs/main.d
