@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analyses/dominators.h"
+#include "analyses/parallel.h"
 
 void sus_params_default(struct sus_params *p)
 {
@@ -27,19 +28,106 @@ static uint32_t parent_of(uint32_t n, const uint32_t *idom, uint32_t o)
 	return d;
 }
 
-int sus_domtree_build(uint32_t n, const uint32_t *idom, struct sus_domtree *t)
+/* The tree's passes split by parent: task j owns the parents
+ * [lo[j], lo[j + 1]) (multiples of 64; the virtual root n in the last).
+ * Each task reads every object's parent and writes only its own parents'
+ * bits, counts and children, in increasing object order: no atomics, and
+ * the same lists for any split (as heap_state_par.c's in-edges).  Each
+ * task reads idom whole, so there is one a thread, cut where each gets
+ * about as many children (tree_split). */
+#define TREE_SLICES 1024   /* tree_split's histogram over the parents' ids */
+#define TREE_SAMPLE 64     /* ... of every 64th object's parent */
+#define TREE_TASK_MIN 65536 /* objects a task at least: a read of idom whole each */
+
+struct tree_build {
+	uint32_t n, ntasks;
+	const uint32_t *idom;
+	struct sus_domtree *t;
+	int fill;            /* 0: the has_kids bits; 1: counts; 2: children */
+	uint32_t lo[PAR_MAX_THREADS + 1];
+};
+
+/* lo[]: cuts between the tasks' parents where the parents of a sample of
+ * the objects divide evenly, so that each task fills about as many
+ * children (on the 1 GB dump the second half of the ids parents twice as
+ * many as the first). */
+static int tree_split(struct tree_build *b)
+{
+	uint64_t span = ((uint64_t)b->n + 1 + TREE_SLICES - 1) / TREE_SLICES;
+	span = (span + 63) & ~(uint64_t)63;
+	uint64_t *hist = calloc(TREE_SLICES, sizeof *hist), total = 0;
+	if (!hist)
+		return -ENOMEM;
+	for (uint32_t o = 0; o < b->n; o += TREE_SAMPLE) {
+		uint32_t p = parent_of(b->n, b->idom, o);
+		if (p != UINT32_MAX) {
+			hist[p / span]++;
+			total++;
+		}
+	}
+	uint64_t seen = 0;
+	uint32_t j = 1;
+	b->lo[0] = 0;
+	for (uint32_t k = 0; k < TREE_SLICES && j < b->ntasks; k++) {
+		seen += hist[k];
+		while (j < b->ntasks && seen * b->ntasks >= total * j) {
+			/* past n: the word that holds n (the virtual root) */
+			uint64_t cut = (k + 1) * span;
+			b->lo[j++] = cut > b->n ? b->n & ~(uint32_t)63 : (uint32_t)cut;
+		}
+	}
+	while (j < b->ntasks)
+		b->lo[j++] = b->n & ~(uint32_t)63;
+	b->lo[b->ntasks] = b->n + 1;
+	free(hist);
+	return 0;
+}
+
+static int tree_task(void *ctx, uint32_t j, uint32_t worker)
+{
+	(void)worker;
+	const struct tree_build *b = ctx;
+	struct sus_domtree *t = b->t;
+	uint32_t lo = b->lo[j], hi = b->lo[j + 1];
+	for (uint32_t o = 0; o < b->n; o++) {
+		uint32_t p = parent_of(b->n, b->idom, o);
+		if (p < lo || p >= hi) /* UINT32_MAX (no parent) is >= every hi */
+			continue;
+		if (b->fill == 0)
+			bitset_set(t->has_kids, p);
+		else if (b->fill == 1)
+			t->off[bitset_rank(t->has_kids, t->kdir, p) + 1]++;
+		else
+			t->kid[t->off[bitset_rank(t->has_kids, t->kdir, p)]++] = o;
+	}
+	return 0;
+}
+
+static int tree_pass(struct tree_build *b, int fill)
+{
+	b->fill = fill;
+	if (b->ntasks < 2) {
+		tree_task(b, 0, 0);
+		return 0;
+	}
+	return par_for(b->ntasks, b->ntasks, tree_task, b);
+}
+
+int sus_domtree_build(uint32_t n, const uint32_t *idom, uint32_t threads, struct sus_domtree *t)
 {
 	memset(t, 0, sizeof *t);
 	t->n = n;
+	struct tree_build b = { .n = n, .ntasks = threads ? threads : 1, .idom = idom, .t = t };
+	if (b.ntasks > PAR_MAX_THREADS)
+		b.ntasks = PAR_MAX_THREADS;
+	if ((uint64_t)b.ntasks * TREE_TASK_MIN > n)
+		b.ntasks = n / TREE_TASK_MIN ? n / TREE_TASK_MIN : 1;
+	if (b.ntasks > 1 ? tree_split(&b) : (b.lo[1] = n + 1, 0))
+		goto fail;
 	t->has_kids = bitset_new((uint64_t)n + 1);
 	t->kid = malloc(((size_t)n + 1) * sizeof *t->kid);
-	if (!t->has_kids || !t->kid)
+	if (!t->has_kids || !t->kid || tree_pass(&b, 0))
 		goto fail;
-	for (uint32_t o = 0; o < n; o++) {
-		uint32_t p = parent_of(n, idom, o);
-		if (p != UINT32_MAX)
-			bitset_set(t->has_kids, p);
-	}
 	if (!(t->kdir = bitset_rank_dir(t->has_kids, (uint64_t)n + 1)))
 		goto fail;
 	uint32_t np = t->kdir[bitset_words((uint64_t)n + 1)];
@@ -48,18 +136,12 @@ int sus_domtree_build(uint32_t n, const uint32_t *idom, struct sus_domtree *t)
 	/* counting sort by parent's rank: off[r + 1] counts, then prefix
 	 * sums; the fill uses off[r] as a cursor and leaves off[r] = start
 	 * of r + 1's range, which the final shift restores */
-	for (uint32_t o = 0; o < n; o++) {
-		uint32_t p = parent_of(n, idom, o);
-		if (p != UINT32_MAX)
-			t->off[bitset_rank(t->has_kids, t->kdir, p) + 1]++;
-	}
+	if (tree_pass(&b, 1))
+		goto fail;
 	for (uint32_t r = 0; r < np; r++)
 		t->off[r + 1] += t->off[r];
-	for (uint32_t o = 0; o < n; o++) {
-		uint32_t p = parent_of(n, idom, o);
-		if (p != UINT32_MAX)
-			t->kid[t->off[bitset_rank(t->has_kids, t->kdir, p)]++] = o;
-	}
+	if (tree_pass(&b, 2))
+		goto fail;
 	for (uint32_t r = np; r > 0; r--)
 		t->off[r] = t->off[r - 1];
 	t->off[0] = 0;

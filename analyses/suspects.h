@@ -74,7 +74,9 @@ static inline uint32_t sus_kid_end(const struct sus_domtree *t, uint32_t k)
 	return bitset_get(t->has_kids, k) ? t->off[bitset_rank(t->has_kids, t->kdir, k) + 1] : 0;
 }
 
-int sus_domtree_build(uint32_t n, const uint32_t *idom, struct sus_domtree *t);
+/* On up to `threads` threads (0 or 1: the caller's); the same tree for
+ * any number.  0, or -ENOMEM. */
+int sus_domtree_build(uint32_t n, const uint32_t *idom, uint32_t threads, struct sus_domtree *t);
 void sus_domtree_free(struct sus_domtree *t);
 
 /* From object o, follows the child that retains at least accum_pct % of

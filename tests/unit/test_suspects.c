@@ -33,7 +33,7 @@ static void test_domtree_children(void **state)
 {
 	(void)state;
 	struct sus_domtree t;
-	assert_int_equal(sus_domtree_build(7, t_idom, &t), 0);
+	assert_int_equal(sus_domtree_build(7, t_idom, 1, &t), 0);
 	/* virtual root (7): 0 and 5; node 2: 3 and 4; 6 nowhere */
 	assert_int_equal(sus_kid_end(&t, 7) - sus_kid_begin(&t, 7), 2);
 	assert_int_equal(t.kid[sus_kid_begin(&t, 7)], 0);
@@ -47,12 +47,64 @@ static void test_domtree_children(void **state)
 	sus_domtree_free(&t);
 }
 
+/* A random forest of 300,007 objects (some unreachable, many only the
+ * roots dominate, the rest below an earlier object) built on 1, 2 and 4
+ * threads: each node's children are exactly the objects whose parent it
+ * is, in increasing order.  Every listed child has that parent, the lists
+ * strictly increase, and their lengths add up to the objects with a
+ * parent: so each such object is listed once. */
+static void test_domtree_threads(void **state)
+{
+	(void)state;
+	uint32_t n = 300007;
+	uint32_t *idom = malloc(n * sizeof *idom);
+	assert_non_null(idom);
+	uint64_t x = 88172645463325252ull, with_parent = 0;
+	for (uint32_t o = 0; o < n; o++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		uint32_t r = (uint32_t)(x % 100);
+		idom[o] = r < 5 ? DOM_UNREACHABLE : r < 20 || o == 0 ? DOM_ROOT : (uint32_t)((x >> 32) % o);
+		with_parent += idom[o] != DOM_UNREACHABLE;
+	}
+	for (uint32_t threads = 1; threads <= 4; threads *= 2) {
+		struct sus_domtree t;
+		assert_int_equal(sus_domtree_build(n, idom, threads, &t), 0);
+		uint64_t listed = 0;
+		for (uint32_t k = 0; k <= n; k++) {
+			uint32_t b = sus_kid_begin(&t, k), e = sus_kid_end(&t, k);
+			for (uint32_t i = b; i < e; i++) {
+				uint32_t c = t.kid[i];
+				assert_true(c < n);
+				assert_int_equal(idom[c], k == n ? DOM_ROOT : k);
+				if (i > b)
+					assert_true(t.kid[i - 1] < c);
+			}
+			listed += e - b;
+		}
+		assert_int_equal(listed, with_parent);
+		sus_domtree_free(&t);
+	}
+	/* every object below the virtual root alone: the cuts meet at the
+	 * root's word, and the root lists them all in order */
+	for (uint32_t o = 0; o < n; o++)
+		idom[o] = DOM_ROOT;
+	for (uint32_t threads = 1; threads <= 4; threads *= 2) {
+		struct sus_domtree t;
+		assert_int_equal(sus_domtree_build(n, idom, threads, &t), 0);
+		assert_int_equal(sus_kid_end(&t, n) - sus_kid_begin(&t, n), n);
+		for (uint32_t i = 0; i < n; i++)
+			assert_int_equal(t.kid[sus_kid_begin(&t, n) + i], i);
+		sus_domtree_free(&t);
+	}
+	free(idom);
+}
+
 static void test_accumulation_point(void **state)
 {
 	(void)state;
 	struct sus_domtree t;
 	uint32_t depth;
-	assert_int_equal(sus_domtree_build(7, t_idom, &t), 0);
+	assert_int_equal(sus_domtree_build(7, t_idom, 1, &t), 0);
 	/* 0 -> 1 (90%) -> 2 (94%) -> 3 is 70% of 85: stops at 2 with 80% */
 	assert_int_equal(sus_accumulation_point(&t, t_ret, 0, 80, &depth), 2);
 	assert_int_equal(depth, 2);
@@ -87,7 +139,7 @@ static void test_key_retained(void **state)
 	const uint32_t info[7] = { 0, 1, 2, 3, 4, 5, 6 };
 	const uint32_t info_key[7] = { 0, 1, 0, 0, 1, 1, 0 };
 	uint64_t out[2];
-	assert_int_equal(sus_domtree_build(7, t_idom, &t), 0);
+	assert_int_equal(sus_domtree_build(7, t_idom, 1, &t), 0);
 	assert_int_equal(sus_key_retained(&t, t_ret, info, info_key, 2, out), 0);
 	assert_int_equal(out[0], 100);
 	assert_int_equal(out[1], 120);
@@ -112,7 +164,7 @@ static void test_key_retained_long_chain(void **state)
 	}
 	struct sus_domtree t;
 	uint64_t out[2];
-	assert_int_equal(sus_domtree_build(n, idom, &t), 0);
+	assert_int_equal(sus_domtree_build(n, idom, 1, &t), 0);
 	assert_int_equal(sus_key_retained(&t, ret, info, info_key, 2, out), 0);
 	assert_int_equal(out[0], (uint64_t)n * 8);       /* object 0 */
 	assert_int_equal(out[1], (uint64_t)(n - 1) * 8); /* object 1 */
@@ -164,7 +216,7 @@ static void test_accumulated(void **state)
 	ret[first_entry] += 10;
 	assert_int_equal(k, n);
 	struct sus_domtree t;
-	assert_int_equal(sus_domtree_build(n, idom, &t), 0);
+	assert_int_equal(sus_domtree_build(n, idom, 1, &t), 0);
 	uint32_t key;
 	uint64_t count, bytes;
 	/* no application type: the entries, 81 of them; the inner one's bytes
@@ -204,7 +256,7 @@ static void test_accumulated(void **state)
 		idom2[ent] = 0, info2[ent] = 2, ret2[ent] = 40 + 8232;
 		idom2[val] = ent, info2[val] = 3, ret2[val] = 8232;
 	}
-	assert_int_equal(sus_domtree_build(m, idom2, &t), 0);
+	assert_int_equal(sus_domtree_build(m, idom2, 1, &t), 0);
 	assert_int_equal(sus_accumulated(&t, ret2, info2, info_key, 4, app, 0, &key, &count, &bytes), 0);
 	assert_int_equal(key, 3); /* the application's values, 200 of them */
 	assert_int_equal(count, LE);
@@ -664,6 +716,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_domtree_children),
+		cmocka_unit_test(test_domtree_threads),
 		cmocka_unit_test(test_accumulation_point),
 		cmocka_unit_test(test_big_objects),
 		cmocka_unit_test(test_key_retained),
