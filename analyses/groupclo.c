@@ -67,6 +67,18 @@ struct words {
 	uint64_t reach, alive;
 };
 
+/* A pass's sums by word of group bits: an object adds its size to every
+ * group of its reach word (and of its retained word), up to 64 of them;
+ * objects that share a word (the same groups reach a whole structure)
+ * are summed here first, and the word's groups get the sums
+ * when its slot is taken by another word or the pass ends.  Direct
+ * mapped; a word of 0 adds nothing and marks a free slot. */
+#define SUM_SLOTS 512
+
+struct word_sums {
+	uint64_t word[SUM_SLOTS], count[SUM_SLOTS], bytes[SUM_SLOTS];
+};
+
 /* What one batch pass reads and writes besides the shared inputs: the
  * bits of its groups, and its scratch. */
 struct batch {
@@ -75,6 +87,7 @@ struct batch {
 	struct words *wd;          /* [nhaso] by obj_slot */
 	uint64_t *inq, *incomp;    /* [n] bits: queued; in the component at hand */
 	uint32_t *ring;
+	struct word_sums *deep, *ret; /* sums of T's and of R's words */
 };
 
 static void gclo_free(struct gclo *w)
@@ -400,15 +413,40 @@ static inline uint64_t own_bits(const struct gclo *w, const struct batch *bt, ui
 	return b;
 }
 
-/* The batch's groups are its own: no other batch writes their metrics. */
-static void add_bits(const struct batch *bt, uint64_t bits, uint64_t sz, struct closure_metrics *m)
+/* Adds count objects and their bytes to every group of bits.  The
+ * batch's groups are its own: no other batch writes their metrics. */
+static void add_bits(const struct batch *bt, uint64_t bits, uint64_t count, uint64_t bytes,
+		     struct closure_metrics *m)
 {
 	while (bits) {
 		uint32_t b = (uint32_t)__builtin_ctzll(bits);
 		bits &= bits - 1;
-		m[bt->bgroup[b]].count++;
-		m[bt->bgroup[b]].bytes += sz;
+		m[bt->bgroup[b]].count += count;
+		m[bt->bgroup[b]].bytes += bytes;
 	}
+}
+
+/* One object of sz bytes to the groups of bits, through the sums. */
+static inline void sum_word(const struct batch *bt, struct word_sums *ws, uint64_t bits, uint64_t sz,
+			    struct closure_metrics *m)
+{
+	if (!bits)
+		return;
+	uint32_t k = (uint32_t)((bits * 0x9e3779b97f4a7c15ull) >> 55) & (SUM_SLOTS - 1);
+	if (ws->word[k] != bits) {
+		add_bits(bt, ws->word[k], ws->count[k], ws->bytes[k], m);
+		ws->word[k] = bits;
+		ws->count[k] = ws->bytes[k] = 0;
+	}
+	ws->count[k]++;
+	ws->bytes[k] += sz;
+}
+
+static void sums_flush(const struct batch *bt, struct word_sums *ws, struct closure_metrics *m)
+{
+	for (uint32_t k = 0; k < SUM_SLOTS; k++)
+		add_bits(bt, ws->word[k], ws->count[k], ws->bytes[k], m);
+	memset(ws, 0, sizeof *ws);
 }
 
 
@@ -445,8 +483,8 @@ static void batch_pass(const struct gclo *w, const struct batch *bt)
 				wd[obj_slot(w, x)] = (struct words){ r, a };
 			if (r) {
 				uint64_t sz = hs_info(s, x)->size;
-				add_bits(bt, r, sz, w->deep);
-				add_bits(bt, r & ~a, sz, w->ret);
+				sum_word(bt, bt->deep, r, sz, w->deep);
+				sum_word(bt, bt->ret, r & ~a, sz, w->ret);
 				if (w->uni)
 					uni_set(w->uni, x);
 			}
@@ -506,12 +544,14 @@ static void batch_pass(const struct gclo *w, const struct batch *bt)
 			if (!r)
 				continue;
 			uint64_t sz = hs_info(s, x)->size;
-			add_bits(bt, r, sz, w->deep);
-			add_bits(bt, r & ~xw->alive, sz, w->ret);
+			sum_word(bt, bt->deep, r, sz, w->deep);
+			sum_word(bt, bt->ret, r & ~xw->alive, sz, w->ret);
 			if (w->uni)
 				uni_set(w->uni, x);
 		}
 	}
+	sums_flush(bt, bt->deep, w->deep);
+	sums_flush(bt, bt->ret, w->ret);
 }
 
 static void batch_free(struct batch *bt)
@@ -521,6 +561,8 @@ static void batch_free(struct batch *bt)
 	free(bt->ring);
 	bitset_free(bt->inq);
 	bitset_free(bt->incomp);
+	free(bt->deep);
+	free(bt->ret);
 	memset(bt, 0, sizeof *bt);
 }
 
@@ -532,7 +574,9 @@ static int batch_alloc(const struct gclo *w, struct batch *bt)
 	bt->wd = malloc(((size_t)w->nhaso + 1) * sizeof *bt->wd);
 	bt->inq = bitset_new(w->n);
 	bt->incomp = bitset_new(w->n);
-	if (!bt->slot || !bt->ring || !bt->wd || !bt->inq || !bt->incomp) {
+	bt->deep = calloc(1, sizeof *bt->deep);
+	bt->ret = calloc(1, sizeof *bt->ret);
+	if (!bt->slot || !bt->ring || !bt->wd || !bt->inq || !bt->incomp || !bt->deep || !bt->ret) {
 		batch_free(bt);
 		return -ENOMEM;
 	}
