@@ -278,7 +278,9 @@ static void heap_of(const struct jfr_recording *r, const uint32_t *by_id, struct
 		if (!after && !(when && !strcmp(when, "Before GC")))
 			continue;
 		/* the same gcId in two JVMs' chunks: take the nearest in time */
-		uint64_t d = h->start_ns[s] > start ? (uint64_t)(h->start_ns[s] - start) : (uint64_t)(start - h->start_ns[s]);
+		/* in unsigned, as write_info's duration: no int64_t overflow */
+		uint64_t d = h->start_ns[s] > start ? (uint64_t)h->start_ns[s] - (uint64_t)start
+						    : (uint64_t)start - (uint64_t)h->start_ns[s];
 		if (d >= best[after])
 			continue;
 		best[after] = d;
@@ -349,7 +351,10 @@ static int write_info(struct jimp *x)
 		rc = htr_write_info(w, "jfr.version", v);
 	}
 	if (!rc) rc = info_u64(w, "jfr.start_ns", nonneg(r->start_ns));
-	if (!rc) rc = info_u64(w, "jfr.duration_ms", r->end_ns > r->start_ns ? (uint64_t)(r->end_ns - r->start_ns) / 1000000 : 0);
+	/* in unsigned: a damaged recording's times may be far apart enough
+	 * that end - start overflows int64_t (fuzz_jfr) */
+	if (!rc) rc = info_u64(w, "jfr.duration_ms",
+			       r->end_ns > r->start_ns ? ((uint64_t)r->end_ns - (uint64_t)r->start_ns) / 1000000 : 0);
 	if (!rc) rc = info_str(w, "vm.name", jfr_str(r, r->jvm.name));
 	if (!rc) rc = info_str(w, "vm.version", jfr_str(r, r->jvm.version));
 	if (!rc) rc = info_str(w, "command", jfr_str(r, r->jvm.java_arguments));
