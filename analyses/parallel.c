@@ -50,11 +50,7 @@ int par_ranges(uint32_t threads, uint32_t n, uint32_t per_thread, uint32_t min, 
 {
 	uint32_t t = threads ? threads : 1;
 	struct ranges r = { .fn = fn, .ctx = ctx, .n = n, .chunk = par_chunk(n, t, per_thread, min) };
-	uint32_t count = par_range_count(n, t, per_thread, min);
-	if (t == 1 || count < 2) {
-		for (uint32_t k = 0; k < count; k++)
-			range_task(&r, k, 0);
-		return 0;
-	}
-	return par_for(t, count, range_task, &r);
+	/* on one thread, or for one range, par_for runs them in order on
+	 * the caller's */
+	return par_for(t, par_range_count(n, t, per_thread, min), range_task, &r);
 }

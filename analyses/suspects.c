@@ -103,13 +103,10 @@ static int tree_task(void *ctx, uint32_t j, uint32_t worker)
 	return 0;
 }
 
+/* par_for runs one task on the caller's thread, with no thread started */
 static int tree_pass(struct tree_build *b, int fill)
 {
 	b->fill = fill;
-	if (b->ntasks < 2) {
-		tree_task(b, 0, 0);
-		return 0;
-	}
 	return par_for(b->ntasks, b->ntasks, tree_task, b);
 }
 
@@ -122,7 +119,8 @@ int sus_domtree_build(uint32_t n, const uint32_t *idom, uint32_t threads, struct
 		b.ntasks = PAR_MAX_THREADS;
 	if ((uint64_t)b.ntasks * TREE_TASK_MIN > n)
 		b.ntasks = n / TREE_TASK_MIN ? n / TREE_TASK_MIN : 1;
-	if (b.ntasks > 1 ? tree_split(&b) : (b.lo[1] = n + 1, 0))
+	b.lo[b.ntasks] = n + 1; /* one task: every parent */
+	if (b.ntasks > 1 && tree_split(&b))
 		goto fail;
 	t->has_kids = bitset_new((uint64_t)n + 1);
 	t->kid = malloc(((size_t)n + 1) * sizeof *t->kid);
