@@ -28,6 +28,7 @@
 
 #include "bitset.h"
 #include "parallel.h"
+#include "model/mpar.h"
 #include "model/progress.h"
 #include "model/timing.h"
 
@@ -136,6 +137,24 @@ static void dfs(struct dom_work *w)
 		}
 	}
 	w->N = next;
+}
+
+/* The vertices the walk will number, the virtual root among them: the
+ * reachable objects that are no simple leaf (a path from a GC root runs
+ * through objects with an out-edge, which simple leaves are not, so the
+ * walk reaches exactly these).  Every object when the state does not say
+ * which are reachable. */
+static size_t walk_vertices(const struct dom_work *w)
+{
+	const struct heap_state *s = w->s;
+	size_t words = bitset_words(s->n), count = 0;
+	for (size_t k = 0; k < words; k++) {
+		uint64_t live = s->reachable ? s->reachable[k] : ~(uint64_t)0;
+		count += bitset_popcount64(live & ~w->simple[k]);
+	}
+	if (count > s->n)   /* the last word's bits past n, with no reachability */
+		count = s->n;
+	return count + 1;
 }
 
 /* The forest's vertices: the root and every vertex with an out-edge (a
@@ -432,7 +451,7 @@ int dominators_compute_into(const struct heap_state *s, uint32_t threads, struct
 	 * tree and its sums */
 	struct progress *pr = progress_here();
 	progress_phase(pr, 3 * (uint64_t)s->n, "dominator tree of GC %u (objects, 3 passes)", s->gc);
-	w.num = calloc(n1, sizeof(uint32_t));
+	w.num = malloc(n1 * sizeof(uint32_t));
 	w.vert = malloc(n1 * sizeof(uint32_t));
 	w.stack_cap = 4096;
 	w.stack = malloc(w.stack_cap * sizeof(uint32_t));
@@ -448,6 +467,13 @@ int dominators_compute_into(const struct heap_state *s, uint32_t threads, struct
 	if ((rc = each_range(&pass, s->n, mark_simple)))
 		goto out;
 	rc = -ENOMEM;
+	/* the walk writes num all over and vert and edge_pos up to N, one
+	 * object at a time: their pages come first, on the threads
+	 * (model/mpar.h) */
+	size_t nwalk = walk_vertices(&w);
+	mpar_memset(threads, w.num, 0, n1 * sizeof(uint32_t));
+	mpar_memset(threads, w.vert, 0, nwalk * sizeof(uint32_t));
+	mpar_memset(threads, w.edge_pos, 0, nwalk * sizeof(uint32_t));
 	if (timing_on())
 		fprintf(stderr, "heapfs: dominators: %llu simple leaves of %u objects\n",
 			(unsigned long long)bitset_count(w.simple, s->n), s->n);
@@ -478,6 +504,9 @@ int dominators_compute_into(const struct heap_state *s, uint32_t threads, struct
 	w.later = bitset_new(N);
 	if (!w.parent || !w.anc || !w.lab || !w.later)
 		goto out;
+	/* written by the serial semidominators, each slot once */
+	mpar_memset(threads, w.anc, 0, F * sizeof(uint32_t));
+	mpar_memset(threads, w.lab, 0, F * sizeof(uint32_t));
 	timing_lap("dominators", "forest slots", &t0);
 	if ((rc = each_range(&pass, w.N, below_preds)))
 		goto out;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analyses/retained.h"
+#include "model/mpar.h"
 #include "model/timing.h"
 
 #define DS_BLOB_MAGIC 0x31534448u /* "HDS1" */
@@ -57,7 +58,9 @@ static int ds_compute(const struct heap_state *s, const struct trace *t, uint32_
 	struct ds_blob_hdr h = { DS_BLOB_MAGIC, s->n, 0, 0 };
 	struct lap_t tq;
 	lap_now(&tq);
-	memset(out->data + base, 0, blob_size(s->n, 0));
+	/* the roles and the owners are written object by object, the owners
+	 * by a serial walk: their pages first, on the threads (model/mpar.h) */
+	mpar_memset(threads, out->data + base, 0, blob_size(s->n, 0));
 	uint16_t *roles = (uint16_t *)(out->data + base + sizeof h);
 	if ((rc = ds_roles_compute(s, t->types, t->ntypes, threads, roles)))
 		return rc;

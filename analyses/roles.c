@@ -11,6 +11,7 @@
 #include "analyses/bitset.h"
 #include "analyses/parallel.h"
 #include "model/buf.h"
+#include "model/mpar.h"
 #include "model/progress.h"
 
 static const char *const role_names[DS_NROLES] = {
@@ -694,9 +695,12 @@ int ds_heads_measure(const struct heap_state *s, const uint16_t *roles, const ui
 		if (s->infos[i].type != UINT32_MAX && s->infos[i].type >= a.proto.ntypes_ext)
 			a.proto.ntypes_ext = s->infos[i].type + 1;
 	}
+	/* 64 bytes a head, first written here: their pages come on the
+	 * threads (model/mpar.h).  On the H2 dump's 1.5 M heads, 95 MB, this
+	 * loop spent 0.2 s in the kernel's page faults. */
+	mpar_memset(threads, out, 0, (size_t)nheads * sizeof *out);
 	for (uint32_t k = 0; k < nheads; k++) {
 		uint32_t o = head_obj[k];
-		memset(&out[k], 0, sizeof out[k]);
 		out[k].obj = o;
 		out[k].icontainer = out[k].outer = DS_NONE;
 		out[k].retained = dom && o < dom->n && dom->idom[o] != DOM_UNREACHABLE ?

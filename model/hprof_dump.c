@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "htr.h"
+#include "mpar.h"
 #include "progress.h"
 
 #define PROGRESS_STEP (256ull << 20)   /* bytes between progress lines */
@@ -707,6 +708,8 @@ static int split_objects(struct dump *d)
 	d->offs = malloc((n ? n : 1) * sizeof *d->offs);
 	if (!d->offs)
 		return -ENOMEM;
+	/* filled in id order below: its pages first, on the threads */
+	mpar_memset(mpar_resolve(d->o ? d->o->threads : 0), d->offs, 0, n * sizeof *d->offs);
 	uint64_t *ids = (uint64_t *)d->objs;
 	for (size_t i = 0; i < n; i++) {
 		struct keyidx p = d->objs[i];

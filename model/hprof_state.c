@@ -30,6 +30,7 @@
 #include "buf.h"
 #include "heap_state.h"
 #include "heap_state_make.h"
+#include "mpar.h"
 #include "objinfo_table.h"
 #include "htr_writer.h"
 #include "trace.h"
@@ -204,7 +205,7 @@ int hstate_make(struct hprof_direct **out, struct dump *d, struct hstate_infos *
 		return -ENOMEM;
 	}
 	/* every object of a single dump existed before the trace's first GC */
-	memset(s->birth, 0xff, (size_t)s->n * sizeof *s->birth);
+	mpar_memset(mpar_resolve(h->threads), s->birth, 0xff, (size_t)s->n * sizeof *s->birth);
 	s->id = d->ids;
 	d->ids = NULL;            /* the id index keeps reading it: the state owns it now */
 	s->info = x->info;

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "progress.h"
@@ -117,4 +118,45 @@ int mpar_for(uint32_t nthreads, uint32_t ntasks, int (*fn)(void *ctx, uint32_t t
 	/* a thread that did not start took no task: every task ran anyway */
 	(void)start_err;
 	return p.err;
+}
+
+struct fill {
+	unsigned char *p;
+	size_t n;
+	uintptr_t first_end;   /* the first piece ends here (a multiple of the
+				  piece size, or p + n) */
+	int c;
+};
+
+/* Piece t: [first_end + (t - 1) * PIECE, ...) clipped to the block, the
+ * first piece from p to first_end. */
+static int fill_task(void *ctx, uint32_t t, uint32_t worker)
+{
+	(void)worker;
+	const struct fill *f = ctx;
+	uintptr_t lo = (uintptr_t)f->p, hi = lo + f->n;
+	uintptr_t from = t ? f->first_end + (uintptr_t)(t - 1) * MPAR_FILL_PIECE : lo;
+	uintptr_t to = t ? from + MPAR_FILL_PIECE : f->first_end;
+	if (to > hi)
+		to = hi;
+	if (from < to)
+		memset((void *)from, f->c, to - from);
+	return 0;
+}
+
+void mpar_memset(uint32_t nthreads, void *p, int c, size_t n)
+{
+	if (nthreads <= 1 || n < MPAR_FILL_MIN) {
+		memset(p, c, n);
+		return;
+	}
+	uintptr_t lo = (uintptr_t)p, hi = lo + n;
+	uintptr_t first_end = (lo / MPAR_FILL_PIECE + 1) * MPAR_FILL_PIECE;
+	if (first_end > hi)
+		first_end = hi;
+	size_t pieces = 1 + (hi - first_end + MPAR_FILL_PIECE - 1) / MPAR_FILL_PIECE;
+	struct fill f = { p, n, first_end, c };
+	/* fill_task cannot fail, and when no thread starts mpar_for runs
+	 * every piece on the caller's */
+	(void)mpar_for(nthreads, (uint32_t)pieces, fill_task, &f);
 }

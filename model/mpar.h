@@ -13,6 +13,7 @@
 #ifndef HEAPFS_MODEL_MPAR_H
 #define HEAPFS_MODEL_MPAR_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define MPAR_MAX_THREADS 256
@@ -32,5 +33,25 @@ uint32_t mpar_resolve(uint32_t requested);
  * the caller's.  So every task runs unless one fails. */
 int mpar_for(uint32_t nthreads, uint32_t ntasks, int (*fn)(void *ctx, uint32_t task, uint32_t worker),
 	     void *ctx);
+
+/* Sets the n bytes at p to c, as memset does, on up to nthreads threads
+ * when the block is MPAR_FILL_MIN bytes or more (pieces of
+ * MPAR_FILL_PIECE bytes, cut at multiples of it in the address space so
+ * that no two threads fault the same huge page).
+ *
+ * Why: the first write to a page of a fresh block is a fault in which
+ * the kernel zeroes the page, and on these machines (virtual machines
+ * whose host takes back memory a few seconds after the guest frees it)
+ * that costs about 2 s a GB in huge pages and 3.5 s a GB in 4 KB pages,
+ * against 0.05 s a GB for memset over pages already there
+ * (docs/bench.md, "Session 28").  Faults on two threads take half the
+ * time.  A block that a serial step (a depth-first walk, a fill in id
+ * order) would write first is given its pages here, on the threads, with
+ * the same content as a serial memset or calloc would give it: the
+ * serial step then finds them there.  Call it only on memory whose pages
+ * the step will write anyway, or memory goes up for nothing. */
+#define MPAR_FILL_MIN ((size_t)4 << 20)
+#define MPAR_FILL_PIECE ((size_t)2 << 20)
+void mpar_memset(uint32_t nthreads, void *p, int c, size_t n);
 
 #endif

@@ -2,7 +2,9 @@
  * any number of threads, workers are told apart, the first failing task's
  * value is returned, par_ranges() covers its items once in ranges of 64
  * multiples, and par_threads() follows the option, then HEAPFS_THREADS,
- * then the cores.  Runs under TSan in make tsan. */
+ * then the cores; mpar_memset() sets exactly the bytes it is given, on
+ * any number of threads, for blocks that start and end anywhere.  Runs
+ * under TSan in make tsan. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +15,7 @@
 #include <string.h>
 
 #include "analyses/parallel.h"
+#include "model/mpar.h"
 
 enum { NT = 1000 };
 
@@ -135,6 +138,45 @@ static void test_thread_count(void **st)
 	assert_int_equal(par_threads(0), cores);
 }
 
+/* Blocks below the threads' size, at it, and above it over several
+ * pieces, starting at and between the pieces' boundaries in the address
+ * space and ending in the middle of one: each byte of the block set,
+ * every byte around it as it was. */
+static void test_memset_exact(void **st)
+{
+	(void)st;
+	const size_t piece = MPAR_FILL_PIECE, cap = 4 * piece + MPAR_FILL_MIN;
+	unsigned char *raw = malloc(cap + piece), *was = malloc(cap), *set = malloc(cap);
+	assert_non_null(raw);
+	assert_non_null(was);
+	assert_non_null(set);
+	memset(was, 0x5a, cap);
+	memset(set, 0xc3, cap);
+	/* a base on a piece boundary, so that offsets name where a block
+	 * starts relative to the pieces */
+	unsigned char *base = raw + (piece - (uintptr_t)raw % piece) % piece;
+	const size_t offs[] = { 0, 1, 4095, piece - 7, piece };
+	const size_t lens[] = { 0, 100, MPAR_FILL_MIN - 1, MPAR_FILL_MIN, MPAR_FILL_MIN + 1,
+				2 * piece + 12345, 4 * piece - 1 };
+	for (uint32_t threads = 1; threads <= 4; threads++)
+		for (size_t i = 0; i < sizeof offs / sizeof offs[0]; i++)
+			for (size_t j = 0; j < sizeof lens / sizeof lens[0]; j++) {
+				size_t off = offs[i], len = lens[j];
+				if (off + len > cap)
+					continue;
+				memset(base, 0x5a, cap);
+				mpar_memset(threads, base + off, 0xc3, len);
+				/* memcmp: one call a range, quick under TSan */
+				if (memcmp(base, was, off) || memcmp(base + off, set, len) ||
+				    memcmp(base + off + len, was, cap - off - len))
+					fail_msg("threads %u, offset %zu, length %zu: wrong bytes",
+						 threads, off, len);
+			}
+	free(raw);
+	free(was);
+	free(set);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -142,6 +184,7 @@ int main(void)
 		cmocka_unit_test(test_first_error),
 		cmocka_unit_test(test_ranges_cover),
 		cmocka_unit_test(test_thread_count),
+		cmocka_unit_test(test_memset_exact),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
