@@ -126,41 +126,44 @@ void dgraph_end(struct dgraph *g)
 	g->off[g->n] = (uint32_t)g->ne;
 }
 
-int dgraph_compact(struct dgraph *g, const uint64_t *keep)
+void dgraph_drop_edges(struct dgraph *g, const uint64_t *drop, uint64_t ndrop)
 {
-	uint64_t *he = NULL;
-	uint32_t *hv = NULL, nruns = 0, cur = 0, run = 0;
-	uint64_t w = 0, caphe = 0;
-	int rc = 0;
-	for (size_t i = 0; i < g->n; i++) {
-		uint64_t from = g->off[i], to = g->off[i + 1];
-		g->off[i] = (uint32_t)w;   /* w <= from: in place is safe */
-		for (uint64_t e = from; e < to; e++) {
-			uint32_t slot = dgraph_slot(g, e, &run);
-			if (!(keep[e >> 6] >> (e & 63) & 1))
-				continue;
-			if (slot >> 16 != cur) {   /* the runs, recomputed over what is kept */
-				cur = slot >> 16;
-				if ((rc = runs_push(&he, &hv, &nruns, &caphe, w, cur)))
-					goto out;
-			}
-			g->tgt[w] = g->tgt[e];
-			g->slot[w] = (uint16_t)slot;
-			w++;
-		}
+	if (!ndrop)
+		return;
+	/* the kept edges after drop[k] move down by k + 1, a stretch at a
+	 * time, lowest first: each lands below where it was and above the
+	 * stretches moved before it */
+	for (uint64_t k = 0; k < ndrop; k++) {
+		uint64_t from = drop[k] + 1, to = k + 1 < ndrop ? drop[k + 1] : g->ne;
+		memmove(g->tgt + from - (k + 1), g->tgt + from, (to - from) * sizeof *g->tgt);
+		memmove(g->slot + from - (k + 1), g->slot + from, (to - from) * sizeof *g->slot);
 	}
-	g->off[g->n] = (uint32_t)w;
-	g->ne = w;
-	free(g->hi_edge);
-	free(g->hi);
-	g->hi_edge = he;
-	g->hi = hv;
-	g->nhi = nruns;
-	g->caphi = caphe;
-	he = NULL;
-	hv = NULL;
-out:
-	free(he);
-	free(hv);
-	return rc;
+	uint64_t ne = g->ne - ndrop, k = 0;
+	for (size_t i = 0; i <= g->n; i++) {
+		while (k < ndrop && drop[k] < g->off[i])
+			k++;
+		g->off[i] -= (uint32_t)k;
+	}
+	/* each run starts where its first kept edge now is; one left with no
+	 * edge starts where the next does (taken off) or past the end
+	 * (left out), and one with the bits of the run before it joins that
+	 * one: the runs add_ref would have made over the kept edges */
+	uint32_t m = 0;
+	k = 0;
+	for (uint32_t j = 0; j < g->nhi; j++) {
+		while (k < ndrop && drop[k] < g->hi_edge[j])
+			k++;
+		uint64_t at = g->hi_edge[j] - k;
+		if (at >= ne)
+			continue;
+		while (m && g->hi_edge[m - 1] == at)
+			m--;
+		if ((m ? g->hi[m - 1] : 0) == g->hi[j])
+			continue;
+		g->hi_edge[m] = at;
+		g->hi[m] = g->hi[j];
+		m++;
+	}
+	g->nhi = m;
+	g->ne = ne;
 }

@@ -369,9 +369,10 @@ static inline uint32_t dgraph_slot(const struct dgraph *g, uint64_t e, uint32_t 
 		(*run)++;
 	return (*run ? g->hi[*run - 1] << 16 : 0) | g->slot[e];
 }
-/* Keeps only the edges with keep[e] set (bitset over edges), slots and
- * their runs included.  0 or -ENOMEM. */
-int dgraph_compact(struct dgraph *g, const uint64_t *keep);
+/* Removes the ndrop edges drop[] (ascending edge positions), slots and
+ * their runs included: the arrays keep their blocks (no allocation), the
+ * kept edges move down in place. */
+void dgraph_drop_edges(struct dgraph *g, const uint64_t *drop, uint64_t ndrop);
 
 /* hprof_refs.c: referents of weak/soft/final/phantom references, VisualVM's
  * rule (a referent keeps nothing alive).  Owns is_ref and refobj;

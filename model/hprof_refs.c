@@ -14,13 +14,17 @@
  *
  * Cost: one walk over the graph the pass over the objects collected
  * (struct dgraph: dense indexes, nothing decoded again), a mark bit per
- * object and an explicit stack of 4-byte indexes; done only when the dump
- * has a reference class.
+ * object and an explicit stack of 4-byte indexes, then the dropped edges
+ * cut out of the arrays in place; done only when the dump has a
+ * reference class.  (heap_state_par.h's mark on two threads, tried in its
+ * place, took as long on the 1 GB bench dump, 0.29-0.30 s, and 0.5 s on
+ * one: its queue of an entry an object is 96 MB of fresh pages there.)
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "hprof_internal.h"
 
 static const char *const REF_CLASSES[] = {
@@ -30,7 +34,6 @@ static const char *const REF_CLASSES[] = {
 
 static int bit_get(const uint64_t *b, size_t i) { return (int)(b[i >> 6] >> (i & 63) & 1); }
 static void bit_set(uint64_t *b, size_t i) { b[i >> 6] |= 1ull << (i & 63); }
-static void bit_clear(uint64_t *b, size_t i) { b[i >> 6] &= ~(1ull << (i & 63)); }
 
 /* 1 if class c is one of REF_CLASSES or a subclass of one. */
 static int is_ref_class(const struct dump *d, const uint32_t *refc, uint32_t nrefc, uint32_t c)
@@ -141,29 +144,25 @@ int referents_apply(struct referents *r, const struct dump *d, struct dgraph *g)
 	if (!r->is_ref)
 		return 0;
 	struct walk w = { .mark = calloc((d->nobjs + 63) / 64 + 1, sizeof(uint64_t)) };
-	uint64_t *keep = NULL;
+	uint64_t *drop = NULL, ndrop = 0, cap = 0;
 	int rc = w.mark ? walk_strong(r, d, g, &w) : -ENOMEM;
+	/* the referent edges to what only referents reach, in edge order:
+	 * a handful on real dumps (24 of 28 M edges on the 1 GB bench dump) */
 	for (size_t i = 0; i < g->n && !rc; i++) {
 		if (!bit_get(r->refobj, i))
 			continue;
-		for (uint64_t e = g->off[i]; e < g->off[i + 1]; e++) {
+		for (uint64_t e = g->off[i]; e < g->off[i + 1] && !rc; e++) {
 			if (g->slot[e] != r->slot || bit_get(w.mark, g->tgt[e]))
 				continue;
-			if (!keep) {   /* the first edge to drop */
-				size_t words = (g->ne + 63) / 64 + 1;
-				if (!(keep = malloc(words * sizeof *keep))) {
-					rc = -ENOMEM;
-					break;
-				}
-				memset(keep, 0xff, words * sizeof *keep);
-			}
-			bit_clear(keep, e);
-			r->dropped++;
+			if (!(rc = array_reserve((void **)&drop, &cap, ndrop + 1, sizeof *drop)))
+				drop[ndrop++] = e;
 		}
 	}
-	if (!rc && keep)
-		rc = dgraph_compact(g, keep);
-	free(keep);
+	if (!rc && ndrop) {
+		dgraph_drop_edges(g, drop, ndrop);
+		r->dropped += ndrop;
+	}
+	free(drop);
 	free(w.mark);
 	free(w.stack);
 	return rc;
