@@ -20,6 +20,13 @@
  * on a machine whose memory is fragmented, the kernel may compact memory
  * when a huge page is first touched (the "defrag" setting beside
  * "enabled"), which costs time at the fault.
+ *
+ * A big block that grows by realloc is moved by mremap, which splits its
+ * huge pages into 4 KB ones wherever the old and new addresses do not
+ * line up: a mounted dump's edge arrays, grown that way, ended up 37 % in
+ * huge pages (98 % for the other big arrays).  Arrays that analyses read
+ * at random are grown by a new block and a copy instead
+ * (model/hprof_graph.c), or sized once.
  */
 #ifndef HEAPFS_MODEL_HUGEPAGES_H
 #define HEAPFS_MODEL_HUGEPAGES_H
