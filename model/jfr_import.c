@@ -216,6 +216,14 @@ static uint64_t nonneg(int64_t v)
 	return v < 0 ? 0 : (uint64_t)v;
 }
 
+/* How far a lies after b, 0 when it does not: in unsigned, since a
+ * damaged recording's times may lie far enough apart that a - b
+ * overflows int64_t (fuzz_jfr). */
+static uint64_t ns_after(int64_t a, int64_t b)
+{
+	return a > b ? (uint64_t)a - (uint64_t)b : 0;
+}
+
 static int write_old_sample(struct jimp *x, uint32_t k, struct htr_old_ref *path, char (*how)[24])
 {
 	const struct jfr_recording *r = x->r;
@@ -278,9 +286,7 @@ static void heap_of(const struct jfr_recording *r, const uint32_t *by_id, struct
 		if (!after && !(when && !strcmp(when, "Before GC")))
 			continue;
 		/* the same gcId in two JVMs' chunks: take the nearest in time */
-		/* in unsigned, as write_info's duration: no int64_t overflow */
-		uint64_t d = h->start_ns[s] > start ? (uint64_t)h->start_ns[s] - (uint64_t)start
-						    : (uint64_t)start - (uint64_t)h->start_ns[s];
+		uint64_t d = ns_after(h->start_ns[s], start) + ns_after(start, h->start_ns[s]);
 		if (d >= best[after])
 			continue;
 		best[after] = d;
@@ -351,10 +357,7 @@ static int write_info(struct jimp *x)
 		rc = htr_write_info(w, "jfr.version", v);
 	}
 	if (!rc) rc = info_u64(w, "jfr.start_ns", nonneg(r->start_ns));
-	/* in unsigned: a damaged recording's times may be far apart enough
-	 * that end - start overflows int64_t (fuzz_jfr) */
-	if (!rc) rc = info_u64(w, "jfr.duration_ms",
-			       r->end_ns > r->start_ns ? ((uint64_t)r->end_ns - (uint64_t)r->start_ns) / 1000000 : 0);
+	if (!rc) rc = info_u64(w, "jfr.duration_ms", ns_after(r->end_ns, r->start_ns) / 1000000);
 	if (!rc) rc = info_str(w, "vm.name", jfr_str(r, r->jvm.name));
 	if (!rc) rc = info_str(w, "vm.version", jfr_str(r, r->jvm.version));
 	if (!rc) rc = info_str(w, "command", jfr_str(r, r->jvm.java_arguments));
