@@ -38,6 +38,12 @@ static const char help_text[] =
 	"  interval=BYTES  mode=sample: mean bytes allocated between samples, 1..2^30,\n"
 	"                  a number or with k or m (default 512k, as JFR's and\n"
 	"                  async-profiler's)\n"
+	"  start=first-gc|all  mode=sample: how long the deaths of the objects found\n"
+	"                  at start are recorded: to the first GC, which frees the\n"
+	"                  JVM's start-up garbage, then their tags are cleared\n"
+	"                  (first-gc, the default: ~0.8 ms less work at every later\n"
+	"                  GC, for one heap iteration at the first); or to the end\n"
+	"                  (all; always so with graph=)\n"
 	"  counters=N      mode=count: most counters (default 1048576; the array\n"
 	"                  starts at 4096 and grows as classes need more)\n"
 	"  counts=FILE     mode=count: also write the per-site counts as TSV\n"
@@ -99,6 +105,7 @@ static void defaults(struct agent_opts *o)
 	o->count_exceptions = COUNT_EXC_BYTECODE;
 	o->count_jdk = 1;
 	o->interval = AGENT_DEFAULT_INTERVAL;
+	o->start_first_gc = 1;
 }
 
 /* Bytes: decimal digits with an optional k, m or g (binary multiples), in
@@ -214,6 +221,14 @@ static int parse_item(struct agent_opts *o, char *item, char *err, size_t errlen
 			return -EINVAL;
 		}
 		o->interval_set = 1;
+	} else if (!strcmp(key, "start") && val) {
+		if (!strcmp(val, "first-gc"))
+			o->start_first_gc = 1;
+		else if (!strcmp(val, "all"))
+			o->start_first_gc = 0;
+		else
+			rc = -EINVAL;
+		o->start_set = 1;
 	} else if (!strcmp(key, "counters") && val) {
 		rc = parse_uint(val, 1, AGENT_MAX_COUNTERS, &o->counters);
 	} else if (!strcmp(key, "hot") && val) {
@@ -277,10 +292,11 @@ static int check_sample(struct agent_opts *o, char *err, size_t errlen)
 	if (o->mode != AGENT_MODE_SAMPLE) {
 		/* sampling at an interval in another mode would silently record
 		 * every allocation (full) or none (count) */
-		if (o->interval_set) {
-			snprintf(err, errlen, "interval= needs mode=sample");
+		if (o->interval_set || o->start_set) {
+			snprintf(err, errlen, "%s= needs mode=sample", o->interval_set ? "interval" : "start");
 			return -EINVAL;
 		}
+		o->start_first_gc = 0;
 		return 0;
 	}
 	/* Heap walks are optional here (default none): the objects a walk
@@ -296,6 +312,16 @@ static int check_sample(struct agent_opts *o, char *err, size_t errlen)
 	if (!o->graph_set)
 		o->graph = AGENT_GRAPH_NONE;
 	o->deaths = 1;
+	/* A heap walk meets the objects found at start by their tags; cleared,
+	 * it would give them other ids, and they would count twice. */
+	if (o->graph != AGENT_GRAPH_NONE) {
+		if (o->start_set && o->start_first_gc) {
+			snprintf(err, errlen, "mode=sample: start=first-gc needs graph=none (a heap walk "
+					      "meets the objects found at start by their tags)");
+			return -EINVAL;
+		}
+		o->start_first_gc = 0;
+	}
 	return 0;
 }
 

@@ -58,6 +58,9 @@ struct agent_opts {
 	int help;                  /* 1: print agent_opts_help() and refuse to start */
 	enum agent_mode mode;      /* count: no objects recorded (graph none, deaths off) */
 	uint32_t interval;         /* mode=sample: SetHeapSamplingInterval's bytes, 1..2^30 */
+	int start_first_gc;        /* mode=sample without heap walks: 1 the objects found at start
+	                            * are followed to the first GC, then untagged (start=first-gc,
+	                            * the default); 0 to the end (start=all) */
 	uint32_t counters;         /* mode=count: capacity of the counter array */
 	int count_sites;           /* mode=count: 1 one counter per site (exact under exceptions), 0 paths */
 	int count_atomic;          /* mode=count: 1 atomic increments (exact with racing threads) */
@@ -78,7 +81,7 @@ struct agent_opts {
 	                            * written to this file (agent/profile.h; "" none) */
 	/* which of these the option string gave (the parser checks them
 	 * against mode= once every item is read) */
-	int graph_set, deaths_set, interval_set;
+	int graph_set, deaths_set, interval_set, start_set;
 };
 
 /* Parses "key=val,key=val".  NULL or "" gives the defaults.  Returns 0, or

@@ -224,9 +224,19 @@ struct recorder {
 	 * met without a sample, [lo, hi) per walk, ascending.  Their tags are
 	 * cleared after the walk (walk_untag); a death of one that came
 	 * before is dropped (under deaths_mu; owned, [walk_ranges_cap]) */
-	struct { uint64_t lo, hi; } *walk_ranges;
+	struct id_run { uint64_t lo, hi; } *walk_ranges;
 	size_t nwalk_ranges, walk_ranges_cap;
 	uint64_t n_walk_deaths_dropped;  /* under deaths_mu */
+	/* mode=sample, start=first-gc (no heap walks): the ids the objects
+	 * found at VMInit got, as runs [lo, hi) ascending (one, unless a
+	 * sample's callback took an id while the iteration ran).  Set at
+	 * VMInit before the agent thread starts; after the first GC the agent
+	 * thread clears those objects' tags (walk_untag_start) and frees the
+	 * runs.  Owned. */
+	struct id_run *pre_runs;
+	size_t npre_runs;
+	int pre_untag_done;              /* agent thread */
+	uint64_t n_pre_untagged;         /* agent thread */
 
 	/* mode=full with gcwait: the classes whose class file the VM began to
 	 * parse (ClassFileLoadHook) after GC late[].gc ended, by name, and
@@ -323,7 +333,8 @@ void mgmt_query(struct mgmt *m, JNIEnv *jni, struct gc_info *out);
 /* ---- heap walks (walk.c), agent thread only ---- */
 struct walk;
 /* Tags every untagged object in the heap (VMInit) as an object that existed
- * before recording; records go to ts, whose mutex the caller holds. */
+ * before recording; records go to ts, whose mutex the caller holds.
+ * mode=sample, start=first-gc: notes their ids in rec->pre_runs. */
 int walk_tag_preexisting(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, struct tstate *ts);
 /* Heap walk for GC gc: collects roots and references.  Caller holds every
  * tstate mu.  *out is owned by the caller (walk_free). */
@@ -348,6 +359,17 @@ int walk_alias(struct walk *wk, const struct arec *r);
  * IterateThroughHeap over the tagged objects), so that no ObjectFree comes
  * for them and the tag map keeps only the samples. */
 int walk_untag(struct walk *wk, jvmtiEnv *jvmti);
+/* mode=sample, start=first-gc, once the first GC's deaths are posted
+ * and written: clears the tags of the objects found at VMInit (rec->
+ * pre_runs) but those of class mirrors (a class's type id) and of live
+ * threads (a thread's id), then frees the runs.  The JVM's tag map is
+ * scanned after every GC (JDK 17 rehashes it on the next tag lookup and
+ * its service thread sweeps it for dead entries): with the ~23,000
+ * objects a started JVM has, that took ~0.8 ms of the program's time a
+ * GC (agent/README.md).  Their later deaths go unrecorded.  One
+ * IterateThroughHeap over the tagged objects, at a safepoint.  Agent
+ * thread. */
+int walk_untag_start(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni);
 /* Makes the JVM post pending ObjectFree events now, on this thread. */
 int walk_flush_deaths(struct recorder *rec, jvmtiEnv *jvmti);
 

@@ -1005,17 +1005,23 @@ static void close_range(struct walk *wk)
 	pthread_mutex_unlock(&rec->deaths_mu);
 }
 
-int walk_tag_is_walked(const struct recorder *rec, uint64_t tag)
+/* Whether id lies in one of runs[0..n), ascending [lo, hi) runs. */
+static int in_runs(const struct id_run *runs, size_t n, uint64_t id)
 {
-	size_t lo = 0, hi = rec->nwalk_ranges; /* ranges ascend: ids only grow */
+	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (rec->walk_ranges[mid].hi <= tag)
+		if (runs[mid].hi <= id)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < rec->nwalk_ranges && rec->walk_ranges[lo].lo <= tag;
+	return lo < n && runs[lo].lo <= id;
+}
+
+int walk_tag_is_walked(const struct recorder *rec, uint64_t tag)
+{
+	return in_runs(rec->walk_ranges, rec->nwalk_ranges, tag); /* ranges ascend: ids only grow */
 }
 
 int walk_alias(struct walk *wk, const struct arec *r)
@@ -1087,6 +1093,75 @@ int walk_untag(struct walk *wk, jvmtiEnv *jvmti)
 void walk_drop_graph(struct walk *wk)
 {
 	wk->news_only = 1;
+}
+
+/* walk_untag_start's callback data */
+struct untag_start {
+	struct recorder *rec;
+	jlong class_tag;         /* java.lang.Class's: a mirror keeps its tag */
+	jlong *threads;          /* the live threads' tags, sorted */
+	size_t nthreads;
+};
+
+static int cmp_jlong(const void *a, const void *b)
+{
+	jlong x = *(const jlong *)a, y = *(const jlong *)b;
+	return x < y ? -1 : x > y;
+}
+
+static jint JNICALL on_untag_start(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *user)
+{
+	(void)size; (void)length;
+	struct untag_start *u = user;
+	if (class_tag == u->class_tag || !in_runs(u->rec->pre_runs, u->rec->npre_runs, (uint64_t)*tag_ptr) ||
+	    bsearch(tag_ptr, u->threads, u->nthreads, sizeof(jlong), cmp_jlong))
+		return 0;
+	*tag_ptr = 0;
+	u->rec->n_pre_untagged++;
+	return 0;
+}
+
+int walk_untag_start(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni)
+{
+	uint32_t class_type = sym_class_type(rec->sym);
+	struct untag_start u = { .rec = rec, .class_tag = class_type == HTR_NO_TYPE ? -1 : (jlong)class_type + 1 };
+	jthread *threads = NULL;
+	jint n = 0;
+	int rc = 0;
+	if (!rec->npre_runs)
+		goto out;
+	if ((*jvmti)->GetAllThreads(jvmti, &n, &threads) != JVMTI_ERROR_NONE) {
+		rc = -EIO;
+		goto out;
+	}
+	u.threads = malloc(((size_t)n + 1) * sizeof(jlong));
+	if (!u.threads) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (jint i = 0; i < n; i++)
+		if ((*jvmti)->GetTag(jvmti, threads[i], &u.threads[u.nthreads]) == JVMTI_ERROR_NONE)
+			u.nthreads++;
+	qsort(u.threads, u.nthreads, sizeof(jlong), cmp_jlong);
+	jvmtiHeapCallbacks cb;
+	memset(&cb, 0, sizeof(cb));
+	cb.heap_iteration_callback = on_untag_start;
+	uint64_t t = agent_now_ns();
+	/* HEAP_FILTER_UNTAGGED: the callback sees the tagged objects only */
+	if ((*jvmti)->IterateThroughHeap(jvmti, JVMTI_HEAP_FILTER_UNTAGGED, NULL, &cb, &u) != JVMTI_ERROR_NONE)
+		rc = -EIO;
+	rec->untag_ns += agent_now_ns() - t;
+out:
+	free(u.threads);
+	if (threads) {
+		for (jint i = 0; i < n; i++)
+			(*jni)->DeleteLocalRef(jni, threads[i]);
+		(*jvmti)->Deallocate(jvmti, (unsigned char *)threads);
+	}
+	free(rec->pre_runs);
+	rec->pre_runs = NULL;
+	rec->npre_runs = 0;
+	return rc;
 }
 
 static jint JNICALL stop_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
@@ -1177,6 +1252,30 @@ static void resolve_news(jvmtiEnv *jvmti, JNIEnv *jni, struct walk *wk, uint32_t
 	}
 }
 
+/* The ids the iteration gave, ascending, as runs of consecutive ids
+ * (rec->pre_runs).  A sample's callback runs in native code, beside the
+ * iteration's safepoint, and may take an id in between: that id is no
+ * object found at start. */
+static int note_pre_runs(struct recorder *rec, const struct walk *wk)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < wk->nnews; i++)
+		if (!i || wk->news[i].id != wk->news[i - 1].id + 1)
+			n++;
+	struct id_run *r = malloc((n + 1) * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	size_t k = 0;
+	for (size_t i = 0; i < wk->nnews; i++) {
+		if (!i || wk->news[i].id != wk->news[i - 1].id + 1)
+			r[k++] = (struct id_run){ wk->news[i].id, wk->news[i].id };
+		r[k - 1].hi = wk->news[i].id + 1;
+	}
+	rec->pre_runs = r;
+	rec->npre_runs = n;
+	return 0;
+}
+
 int walk_tag_preexisting(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, struct tstate *ts)
 {
 	struct walk *wk = NULL;
@@ -1189,6 +1288,10 @@ int walk_tag_preexisting(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, str
 	if ((*jvmti)->IterateThroughHeap(jvmti, 0, NULL, &cb, wk) != JVMTI_ERROR_NONE || wk->oom) {
 		walk_free(wk);
 		return -EIO;
+	}
+	if (rec->sampled && rec->opts->start_first_gc && note_pre_runs(rec, wk)) {
+		walk_free(wk);
+		return -ENOMEM;
 	}
 	uint32_t *types = malloc((wk->nnews + 1) * sizeof(uint32_t));
 	if (!types) {

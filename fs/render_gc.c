@@ -142,12 +142,25 @@ static int kv_pre_u64(struct buf *out, const char *pre, const char *k, uint64_t 
 	return buf_printf(out, "%s%s\t%" PRIu64 "\n", pre, k, v);
 }
 
+/* The agent's sample.start_deaths: how far the deaths of the objects that
+ * existed before recording were followed (absent: to the end). */
+static const char *start_deaths_note(const struct trace *t)
+{
+	const char *sd = trace_info(t, "sample.start_deaths");
+	if (!sd)
+		return "";
+	if (!strcmp(sd, "first-gc"))
+		return " (their deaths recorded to the end of the first GC only)";
+	return " (their deaths followed as the trace's sample.start_deaths says)";
+}
+
 int render_sample_note(const struct trace *t, uint64_t samples, struct buf *out)
 {
 	return buf_printf(out, "estimate\tfrom %" PRIu64 " sampled objects: the recording sampled "
 			  "allocations at a mean interval of %" PRIu64 " bytes (mode=sample); an object of "
 			  "s bytes stands for 1/(1-exp(-s/%" PRIu64 ")) objects, those that existed before "
-			  "recording for one\n", samples, t->sample_interval, t->sample_interval);
+			  "recording for one%s\n", samples, t->sample_interval, t->sample_interval,
+			  start_deaths_note(t));
 }
 
 int render_group_metric(struct hfs *fs, const struct node *n, int arg, struct buf *out)

@@ -28,6 +28,11 @@
  *   thread-sampled <TAB> NAME <TAB> samples <TAB> estimated bytes (the sum of
  *           size / (1 - exp(-size / interval)) over its samples, interval
  *           from the info key sample.interval)
+ *   start <TAB> found <TAB> bytes <TAB> dead by the first GC <TAB> bytes
+ *           <TAB> dead later <TAB> bytes <TAB> dead later, neither a Class
+ *           nor a thread <TAB> alive after the first GC, neither a Class
+ *           nor a thread (Thread objects: the ids of the trace's threads)
+ *           for the objects found at start (flag PREEXISTING)
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -253,8 +258,39 @@ struct per_size {
 	UT_hash_handle hh;
 };
 
+/* The objects found at start: id, size, whether a Class or thread, the
+ * GC of their death (0: none recorded) */
+struct start_obj {
+	uint64_t id, size;
+	int plain;
+	uint32_t death_gc;
+	UT_hash_handle hh;
+};
+
+static int is_thread_id(const struct trace *t, uint64_t id)
+{
+	for (uint32_t i = 0; i < t->nthreads; i++)
+		if (t->threads[i].id == id)
+			return 1;
+	return 0;
+}
+
+static int add_start(const struct trace *t, const struct htr_event *ev, struct start_obj **start)
+{
+	struct start_obj *x = calloc(1, sizeof(*x));
+	if (!x)
+		return -ENOMEM;
+	char scratch[64];
+	x->id = ev->u.alloc.id;
+	x->size = ev->u.alloc.size;
+	x->plain = strcmp(trace_type_name(t, ev->u.alloc.type, scratch, sizeof(scratch)), "java.lang.Class") &&
+		   !is_thread_id(t, x->id);
+	HASH_ADD(hh, *start, id, sizeof(x->id), x);
+	return 0;
+}
+
 static int collect_samples(const struct trace *t, const struct trace_frame *fr, struct sample **all,
-			   struct htr_err *err)
+			   struct start_obj **start, struct htr_err *err)
 {
 	struct htr_frame_hdr h = { fr->offset, fr->kind, fr->comp_len, fr->raw_len, fr->nevents };
 	struct htr_iter *it = NULL;
@@ -264,7 +300,9 @@ static int collect_samples(const struct trace *t, const struct trace_frame *fr, 
 	struct htr_event ev;
 	while (!rc && (rc = htr_iter_next(it, &ev, err)) == 1) {
 		rc = 0;
-		if (ev.type == HTR_EV_ALLOC && !(ev.u.alloc.flags & HTR_ALLOC_PREEXISTING)) {
+		if (ev.type == HTR_EV_ALLOC && (ev.u.alloc.flags & HTR_ALLOC_PREEXISTING)) {
+			rc = add_start(t, &ev, start);
+		} else if (ev.type == HTR_EV_ALLOC) {
 			struct sample *x = calloc(1, sizeof(*x));
 			if (!x) {
 				rc = -ENOMEM;
@@ -281,6 +319,10 @@ static int collect_samples(const struct trace *t, const struct trace_frame *fr, 
 				HASH_FIND(hh, *all, &ev.u.deaths.ids[i], sizeof(uint64_t), x);
 				if (x)
 					x->dead = 1;
+				struct start_obj *so = NULL;
+				HASH_FIND(hh, *start, &ev.u.deaths.ids[i], sizeof(uint64_t), so);
+				if (so && !so->death_gc)
+					so->death_gc = ev.u.deaths.gc;
 			}
 		}
 	}
@@ -297,12 +339,35 @@ static int sampled(const struct trace *t)
 		return 1;
 	}
 	struct sample *all = NULL, *x, *tmp;
+	struct start_obj *start = NULL, *so, *stmp;
 	struct htr_err err;
 	memset(&err, 0, sizeof(err));
 	int rc = 0;
 	for (uint32_t f = 0; f < t->nframes && !rc; f++)
 		if (t->frames[f].kind == HTR_FRAME_EVENTS)
-			rc = collect_samples(t, &t->frames[f], &all, &err);
+			rc = collect_samples(t, &t->frames[f], &all, &start, &err);
+	uint32_t first_gc = t->ngcs ? t->gcs[0].gc : UINT32_MAX;
+	uint64_t found = 0, found_b = 0, d1 = 0, d1_b = 0, dl = 0, dl_b = 0, dl_plain = 0, alive_plain = 0;
+	HASH_ITER(hh, start, so, stmp) {
+		found++;
+		found_b += so->size;
+		if (so->death_gc && so->death_gc <= first_gc) {
+			d1++;
+			d1_b += so->size;
+		} else if (so->death_gc) {
+			dl++;
+			dl_b += so->size;
+			dl_plain += so->plain;
+		} else {
+			alive_plain += so->plain;
+		}
+		HASH_DEL(start, so);
+		free(so);
+	}
+	if (!rc)
+		printf("start\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
+		       "\t%" PRIu64 "\t%" PRIu64 "\n", found, found_b, d1, d1_b, dl, dl_b, dl_plain,
+		       alive_plain + dl_plain);
 	struct per_size *sizes = NULL, *ps, *ptmp;
 	uint64_t *tsamples = calloc(t->nthreads + 1, sizeof(uint64_t));
 	double *tbytes = calloc(t->nthreads + 1, sizeof(double));

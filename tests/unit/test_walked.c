@@ -2,7 +2,9 @@
  * of a sampled recording (the agent's mode=sample with graph=) met without
  * a sample.  Two traces of the same samples, one without the walk and one
  * with it at GC 1, are rebuilt: every expected value comes from what the
- * scenario writes (ids, types, deaths), never from the reconstructor. */
+ * scenario writes (ids, types, deaths), never from the reconstructor.
+ * Also what a sampled recording's estimate line says of the objects found
+ * at start (info sample.start_deaths). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -272,12 +274,71 @@ static void test_walked_refused(void **state)
 	unlink(p);
 }
 
+/* The estimate line of gc/001/info in a sampled trace with info
+ * sample.start_deaths `value` (NULL: none), into line. */
+static void estimate_line(const char *value, char *line, size_t len)
+{
+	char p[] = "/tmp/test_walked_sXXXXXX";
+	make_temp(p);
+	struct htr_writer *w;
+	assert_int_equal(htr_writer_open(&w, p, NULL), 0);
+	assert_int_equal(htr_write_info(w, "agent.mode", "sample"), 0);
+	assert_int_equal(htr_write_info(w, "sample.interval", "512"), 0);
+	if (value)
+		assert_int_equal(htr_write_info(w, "sample.start_deaths", value), 0);
+	struct htr_type_def a = { .id = T_A, .name = "p.A", .kind = HTR_TYPE_INSTANCE, .super_id = HTR_NO_TYPE };
+	assert_int_equal(htr_write_type(w, &a), 0);
+	alloc(w, 100, T_A, 32, HTR_ALLOC_PREEXISTING, 0);
+	alloc(w, 200, T_A, 32, 0, 10);
+	struct htr_gc_event g = { .gc = 1, .time_ns = 1000, .used = 100, .capacity = 1 << 20, .cause = "test" };
+	assert_int_equal(htr_write_gc_start(w, &g), 0);
+	g.time_ns = 1010;
+	assert_int_equal(htr_write_gc_end(w, &g), 0);
+	assert_int_equal(htr_writer_close(w), 0);
+	struct hfs *fs;
+	struct htr_err err;
+	struct hfs_opts o = { 0 };
+	assert_int_equal(hfs_open(&fs, p, &o, &err), 0);
+	struct buf b;
+	buf_init(&b);
+	assert_int_equal(hfs_read(fs, "/gc/001/info", &b), 0);
+	assert_int_equal(buf_putc(&b, 0), 0);
+	const char *e = strstr((char *)b.data, "\nestimate\t");
+	assert_non_null(e);
+	const char *end = strchr(e + 1, '\n');
+	assert_non_null(end);
+	assert_true((size_t)(end - e) < len);
+	snprintf(line, len, "%.*s", (int)(end - e - 1), e + 1);
+	buf_free(&b);
+	hfs_close(fs);
+	unlink(p);
+}
+
+/* The agent's sample.start_deaths first-gc: the objects found at start
+ * were followed to the first GC only, and the estimate line says so;
+ * without the key it says nothing of it; a value this reader does not
+ * know is not taken for either. */
+static void test_start_deaths_note(void **state)
+{
+	(void)state;
+	char line[1024];
+	const char *tail = "those that existed before recording for one";
+	estimate_line(NULL, line, sizeof line);
+	assert_non_null(strstr(line, "from 2 sampled objects"));
+	assert_int_equal(strlen(line) - strlen(tail), (size_t)(strstr(line, tail) - line));
+	estimate_line("first-gc", line, sizeof line);
+	assert_non_null(strstr(line, "for one (their deaths recorded to the end of the first GC only)"));
+	estimate_line("every-other-gc", line, sizeof line);
+	assert_non_null(strstr(line, "for one (their deaths followed as the trace's sample.start_deaths says)"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_walk_keeps_estimates),
 		cmocka_unit_test(test_walked_refused),
 		cmocka_unit_test(test_walked_only_type),
+		cmocka_unit_test(test_start_deaths_note),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
