@@ -409,6 +409,22 @@ out:
 
 /* ---- deaths, GCs, classes, threads --------------------------------------- */
 
+/* Appends d to rec->deaths; caller holds deaths_mu.  0 or -ENOMEM (the
+ * death is lost). */
+static int push_death_locked(struct recorder *rec, struct death d)
+{
+	if (rec->ndeaths == rec->deaths_cap) {
+		size_t cap = rec->deaths_cap ? rec->deaths_cap * 2 : 65536;
+		struct death *p = realloc(rec->deaths, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		rec->deaths = p;
+		rec->deaths_cap = cap;
+	}
+	rec->deaths[rec->ndeaths++] = d;
+	return 0;
+}
+
 void recorder_object_free(struct recorder *rec, jlong tag)
 {
 	/* Deaths are posted after the GC that freed them ended: attribute them
@@ -428,18 +444,16 @@ void recorder_object_free(struct recorder *rec, jlong tag)
 		pthread_mutex_unlock(&rec->deaths_mu);
 		return;
 	}
-	if (rec->ndeaths == rec->deaths_cap) {
-		size_t cap = rec->deaths_cap ? rec->deaths_cap * 2 : 65536;
-		struct death *p = realloc(rec->deaths, cap * sizeof(*p));
-		if (!p) {
-			pthread_mutex_unlock(&rec->deaths_mu);
-			return;
-		}
-		rec->deaths = p;
-		rec->deaths_cap = cap;
-	}
-	rec->deaths[rec->ndeaths++] = d;
+	push_death_locked(rec, d);
 	pthread_mutex_unlock(&rec->deaths_mu);
+}
+
+int rec_add_death(struct recorder *rec, uint64_t id, uint32_t gc)
+{
+	pthread_mutex_lock(&rec->deaths_mu);
+	int rc = push_death_locked(rec, (struct death){ id, gc });
+	pthread_mutex_unlock(&rec->deaths_mu);
+	return rc;
 }
 
 void recorder_gc_start(struct recorder *rec)

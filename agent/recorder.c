@@ -352,6 +352,14 @@ static void process_gc(struct recorder *rec, JNIEnv *jni, uint32_t n, int query)
 	int full_only = rec->opts->graph == AGENT_GRAPH_FULL;
 	if (full_only)
 		gc_info_of(rec, jni, n, query, &gi);
+	if (rec->sampled && !rec->start_checked) {
+		/* mode=sample's first GC: the fillers among the objects found at
+		 * start die; with start=first-gc the rest leave the tag map */
+		rec->start_checked = 1;
+		if (walk_check_start(rec, rec->jvmti, jni, n))
+			fprintf(stderr, "heapfs-agent: GC %u: checking the objects found at start failed: their "
+					"tags stay, fillers among them too\n", n);
+	}
 	struct walk *wk = NULL;
 	int dropped = 0; /* (a walk that failed is not dropped: the trace says only no graph) */
 	if (agent_opts_wants_graph(rec->opts, n, gi.full))
@@ -394,14 +402,6 @@ static void process_gc(struct recorder *rec, JNIEnv *jni, uint32_t n, int query)
 		for (size_t i = 0; i < rec->held.n; i++)
 			note_error(rec, walk_alias(wk, &rec->held.r[i]));
 	write_deaths(rec, n);
-	if (rec->npre_runs && !rec->pre_untag_done) {
-		/* mode=sample without walks: the first GC freed the start-up's
-		 * garbage; the rest of what VMInit found leaves the tag map */
-		rec->pre_untag_done = 1;
-		if (walk_untag_start(rec, rec->jvmti, jni))
-			fprintf(stderr, "heapfs-agent: GC %u: clearing the tags of the objects found at start "
-					"failed: some stay tagged\n", n);
-	}
 	if (wk) {
 		uint64_t nobj = 0;
 		note_error(rec, walk_write(wk, rec->jvmti, jni, n, &nobj));
@@ -494,14 +494,16 @@ static void print_sample_stats(struct recorder *rec)
 			(unsigned long long)rec->n_walk_aliases, (unsigned long long)rec->n_walk_deaths_dropped);
 	fprintf(stderr,
 		"heapfs-agent: %s: mode=sample interval %u: %llu samples (%llu written, %llu bytes), "
-		"%llu objects found at start (tags cleared after the first GC: %llu, %.1f ms), %llu deaths "
+		"%llu objects found at start (at the first GC: %llu fillers, tags cleared %llu, %.1f ms), "
+		"%llu deaths "
 		"(%llu of unwritten class mirrors dropped), %u GCs, "
 		"death flushes %.1f ms, writing %.1f ms, %llu bytes, %u types, %u methods, %u sites\n",
 		rec->opts->out, rec->opts->interval,
 		(unsigned long long)__atomic_load_n(&rec->n_sample_callbacks, __ATOMIC_RELAXED),
 		(unsigned long long)rec->n_written_allocs, (unsigned long long)rec->n_written_alloc_bytes,
-		(unsigned long long)rec->n_written_pre, (unsigned long long)rec->n_pre_untagged,
-		rec->n_walks ? 0.0 : rec->untag_ns / 1e6, (unsigned long long)rec->n_deaths,
+		(unsigned long long)rec->n_written_pre, (unsigned long long)rec->n_start_fillers,
+		(unsigned long long)rec->n_start_untagged,
+		rec->start_check_ns / 1e6, (unsigned long long)rec->n_deaths,
 		(unsigned long long)dropped, rec->processed, rec->flush_ns / 1e6, rec->write_ns / 1e6,
 		(unsigned long long)htr_writer_bytes(rec->w), nt, nm, ns);
 }

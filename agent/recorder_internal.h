@@ -227,16 +227,15 @@ struct recorder {
 	struct id_run { uint64_t lo, hi; } *walk_ranges;
 	size_t nwalk_ranges, walk_ranges_cap;
 	uint64_t n_walk_deaths_dropped;  /* under deaths_mu */
-	/* mode=sample, start=first-gc (no heap walks): the ids the objects
-	 * found at VMInit got, as runs [lo, hi) ascending (one, unless a
-	 * sample's callback took an id while the iteration ran).  Set at
-	 * VMInit before the agent thread starts; after the first GC the agent
-	 * thread clears those objects' tags (walk_untag_start) and frees the
-	 * runs.  Owned. */
-	struct id_run *pre_runs;
-	size_t npre_runs;
-	int pre_untag_done;              /* agent thread */
-	uint64_t n_pre_untagged;         /* agent thread */
+	/* mode=sample: the objects found at VMInit, by id ascending (a
+	 * sample's callback may take an id in between: it is no start
+	 * object), with the class tag and size they had then.  Set at VMInit
+	 * before the agent thread starts; the agent thread checks them after
+	 * the first GC (walk_check_start) and frees the table.  Owned. */
+	struct start_obj { uint64_t id, class_tag, size; } *start;
+	size_t nstart;
+	int start_checked;               /* agent thread */
+	uint64_t n_start_untagged, n_start_fillers, start_check_ns; /* agent thread */
 
 	/* mode=full with gcwait: the classes whose class file the VM began to
 	 * parse (ClassFileLoadHook) after GC late[].gc ended, by name, and
@@ -302,6 +301,9 @@ static inline uint64_t rec_new_tag(struct recorder *rec)
 /* ---- record buffers (events.c) ---- */
 struct chunk *chunk_get(struct recorder *rec);
 void chunk_put_list(struct recorder *rec, struct chunk *head);
+/* A death of object id at GC gc, as an ObjectFree would note it (agent
+ * thread; takes deaths_mu).  0 or -ENOMEM. */
+int rec_add_death(struct recorder *rec, uint64_t id, uint32_t gc);
 /* Appends to ts->recs; caller holds ts->mu.  Returns 0 or -ENOMEM. */
 int ts_append(struct recorder *rec, struct tstate *ts, const struct arec *r);
 /* The calling thread's state, created on first use; NULL on failure. */
@@ -334,7 +336,7 @@ void mgmt_query(struct mgmt *m, JNIEnv *jni, struct gc_info *out);
 struct walk;
 /* Tags every untagged object in the heap (VMInit) as an object that existed
  * before recording; records go to ts, whose mutex the caller holds.
- * mode=sample, start=first-gc: notes their ids in rec->pre_runs. */
+ * mode=sample: notes them in rec->start. */
 int walk_tag_preexisting(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, struct tstate *ts);
 /* Heap walk for GC gc: collects roots and references.  Caller holds every
  * tstate mu.  *out is owned by the caller (walk_free). */
@@ -359,17 +361,23 @@ int walk_alias(struct walk *wk, const struct arec *r);
  * IterateThroughHeap over the tagged objects), so that no ObjectFree comes
  * for them and the tag map keeps only the samples. */
 int walk_untag(struct walk *wk, jvmtiEnv *jvmti);
-/* mode=sample, start=first-gc, once the first GC's deaths are posted
- * and written: clears the tags of the objects found at VMInit (rec->
- * pre_runs) but those of class mirrors (a class's type id) and of live
- * threads (a thread's id), then frees the runs.  The JVM's tag map is
- * scanned after every GC (JDK 17 rehashes it on the next tag lookup and
- * its service thread sweeps it for dead entries): with the ~23,000
- * objects a started JVM has, that took ~0.8 ms of the program's time a
- * GC (agent/README.md).  Their later deaths go unrecorded.  One
- * IterateThroughHeap over the tagged objects, at a safepoint.  Agent
- * thread. */
-int walk_untag_start(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni);
+/* mode=sample, at the first GC (before its walk, if any): one
+ * IterateThroughHeap over the tagged objects, at a safepoint, that
+ * (1) finds the objects found at start (rec->start) whose tag now sits on
+ * an object of another class or size: the heap iteration at VMInit made
+ * the heap parsable by writing an int[] filler over the unused end of
+ * each current TLAB, tagged it, and the thread then allocated over it, so
+ * that the tag names whatever object came to lie at that address.  Such a
+ * filler is no object of the program: its tag is cleared and its death
+ * written at GC gc (its record says int[] of the filler's size);
+ * (2) with start=first-gc, clears the tags of the others but class
+ * mirrors (a class's type id) and the Thread objects of live threads (a
+ * thread's id): the JVM's tag map is scanned after every GC (JDK 17
+ * rehashes it on the next tag lookup and its service thread sweeps it for
+ * dead entries), which with the ~23,000 objects a started JVM holds took
+ * ~0.8 ms of the program's time a GC (agent/README.md); their later
+ * deaths go unrecorded.  Frees rec->start.  Agent thread. */
+int walk_check_start(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, uint32_t gc);
 /* Makes the JVM post pending ObjectFree events now, on this thread. */
 int walk_flush_deaths(struct recorder *rec, jvmtiEnv *jvmti);
 

@@ -1095,12 +1095,16 @@ void walk_drop_graph(struct walk *wk)
 	wk->news_only = 1;
 }
 
-/* walk_untag_start's callback data */
-struct untag_start {
+/* walk_check_start's callback data */
+struct check_start {
 	struct recorder *rec;
+	int clear;               /* start=first-gc: clear the start objects' tags */
 	jlong class_tag;         /* java.lang.Class's: a mirror keeps its tag */
 	jlong *threads;          /* the live threads' tags, sorted */
 	size_t nthreads;
+	uint64_t *fillers;       /* ids of the fillers found (owned) */
+	size_t nfillers, fillers_cap;
+	int oom;
 };
 
 static int cmp_jlong(const void *a, const void *b)
@@ -1109,58 +1113,97 @@ static int cmp_jlong(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static jint JNICALL on_untag_start(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *user)
+static const struct start_obj *find_start(const struct recorder *rec, uint64_t id)
 {
-	(void)size; (void)length;
-	struct untag_start *u = user;
-	if (class_tag == u->class_tag || !in_runs(u->rec->pre_runs, u->rec->npre_runs, (uint64_t)*tag_ptr) ||
+	size_t lo = 0, hi = rec->nstart;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (rec->start[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < rec->nstart && rec->start[lo].id == id ? &rec->start[lo] : NULL;
+}
+
+static jint JNICALL on_check_start(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *user)
+{
+	(void)length;
+	struct check_start *u = user;
+	const struct start_obj *so = find_start(u->rec, (uint64_t)*tag_ptr);
+	if (!so)
+		return 0;
+	/* (a class whose mirror had no tag at VMInit: the size alone) */
+	if ((so->class_tag && (uint64_t)class_tag != so->class_tag) || (uint64_t)size != so->size) {
+		uint64_t *f = PUSH(u, fillers, nfillers, fillers_cap);
+		if (!f) {
+			u->oom = 1;
+			return 0;
+		}
+		*f = so->id;
+		*tag_ptr = 0;
+		return 0;
+	}
+	if (!u->clear || class_tag == u->class_tag ||
 	    bsearch(tag_ptr, u->threads, u->nthreads, sizeof(jlong), cmp_jlong))
 		return 0;
 	*tag_ptr = 0;
-	u->rec->n_pre_untagged++;
+	u->rec->n_start_untagged++;
 	return 0;
 }
 
-int walk_untag_start(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni)
+/* The live threads' tags, sorted, into u->threads. */
+static int live_thread_tags(jvmtiEnv *jvmti, JNIEnv *jni, struct check_start *u)
 {
-	uint32_t class_type = sym_class_type(rec->sym);
-	struct untag_start u = { .rec = rec, .class_tag = class_type == HTR_NO_TYPE ? -1 : (jlong)class_type + 1 };
 	jthread *threads = NULL;
 	jint n = 0;
+	if ((*jvmti)->GetAllThreads(jvmti, &n, &threads) != JVMTI_ERROR_NONE)
+		return -EIO;
 	int rc = 0;
-	if (!rec->npre_runs)
-		goto out;
-	if ((*jvmti)->GetAllThreads(jvmti, &n, &threads) != JVMTI_ERROR_NONE) {
-		rc = -EIO;
-		goto out;
-	}
-	u.threads = malloc(((size_t)n + 1) * sizeof(jlong));
-	if (!u.threads) {
+	u->threads = malloc(((size_t)n + 1) * sizeof(jlong));
+	if (!u->threads)
 		rc = -ENOMEM;
-		goto out;
+	for (jint i = 0; i < n; i++) {
+		if (!rc && (*jvmti)->GetTag(jvmti, threads[i], &u->threads[u->nthreads]) == JVMTI_ERROR_NONE)
+			u->nthreads++;
+		(*jni)->DeleteLocalRef(jni, threads[i]);
 	}
-	for (jint i = 0; i < n; i++)
-		if ((*jvmti)->GetTag(jvmti, threads[i], &u.threads[u.nthreads]) == JVMTI_ERROR_NONE)
-			u.nthreads++;
-	qsort(u.threads, u.nthreads, sizeof(jlong), cmp_jlong);
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)threads);
+	if (!rc)
+		qsort(u->threads, u->nthreads, sizeof(jlong), cmp_jlong);
+	return rc;
+}
+
+int walk_check_start(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, uint32_t gc)
+{
+	uint32_t class_type = sym_class_type(rec->sym);
+	struct check_start u = { .rec = rec, .clear = rec->opts->start_first_gc,
+				 .class_tag = class_type == HTR_NO_TYPE ? -1 : (jlong)class_type + 1 };
+	int rc = 0;
+	if (!rec->nstart)
+		goto out;
+	rc = live_thread_tags(jvmti, jni, &u);
+	if (rc)
+		goto out;
 	jvmtiHeapCallbacks cb;
 	memset(&cb, 0, sizeof(cb));
-	cb.heap_iteration_callback = on_untag_start;
+	cb.heap_iteration_callback = on_check_start;
 	uint64_t t = agent_now_ns();
 	/* HEAP_FILTER_UNTAGGED: the callback sees the tagged objects only */
 	if ((*jvmti)->IterateThroughHeap(jvmti, JVMTI_HEAP_FILTER_UNTAGGED, NULL, &cb, &u) != JVMTI_ERROR_NONE)
 		rc = -EIO;
-	rec->untag_ns += agent_now_ns() - t;
+	rec->start_check_ns += agent_now_ns() - t;
+	for (size_t i = 0; i < u.nfillers && !rc; i++)
+		rc = rec_add_death(rec, u.fillers[i], gc);
+	rec->n_start_fillers += u.nfillers;
+	if (!rc && u.oom)
+		rc = -ENOMEM;
 out:
 	free(u.threads);
-	if (threads) {
-		for (jint i = 0; i < n; i++)
-			(*jni)->DeleteLocalRef(jni, threads[i]);
-		(*jvmti)->Deallocate(jvmti, (unsigned char *)threads);
-	}
-	free(rec->pre_runs);
-	rec->pre_runs = NULL;
-	rec->npre_runs = 0;
+	free(u.fillers);
+	free(rec->start);
+	rec->start = NULL;
+	rec->nstart = 0;
 	return rc;
 }
 
@@ -1252,27 +1295,17 @@ static void resolve_news(jvmtiEnv *jvmti, JNIEnv *jni, struct walk *wk, uint32_t
 	}
 }
 
-/* The ids the iteration gave, ascending, as runs of consecutive ids
- * (rec->pre_runs).  A sample's callback runs in native code, beside the
- * iteration's safepoint, and may take an id in between: that id is no
- * object found at start. */
-static int note_pre_runs(struct recorder *rec, const struct walk *wk)
+/* The objects the iteration tagged, ascending by id, with their class
+ * tags and sizes (rec->start), for walk_check_start. */
+static int note_start(struct recorder *rec, const struct walk *wk)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < wk->nnews; i++)
-		if (!i || wk->news[i].id != wk->news[i - 1].id + 1)
-			n++;
-	struct id_run *r = malloc((n + 1) * sizeof(*r));
-	if (!r)
+	struct start_obj *so = malloc((wk->nnews + 1) * sizeof(*so));
+	if (!so)
 		return -ENOMEM;
-	size_t k = 0;
-	for (size_t i = 0; i < wk->nnews; i++) {
-		if (!i || wk->news[i].id != wk->news[i - 1].id + 1)
-			r[k++] = (struct id_run){ wk->news[i].id, wk->news[i].id };
-		r[k - 1].hi = wk->news[i].id + 1;
-	}
-	rec->pre_runs = r;
-	rec->npre_runs = n;
+	for (size_t i = 0; i < wk->nnews; i++)
+		so[i] = (struct start_obj){ wk->news[i].id, wk->news[i].class_tag, wk->news[i].size };
+	rec->start = so;
+	rec->nstart = wk->nnews;
 	return 0;
 }
 
@@ -1289,7 +1322,7 @@ int walk_tag_preexisting(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, str
 		walk_free(wk);
 		return -EIO;
 	}
-	if (rec->sampled && rec->opts->start_first_gc && note_pre_runs(rec, wk)) {
+	if (rec->sampled && note_start(rec, wk)) {
 		walk_free(wk);
 		return -ENOMEM;
 	}

@@ -32,6 +32,7 @@
  *           <TAB> dead later <TAB> bytes <TAB> dead later, neither a Class
  *           nor a thread <TAB> alive after the first GC, neither a Class
  *           nor a thread (Thread objects: the ids of the trace's threads)
+ *           <TAB> int[] of 64 KiB or more never dead
  *           for the objects found at start (flag PREEXISTING)
  */
 #include <errno.h>
@@ -262,7 +263,7 @@ struct per_size {
  * GC of their death (0: none recorded) */
 struct start_obj {
 	uint64_t id, size;
-	int plain;
+	int plain, big_int_array;
 	uint32_t death_gc;
 	UT_hash_handle hh;
 };
@@ -283,8 +284,9 @@ static int add_start(const struct trace *t, const struct htr_event *ev, struct s
 	char scratch[64];
 	x->id = ev->u.alloc.id;
 	x->size = ev->u.alloc.size;
-	x->plain = strcmp(trace_type_name(t, ev->u.alloc.type, scratch, sizeof(scratch)), "java.lang.Class") &&
-		   !is_thread_id(t, x->id);
+	const char *name = trace_type_name(t, ev->u.alloc.type, scratch, sizeof(scratch));
+	x->plain = strcmp(name, "java.lang.Class") && !is_thread_id(t, x->id);
+	x->big_int_array = !strcmp(name, "int[]") && x->size >= 65536;
 	HASH_ADD(hh, *start, id, sizeof(x->id), x);
 	return 0;
 }
@@ -348,6 +350,7 @@ static int sampled(const struct trace *t)
 			rc = collect_samples(t, &t->frames[f], &all, &start, &err);
 	uint32_t first_gc = t->ngcs ? t->gcs[0].gc : UINT32_MAX;
 	uint64_t found = 0, found_b = 0, d1 = 0, d1_b = 0, dl = 0, dl_b = 0, dl_plain = 0, alive_plain = 0;
+	uint64_t big_alive = 0;
 	HASH_ITER(hh, start, so, stmp) {
 		found++;
 		found_b += so->size;
@@ -360,14 +363,15 @@ static int sampled(const struct trace *t)
 			dl_plain += so->plain;
 		} else {
 			alive_plain += so->plain;
+			big_alive += so->big_int_array;
 		}
 		HASH_DEL(start, so);
 		free(so);
 	}
 	if (!rc)
 		printf("start\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
-		       "\t%" PRIu64 "\t%" PRIu64 "\n", found, found_b, d1, d1_b, dl, dl_b, dl_plain,
-		       alive_plain + dl_plain);
+		       "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n", found, found_b, d1, d1_b, dl, dl_b, dl_plain,
+		       alive_plain + dl_plain, big_alive);
 	struct per_size *sizes = NULL, *ps, *ptmp;
 	uint64_t *tsamples = calloc(t->nthreads + 1, sizeof(uint64_t));
 	double *tbytes = calloc(t->nthreads + 1, sizeof(double));
