@@ -466,7 +466,7 @@ static void write_info(struct recorder *rec, jvmtiEnv *jvmti)
 		snprintf(buf, sizeof(buf), "%u", rec->opts->interval);
 		note_error(rec, htr_write_info(rec->w, "sample.interval", buf));
 		/* start=first-gc: the objects found at start are followed to the
-		 * first GC only (walk_untag_start) */
+		 * first GC only (walk_check_start) */
 		if (rec->opts->start_first_gc)
 			note_error(rec, htr_write_info(rec->w, "sample.start_deaths", "first-gc"));
 	}

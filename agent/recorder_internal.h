@@ -224,7 +224,7 @@ struct recorder {
 	 * met without a sample, [lo, hi) per walk, ascending.  Their tags are
 	 * cleared after the walk (walk_untag); a death of one that came
 	 * before is dropped (under deaths_mu; owned, [walk_ranges_cap]) */
-	struct id_run { uint64_t lo, hi; } *walk_ranges;
+	struct { uint64_t lo, hi; } *walk_ranges;
 	size_t nwalk_ranges, walk_ranges_cap;
 	uint64_t n_walk_deaths_dropped;  /* under deaths_mu */
 	/* mode=sample: the objects found at VMInit, by id ascending (a

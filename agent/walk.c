@@ -1005,23 +1005,17 @@ static void close_range(struct walk *wk)
 	pthread_mutex_unlock(&rec->deaths_mu);
 }
 
-/* Whether id lies in one of runs[0..n), ascending [lo, hi) runs. */
-static int in_runs(const struct id_run *runs, size_t n, uint64_t id)
+int walk_tag_is_walked(const struct recorder *rec, uint64_t tag)
 {
-	size_t lo = 0, hi = n;
+	size_t lo = 0, hi = rec->nwalk_ranges; /* ranges ascend: ids only grow */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (runs[mid].hi <= id)
+		if (rec->walk_ranges[mid].hi <= tag)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < n && runs[lo].lo <= id;
-}
-
-int walk_tag_is_walked(const struct recorder *rec, uint64_t tag)
-{
-	return in_runs(rec->walk_ranges, rec->nwalk_ranges, tag); /* ranges ascend: ids only grow */
+	return lo < rec->nwalk_ranges && rec->walk_ranges[lo].lo <= tag;
 }
 
 int walk_alias(struct walk *wk, const struct arec *r)
@@ -1295,17 +1289,20 @@ static void resolve_news(jvmtiEnv *jvmti, JNIEnv *jni, struct walk *wk, uint32_t
 	}
 }
 
-/* The objects the iteration tagged, ascending by id, with their class
- * tags and sizes (rec->start), for walk_check_start. */
-static int note_start(struct recorder *rec, const struct walk *wk)
+/* The objects the iteration tagged and the trace records (a type),
+ * ascending by id, with their class tags and sizes (rec->start), for
+ * walk_check_start. */
+static int note_start(struct recorder *rec, const struct walk *wk, const uint32_t *types)
 {
 	struct start_obj *so = malloc((wk->nnews + 1) * sizeof(*so));
 	if (!so)
 		return -ENOMEM;
+	size_t n = 0;
 	for (size_t i = 0; i < wk->nnews; i++)
-		so[i] = (struct start_obj){ wk->news[i].id, wk->news[i].class_tag, wk->news[i].size };
+		if (types[i] != HTR_NO_TYPE)
+			so[n++] = (struct start_obj){ wk->news[i].id, wk->news[i].class_tag, wk->news[i].size };
 	rec->start = so;
-	rec->nstart = wk->nnews;
+	rec->nstart = n;
 	return 0;
 }
 
@@ -1321,10 +1318,6 @@ int walk_tag_preexisting(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, str
 	if ((*jvmti)->IterateThroughHeap(jvmti, 0, NULL, &cb, wk) != JVMTI_ERROR_NONE || wk->oom) {
 		walk_free(wk);
 		return -EIO;
-	}
-	if (rec->sampled && note_start(rec, wk)) {
-		walk_free(wk);
-		return -ENOMEM;
 	}
 	uint32_t *types = malloc((wk->nnews + 1) * sizeof(uint32_t));
 	if (!types) {
@@ -1343,9 +1336,10 @@ int walk_tag_preexisting(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, str
 				  .flags = HTR_ALLOC_PREEXISTING };
 		ts_append(rec, ts, &r);
 	}
+	rc = rec->sampled ? note_start(rec, wk, types) : 0;
 	free(types);
 	walk_free(wk);
-	return 0;
+	return rc;
 }
 
 /* ---- writing a graph ------------------------------------------------------------ */
