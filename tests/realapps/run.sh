@@ -157,6 +157,12 @@ prog_listenerleak() {
 	JVM="-Xmx256m" PHASES=2 N=10000 ARGS="" AGENT_N=2000 AGENT_OPTS="graph=every"
 	[ "$SHORT" = 1 ] && N=3000 AGENT_N=500
 	PLANTED='realapps.listenerleak.ListenerLeak$Widget' PER=176 STATIC=realapps.listenerleak.ListenerLeak.BUS KIND=leak
+	# HotSpot's sampler over-samples the Widgets: each is allocated right
+	# after the event bus copies its array of listeners, outside the TLAB,
+	# which the sampler charges late (docs/sampling.md).  At 16 KiB, 12 runs
+	# (-Xshare:off, 2 x 10000 Widgets): estimates 27,163-38,438, mean +58%
+	# (the agents of b2e7e15 and ac4d02a alike); 5 sd is 16,000
+	SAMPLED_BIAS=0.6
 }
 prog_emptybloat() {
 	MAIN=realapps.emptybloat.EmptyBloat JARS=(jackson-databind.jar jackson-core.jar jackson-annotations.jar)
@@ -316,7 +322,7 @@ run_program() {
 	PROG=$1
 	local d=$WORK/$PROG cp jar p
 	mkdir -p "$d"
-	NARG= AGENT_NARG=
+	NARG= AGENT_NARG= SAMPLED_BIAS=0
 	"prog_$PROG"
 	NARG=${NARG:-$N}
 	cp=$d/cls
@@ -637,13 +643,17 @@ check_agent() {
 # Truth: the planted objects alive at the end (PHASES x N; their size from
 # the last dump's by-type table) or the Longs boxed (churn).  Each object of
 # s bytes is sampled with probability p = 1 - exp(-s/I), so the estimate
-# must lie within 5 standard deviations (sqrt(n (1-p) / p)) of the truth.
+# must lie within 5 standard deviations (sqrt(n (1-p) / p)) of the truth,
+# or above it by the program's SAMPLED_BIAS (a fraction of the truth: the
+# sampler's measured bias where a program allocates outside the TLAB).
 SAMPLE_INTERVAL=${SAMPLE_INTERVAL:-16384}
 # est_ok NAME TRUTH SIZE EST: the estimate is within 5 sd of the truth
+# (plus SAMPLED_BIAS above it)
 est_ok() {
-	awk -v n="$2" -v s="$3" -v i="$SAMPLE_INTERVAL" -v e="$4" 'BEGIN {
+	awk -v n="$2" -v s="$3" -v i="$SAMPLE_INTERVAL" -v e="$4" -v b="${SAMPLED_BIAS:-0}" 'BEGIN {
 		p = 1 - exp(-s / i); sd = sqrt(n * (1 - p) / p)
-		printf "estimate %d, truth %d (sd %.0f)", e, n, sd; exit !(e >= n - 5 * sd && e <= n + 5 * sd) }'
+		printf "estimate %d, truth %d (sd %.0f%s)", e, n, sd, (b > 0 ? sprintf(", known bias up to +%d%%", 100 * b) : "")
+		exit !(e >= n - 5 * sd && e <= n * (1 + b) + 5 * sd) }'
 }
 check_sampled() {
 	local d=$1 cp=$2 last=$3 rec=$1/smp.htr n aph=$PHASES size est first msg
