@@ -201,6 +201,24 @@ static void test_walk_keeps_estimates(void **state)
  * table has its row with no samples and no estimate, and its exact count
  * (it was left out when groups were made from samples alone: on a real
  * Guava program, 311 of 473 classes and 3,037 of 45,332 objects). */
+/* The tree of the trace at path (hfs_close frees it). */
+static struct hfs *open_tree(const char *path)
+{
+	struct hfs *fs;
+	struct htr_err err;
+	struct hfs_opts o = { 0 };
+	assert_int_equal(hfs_open(&fs, path, &o, &err), 0);
+	return fs;
+}
+
+/* Node's content into b (emptied first), NUL-terminated. */
+static void read_node(struct hfs *fs, const char *node, struct buf *b)
+{
+	buf_reset(b);
+	assert_int_equal(hfs_read(fs, node, b), 0);
+	assert_int_equal(buf_putc(b, 0), 0);
+}
+
 static void test_walked_only_type(void **state)
 {
 	(void)state;
@@ -229,22 +247,14 @@ static void test_walked_only_type(void **state)
 	g.time_ns = 1010;
 	assert_int_equal(htr_write_gc_end(w, &g), 0);
 	assert_int_equal(htr_writer_close(w), 0);
-	struct hfs *fs;
-	struct htr_err err;
-	struct hfs_opts o = { 0 };
-	assert_int_equal(hfs_open(&fs, p, &o, &err), 0);
+	struct hfs *fs = open_tree(p);
 	struct buf b;
 	buf_init(&b);
-	assert_int_equal(hfs_read(fs, "/gc/001/by-type/p.C/count", &b), 0);
-	assert_int_equal(buf_putc(&b, 0), 0);
+	read_node(fs, "/gc/001/by-type/p.C/count", &b);
 	assert_string_equal((char *)b.data, "1\n");
-	buf_reset(&b);
-	assert_int_equal(hfs_read(fs, "/gc/001/by-type/p.C/samples", &b), 0);
-	assert_int_equal(buf_putc(&b, 0), 0);
+	read_node(fs, "/gc/001/by-type/p.C/samples", &b);
 	assert_string_equal((char *)b.data, "0\n");
-	buf_reset(&b);
-	assert_int_equal(hfs_read(fs, "/gc/001/by-type/table", &b), 0);
-	assert_int_equal(buf_putc(&b, 0), 0);
+	read_node(fs, "/gc/001/by-type/table", &b);
 	/* name samples est_count est_shallow_size count shallow_size ... */
 	assert_non_null(strstr((char *)b.data, "\np.C\t0\t0\t0\t1\t48\t"));
 	assert_non_null(strstr((char *)b.data, "\np.A\t1\t"));
@@ -295,14 +305,10 @@ static void estimate_line(const char *value, char *line, size_t len)
 	g.time_ns = 1010;
 	assert_int_equal(htr_write_gc_end(w, &g), 0);
 	assert_int_equal(htr_writer_close(w), 0);
-	struct hfs *fs;
-	struct htr_err err;
-	struct hfs_opts o = { 0 };
-	assert_int_equal(hfs_open(&fs, p, &o, &err), 0);
+	struct hfs *fs = open_tree(p);
 	struct buf b;
 	buf_init(&b);
-	assert_int_equal(hfs_read(fs, "/gc/001/info", &b), 0);
-	assert_int_equal(buf_putc(&b, 0), 0);
+	read_node(fs, "/gc/001/info", &b);
 	const char *e = strstr((char *)b.data, "\nestimate\t");
 	assert_non_null(e);
 	const char *end = strchr(e + 1, '\n');
