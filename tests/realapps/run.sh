@@ -601,10 +601,24 @@ check_agent() {
 	less_fillers "$d/rec.hprof" "$d/recdump-types.tsv"
 	join -t $'\t' -a 1 -a 2 -e 0 -o 0,1.2,2.2 "$d/recdump-types.tsv" "$d/rec-types.tsv" |
 		awk -F'\t' '$2 != $3' >"$d/rec-types.diff"
+	# One java.lang.Class more in the recording, and nothing else, is
+	# tolerated and said: a class the VM made between the dump's GC and
+	# the agent's walk, which no JVMTI event tells the agent (an array
+	# class has none; HotSpot posts no ClassFileLoadHook for a hidden
+	# class, the event gcwait's late classes are noted by).  Seen in 3 of
+	# 24 runs of listenerleak and cacheleak on 2026-11-29 (listenerleak
+	# twice, once with b2e7e15's agent; cacheleak --short once, in make
+	# test), always at the dump's own GC.
+	local class_plus_one=
+	if [ "$(wc -l <"$d/rec-types.diff")" = 1 ] &&
+		awk -F'\t' '$1 == "java.lang.Class" && $3 == $2 + 1 { ok = 1 } END { exit !ok }' "$d/rec-types.diff"; then
+		class_plus_one=" but java.lang.Class, $(cut -f3 "$d/rec-types.diff") recorded against $(cut -f2 "$d/rec-types.diff") (tolerated: a class made between the dump's GC and the walk)"
+		: >"$d/rec-types.diff"
+	fi
 	if [ -s "$d/rec-types.diff" ]; then
 		flunk recorded-counts "at GC $gc (the dump's own GC: $(timeout "$STEP_TIMEOUT" "$HEAPFS" cat "$rec" "gc/$gc/info" | awk -F'\t' '$1 == "cause" { print $2 }')) the recording's by-type counts differ from the jcmd dump's in $(wc -l <"$d/rec-types.diff") classes ($(awk -F'\t' '{ a += $2; b += $3 } END { print a " objects in the dump, " b " recorded" }' "$d/rec-types.diff")), e.g. (class dump recording): $(head -n 8 "$d/rec-types.diff" | tr '\t\n' ' ;')"
 	else
-		pass recorded-counts "at GC $gc the recording's by-type counts equal the jcmd dump's for every class ($(wc -l <"$d/rec-types.tsv") classes)"
+		pass recorded-counts "at GC $gc the recording's by-type counts equal the jcmd dump's for every class$class_plus_one ($(wc -l <"$d/rec-types.tsv") classes)"
 	fi
 	# field names: the program's and its libraries' classes, and
 	# java.util.concurrent's (the listener list, the cache's tables), whose
