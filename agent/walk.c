@@ -1094,18 +1094,12 @@ struct check_start {
 	struct recorder *rec;
 	int clear;               /* start=first-gc: clear the start objects' tags */
 	jlong class_tag;         /* java.lang.Class's: a mirror keeps its tag */
-	jlong *threads;          /* the live threads' tags, sorted */
+	uint64_t *threads;       /* the live threads' tags, sorted */
 	size_t nthreads;
 	uint64_t *fillers;       /* ids of the fillers found (owned) */
 	size_t nfillers, fillers_cap;
 	int oom;
 };
-
-static int cmp_jlong(const void *a, const void *b)
-{
-	jlong x = *(const jlong *)a, y = *(const jlong *)b;
-	return x < y ? -1 : x > y;
-}
 
 static const struct start_obj *find_start(const struct recorder *rec, uint64_t id)
 {
@@ -1124,7 +1118,8 @@ static jint JNICALL on_check_start(jlong class_tag, jlong size, jlong *tag_ptr, 
 {
 	(void)length;
 	struct check_start *u = user;
-	const struct start_obj *so = find_start(u->rec, (uint64_t)*tag_ptr);
+	uint64_t tag = (uint64_t)*tag_ptr;
+	const struct start_obj *so = find_start(u->rec, tag);
 	if (!so)
 		return 0;
 	/* (a class whose mirror had no tag at VMInit: the size alone) */
@@ -1139,7 +1134,7 @@ static jint JNICALL on_check_start(jlong class_tag, jlong size, jlong *tag_ptr, 
 		return 0;
 	}
 	if (!u->clear || class_tag == u->class_tag ||
-	    bsearch(tag_ptr, u->threads, u->nthreads, sizeof(jlong), cmp_jlong))
+	    bsearch(&tag, u->threads, u->nthreads, sizeof(uint64_t), cmp_u64))
 		return 0;
 	*tag_ptr = 0;
 	u->rec->n_start_untagged++;
@@ -1154,17 +1149,18 @@ static int live_thread_tags(jvmtiEnv *jvmti, JNIEnv *jni, struct check_start *u)
 	if ((*jvmti)->GetAllThreads(jvmti, &n, &threads) != JVMTI_ERROR_NONE)
 		return -EIO;
 	int rc = 0;
-	u->threads = malloc(((size_t)n + 1) * sizeof(jlong));
+	u->threads = malloc(((size_t)n + 1) * sizeof(uint64_t));
 	if (!u->threads)
 		rc = -ENOMEM;
 	for (jint i = 0; i < n; i++) {
-		if (!rc && (*jvmti)->GetTag(jvmti, threads[i], &u->threads[u->nthreads]) == JVMTI_ERROR_NONE)
-			u->nthreads++;
+		jlong tag = 0;
+		if (!rc && (*jvmti)->GetTag(jvmti, threads[i], &tag) == JVMTI_ERROR_NONE)
+			u->threads[u->nthreads++] = (uint64_t)tag; /* ids: never negative */
 		(*jni)->DeleteLocalRef(jni, threads[i]);
 	}
 	(*jvmti)->Deallocate(jvmti, (unsigned char *)threads);
 	if (!rc)
-		qsort(u->threads, u->nthreads, sizeof(jlong), cmp_jlong);
+		qsort(u->threads, u->nthreads, sizeof(uint64_t), cmp_u64);
 	return rc;
 }
 

@@ -268,14 +268,6 @@ struct start_obj {
 	UT_hash_handle hh;
 };
 
-static int is_thread_id(const struct trace *t, uint64_t id)
-{
-	for (uint32_t i = 0; i < t->nthreads; i++)
-		if (t->threads[i].id == id)
-			return 1;
-	return 0;
-}
-
 static int add_start(const struct trace *t, const struct htr_event *ev, struct start_obj **start)
 {
 	struct start_obj *x = calloc(1, sizeof(*x));
@@ -285,7 +277,7 @@ static int add_start(const struct trace *t, const struct htr_event *ev, struct s
 	x->id = ev->u.alloc.id;
 	x->size = ev->u.alloc.size;
 	const char *name = trace_type_name(t, ev->u.alloc.type, scratch, sizeof(scratch));
-	x->plain = strcmp(name, "java.lang.Class") && !is_thread_id(t, x->id);
+	x->plain = strcmp(name, "java.lang.Class") && trace_thread_index(t, x->id) == UINT32_MAX;
 	x->big_int_array = !strcmp(name, "int[]") && x->size >= 65536;
 	HASH_ADD(hh, *start, id, sizeof(x->id), x);
 	return 0;
