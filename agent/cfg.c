@@ -211,7 +211,7 @@ int cfg_build(const struct cf_insn *v, uint32_t n, const struct cf_code *k, stru
 		}
 		g->b[b].end = i + 1;
 		blk_of[i] = b;
-		if (cf_op_allocates(v[i].op) && (rc = cfg_add_site(g, b, v[i].pc)))
+		if (v[i].site && (rc = cfg_add_site(g, b, v[i].pc)))
 			goto out;
 	}
 	for (uint32_t b = 0; b < nb; b++)

@@ -8,8 +8,9 @@
  * are one edge), normal edges first, then exception edges (a block inside a
  * try range to its handler).  Blocks ending in a return or athrow are exits.
  *
- * Allocation sites are the allocating instructions (new, newarray,
- * anewarray, multianewarray), numbered in code order.
+ * Allocation sites are the instructions decoded as sites (struct
+ * cf_insn's site: new, newarray, anewarray, multianewarray, and calls of
+ * the allocating intrinsics), numbered in code order.
  *
  * The same structure is built by hand in tests (cfg_init, cfg_add_*).
  * Ownership: struct cfg owns its arrays; cfg_free releases them.

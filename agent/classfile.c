@@ -907,6 +907,28 @@ int cf_op_allocates(uint8_t op)
 	return op == 187 || op == 188 || op == 189 || op == 197;
 }
 
+int cf_method_allocates(const char *owner, size_t ol, const char *name, size_t nl, const char *desc, size_t dl)
+{
+	static const char *const m[][3] = {
+		{ "java/util/Arrays", "copyOf", "([Ljava/lang/Object;ILjava/lang/Class;)[Ljava/lang/Object;" },
+		{ "java/util/Arrays", "copyOfRange", "([Ljava/lang/Object;IILjava/lang/Class;)[Ljava/lang/Object;" },
+	};
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		if (ol == strlen(m[i][0]) && !memcmp(owner, m[i][0], ol) && nl == strlen(m[i][1]) &&
+		    !memcmp(name, m[i][1], nl) && dl == strlen(m[i][2]) && !memcmp(desc, m[i][2], dl))
+			return 1;
+	return 0;
+}
+
+int cf_call_allocates(const struct cf_class *c, uint16_t idx)
+{
+	uint16_t cls, name, desc, ol = 0, nl = 0, dl = 0;
+	if (cf_ref_parts(c, idx, &cls, &name, &desc))
+		return 0;
+	const char *o = cf_utf8(c, cls, &ol), *n = cf_utf8(c, name, &nl), *d = cf_utf8(c, desc, &dl);
+	return o && n && d && cf_method_allocates(o, ol, n, nl, d, dl);
+}
+
 uint8_t cf_op_kind(uint8_t op)
 {
 	if ((op >= 153 && op <= 166) || op == 198 || op == 199)
@@ -969,6 +991,8 @@ int cf_code_decode(struct cf_class *c, const struct cf_code *k, struct cf_insn *
 		in->len = (uint16_t)cf_insn_len(k->code, k->len, pc);
 		in->op = k->code[pc];
 		in->kind = cf_op_kind(in->op);
+		in->site = cf_op_allocates(in->op) ||
+			   (in->op == 184 && in->len == 3 && cf_call_allocates(c, be16(k->code + pc + 1)));
 		start[pc] = 1;
 		if (in->kind == IK_SWITCH) {
 			rc = switch_targets(c, k->code, in);

@@ -182,6 +182,9 @@ struct cf_insn {
 	uint16_t len;
 	uint8_t op;
 	uint8_t kind;            /* enum cf_insn_kind */
+	uint8_t site;            /* an allocation site (cf_code_decode): an allocating
+				  * opcode, or an invokestatic of an allocating
+				  * intrinsic (cf_call_allocates) */
 	uint32_t ntargets;       /* branch targets (switch: default first, then cases) */
 	uint32_t target0;        /* first target (COND, GOTO) */
 	uint32_t *targets;       /* SWITCH: [ntargets] absolute targets, arena memory */
@@ -196,6 +199,17 @@ int cf_code_decode(struct cf_class *c, const struct cf_code *code, struct cf_ins
 
 /* Whether op allocates an object: new, newarray, anewarray, multianewarray. */
 int cf_op_allocates(uint8_t op);
+
+/* Whether the method owner.name desc (internal names) is one HotSpot's
+ * JIT compilers replace, where a compiled caller calls it, by an
+ * allocation of their own (an intrinsic), so that its bytecode, and a
+ * counter in it, does not run for that call: java.util.Arrays.copyOf and
+ * copyOfRange of Object arrays with a Class argument (the JDK's
+ * vmIntrinsics _copyOf and _copyOfRange), which ArrayList's growth and
+ * Arrays.copyOf(T[], int) call. */
+int cf_method_allocates(const char *owner, size_t ol, const char *name, size_t nl, const char *desc, size_t dl);
+/* Whether invokestatic of pool entry idx calls such a method. */
+int cf_call_allocates(const struct cf_class *c, uint16_t idx);
 
 /* Number of local entries of the implicit initial frame of a method, and its
  * types (locals[] has room for 256 + entries).  this_class names `this`; an

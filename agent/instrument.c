@@ -801,6 +801,28 @@ static int rw_init(struct rw *r, struct cf_class *c, struct cf_member *m, struct
 	return 0;
 }
 
+/* Whether m is an allocating intrinsic (cf_method_allocates). */
+static int is_allocating_intrinsic(const struct cf_class *c, const struct cf_member *m)
+{
+	uint16_t cl, nl, dl;
+	const char *cn = cf_utf8(c, cf_class_name(c, c->this_class), &cl);
+	const char *mn = cf_utf8(c, m->name, &nl), *md = cf_utf8(c, m->desc, &dl);
+	return cn && mn && md && cf_method_allocates(cn, cl, mn, nl, md, dl);
+}
+
+/* cf_code_decode of m's code.  The allocations in the body of an
+ * allocating intrinsic are no sites: its callers count each call as its
+ * allocation (cf_call_allocates), and the body runs only where a call is
+ * not compiled as the intrinsic. */
+static int decode_method(struct cf_class *c, const struct cf_member *m, struct cf_insn **v, uint32_t *n)
+{
+	int rc = cf_code_decode(c, m->code, v, n);
+	if (!rc && is_allocating_intrinsic(c, m))
+		for (uint32_t i = 0; i < *n; i++)
+			(*v)[i].site = 0;
+	return rc;
+}
+
 /* Decodes m's code into r, with the counter snippets' pool entries.  0,
  * -EINVAL (the code does not decode) or -ENOMEM. */
 static int rw_open(struct rw *r, struct cf_class *c, struct cf_member *m, uint16_t fieldref, uint16_t methodref)
@@ -808,7 +830,7 @@ static int rw_open(struct rw *r, struct cf_class *c, struct cf_member *m, uint16
 	struct cf_insn *v;
 	uint32_t n;
 	memset(r, 0, sizeof(*r));
-	int rc = cf_code_decode(c, m->code, &v, &n);
+	int rc = decode_method(c, m, &v, &n);
 	if (rc)
 		return rc == -ENOMEM ? rc : -EINVAL;
 	if ((rc = rw_init(r, c, m, v, n)))
@@ -856,11 +878,12 @@ struct method_plan {
 				 * edge, NOT_SET: the loop is counted as any */
 };
 
-/* Whether instruction i is a site: an allocation, or a call of a clone
- * (which counts as made once the call returns). */
+/* Whether instruction i is a site: an allocation (cf_insn's site: an
+ * allocating instruction or a call of an allocating intrinsic), or a call
+ * of a clone (which counts as made once the call returns). */
 static int site_insn(const struct rw *r, uint32_t i)
 {
-	return cf_op_allocates(r->v[i].op) || (r->inl_ref && r->inl_ref[i]);
+	return r->v[i].site || (r->inl_ref && r->inl_ref[i]);
 }
 
 /* Copies a class name of n bytes into out with '.' for '/' (as traces
@@ -912,6 +935,17 @@ static void site_type(const struct cf_class *c, const struct cf_code *k, uint32_
 	static const char *const atype[] = { "boolean", "char", "float", "double", "byte", "short", "int", "long" };
 	uint8_t op = k->code[pc];
 	snprintf(out, cap, "?");
+	if (op == 184) { /* a call of an allocating intrinsic: its declared
+			  * return type (the array's class is the Class
+			  * argument's, which the count does not see) */
+		uint16_t cls, name, desc, dl;
+		const char *d = cf_ref_parts(c, get2(k->code + pc + 1), &cls, &name, &desc) ? NULL
+											  : cf_utf8(c, desc, &dl);
+		const char *ret = d ? memchr(d, ')', dl) : NULL;
+		if (ret)
+			desc_to_name(ret + 1, (size_t)(d + dl - ret - 1), out, cap);
+		return;
+	}
 	if (op == 188) { /* newarray */
 		uint8_t t = k->code[pc + 1];
 		if (t >= 4 && t <= 11)
@@ -2216,24 +2250,27 @@ static uint16_t ctxref_of(struct cf_class *c, const struct instr_sink *sink)
  * their graphs took about 15% of the instrumenter's time on the JDK's
  * classes (tests/bench/bench_instrument.c).  Code that does not scan is
  * decoded as before (which leaves it alone as skipped). */
-/* Whether code has an allocating instruction, or does not scan (then it
- * may: instr_stats.uncounted is the conservative side). */
-static int code_allocates(const struct cf_code *k)
+/* Whether code has an allocating instruction or a call of an allocating
+ * intrinsic, or does not scan (then it may: instr_stats.uncounted is the
+ * conservative side). */
+static int code_allocates(const struct cf_class *c, const struct cf_code *k)
 {
 	for (uint32_t pc = 0; pc < k->len;) {
 		int l = cf_insn_len(k->code, k->len, pc);
-		if (l <= 0 || cf_op_allocates(k->code[pc]))
+		if (l <= 0 || cf_op_allocates(k->code[pc]) ||
+		    (k->code[pc] == 184 && l == 3 && cf_call_allocates(c, get2(k->code + pc + 1))))
 			return 1;
 		pc += (uint32_t)l;
 	}
 	return 0;
 }
 
-static int no_allocs_fast(const struct cf_member *m, const struct instr_sink *sink, enum instr_mode mode)
+static int no_allocs_fast(const struct cf_class *c, const struct cf_member *m, const struct instr_sink *sink,
+			  enum instr_mode mode)
 {
 	if (mode == INSTR_RELAYOUT || (!sink->jdk && (sink->caller || sink->callee)))
 		return 0;
-	return !code_allocates(m->code);
+	return !code_allocates(c, m->code);
 }
 
 static int do_method(struct cf_class *c, struct cf_member *m, const struct instr_sink *sink, enum instr_mode mode,
@@ -2241,7 +2278,7 @@ static int do_method(struct cf_class *c, struct cf_member *m, const struct instr
 		     struct inl_calls *calls)
 {
 	*idp = UINT32_MAX;
-	if (!calls && no_allocs_fast(m, sink, mode)) {
+	if (!calls && no_allocs_fast(c, m, sink, mode)) {
 		st->no_allocs++;
 		return 0;
 	}
@@ -2389,7 +2426,7 @@ apply:;
 	}
 	rc = 1;
 out:
-	if (st->skipped > skipped0 && code_allocates(orig))
+	if (st->skipped > skipped0 && code_allocates(c, orig))
 		st->uncounted++;
 	rw_free(&r);
 	corr_plan_free(&cp);
@@ -2535,7 +2572,7 @@ static int clone_eligible(struct cf_class *c, struct cf_member *m, struct clone_
 	struct cf_insn *v;
 	uint32_t n;
 	struct cfg *g = &p->g;
-	int rc = cf_code_decode(c, m->code, &v, &n);
+	int rc = decode_method(c, m, &v, &n);
 	if (rc)
 		return rc == -ENOMEM ? rc : 0;
 	if ((rc = cfg_build(v, n, m->code, g)))
@@ -3095,7 +3132,7 @@ static int lacks_frames(const struct cf_class *c, const struct instr_sink *sink,
 		return 0;
 	for (uint32_t i = 0; i < c->nmethods; i++) {
 		const struct cf_member *m = &c->methods[i];
-		if (m->code && !code_smt(m->code) && code_branches(m->code) && !no_allocs_fast(m, sink, mode))
+		if (m->code && !code_smt(m->code) && code_branches(m->code) && !no_allocs_fast(c, m, sink, mode))
 			return 1;
 	}
 	return 0;

@@ -258,6 +258,41 @@ JDKOFF=$("$JAVA" "-agentpath:$AGENT=out=$TMP/o.htr,mode=count,jdk=off,counts=$TM
 [ "$JDKOFF" = 0 ] || fail "jdk=off: $JDKOFF JDK sites counted"
 echo "ok: jdk=off counts no JDK site"
 
+part "the JDK's allocating intrinsics (Arrays.copyOf, copyOfRange)"
+# CopyOfMix (see its comment): where C2 compiles a call of
+# Arrays.copyOf(T[], int, Class) or copyOfRange(T[], int, int, Class) it
+# allocates the copy itself, and a counter inside them never runs: the
+# agent counts the call as the allocation (its caller's site), and nothing
+# inside them.  By construction: grow() makes A copies through
+# Arrays.copyOf(T[], int), direct() B and range() C through the intrinsics
+# themselves, 10^5 each (C2 compiles the loops).  Before: direct() and
+# range() had no site, and of grow()'s copies 40,526 of 509,916 were
+# counted on ANTLR 3 ×14 (the rest compiled).
+"$JAVAC" -d "$TMP/cpy" tests/integration/CopyOfMix.java || fail "javac CopyOfMix"
+"$JAVA" -Xverify:all -Xmx256m "-agentpath:$AGENT=out=$TMP/cpy.htr,mode=count" -cp "$TMP/cpy" CopyOfMix 100000 100000 100000 \
+	>"$TMP/cpy.out" 2>"$TMP/cpy.err" || { cat "$TMP/cpy.err" >&2; fail "CopyOfMix: run"; }
+[ "$(cat "$TMP/cpy.out")" = "7 3 3" ] || fail "CopyOfMix printed $(cat "$TMP/cpy.out")"
+lg=$(grep -n 'keep\[0\] = Arrays.copyOf' tests/integration/CopyOfMix.java | cut -d: -f1)
+ld=$(grep -n 'keep\[1\] = Arrays.copyOf' tests/integration/CopyOfMix.java | cut -d: -f1)
+lr=$(grep -n 'keep\[2\] = Arrays.copyOfRange' tests/integration/CopyOfMix.java | cut -d: -f1)
+"$HEAPFS" cat "$TMP/cpy.htr" allocs/by-site >"$TMP/cpy-sites.tsv" || fail "CopyOfMix: allocs/by-site"
+"$HEAPFS" cat "$TMP/cpy.htr" allocs/by-caller >"$TMP/cpy-callers.tsv" || fail "CopyOfMix: allocs/by-caller"
+# the intrinsics called by the program itself: its own sites, B and C
+got=$(awk -F'\t' -v d="CopyOfMix.direct:$ld" -v r="CopyOfMix.range:$lr" '($1 == d || $1 == r) { print $1 "\t" $2 "\t" $3 }' \
+	"$TMP/cpy-sites.tsv" | sort)
+want=$(printf 'CopyOfMix.direct:%s\tjava.lang.Object[]\t100000\nCopyOfMix.range:%s\tjava.lang.Object[]\t100000' "$ld" "$lr" | sort)
+[ "$got" = "$want" ] || { printf '%s\n' "$got" >&2; fail "CopyOfMix: the calls of copyOf and copyOfRange in direct() and range() are not sites of 100000 Object[] each"; }
+# grow()'s copies: A under its call of Arrays.copyOf(T[], int), whatever
+# the JIT did, and none counted twice (a site inside the intrinsics' code
+# would add the calls the interpreter ran); none of direct()'s or
+# range()'s inside the JDK
+got=$(awk -F'\t' -v g="CopyOfMix.grow:$lg" -v d="CopyOfMix.direct:$ld" -v r="CopyOfMix.range:$lr" \
+	'$1 ~ /^java[.]util[.]Arrays[.]copyOf/ && $2 == "java.lang.Object[]" && ($3 == g || $3 == d || $3 == r) { n[$3] += $4 }
+	END { printf "%d %d %d", n[g], n[d], n[r] }' "$TMP/cpy-callers.tsv")
+[ "$got" = "100000 0 0" ] || fail "CopyOfMix: Object[] counted in java.util.Arrays under grow(), direct(), range(): $got, want 100000 0 0"
+"$HEAPFS" cat "$TMP/cpy.htr" allocs/stats | grep -qx $'exact\tyes' || fail "CopyOfMix: $("$HEAPFS" cat "$TMP/cpy.htr" allocs/stats | grep '^exact')"
+echo "ok: the JDK's allocating intrinsics: direct() and range() 100000 each at their calls, grow() 100000 under Arrays.copyOf(T[], int), none twice"
+
 part "threads_max: the threads that ran instrumented code"
 # ThreadsMax (see its comment): main alone; main with threads of the
 # program that run only JDK code (a sleeper, a Timer, a shutdown hook):

@@ -244,6 +244,7 @@ static void test_pool_lookups(void **state)
 
 static struct {
 	uint64_t classes, methods, insns, frames, allocs, wide, switches, smt_kinds[256];
+	uint64_t intrinsic_calls; /* invokestatic of an allocating intrinsic */
 	uint64_t failed;
 	char first_failure[512];
 } S;
@@ -277,6 +278,23 @@ static void check_method(struct cf_class *c, struct cf_member *m, const char *pa
 			S.switches++;
 		if (cf_op_allocates(v[i].op))
 			S.allocs++;
+		/* the decoder's site flag: an allocating opcode, or an
+		 * invokestatic of Arrays.copyOf/copyOfRange(Object[], ...,
+		 * Class), recognized here by the names themselves */
+		int call = 0;
+		uint16_t cls, name, desc, l1, l2, l3;
+		if (v[i].op == 184 && !cf_ref_parts(c, (uint16_t)(k->code[v[i].pc + 1] << 8 | k->code[v[i].pc + 2]),
+						    &cls, &name, &desc)) {
+			const char *o = cf_utf8(c, cls, &l1), *nm = cf_utf8(c, name, &l2), *d = cf_utf8(c, desc, &l3);
+			call = o && nm && d && l1 == 16 && !memcmp(o, "java/util/Arrays", 16) &&
+			       ((l2 == 6 && !memcmp(nm, "copyOf", 6) &&
+				 l3 == 58 && !memcmp(d, "([Ljava/lang/Object;ILjava/lang/Class;)[Ljava/lang/Object;", 58)) ||
+				(l2 == 11 && !memcmp(nm, "copyOfRange", 11) &&
+				 l3 == 59 && !memcmp(d, "([Ljava/lang/Object;IILjava/lang/Class;)[Ljava/lang/Object;", 59)));
+		}
+		S.intrinsic_calls += call;
+		if (v[i].site != (cf_op_allocates(v[i].op) || call))
+			fail_note(path, "site flag");
 	}
 	start[k->len] = 1; /* end_pc may be the code length */
 	for (uint32_t i = 0; i < k->nexc; i++)
@@ -349,23 +367,49 @@ static void run_dir(const char *dir, uint64_t min_classes)
 	}
 	assert_int_equal(nftw(dir, visit, 64, FTW_PHYS), 0);
 	fprintf(stderr, "%s: %lu classes, %lu methods, %lu instructions (%lu wide, %lu switches, %lu allocating), "
-			"%lu frames (same %lu, chop %lu, append %lu, full %lu)\n",
+			"%lu frames (same %lu, chop %lu, append %lu, full %lu), %lu calls of allocating intrinsics\n",
 		dir, (unsigned long)S.classes, (unsigned long)S.methods, (unsigned long)S.insns,
 		(unsigned long)S.wide, (unsigned long)S.switches, (unsigned long)S.allocs, (unsigned long)S.frames,
 		(unsigned long)S.smt_kinds[0], (unsigned long)(S.smt_kinds[248] + S.smt_kinds[249] + S.smt_kinds[250]),
-		(unsigned long)(S.smt_kinds[252] + S.smt_kinds[253] + S.smt_kinds[254]), (unsigned long)S.smt_kinds[255]);
+		(unsigned long)(S.smt_kinds[252] + S.smt_kinds[253] + S.smt_kinds[254]), (unsigned long)S.smt_kinds[255],
+		(unsigned long)S.intrinsic_calls);
 	if (S.failed)
 		fprintf(stderr, "%lu failures, first: %s\n", (unsigned long)S.failed, S.first_failure);
 	assert_int_equal(S.failed, 0);
 	assert_true(S.classes >= min_classes);
 }
 
+/* The allocating intrinsics by name: the Object-array copies with a Class
+ * argument, not their other overloads nor another class's. */
+static void test_allocating_intrinsics(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *owner, *name, *desc;
+		int want;
+	} t[] = {
+		{ "java/util/Arrays", "copyOf", "([Ljava/lang/Object;ILjava/lang/Class;)[Ljava/lang/Object;", 1 },
+		{ "java/util/Arrays", "copyOfRange", "([Ljava/lang/Object;IILjava/lang/Class;)[Ljava/lang/Object;", 1 },
+		{ "java/util/Arrays", "copyOf", "([Ljava/lang/Object;I)[Ljava/lang/Object;", 0 },
+		{ "java/util/Arrays", "copyOf", "([BI)[B", 0 },
+		{ "java/util/Arrays", "copyOfRange", "([Ljava/lang/Object;II)[Ljava/lang/Object;", 0 },
+		{ "java/util/Array", "copyOf", "([Ljava/lang/Object;ILjava/lang/Class;)[Ljava/lang/Object;", 0 },
+		{ "java/util/Arrays", "copyO", "([Ljava/lang/Object;ILjava/lang/Class;)[Ljava/lang/Object;", 0 },
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		assert_int_equal(cf_method_allocates(t[i].owner, strlen(t[i].owner), t[i].name, strlen(t[i].name),
+						     t[i].desc, strlen(t[i].desc)),
+				 t[i].want);
+}
+
 static void test_jdk_round_trip(void **state)
 {
 	(void)state;
 	run_dir(JDK_CLASSES_DIR, 20000);
-	/* the JDK exercises every frame kind and the variable-length opcodes */
-	assert_true(S.wide > 0 && S.switches > 0);
+	/* the JDK exercises every frame kind and the variable-length opcodes,
+	 * and calls the allocating intrinsics (Arrays.copyOf(T[], int),
+	 * ArrayList.toArray(T[]) ...) */
+	assert_true(S.wide > 0 && S.switches > 0 && S.intrinsic_calls > 0);
 	assert_true(S.smt_kinds[255] > 0 && S.smt_kinds[247] + S.smt_kinds[251] > 0);
 }
 
@@ -383,6 +427,7 @@ int main(void)
 		cmocka_unit_test(test_tiny_round_trip_and_pool_additions),
 		cmocka_unit_test(test_pool_double_in_last_slot),
 		cmocka_unit_test(test_pool_lookups),
+		cmocka_unit_test(test_allocating_intrinsics),
 		cmocka_unit_test(test_jdk_round_trip),
 		cmocka_unit_test(test_examples_round_trip),
 	};
