@@ -19,6 +19,14 @@ enum agent_graph_mode {
 	AGENT_GRAPH_NONE,      /* never: allocations, deaths and GCs only */
 };
 
+/* mode=sample: what becomes of the objects the JVM holds when the agent
+ * starts (VMInit).  NONE: only the class mirrors get records (their tags
+ * are the classes' type ids; the default: no heap iteration at start, no
+ * tags for the rest); FIRST_GC: every one is tagged and recorded, its death followed to
+ * the first GC, then untagged; ALL: followed to the end (forced by a heap
+ * walk, which meets them by their tags).  Other modes: ALL. */
+enum agent_start { AGENT_START_NONE, AGENT_START_FIRST_GC, AGENT_START_ALL };
+
 enum agent_mode {
 	AGENT_MODE_FULL = 0,   /* every allocation, deaths, heap walks */
 	AGENT_MODE_COUNT,      /* allocation counts per site by path counters (DuckTracks) */
@@ -58,9 +66,7 @@ struct agent_opts {
 	int help;                  /* 1: print agent_opts_help() and refuse to start */
 	enum agent_mode mode;      /* count: no objects recorded (graph none, deaths off) */
 	uint32_t interval;         /* mode=sample: SetHeapSamplingInterval's bytes, 1..2^30 */
-	int start_first_gc;        /* mode=sample without heap walks: 1 the objects found at start
-	                            * are followed to the first GC, then untagged (start=first-gc,
-	                            * the default); 0 to the end (start=all) */
+	enum agent_start start;    /* mode=sample: the objects found at start (agent_opts.c) */
 	uint32_t counters;         /* mode=count: capacity of the counter array */
 	int count_sites;           /* mode=count: 1 one counter per site (exact under exceptions), 0 paths */
 	int count_atomic;          /* mode=count: 1 atomic increments (exact with racing threads) */

@@ -1167,7 +1167,7 @@ static int live_thread_tags(jvmtiEnv *jvmti, JNIEnv *jni, struct check_start *u)
 int walk_check_start(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, uint32_t gc)
 {
 	uint32_t class_type = sym_class_type(rec->sym);
-	struct check_start u = { .rec = rec, .clear = rec->opts->start_first_gc,
+	struct check_start u = { .rec = rec, .clear = rec->opts->start == AGENT_START_FIRST_GC,
 				 .class_tag = class_type == HTR_NO_TYPE ? -1 : (jlong)class_type + 1 };
 	int rc = 0;
 	if (!rec->nstart)

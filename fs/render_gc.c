@@ -151,6 +151,8 @@ static const char *start_deaths_note(const struct trace *t)
 		return "";
 	if (!strcmp(sd, "first-gc"))
 		return " (their deaths recorded to the end of the first GC only)";
+	if (!strcmp(sd, "none"))
+		return " (of those only the class mirrors are recorded: start=none)";
 	return " (their deaths followed as the trace's sample.start_deaths says)";
 }
 

@@ -44,10 +44,11 @@ refused "mode=sample,graph=0" "bad value '0' for option 'graph'"
 refused "mode=sample,deaths=off" "mode=sample: deaths=off is not supported"
 refused "interval=64k" "interval= needs mode=sample"
 refused "mode=sample,graph=4,start=first-gc" "start=first-gc needs graph=none"
+refused "mode=sample,graph=4,start=none" "start=none needs graph=none"
 refused "mode=sample,start=gc2" "bad value 'gc2' for option 'start'"
 "$JAVA" "-agentpath:$AGENT=help" -version >"$TMP/help.out" 2>&1 || true
 grep -q "interval=BYTES" "$TMP/help.out" || fail "help: no interval="
-grep -q "start=first-gc|all" "$TMP/help.out" || fail "help: no start="
+grep -q "start=none|first-gc|all" "$TMP/help.out" || fail "help: no start="
 
 # The heap SampleMix keeps (its printout says the counts; the sizes are
 # those of a 64-bit HotSpot with compressed class pointers, checked below
@@ -93,10 +94,10 @@ check_fillers() {
 
 # check_run NAME OPTION BYTES LOW_BIAS HIGH_BIAS BIG_LOW_BIAS START: records
 # SampleMix with mode=sample, interval=OPTION (empty: the default) and
-# start=START (empty: the default, first-gc), BYTES the interval in bytes,
+# start=START (empty: the default, none), BYTES the interval in bytes,
 # and checks the trace.
 check_run() {
-	local name=$1 opt="" want_interval=$3 lo=$4 hi=$5 big_lo=$6 start=${7:-first-gc}
+	local name=$1 opt="" want_interval=$3 lo=$4 hi=$5 big_lo=$6 start=${7:-none}
 	[ -z "$2" ] || opt=",interval=$2"
 	[ -z "${7:-}" ] || opt="$opt,start=$7"
 	echo "== SampleMix, mode=sample, interval $want_interval, start=$start"
@@ -148,7 +149,19 @@ check_run() {
 	check_fillers "$name" "$TMP/$name.sampled"
 	local cleared
 	cleared=$(sed -n 's/.*at the first GC: [0-9]* fillers, tags cleared \([0-9]*\),.*/\1/p' "$TMP/$name.err")
-	if [ "$start" = all ]; then
+	if [ "$start" = none ]; then
+		# start=none: no heap iteration at VMInit; of the objects that
+		# existed then, only the class mirrors are recorded (as their
+		# classes get type ids), so the heap of every GC holds nothing
+		# born before recording but those (by-birth's "unknown")
+		expect "start=none: trace info sample.start_deaths" "$(val sample.start_deaths <<<"$info")" none
+		expect "start=none: tags of objects found at start cleared" "$cleared" 0
+		local types
+		types=$("$HEAPFS" cat "$htr" gc/latest/by-birth/unknown/by-type/table | awk -F'\t' 'NR > 1 { printf "%s ", $1 }')
+		[ "$types" = "java.lang.Class " ] || fail "start=none: objects born before recording in the heap of types: $types"
+		[ "$pre" -lt 3000 ] || fail "start=none: $pre objects found at start (class mirrors only: about 500-1,500)"
+		echo "ok: start=none: $pre objects found at start, the heap's of them all class mirrors"
+	elif [ "$start" = all ]; then
 		expect "start=all: trace info sample.start_deaths" "$(val sample.start_deaths <<<"$info")" ""
 		expect "start=all: tags of objects found at start cleared" "$cleared" 0
 	else
@@ -269,6 +282,7 @@ check_walk() {
 }
 
 check_run default "" 524288 0.1 0.25 0.5
-check_run small 16k 16384 0 0 0.02 all
+check_run small 16k 16384 0 0 0.02 first-gc
+check_run all 16k 16384 0 0 0.02 all
 check_walk
 echo "ok: mode=sample"

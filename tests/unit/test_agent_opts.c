@@ -258,28 +258,33 @@ static void test_sample_mode(void **state)
 	assert_non_null(strstr(err, "graph"));
 	assert_int_equal(agent_opts_parse(&o, "mode=sample,deaths=off", err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "deaths=off"));
-	/* start=: the objects found at start followed to the first GC
-	 * (default) or to the end; with heap walks always to the end, which a
-	 * walk needs (their tags are how it meets them) */
+	/* start=: the objects found at start not recorded but the mirrors and
+	 * threads (default), followed to the first GC, or to the end; with
+	 * heap walks always to the end, which a walk needs (their tags are how
+	 * it meets them) */
 	assert_int_equal(agent_opts_parse(&o, "mode=sample", err, sizeof(err)), 0);
-	assert_int_equal(o.start_first_gc, 1);
+	assert_int_equal(o.start, AGENT_START_NONE);
 	assert_int_equal(agent_opts_parse(&o, "mode=sample,start=all", err, sizeof(err)), 0);
-	assert_int_equal(o.start_first_gc, 0);
+	assert_int_equal(o.start, AGENT_START_ALL);
 	assert_int_equal(agent_opts_parse(&o, "start=first-gc,mode=sample", err, sizeof(err)), 0);
-	assert_int_equal(o.start_first_gc, 1);
+	assert_int_equal(o.start, AGENT_START_FIRST_GC);
+	assert_int_equal(agent_opts_parse(&o, "mode=sample,start=none", err, sizeof(err)), 0);
+	assert_int_equal(o.start, AGENT_START_NONE);
 	assert_int_equal(agent_opts_parse(&o, "mode=sample,graph=4", err, sizeof(err)), 0);
-	assert_int_equal(o.start_first_gc, 0);
+	assert_int_equal(o.start, AGENT_START_ALL);
 	assert_int_equal(agent_opts_parse(&o, "mode=sample,graph=4,start=all", err, sizeof(err)), 0);
-	assert_int_equal(o.start_first_gc, 0);
+	assert_int_equal(o.start, AGENT_START_ALL);
 	assert_int_equal(agent_opts_parse(&o, "mode=sample,graph=full,start=first-gc", err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "start=first-gc needs graph=none"));
+	assert_int_equal(agent_opts_parse(&o, "mode=sample,start=none,graph=every", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "start=none needs graph=none"));
 	assert_int_equal(agent_opts_parse(&o, "mode=sample,start=gc2", err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "'start'"));
 	assert_int_equal(agent_opts_parse(&o, "mode=sample,start", err, sizeof(err)), -EINVAL);
 	assert_int_equal(agent_opts_parse(&o, "start=all", err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "start= needs mode=sample"));
 	assert_int_equal(agent_opts_parse(&o, "mode=full", err, sizeof(err)), 0);
-	assert_int_equal(o.start_first_gc, 0);
+	assert_int_equal(o.start, AGENT_START_ALL);
 	/* an interval without sampling would record everything (or nothing) */
 	assert_int_equal(agent_opts_parse(&o, "interval=16k", err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "mode=sample"));

@@ -322,8 +322,9 @@ static void estimate_line(const char *value, char *line, size_t len)
 
 /* The agent's sample.start_deaths first-gc: the objects found at start
  * were followed to the first GC only, and the estimate line says so;
- * without the key it says nothing of it; a value this reader does not
- * know is not taken for either. */
+ * none: only their class mirrors were recorded; without the
+ * key it says nothing of it; a value this reader does not know is not
+ * taken for any. */
 static void test_start_deaths_note(void **state)
 {
 	(void)state;
@@ -334,6 +335,8 @@ static void test_start_deaths_note(void **state)
 	assert_int_equal(strlen(line) - strlen(tail), (size_t)(strstr(line, tail) - line));
 	estimate_line("first-gc", line, sizeof line);
 	assert_non_null(strstr(line, "for one (their deaths recorded to the end of the first GC only)"));
+	estimate_line("none", line, sizeof line);
+	assert_non_null(strstr(line, "for one (of those only the class mirrors are recorded: start=none)"));
 	estimate_line("every-other-gc", line, sizeof line);
 	assert_non_null(strstr(line, "for one (their deaths followed as the trace's sample.start_deaths says)"));
 }
