@@ -143,7 +143,8 @@ static int kv_pre_u64(struct buf *out, const char *pre, const char *k, uint64_t 
 }
 
 /* The agent's sample.start_deaths: how far the deaths of the objects that
- * existed before recording were followed (absent: to the end). */
+ * existed before recording were followed (absent: to the end), or none:
+ * only their class mirrors were recorded. */
 static const char *start_deaths_note(const struct trace *t)
 {
 	const char *sd = trace_info(t, "sample.start_deaths");
