@@ -109,6 +109,14 @@ static void defaults(struct agent_opts *o)
 	o->start = AGENT_START_NONE;
 }
 
+static const char *const start_names[] = { [AGENT_START_NONE] = "none", [AGENT_START_FIRST_GC] = "first-gc",
+					    [AGENT_START_ALL] = "all" };
+
+const char *agent_start_name(enum agent_start s)
+{
+	return start_names[s];
+}
+
 /* Bytes: decimal digits with an optional k, m or g (binary multiples), in
  * [1, AGENT_MAX_INTERVAL]. */
 static int parse_bytes(const char *v, uint32_t *out)
@@ -223,14 +231,12 @@ static int parse_item(struct agent_opts *o, char *item, char *err, size_t errlen
 		}
 		o->interval_set = 1;
 	} else if (!strcmp(key, "start") && val) {
-		if (!strcmp(val, "none"))
-			o->start = AGENT_START_NONE;
-		else if (!strcmp(val, "first-gc"))
-			o->start = AGENT_START_FIRST_GC;
-		else if (!strcmp(val, "all"))
-			o->start = AGENT_START_ALL;
-		else
-			rc = -EINVAL;
+		rc = -EINVAL;
+		for (size_t i = 0; i < sizeof(start_names) / sizeof(start_names[0]); i++)
+			if (!strcmp(val, start_names[i])) {
+				o->start = (enum agent_start)i;
+				rc = 0;
+			}
 		o->start_set = 1;
 	} else if (!strcmp(key, "counters") && val) {
 		rc = parse_uint(val, 1, AGENT_MAX_COUNTERS, &o->counters);
@@ -322,7 +328,7 @@ static int check_sample(struct agent_opts *o, char *err, size_t errlen)
 		if (o->start_set && o->start != AGENT_START_ALL) {
 			snprintf(err, errlen, "mode=sample: start=%s needs graph=none (a heap walk "
 					      "meets the objects found at start by their tags)",
-				 o->start == AGENT_START_NONE ? "none" : "first-gc");
+				 agent_start_name(o->start));
 			return -EINVAL;
 		}
 		o->start = AGENT_START_ALL;

@@ -27,6 +27,10 @@ enum agent_graph_mode {
  * walk, which meets them by their tags).  Other modes: ALL. */
 enum agent_start { AGENT_START_NONE, AGENT_START_FIRST_GC, AGENT_START_ALL };
 
+/* The option value naming s ("none", "first-gc", "all"): also the trace
+ * info sample.start_deaths's value. */
+const char *agent_start_name(enum agent_start s);
+
 enum agent_mode {
 	AGENT_MODE_FULL = 0,   /* every allocation, deaths, heap walks */
 	AGENT_MODE_COUNT,      /* allocation counts per site by path counters (DuckTracks) */

@@ -929,6 +929,11 @@ int cf_call_allocates(const struct cf_class *c, uint16_t idx)
 	return o && n && d && cf_method_allocates(o, ol, n, nl, d, dl);
 }
 
+int cf_insn_allocates(const struct cf_class *c, const uint8_t *code, uint32_t pc, int len)
+{
+	return cf_op_allocates(code[pc]) || (code[pc] == 184 && len == 3 && cf_call_allocates(c, be16(code + pc + 1)));
+}
+
 uint8_t cf_op_kind(uint8_t op)
 {
 	if ((op >= 153 && op <= 166) || op == 198 || op == 199)
@@ -991,8 +996,7 @@ int cf_code_decode(struct cf_class *c, const struct cf_code *k, struct cf_insn *
 		in->len = (uint16_t)cf_insn_len(k->code, k->len, pc);
 		in->op = k->code[pc];
 		in->kind = cf_op_kind(in->op);
-		in->site = cf_op_allocates(in->op) ||
-			   (in->op == 184 && in->len == 3 && cf_call_allocates(c, be16(k->code + pc + 1)));
+		in->site = cf_insn_allocates(c, k->code, pc, in->len);
 		start[pc] = 1;
 		if (in->kind == IK_SWITCH) {
 			rc = switch_targets(c, k->code, in);

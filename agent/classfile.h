@@ -210,6 +210,10 @@ int cf_op_allocates(uint8_t op);
 int cf_method_allocates(const char *owner, size_t ol, const char *name, size_t nl, const char *desc, size_t dl);
 /* Whether invokestatic of pool entry idx calls such a method. */
 int cf_call_allocates(const struct cf_class *c, uint16_t idx);
+/* Whether the instruction of len bytes at code[pc] is an allocation site:
+ * an allocating opcode (cf_op_allocates) or an invokestatic of an
+ * allocating intrinsic (cf_call_allocates). */
+int cf_insn_allocates(const struct cf_class *c, const uint8_t *code, uint32_t pc, int len);
 
 /* Number of local entries of the implicit initial frame of a method, and its
  * types (locals[] has room for 256 + entries).  this_class names `this`; an

@@ -801,13 +801,23 @@ static int rw_init(struct rw *r, struct cf_class *c, struct cf_member *m, struct
 	return 0;
 }
 
+/* The class, name and descriptor of method m for the sink, NUL-free
+ * slices of the pool: 0, or -1 if one is missing. */
+static int member_names(const struct cf_class *c, const struct cf_member *m, const char **cn, uint16_t *cl,
+			const char **mn, uint16_t *nl, const char **md, uint16_t *dl)
+{
+	*cn = cf_utf8(c, cf_class_name(c, c->this_class), cl);
+	*mn = cf_utf8(c, m->name, nl);
+	*md = cf_utf8(c, m->desc, dl);
+	return *cn && *mn && *md ? 0 : -1;
+}
+
 /* Whether m is an allocating intrinsic (cf_method_allocates). */
 static int is_allocating_intrinsic(const struct cf_class *c, const struct cf_member *m)
 {
+	const char *cn, *mn, *md;
 	uint16_t cl, nl, dl;
-	const char *cn = cf_utf8(c, cf_class_name(c, c->this_class), &cl);
-	const char *mn = cf_utf8(c, m->name, &nl), *md = cf_utf8(c, m->desc, &dl);
-	return cn && mn && md && cf_method_allocates(cn, cl, mn, nl, md, dl);
+	return !member_names(c, m, &cn, &cl, &mn, &nl, &md, &dl) && cf_method_allocates(cn, cl, mn, nl, md, dl);
 }
 
 /* cf_code_decode of m's code.  The allocations in the body of an
@@ -1032,10 +1042,9 @@ static int announce_plan_counters(const struct method_plan *mp, const struct ins
 static int announce(struct cf_class *c, struct cf_member *m, const struct method_plan *mp,
 		    const struct instr_sink *sink, uint32_t base, uint32_t *idp)
 {
+	const char *cn, *mn, *md;
 	uint16_t cl, nl, dl;
-	const char *cn = cf_utf8(c, cf_class_name(c, c->this_class), &cl);
-	const char *mn = cf_utf8(c, m->name, &nl), *md = cf_utf8(c, m->desc, &dl);
-	if (!cn || !mn || !md)
+	if (member_names(c, m, &cn, &cl, &mn, &nl, &md, &dl))
 		return -EINVAL;
 	uint32_t id = sink->method(sink->ctx, cn, cl, mn, nl, md, dl, mp->g.nalloc, mp->code_hash, mp->g.nblocks,
 				   mp->g.nnormal);
@@ -1913,10 +1922,9 @@ static int plan_paths(const struct rw *r, const struct instr_sink *sink, struct 
 	const double *freq = NULL;
 	int sites = 0;
 	if (sink->freq) {
+		const char *cn, *mn, *md;
 		uint16_t cl, nl, dl;
-		const char *cn = cf_utf8(c, cf_class_name(c, c->this_class), &cl);
-		const char *mn = cf_utf8(c, m->name, &nl), *md = cf_utf8(c, m->desc, &dl);
-		if (cn && mn && md)
+		if (!member_names(c, m, &cn, &cl, &mn, &nl, &md, &dl))
 			freq = sink->freq(sink->ctx, cn, cl, mn, nl, md, dl, mp->code_hash, mp->g.nblocks, mp->g.nnormal,
 					  &sites);
 	}
@@ -2213,10 +2221,9 @@ static int find_jdk_calls(struct rw *r, const struct instr_sink *sink, uint32_t 
 static int do_calls_only(struct cf_class *c, struct cf_member *m, struct rw *r, const struct method_plan *mp,
 			 const struct instr_sink *sink, uint16_t entryref, uint32_t *idp)
 {
+	const char *cn, *mn, *md;
 	uint16_t cl, nl, dl;
-	const char *cn = cf_utf8(c, cf_class_name(c, c->this_class), &cl);
-	const char *mn = cf_utf8(c, m->name, &nl), *md = cf_utf8(c, m->desc, &dl);
-	if (!cn || !mn || !md)
+	if (member_names(c, m, &cn, &cl, &mn, &nl, &md, &dl))
 		return -EINVAL;
 	(void)entryref; /* no Threads.e(): such a method makes no plain increment of its own */
 	struct cf_code saved = *m->code;
@@ -2257,8 +2264,7 @@ static int code_allocates(const struct cf_class *c, const struct cf_code *k)
 {
 	for (uint32_t pc = 0; pc < k->len;) {
 		int l = cf_insn_len(k->code, k->len, pc);
-		if (l <= 0 || cf_op_allocates(k->code[pc]) ||
-		    (k->code[pc] == 184 && l == 3 && cf_call_allocates(c, get2(k->code + pc + 1))))
+		if (l <= 0 || cf_insn_allocates(c, k->code, pc, l))
 			return 1;
 		pc += (uint32_t)l;
 	}
@@ -2464,17 +2470,6 @@ static void clone_plan_free(struct clone_plan *p)
 	free(p->block_path);
 	free(p->e);
 	memset(p, 0, sizeof(*p));
-}
-
-/* The class, name and descriptor of method m for the sink, NUL-free
- * slices of the pool: 0, or -1 if one is missing. */
-static int member_names(const struct cf_class *c, const struct cf_member *m, const char **cn, uint16_t *cl,
-			const char **mn, uint16_t *nl, const char **md, uint16_t *dl)
-{
-	*cn = cf_utf8(c, cf_class_name(c, c->this_class), cl);
-	*mn = cf_utf8(c, m->name, nl);
-	*md = cf_utf8(c, m->desc, dl);
-	return *cn && *mn && *md ? 0 : -1;
 }
 
 /* Whether the profile linked callers to method m's clone (sink->linked). */

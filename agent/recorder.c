@@ -470,7 +470,7 @@ static void write_info(struct recorder *rec, jvmtiEnv *jvmti)
 		 * mirrors among them are recorded */
 		if (rec->opts->start != AGENT_START_ALL)
 			note_error(rec, htr_write_info(rec->w, "sample.start_deaths",
-						       rec->opts->start == AGENT_START_NONE ? "none" : "first-gc"));
+						       agent_start_name(rec->opts->start)));
 	}
 	snprintf(buf, sizeof(buf), "%d", (int)getpid());
 	note_error(rec, htr_write_info(rec->w, "pid", buf));
@@ -723,11 +723,11 @@ void recorder_tag_preexisting(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni
 	 * iteration check whether it tagged their object */
 	__atomic_fetch_add(&rec->walk_seq, 1, __ATOMIC_ACQ_REL);
 	int rc = 0;
-	/* mode=sample, start=none: no iteration (~23,400 objects in a started
-	 * JDK 17, ~20 ms, and their tags in HotSpot's tag map, rehashed and
-	 * swept after every GC); the class mirrors are recorded as their
-	 * classes get type ids (record_mirror) */
-	if (!rec->sampled || rec->opts->start != AGENT_START_NONE) {
+	/* start=none (mode=sample only; other modes have all): no iteration
+	 * (~23,400 objects in a started JDK 17, ~20 ms, and their tags in
+	 * HotSpot's tag map, rehashed and swept after every GC); the class
+	 * mirrors are recorded as their classes get type ids (record_mirror) */
+	if (rec->opts->start != AGENT_START_NONE) {
 		pthread_mutex_lock(&rec->init_ts.mu);
 		rc = walk_tag_preexisting(rec, jvmti, jni, &rec->init_ts);
 		pthread_mutex_unlock(&rec->init_ts.mu);
