@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "analyses/bitset.h"
+#include "fs/tree.h"
 #include "model/synth.h"
 
 /* Compressed rows of the edges, from one end (from = 1: by source) to the
@@ -102,4 +103,13 @@ void fx_synth_trace(const char *scenario, uint64_t n, uint32_t g, const char *pa
 	o.objects = n;
 	o.gcs = g;
 	assert_int_equal(synth_write(scenario, &o, path, err, sizeof err), 0);
+}
+
+struct hfs *fx_open_tree(const char *path)
+{
+	struct hfs *fs;
+	struct htr_err err;
+	struct hfs_opts o = { 0 };
+	assert_int_equal(hfs_open(&fs, path, &o, &err), 0);
+	return fs;
 }

@@ -32,4 +32,9 @@ struct heap_state *fx_state(uint32_t n, const uint32_t *info_of, uint32_t ninfos
  * and g GCs to path; fails the test if it cannot. */
 void fx_synth_trace(const char *scenario, uint64_t n, uint32_t g, const char *path);
 
+struct hfs;
+/* The tree of the trace or dump at path with default options (hfs_close
+ * frees it); fails the test if it does not open. */
+struct hfs *fx_open_tree(const char *path);
+
 #endif

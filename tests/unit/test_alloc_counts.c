@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fixture_state.h"
 #include "model/htr_writer.h"
 #include "model/trace.h"
 #include "fs/tree.h"
@@ -158,15 +159,6 @@ static char *read_file(struct hfs *fs, const char *path)
 	return (char *)b.data;
 }
 
-static struct hfs *open_tree(const char *path)
-{
-	struct hfs *fs;
-	struct htr_err err;
-	struct hfs_opts o = { 0 };
-	assert_int_equal(hfs_open(&fs, path, &o, &err), 0);
-	return fs;
-}
-
 /* A writer on a new temporary file; path (a mkstemp template) gets its name. */
 static struct htr_writer *temp_writer(char *path)
 {
@@ -196,7 +188,7 @@ static void test_allocs_from_counts(void **state)
 	gc(w, 1);
 	assert_int_equal(htr_write_alloc_counts(w, 1, HTR_COUNTS_PATHS | HTR_COUNTS_FINAL, 12, 16, 1, ids, c2), 0);
 	assert_int_equal(htr_writer_close(w), 0);
-	struct hfs *fs = open_tree(path);
+	struct hfs *fs = fx_open_tree(path);
 	char *s = read_file(fs, "/allocs/by-site");
 	/* no COUNT_CALLERS: the caller columns are empty */
 	assert_string_equal(s, "site\ttype\tcount\tbci\tdescriptor\ttop_caller\ttop_caller_count\tcallers\n"
@@ -239,7 +231,7 @@ static void test_allocs_site_names(void **state)
 	int64_t c[2] = { 6, 1 };
 	assert_int_equal(htr_write_alloc_counts(w, 0, HTR_COUNTS_PATHS | HTR_COUNTS_FINAL, 7, 7, 2, ids, c), 0);
 	assert_int_equal(htr_writer_close(w), 0);
-	struct hfs *fs = open_tree(path);
+	struct hfs *fs = fx_open_tree(path);
 	char *s = read_file(fs, "/allocs/by-site");
 	assert_string_equal(s, "site\ttype\tcount\tbci\tdescriptor\ttop_caller\ttop_caller_count\tcallers\n"
 			       "p.A.run\tp.X\t6\t3\t()V\t\t\t\n"
@@ -273,7 +265,7 @@ static char *stats_with(uint32_t flags, const char *inc, const char *exc, const 
 	if (failed)
 		assert_int_equal(htr_write_info(w, "count.failed_classes", failed), 0);
 	assert_int_equal(htr_writer_close(w), 0);
-	struct hfs *fs = open_tree(path);
+	struct hfs *fs = fx_open_tree(path);
 	char *s = read_file(fs, "/allocs/stats");
 	hfs_close(fs);
 	unlink(path);
@@ -361,7 +353,7 @@ static void test_allocs_from_events(void **state)
 		}
 	gc(w, 1);
 	assert_int_equal(htr_writer_close(w), 0);
-	struct hfs *fs = open_tree(path);
+	struct hfs *fs = fx_open_tree(path);
 	char *s = read_file(fs, "/allocs/by-site");
 	/* named as gc/001/by-site/ names objects without a frame */
 	assert_string_equal(s, "site\ttype\tcount\tbci\tdescriptor\ttop_caller\ttop_caller_count\tcallers\n"

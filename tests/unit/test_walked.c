@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fixture_state.h"
 #include "analyses/classify.h"
 #include "fs/tree.h"
 #include "model/buf.h"
@@ -196,21 +197,6 @@ static void test_walk_keeps_estimates(void **state)
 		unlink(pb);
 }
 
-/* A type the walk met but no sample did (p.C here: one object, held by
- * the sampled 100) is a group of the walked GC all the same: the by-type
- * table has its row with no samples and no estimate, and its exact count
- * (it was left out when groups were made from samples alone: on a real
- * Guava program, 311 of 473 classes and 3,037 of 45,332 objects). */
-/* The tree of the trace at path (hfs_close frees it). */
-static struct hfs *open_tree(const char *path)
-{
-	struct hfs *fs;
-	struct htr_err err;
-	struct hfs_opts o = { 0 };
-	assert_int_equal(hfs_open(&fs, path, &o, &err), 0);
-	return fs;
-}
-
 /* Node's content into b (emptied first), NUL-terminated. */
 static void read_node(struct hfs *fs, const char *node, struct buf *b)
 {
@@ -219,6 +205,11 @@ static void read_node(struct hfs *fs, const char *node, struct buf *b)
 	assert_int_equal(buf_putc(b, 0), 0);
 }
 
+/* A type the walk met but no sample did (p.C here: one object, held by
+ * the sampled 100) is a group of the walked GC all the same: the by-type
+ * table has its row with no samples and no estimate, and its exact count
+ * (it was left out when groups were made from samples alone: on a real
+ * Guava program, 311 of 473 classes and 3,037 of 45,332 objects). */
 static void test_walked_only_type(void **state)
 {
 	(void)state;
@@ -247,7 +238,7 @@ static void test_walked_only_type(void **state)
 	g.time_ns = 1010;
 	assert_int_equal(htr_write_gc_end(w, &g), 0);
 	assert_int_equal(htr_writer_close(w), 0);
-	struct hfs *fs = open_tree(p);
+	struct hfs *fs = fx_open_tree(p);
 	struct buf b;
 	buf_init(&b);
 	read_node(fs, "/gc/001/by-type/p.C/count", &b);
@@ -305,7 +296,7 @@ static void estimate_line(const char *value, char *line, size_t len)
 	g.time_ns = 1010;
 	assert_int_equal(htr_write_gc_end(w, &g), 0);
 	assert_int_equal(htr_writer_close(w), 0);
-	struct hfs *fs = open_tree(p);
+	struct hfs *fs = fx_open_tree(p);
 	struct buf b;
 	buf_init(&b);
 	read_node(fs, "/gc/001/info", &b);
