@@ -93,6 +93,11 @@ $(BUILD)/tests/test_perfdata: tests/unit/test_perfdata.c agent/perfdata.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka
 
+# The set of tags mode=sample keeps of its live samples.
+$(BUILD)/tests/test_tagset: tests/unit/test_tagset.c agent/tagset.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ -lcmocka
+
 # The profile files of mode=count (agent/profile.h).
 $(BUILD)/tests/test_profile: tests/unit/test_profile.c agent/profile.c model/buf.c
 	@mkdir -p $(dir $@)
@@ -127,9 +132,11 @@ $(BUILD)/tests/gen_alloc_methods: tests/integration/gen_alloc_methods.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $<
 
-agent-test: $(AGENT_SO) $(AGENT_COUNT) $(AGENT_UNIT) $(BUILD)/tests/test_perfdata $(EXAMPLE_CLASSES) $(BUILD)/heapfs
+agent-test: $(AGENT_SO) $(AGENT_COUNT) $(AGENT_UNIT) $(BUILD)/tests/test_perfdata $(BUILD)/tests/test_tagset \
+	    $(EXAMPLE_CLASSES) $(BUILD)/heapfs
 	$(AGENT_UNIT)
 	$(BUILD)/tests/test_perfdata
+	$(BUILD)/tests/test_tagset
 	@set -e; for t in tests/integration/test_agent*.sh; do echo "== $$t"; \
 	  HEAPFS=$(abspath $(BUILD)/heapfs) BUILD=$(BUILD) bash $$t; done
 

@@ -346,6 +346,41 @@ static int walked_tag(struct recorder *rec, jlong t)
 	return w;
 }
 
+/* mode=sample with cheap_flush: the sample tagged id, with a weak
+ * reference to it, into rec->live (walk_flush_deaths).  Without memory
+ * for either, the cheap flush is off: it could miss this sample's death. */
+static void note_live_sample(struct recorder *rec, JNIEnv *jni, jobject object, uint64_t id)
+{
+	jweak w = (*jni)->NewWeakGlobalRef(jni, object);
+	pthread_mutex_lock(&rec->deaths_mu);
+	int ok = w && tagset_add(&rec->live, id, (uint64_t)(uintptr_t)w) == 0;
+	if (!ok)
+		__atomic_store_n(&rec->cheap_flush, 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&rec->deaths_mu);
+	if (!ok && w)
+		(*jni)->DeleteWeakGlobalRef(jni, w);
+}
+
+/* mode=sample: the ObjectFree of tag, under deaths_mu.  1 when its death
+ * was written already (walk_flush_deaths found it): dropped.  A live
+ * sample's weak reference goes to the agent thread to delete. */
+static int sample_freed_locked(struct recorder *rec, uint64_t tag)
+{
+	uint64_t w = 0;
+	if (!tagset_remove(&rec->live, tag, &w))
+		return tagset_remove(&rec->written_dead, tag, NULL);
+	if (rec->nweak_free == rec->weak_free_cap) {
+		uint32_t c = rec->weak_free_cap ? rec->weak_free_cap * 2 : 256;
+		jweak *p = realloc(rec->weak_free, c * sizeof(*p));
+		if (!p)
+			return 0; /* (the reference stays: 8 bytes of the JVM's) */
+		rec->weak_free = p;
+		rec->weak_free_cap = c;
+	}
+	rec->weak_free[rec->nweak_free++] = (jweak)(uintptr_t)w;
+	return 0;
+}
+
 void recorder_alloc(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
 		    jclass klass, jlong size, int from_vm)
 {
@@ -384,6 +419,8 @@ void recorder_alloc(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, jthread 
 	r.id = rec_new_tag(rec);
 	if (rec->ablate != ABLATE_NOTAG && (*jvmti)->SetTag(jvmti, object, (jlong)r.id) != JVMTI_ERROR_NONE)
 		goto out;
+	if (rec->sampled && rec->ablate != ABLATE_NOTAG && __atomic_load_n(&rec->cheap_flush, __ATOMIC_RELAXED))
+		note_live_sample(rec, jni, object, r.id);
 	r.size = (uint64_t)size;
 	r.time_ns = agent_now_ns();
 	r.length = sym_type_kind(rec->sym, r.type) == HTR_TYPE_INSTANCE ? -1
@@ -409,9 +446,7 @@ out:
 
 /* ---- deaths, GCs, classes, threads --------------------------------------- */
 
-/* Appends d to rec->deaths; caller holds deaths_mu.  0 or -ENOMEM (the
- * death is lost). */
-static int push_death_locked(struct recorder *rec, struct death d)
+int rec_push_death_locked(struct recorder *rec, struct death d)
 {
 	if (rec->ndeaths == rec->deaths_cap) {
 		size_t cap = rec->deaths_cap ? rec->deaths_cap * 2 : 65536;
@@ -431,6 +466,10 @@ void recorder_object_free(struct recorder *rec, jlong tag)
 	 * to the last GC finished now (see README, "deaths"). */
 	struct death d = { (uint64_t)tag, __atomic_load_n(&rec->gc_finished, __ATOMIC_ACQUIRE) };
 	pthread_mutex_lock(&rec->deaths_mu);
+	if (rec->sampled && sample_freed_locked(rec, (uint64_t)tag)) {
+		pthread_mutex_unlock(&rec->deaths_mu);
+		return;
+	}
 	if ((uint64_t)tag <= CLASS_TAG_MAX && (uint64_t)tag - 1 < rec->mirror_unwritten_cap &&
 	    rec->mirror_unwritten[tag - 1]) {
 		rec->n_deaths_dropped++; /* a mirror never written (mode=sample) */
@@ -444,14 +483,14 @@ void recorder_object_free(struct recorder *rec, jlong tag)
 		pthread_mutex_unlock(&rec->deaths_mu);
 		return;
 	}
-	push_death_locked(rec, d);
+	rec_push_death_locked(rec, d);
 	pthread_mutex_unlock(&rec->deaths_mu);
 }
 
 int rec_add_death(struct recorder *rec, uint64_t id, uint32_t gc)
 {
 	pthread_mutex_lock(&rec->deaths_mu);
-	int rc = push_death_locked(rec, (struct death){ id, gc });
+	int rc = rec_push_death_locked(rec, (struct death){ id, gc });
 	pthread_mutex_unlock(&rec->deaths_mu);
 	return rc;
 }

@@ -156,6 +156,10 @@ static void take_entry(struct perfdata *pd, struct space_key *keys, const struct
 				     (const volatile char *)e->data, (size_t)e->vector_length);
 			pd->full[n] = strcasestr(pd->collector_name[n], "full") != NULL;
 		}
+	} else if (!strcmp(e->name, "java.cls.unloadedClasses")) {
+		pd->unloaded[0] = long_of(e);
+	} else if (!strcmp(e->name, "java.cls.sharedUnloadedClasses")) {
+		pd->unloaded[1] = long_of(e);
 	} else if (!strcmp(e->name, "sun.gc.cause")) {
 		if (e->type == 'B') {
 			pd->cause = (const volatile char *)e->data;
@@ -229,6 +233,13 @@ void perfdata_sample(const struct perfdata *pd, struct perfdata_sample *s)
 	copy_bounded(s->cause, sizeof(s->cause), pd->cause, pd->cause_len);
 	if (!strcmp(s->cause, "No GC"))
 		s->cause[0] = 0;
+}
+
+int64_t perfdata_unloaded(const struct perfdata *pd)
+{
+	if (!pd->unloaded[0] && !pd->unloaded[1])
+		return -1;
+	return (pd->unloaded[0] ? *pd->unloaded[0] : 0) + (pd->unloaded[1] ? *pd->unloaded[1] : 0);
 }
 
 void perfdata_gc(const struct perfdata *pd, const struct perfdata_sample *before,

@@ -46,6 +46,9 @@ struct perfdata {
 	 * between two GCs the heap's use only grows; not ZGC or Shenandoah,
 	 * which free while the program runs */
 	int frees_in_pauses_only;
+	/* java.cls.unloadedClasses and java.cls.sharedUnloadedClasses (NULL:
+	 * no such counter) */
+	const volatile int64_t *unloaded[2];
 };
 
 /* One reading of the counters. */
@@ -68,6 +71,10 @@ void perfdata_sample(const struct perfdata *pd, struct perfdata_sample *s);
  * count grew, else "GC pause". */
 void perfdata_gc(const struct perfdata *pd, const struct perfdata_sample *before,
 		 const struct perfdata_sample *after, int *full, char *cause, size_t cause_len);
+
+/* Classes unloaded so far (the two counters' sum), or -1 without them:
+ * memory loads only. */
+int64_t perfdata_unloaded(const struct perfdata *pd);
 
 /* Maps this process's hsperfdata file read-only and parses it into *pd.
  * Returns 0 or a negative errno (no file: the JVM keeps none). */

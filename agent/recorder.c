@@ -373,7 +373,7 @@ static void process_gc(struct recorder *rec, JNIEnv *jni, uint32_t n, int query)
 	if (!wk) {
 		uint64_t t = agent_now_ns();
 		if (rec->opts->deaths)
-			flushed = walk_flush_deaths(rec, rec->jvmti) == 0;
+			flushed = walk_flush_deaths(rec, rec->jvmti, jni, n) == 0;
 		rec->flush_ns += agent_now_ns() - t;
 		drain_all(rec, threads_head(rec), 0);
 	}
@@ -499,15 +499,18 @@ static void print_sample_stats(struct recorder *rec)
 		"%llu objects found at start (at the first GC: %llu fillers, tags cleared %llu, %.1f ms), "
 		"%llu deaths "
 		"(%llu of unwritten class mirrors dropped), %u GCs, "
-		"death flushes %.1f ms, writing %.1f ms, %llu bytes, %u types, %u methods, %u sites\n",
+		"death flushes %.1f ms (%llu without a walk, finding %llu deaths; %llu walks), writing %.1f ms, "
+		"%llu bytes, %u types, %u methods, %u sites\n",
 		rec->opts->out, rec->opts->interval,
 		(unsigned long long)__atomic_load_n(&rec->n_sample_callbacks, __ATOMIC_RELAXED),
 		(unsigned long long)rec->n_written_allocs, (unsigned long long)rec->n_written_alloc_bytes,
 		(unsigned long long)rec->n_written_pre, (unsigned long long)rec->n_start_fillers,
 		(unsigned long long)rec->n_start_untagged,
 		rec->start_check_ns / 1e6, (unsigned long long)rec->n_deaths,
-		(unsigned long long)dropped, rec->processed, rec->flush_ns / 1e6, rec->write_ns / 1e6,
-		(unsigned long long)htr_writer_bytes(rec->w), nt, nm, ns);
+		(unsigned long long)dropped, rec->processed, rec->flush_ns / 1e6,
+		(unsigned long long)rec->n_flush_refs, (unsigned long long)rec->n_deaths_found,
+		(unsigned long long)(rec->processed - rec->n_flush_refs),
+		rec->write_ns / 1e6, (unsigned long long)htr_writer_bytes(rec->w), nt, nm, ns);
 }
 
 static void print_stats(struct recorder *rec)
@@ -667,6 +670,23 @@ int recorder_gcwait_onload(struct recorder *rec, jvmtiEnv *jvmti)
 	return gcwait_onload(rec, jvmti);
 }
 
+/* mode=sample: whether walk_flush_deaths may find a GC's deaths without a
+ * heap walk (recorder_internal.h, cheap_flush): when the only objects
+ * tagged are the samples, the class mirrors and the Thread objects of the
+ * threads that ran before VMInit, which live as long as the JVM
+ * (start=none: no objects found at start; no graph=: no walk tags), only
+ * a pause frees them, and the class-unloading counters tell a mirror's
+ * death.  HEAPFS_AGENT_FLUSH=walk keeps the walk (for comparisons).  Set
+ * before recording starts, so before the callbacks read it. */
+static void setup_cheap_flush(struct recorder *rec)
+{
+	const char *v = getenv("HEAPFS_AGENT_FLUSH");
+	int on = rec->sampled && rec->opts->start == AGENT_START_NONE && rec->opts->graph == AGENT_GRAPH_NONE &&
+		 rec->have_perfdata && rec->perfdata.frees_in_pauses_only &&
+		 (rec->unloaded_seen = perfdata_unloaded(&rec->perfdata)) >= 0 && !(v && !strcmp(v, "walk"));
+	__atomic_store_n(&rec->cheap_flush, on, __ATOMIC_RELEASE);
+}
+
 static jthread new_agent_thread(JNIEnv *jni)
 {
 	jclass k = (*jni)->FindClass(jni, "java/lang/Thread");
@@ -697,6 +717,7 @@ int recorder_vm_init(struct recorder *rec, JNIEnv *jni)
 	rec->have_perfdata = perfdata_open_self(&rec->perfdata) == 0;
 	if (!rec->have_perfdata) /* (says so on stderr if the beans are unavailable) */
 		mgmt_init(&rec->beans, jni, rec->opts->mode == AGENT_MODE_COUNT);
+	setup_cheap_flush(rec);
 	return 0;
 }
 

@@ -1215,8 +1215,115 @@ static jint JNICALL abort_ref(jvmtiHeapReferenceKind kind, const jvmtiHeapRefere
 	return JVMTI_VISIT_ABORT;
 }
 
-int walk_flush_deaths(struct recorder *rec, jvmtiEnv *jvmti)
+/* Deletes the weak references of the samples whose ObjectFree came. */
+static void delete_freed_refs(struct recorder *rec, JNIEnv *jni)
 {
+	pthread_mutex_lock(&rec->deaths_mu);
+	jweak *w = rec->weak_free;
+	uint32_t n = rec->nweak_free;
+	rec->weak_free = NULL;
+	rec->nweak_free = rec->weak_free_cap = 0;
+	pthread_mutex_unlock(&rec->deaths_mu);
+	for (uint32_t i = 0; i < n; i++)
+		(*jni)->DeleteWeakGlobalRef(jni, w[i]);
+	free(w);
+}
+
+/* rec->flush_tags and flush_refs with room for n.  0 or -ENOMEM. */
+static int flush_room(struct recorder *rec, uint32_t n)
+{
+	if (n <= rec->flush_cap)
+		return 0;
+	uint32_t c = n < 256 ? 256 : n;
+	uint64_t *t = realloc(rec->flush_tags, c * sizeof(*t));
+	if (t)
+		rec->flush_tags = t;
+	uint64_t *r = t ? realloc(rec->flush_refs, c * sizeof(*r)) : NULL;
+	if (r)
+		rec->flush_refs = r;
+	if (!t || !r)
+		return -ENOMEM;
+	rec->flush_cap = c;
+	return 0;
+}
+
+/* mode=sample's cheap path (rec->cheap_flush) after GC gc: 1 when every
+ * sample that GC freed has its death in rec->deaths, 0 when a heap walk
+ * must post them.
+ *
+ * JDK 17 posts a GC's ObjectFree events from its Service thread 4-20 ms
+ * after the GC on these machines (several GCs later in a program that
+ * collects every 5 ms), or at once in a heap walk, which stops every
+ * thread for 1.2-3 ms.  GetObjectsWithTags neither posts them (17.0.15)
+ * nor leaves the heap alone: it makes a local reference to each object it
+ * finds, and a GC that starts before they are let go keeps those objects.
+ * So each live sample has a JNI weak global reference, cleared by the GC
+ * that frees it, and IsSameObject(ref, NULL) asks without keeping
+ * anything.  A sample whose reference is cleared and whose death has not
+ * come died at this GC, when no GC started since the previous flush (it
+ * would have been found then) nor during the look (gc_started is gc
+ * before and after): its death is written here and its ObjectFree
+ * dropped when it comes.  A class mirror dies only with its class: the
+ * class-unloading counters growing since the last flush take the walk. */
+static int flush_deaths_by_refs(struct recorder *rec, JNIEnv *jni, uint32_t gc)
+{
+	delete_freed_refs(rec, jni);
+	int64_t unloaded = perfdata_unloaded(&rec->perfdata);
+	if (unloaded != rec->unloaded_seen) {
+		rec->unloaded_seen = unloaded;
+		return 0;
+	}
+	uint32_t n = 0;
+	pthread_mutex_lock(&rec->deaths_mu);
+	int ok = __atomic_load_n(&rec->cheap_flush, __ATOMIC_RELAXED) && rec->live.n <= FLUSH_REFS_MAX &&
+		 flush_room(rec, rec->live.n) == 0;
+	if (ok)
+		n = tagset_copy(&rec->live, rec->flush_tags, rec->flush_refs);
+	pthread_mutex_unlock(&rec->deaths_mu);
+	if (!ok || __atomic_load_n(&rec->gc_started, __ATOMIC_ACQUIRE) != gc)
+		return 0;
+	/* the cleared ones to the front */
+	uint32_t ndead = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if ((*jni)->IsSameObject(jni, (jweak)(uintptr_t)rec->flush_refs[i], NULL)) {
+			uint64_t t = rec->flush_tags[ndead], r = rec->flush_refs[ndead];
+			rec->flush_tags[ndead] = rec->flush_tags[i];
+			rec->flush_refs[ndead] = rec->flush_refs[i];
+			rec->flush_tags[i] = t;
+			rec->flush_refs[i] = r;
+			ndead++;
+		}
+	if (__atomic_load_n(&rec->gc_started, __ATOMIC_ACQUIRE) != gc)
+		return 0;
+	int rc = 0;
+	uint32_t mine = 0;
+	pthread_mutex_lock(&rec->deaths_mu);
+	for (uint32_t i = 0; i < ndead && !rc; i++) {
+		/* not live any more: its ObjectFree came since the copy (and its
+		 * reference went to weak_free) */
+		if (!tagset_remove(&rec->live, rec->flush_tags[i], NULL))
+			continue;
+		rec->flush_refs[mine++] = rec->flush_refs[i];
+		rc = tagset_add(&rec->written_dead, rec->flush_tags[i], 0);
+		if (rc >= 0)
+			rc = rec_push_death_locked(rec, (struct death){ rec->flush_tags[i], gc });
+		if (rc >= 0)
+			rec->n_deaths_found++;
+	}
+	if (rc < 0) /* out of memory: ObjectFree posts the rest, late */
+		__atomic_store_n(&rec->cheap_flush, 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&rec->deaths_mu);
+	for (uint32_t i = 0; i < mine; i++)
+		(*jni)->DeleteWeakGlobalRef(jni, (jweak)(uintptr_t)rec->flush_refs[i]);
+	return rc >= 0;
+}
+
+int walk_flush_deaths(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, uint32_t gc)
+{
+	if (__atomic_load_n(&rec->cheap_flush, __ATOMIC_RELAXED) && jni && flush_deaths_by_refs(rec, jni, gc)) {
+		rec->n_flush_refs++;
+		return 0;
+	}
 	/* mode=sample: a walk from the roots that the first tagged root
 	 * ends.  HotSpot (JDK 17, VM_HeapWalkOperation) then leaves the heap
 	 * alone: no object was marked, so ObjectMarker skips its pass over

@@ -20,6 +20,16 @@
  * root, how many objects of TYPE are reachable from it:
  *   reach <TAB> static:Class.field | local:Class.method:slot <TAB> count
  *
+ *   agent_count TRACE --lifetimes TYPE CAUSE NTH
+ *
+ * for mode=sample's deaths (test_agent_sample.sh): whether each sample of
+ * TYPE died at the NTH GC that started after its allocation and whose
+ * cause contains CAUSE ("" any), or later with every GC in between flagged
+ * merged (deaths of several GCs in one batch):
+ *   lifetimes <TAB> samples <TAB> exact <TAB> late, merged <TAB> wrong
+ *             <TAB> alive at the end <TAB> merged GCs of the trace
+ * (AGENT_COUNT_DEBUG set: each wrong one's GCs on stderr)
+ *
  *   agent_count TRACE --sampled
  *
  * for mode=sample (test_agent_sample.sh): the recorded allocations (flags
@@ -247,9 +257,10 @@ static int reach(const struct trace *t, const char *type_name)
 /* ---- --sampled ---- */
 
 struct sample {
-	uint64_t id, size;
+	uint64_t id, size, time_ns;
 	uint32_t type, thread; /* thread: dense index, UINT32_MAX none */
 	int dead;
+	uint32_t death_gc;     /* the GC its death was written with (dead) */
 	UT_hash_handle hh;
 };
 
@@ -305,14 +316,17 @@ static int collect_samples(const struct trace *t, const struct trace_frame *fr, 
 			x->id = ev.u.alloc.id;
 			x->size = ev.u.alloc.size;
 			x->type = ev.u.alloc.type;
+			x->time_ns = ev.u.alloc.time_ns;
 			x->thread = trace_thread_index(t, ev.u.alloc.thread);
 			HASH_ADD(hh, *all, id, sizeof(x->id), x);
 		} else if (ev.type == HTR_EV_DEATHS) {
 			for (uint32_t i = 0; i < ev.u.deaths.count; i++) {
 				struct sample *x = NULL;
 				HASH_FIND(hh, *all, &ev.u.deaths.ids[i], sizeof(uint64_t), x);
-				if (x)
+				if (x && !x->dead) {
 					x->dead = 1;
+					x->death_gc = ev.u.deaths.gc;
+				}
 				struct start_obj *so = NULL;
 				HASH_FIND(hh, *start, &ev.u.deaths.ids[i], sizeof(uint64_t), so);
 				if (so && !so->death_gc)
@@ -415,11 +429,77 @@ static int sampled(const struct trace *t)
 	return rc ? 1 : 0;
 }
 
+/* The index in t->gcs of GC number gc, or UINT32_MAX. */
+static uint32_t gc_index(const struct trace *t, uint32_t gc)
+{
+	for (uint32_t g = 0; g < t->ngcs; g++)
+		if (t->gcs[g].gc == gc)
+			return g;
+	return UINT32_MAX;
+}
+
+/* --lifetimes TYPE CAUSE NTH: each sample of TYPE should die at the NTH
+ * GC that starts after its allocation and whose cause contains CAUSE (""
+ * any GC).  Prints "lifetimes <TAB> samples <TAB> exact <TAB> late, every GC
+ * between flagged merged <TAB> wrong <TAB> alive <TAB> merged GCs". */
+static int lifetimes(const struct trace *t, const char *type, const char *cause, uint32_t nth)
+{
+	struct sample *all = NULL, *x, *tmp;
+	struct start_obj *start = NULL, *so, *stmp;
+	struct htr_err err;
+	memset(&err, 0, sizeof(err));
+	int rc = 0;
+	for (uint32_t f = 0; f < t->nframes && !rc; f++)
+		if (t->frames[f].kind == HTR_FRAME_EVENTS)
+			rc = collect_samples(t, &t->frames[f], &all, &start, &err);
+	uint64_t n = 0, exact = 0, late = 0, wrong = 0, alive = 0, merged = 0;
+	char scratch[64];
+	for (uint32_t g = 0; g < t->ngcs; g++)
+		merged += !!(t->gcs[g].flags & HTR_GC_DEATHS_MERGED);
+	HASH_ITER(hh, all, x, tmp) {
+		if (!rc && !strcmp(trace_type_name(t, x->type, scratch, sizeof(scratch)), type)) {
+			n++;
+			uint32_t want = UINT32_MAX, got = x->dead ? gc_index(t, x->death_gc) : UINT32_MAX;
+			for (uint32_t g = 0, k = 0; g < t->ngcs && want == UINT32_MAX; g++)
+				if (t->gcs[g].start_ns > x->time_ns && strstr(t->gcs[g].cause, cause) && ++k == nth)
+					want = g;
+			int ok_late = got != UINT32_MAX && want != UINT32_MAX && got > want;
+			for (uint32_t g = want + 1; ok_late && g <= got; g++)
+				ok_late = !!(t->gcs[g].flags & HTR_GC_DEATHS_MERGED);
+			if (!x->dead)
+				alive++;
+			else if (got == want)
+				exact++;
+			else if (ok_late)
+				late++;
+			else {
+				wrong++;
+				if (getenv("AGENT_COUNT_DEBUG"))
+					fprintf(stderr, "wrong: want %u got %u\n", want < t->ngcs ? t->gcs[want].gc : 0,
+						got < t->ngcs ? t->gcs[got].gc : 0);
+			}
+		}
+		HASH_DEL(all, x);
+		free(x);
+	}
+	HASH_ITER(hh, start, so, stmp) {
+		HASH_DEL(start, so);
+		free(so);
+	}
+	if (rc) {
+		fprintf(stderr, "agent_count: %s\n", err.msg[0] ? err.msg : strerror(-rc));
+		return 1;
+	}
+	printf("lifetimes\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n", n,
+	       exact, late, wrong, alive, merged);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2 && !(argc == 4 && !strcmp(argv[2], "--reach")) &&
-	    !(argc == 3 && !strcmp(argv[2], "--sampled"))) {
-		fprintf(stderr, "usage: agent_count TRACE [--reach TYPE | --sampled]\n");
+	    !(argc == 3 && !strcmp(argv[2], "--sampled")) && !(argc == 6 && !strcmp(argv[2], "--lifetimes"))) {
+		fprintf(stderr, "usage: agent_count TRACE [--reach TYPE | --sampled | --lifetimes TYPE CAUSE NTH]\n");
 		return 2;
 	}
 	struct trace *t = NULL;
@@ -429,6 +509,11 @@ int main(int argc, char **argv)
 	if (rc) {
 		fprintf(stderr, "agent_count: %s: %s\n", argv[1], err.msg);
 		return 1;
+	}
+	if (argc == 6) {
+		rc = lifetimes(t, argv[3], argv[4], (uint32_t)strtoul(argv[5], NULL, 10));
+		trace_close(t);
+		return rc;
 	}
 	if (argc == 4) {
 		rc = reach(t, argv[3]);

@@ -184,6 +184,29 @@ static void tells_what_the_gc_was(void **state)
 	assert_string_equal(cause, "GC pause");
 }
 
+/* The class-unloading counters (mode=sample's cheap death flush): their
+ * sum, -1 when the JVM keeps neither. */
+static void sums_unloaded_classes(void **state)
+{
+	(void)state;
+	struct g1 g;
+	struct perfdata pd;
+	g1_build(&g);
+	assert_int_equal(perfdata_parse(g.pb.b, g.pb.len, &pd), 0);
+	assert_int_equal(perfdata_unloaded(&pd), -1);
+	g1_build(&g);
+	size_t un = pb_long(&g.pb, "java.cls.unloadedClasses", 3);
+	pb_long(&g.pb, "java.cls.loadedClasses", 400); /* not unloading */
+	assert_int_equal(perfdata_parse(g.pb.b, g.pb.len, &pd), 0);
+	assert_int_equal(perfdata_unloaded(&pd), 3);
+	size_t shared = pb_long(&g.pb, "java.cls.sharedUnloadedClasses", 2);
+	assert_int_equal(perfdata_parse(g.pb.b, g.pb.len, &pd), 0);
+	assert_int_equal(perfdata_unloaded(&pd), 5);
+	pb_set_long(&g.pb, un, 10); /* read where the JVM writes it */
+	pb_set_long(&g.pb, shared, 0);
+	assert_int_equal(perfdata_unloaded(&pd), 10);
+}
+
 static void refuses_damaged_buffers(void **state)
 {
 	(void)state;
@@ -287,6 +310,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(finds_counters_and_sums_spaces),
 		cmocka_unit_test(tells_what_the_gc_was),
+		cmocka_unit_test(sums_unloaded_classes),
 		cmocka_unit_test(refuses_damaged_buffers),
 		cmocka_unit_test(needs_collectors_and_spaces),
 		cmocka_unit_test(tells_collectors_that_free_only_in_pauses),
