@@ -316,6 +316,9 @@ static int init_state(struct agent *a)
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	a->t0_ns = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 	int rc = sym_new(&a->sym);
+	/* mode=sample without walks: no graph, so no field a trace would name */
+	if (!rc && a->opts.mode == AGENT_MODE_SAMPLE && a->opts.graph == AGENT_GRAPH_NONE)
+		sym_without_fields(a->sym);
 	if (!rc && a->opts.mode == AGENT_MODE_COUNT)
 		rc = count_new(&a->cnt, &a->opts, a->sym, a->jvmti);
 	if (!rc)

@@ -642,7 +642,7 @@ int recorder_new(struct recorder **out, const struct agent_opts *opts, const cha
 
 int recorder_open(struct recorder *rec)
 {
-	struct htr_writer_opts wo = { .zstd_level = rec->opts->zstd_level };
+	struct htr_writer_opts wo = { .zstd_level = rec->opts->zstd_level, .no_sync = 1 };
 	return htr_writer_open(&rec->w, rec->opts->out, &wo);
 }
 

@@ -90,6 +90,7 @@ struct symbols {
 	uint32_t nsites, sites_cap;
 	struct sitekey *raw_sites, *canon_sites; /* owned entries and keys */
 	uint32_t class_type;                 /* type id of java.lang.Class */
+	int no_fields;                       /* set up: types without field lists */
 };
 
 int sym_new(struct symbols **out)
@@ -101,6 +102,11 @@ int sym_new(struct symbols **out)
 	sym->class_type = HTR_NO_TYPE;
 	*out = sym;
 	return 0;
+}
+
+void sym_without_fields(struct symbols *sym)
+{
+	sym->no_fields = 1;
 }
 
 void sym_stats(struct symbols *sym, uint32_t *nt, uint32_t *nm, uint32_t *ns)
@@ -448,7 +454,7 @@ static uint32_t register_one(struct symbols *sym, jvmtiEnv *jvmti, JNIEnv *jni, 
 	 * LocalCache$Segment, a ReentrantLock, had its names two slots off. */
 	if (!t->name)
 		return HTR_NO_TYPE;
-	if (t->kind == HTR_TYPE_INSTANCE) {
+	if (t->kind == HTR_TYPE_INSTANCE && !sym->no_fields) {
 		if (!class_prepared(jvmti, k) || (super_id != HTR_NO_TYPE && sym->types[super_id].fields_pending)) {
 			t->fields_pending = 1;
 		} else if (build_fields(sym, jvmti, jni, k, t)) {

@@ -41,6 +41,13 @@ struct symbols;
 /* *out: empty tables.  0 or -ENOMEM. */
 int sym_new(struct symbols **out);
 
+/* From here on types are registered without field lists (no fields in
+ * their TYPE records): for a recording without heap walks, which no field
+ * reference names.  The lists cost ~3 ms of a JVM's start-up (GetClassFields
+ * and GetFieldName for the ~450 classes loaded by VMInit).  Before the
+ * first registration. */
+void sym_without_fields(struct symbols *sym);
+
 /* A class mirror tagged with its class id (the first time its class is
  * registered): id, size, and the type to record it with (java.lang.Class's,
  * or a placeholder that sym_record_type resolves once Class is known).

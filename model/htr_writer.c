@@ -38,7 +38,7 @@ struct htr_writer {
 	struct buf out;          /* compressed scratch */
 	struct buf scratch;      /* encoding one event */
 	struct buf symbols;      /* every symbol event, again, for the footer */
-	int no_footer;
+	int no_footer, no_sync;
 	uint16_t minor;          /* format minor version written (opts.minor) */
 
 	/* the open frame */
@@ -128,6 +128,7 @@ int htr_writer_open(struct htr_writer **out, const char *path, const struct htr_
 		goto fail;
 	}
 	w->no_footer = opts ? opts->no_footer : 0;
+	w->no_sync = opts ? opts->no_sync : 0;
 	w->minor = opts && opts->minor ? (uint16_t)opts->minor : HTR_VERSION_MINOR;
 	if (opts && (opts->minor < 0 || opts->minor > HTR_VERSION_MINOR)) {
 		rc = -EINVAL;
@@ -1005,7 +1006,7 @@ int htr_writer_close(struct htr_writer *w)
 		rc = frame_end(w); /* events after the last GC */
 	if (!rc && !w->no_footer)
 		rc = write_footer(w);
-	if (!rc && fsync(w->fd) < 0 && errno != EINVAL)
+	if (!rc && !w->no_sync && fsync(w->fd) < 0 && errno != EINVAL)
 		rc = -errno;
 	if (close(w->fd) < 0 && !rc)
 		rc = -errno;
