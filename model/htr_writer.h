@@ -26,11 +26,12 @@ struct htr_writer;
 struct htr_writer_opts {
 	int zstd_level;         /* 0 = default (3) */
 	int no_footer;          /* testing: omit footer and trailer */
+	int minor;              /* testing: 0 = current (HTR_VERSION_MINOR); 1 writes
+	                         * the 1.1 layout (GC ends without reachable summaries) */
+	/* last: callers initialize the fields above by position */
 	int no_sync;            /* no fsync at close (the agent: its JVM exits right
 	                         * after, and the page cache outlives the process;
 	                         * ~1 ms of every recorded run's exit) */
-	int minor;              /* testing: 0 = current (HTR_VERSION_MINOR); 1 writes
-	                         * the 1.1 layout (GC ends without reachable summaries) */
 };
 
 int htr_writer_open(struct htr_writer **out, const char *path, const struct htr_writer_opts *opts);

@@ -97,7 +97,7 @@ static struct htr_writer *open_w(const char *dir, const char *name, int footer)
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	struct htr_writer *w;
-	struct htr_writer_opts o = { 0, !footer, 0 };
+	struct htr_writer_opts o = { .no_footer = !footer };
 	CHECK(htr_writer_open(&w, path, &o));
 	return w;
 }

@@ -40,7 +40,7 @@ static struct htr_count_caller entry(uint32_t i)
 static void write_chunked(const char *path, int footer)
 {
 	struct htr_writer *w;
-	struct htr_writer_opts o = { 0, !footer, 0 };
+	struct htr_writer_opts o = { .no_footer = !footer };
 	assert_int_equal(htr_writer_open(&w, path, &o), 0);
 	assert_int_equal(htr_write_method(w, 0, "java.lang.Long", "valueOf", "(J)Ljava/lang/Long;", "Long.java"), 0);
 	assert_int_equal(htr_write_method(w, 1, "p.App", "a", "(I)V", "App.java"), 0);

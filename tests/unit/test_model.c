@@ -109,7 +109,7 @@ static void graph_obj(struct htr_writer *w, uint64_t id, uint32_t n, const struc
 static void write_trace(const char *path, int footer)
 {
 	struct htr_writer *w;
-	struct htr_writer_opts o = { 0, !footer, 0 };
+	struct htr_writer_opts o = { .no_footer = !footer };
 	assert_int_equal(htr_writer_open(&w, path, &o), 0);
 	define_symbols(w);
 	alloc(w, 1, T_NODE, NODE_SIZE, -1, 1, 1000);
@@ -839,7 +839,7 @@ static void assert_same_buf(const struct buf *a, const struct buf *b)
 static void write_random_trace(const char *path, uint32_t seed)
 {
 	struct htr_writer *w;
-	struct htr_writer_opts o = { 0, 0, 0 };
+	struct htr_writer_opts o = { .minor = 0 };
 	assert_int_equal(htr_writer_open(&w, path, &o), 0);
 	define_symbols(w);
 	uint32_t rng = seed;
@@ -922,7 +922,7 @@ static void test_bulk_equals_one_by_one(void **state)
 static void write_scaled_trace(const char *path, uint64_t mul)
 {
 	struct htr_writer *w;
-	struct htr_writer_opts o = { 0, 0, 0 };
+	struct htr_writer_opts o = { .minor = 0 };
 	assert_int_equal(htr_writer_open(&w, path, &o), 0);
 	define_symbols(w);
 	enum { N = 3000 };
@@ -1004,7 +1004,7 @@ static void write_reach_trace(const char *path, int footer, int minor, uint64_t 
 			      uint64_t bytes)
 {
 	struct htr_writer *w;
-	struct htr_writer_opts o = { 0, !footer, minor };
+	struct htr_writer_opts o = { .no_footer = !footer, .minor = minor };
 	assert_int_equal(htr_writer_open(&w, path, &o), 0);
 	define_symbols(w);
 	alloc(w, 1, T_NODE, NODE_SIZE, -1, 1, 1000);
