@@ -4,10 +4,11 @@
  * references).
  *
  * Open addressing with linear probing; a removal shifts the entries after
- * it back, so no tombstones accumulate.  The table is kept at most half
- * full and has at least TAGSET_MIN slots: at most 32 bytes a member once
- * it has grown (64 just after a doubling).  Not thread-safe: the caller
- * holds its lock.  The struct owns its arrays (tagset_free). */
+ * it back, so no tombstones accumulate.  16 bytes a slot (tag and
+ * value); the table is kept at most half full and has at least TAGSET_MIN
+ * slots, so once it has grown a member costs 32 to 64 bytes (64 just after
+ * a doubling).  It never shrinks.  Not thread-safe: the caller holds its
+ * lock.  The struct owns its arrays (tagset_free). */
 #ifndef HEAPFS_AGENT_TAGSET_H
 #define HEAPFS_AGENT_TAGSET_H
 
