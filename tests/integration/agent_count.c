@@ -338,6 +338,17 @@ static int collect_samples(const struct trace *t, const struct trace_frame *fr, 
 	return rc < 0 ? rc : 0;
 }
 
+/* Every EVENTS frame's samples and objects found at start (collect_samples). */
+static int collect_all_samples(const struct trace *t, struct sample **all, struct start_obj **start,
+			       struct htr_err *err)
+{
+	int rc = 0;
+	for (uint32_t f = 0; f < t->nframes && !rc; f++)
+		if (t->frames[f].kind == HTR_FRAME_EVENTS)
+			rc = collect_samples(t, &t->frames[f], all, start, err);
+	return rc;
+}
+
 static int sampled(const struct trace *t)
 {
 	const char *iv = trace_info(t, "sample.interval");
@@ -350,10 +361,7 @@ static int sampled(const struct trace *t)
 	struct start_obj *start = NULL, *so, *stmp;
 	struct htr_err err;
 	memset(&err, 0, sizeof(err));
-	int rc = 0;
-	for (uint32_t f = 0; f < t->nframes && !rc; f++)
-		if (t->frames[f].kind == HTR_FRAME_EVENTS)
-			rc = collect_samples(t, &t->frames[f], &all, &start, &err);
+	int rc = collect_all_samples(t, &all, &start, &err);
 	uint32_t first_gc = t->ngcs ? t->gcs[0].gc : UINT32_MAX;
 	uint64_t found = 0, found_b = 0, d1 = 0, d1_b = 0, dl = 0, dl_b = 0, dl_plain = 0, alive_plain = 0;
 	uint64_t big_alive = 0;
@@ -448,10 +456,7 @@ static int lifetimes(const struct trace *t, const char *type, const char *cause,
 	struct start_obj *start = NULL, *so, *stmp;
 	struct htr_err err;
 	memset(&err, 0, sizeof(err));
-	int rc = 0;
-	for (uint32_t f = 0; f < t->nframes && !rc; f++)
-		if (t->frames[f].kind == HTR_FRAME_EVENTS)
-			rc = collect_samples(t, &t->frames[f], &all, &start, &err);
+	int rc = collect_all_samples(t, &all, &start, &err);
 	uint64_t n = 0, exact = 0, late = 0, wrong = 0, alive = 0, merged = 0;
 	char scratch[64];
 	for (uint32_t g = 0; g < t->ngcs; g++)
