@@ -90,6 +90,9 @@ int render_gc_info(struct hfs *fs, const struct node *n, int arg, struct buf *ou
 	if (!rc) rc = kv_str(out, "graph", graph ? "yes" : "no");
 	/* why not: the recorder wanted one but the next GC came first */
 	if (!rc) rc = kv_str(out, "graph_dropped", !graph && (g->flags & HTR_GC_GRAPH_DROPPED) ? "yes" : "no");
+	/* the recorder got this GC's deaths in one batch with some of the
+	 * previous GC's: that GC's state may hold objects that died in it */
+	if (!rc) rc = kv_str(out, "deaths_merged", g->flags & HTR_GC_DEATHS_MERGED ? "yes" : "no");
 	if (!rc) rc = kv_opt(out, "roots", graph, graph ? c.h->nroots : 0);
 	if (!rc) rc = kv_opt(out, "edges", graph, graph ? c.h->nedges : 0);
 	if (!rc) rc = kv_opt(out, "unknown_objects", known, known ? c.h->unknown_objects : 0);

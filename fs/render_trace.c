@@ -162,6 +162,7 @@ int render_trace_summary(const struct trace *t, struct buf *out)
 	if (!rc) rc = kv_u64(out, "gcs", t->ngcs);
 	if (!rc) rc = kv_u64(out, "graph_gcs", trace_count_gcs(t, HTR_GC_HAS_GRAPH));
 	if (!rc) rc = kv_u64(out, "graph_dropped_gcs", trace_count_gcs(t, HTR_GC_GRAPH_DROPPED));
+	if (!rc) rc = kv_u64(out, "deaths_merged_gcs", trace_count_gcs(t, HTR_GC_DEATHS_MERGED));
 	if (!rc) rc = kv_u64(out, "frames", t->nframes);
 	if (t->sample_interval) { /* mode=sample: what was recorded are samples */
 		if (!rc) rc = kv_str(out, "allocations", "");

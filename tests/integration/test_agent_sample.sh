@@ -321,6 +321,15 @@ check_deaths() { # NAME GC-OPTION FULL-GC-CAUSE [FLUSH]
 		[ $((2 * exact)) -ge "$n" ] || fail "$name: $t: only $exact of $n at their GC"
 		echo "ok: $name: $t: $exact of $n at their GC, $late later with merged GCs ($merged merged in the trace)"
 	done
+	# the merged GCs, as the tree shows them: trace/info's count, and
+	# gc/NNN/info's deaths_merged, against the flags agent_count read
+	expect "$name: trace/info deaths_merged_gcs" \
+		"$("$HEAPFS" cat "$htr" trace/info | val deaths_merged_gcs)" "$merged"
+	local g nyes=0
+	for g in $("$HEAPFS" ls "$htr" gc | grep -v latest); do
+		[ "$("$HEAPFS" cat "$htr" "gc/$g/info" | val deaths_merged)" = yes ] && nyes=$((nyes + 1))
+	done
+	expect "$name: GCs whose info says deaths_merged yes" "$nyes" "$merged"
 }
 
 "${JAVAC:-javac}" -d "$TMP/cls" tests/integration/DeathTiming.java || fail "javac DeathTiming"

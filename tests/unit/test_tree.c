@@ -142,8 +142,9 @@ static void write_gc2(struct htr_writer *w)
 	gc(w, 2, T0 + 1000 * MS, 0, UINT64_MAX, 0, 0, "System.gc(), \"forced\"", 1);
 	uint64_t dead[] = { 9, 3 };
 	assert_int_equal(htr_write_deaths(w, 2, 2, dead), 0);
-	/* the recorder wanted a graph here, the next GC came first */
-	gc(w, 2, 0, T0 + 1005 * MS, 0, UINT64_MAX, HTR_GC_GRAPH_DROPPED, NULL, 0);
+	/* the recorder wanted a graph here, the next GC came first; and it
+	 * got this GC's deaths in one batch with GC 1's */
+	gc(w, 2, 0, T0 + 1005 * MS, 0, UINT64_MAX, HTR_GC_GRAPH_DROPPED | HTR_GC_DEATHS_MERGED, NULL, 0);
 }
 
 static void write_gc3(struct htr_writer *w)
@@ -459,6 +460,7 @@ static void test_trace_info(void **state)
 	/* GCs 1 and 3 carry a graph; 2's was dropped (write_gc1 and after) */
 	assert_non_null(strstr(s, "\ngraph_gcs\t2\n"));
 	assert_non_null(strstr(s, "\ngraph_dropped_gcs\t1\n"));
+	assert_non_null(strstr(s, "\ndeaths_merged_gcs\t1\n"));
 	assert_non_null(strstr(s, "allocations\t12\n"));
 	assert_non_null(strstr(s, "alloc_bytes\t288\n"));
 	assert_non_null(strstr(s, "deaths\t2\n"));
@@ -485,6 +487,7 @@ static void test_gc_info(void **state)
 	assert_non_null(strstr(s, "reachable_bytes\t168\n"));
 	assert_non_null(strstr(s, "graph\tyes\n"));
 	assert_non_null(strstr(s, "graph_dropped\tno\n"));
+	assert_non_null(strstr(s, "deaths_merged\tno\n"));
 	free(s);
 	s = read_file(f->fs, "/gc/002/info");
 	assert_non_null(s);
@@ -492,6 +495,7 @@ static void test_gc_info(void **state)
 	assert_non_null(strstr(s, "bytes\t232\n"));
 	assert_non_null(strstr(s, "graph\tno\n"));
 	assert_non_null(strstr(s, "graph_dropped\tyes\n"));
+	assert_non_null(strstr(s, "deaths_merged\tyes\n"));
 	assert_non_null(strstr(s, "reachable_objects\t\n"));
 	assert_non_null(strstr(s, "used_after\t\n"));
 	free(s);
