@@ -1251,9 +1251,9 @@ static int flush_room(struct recorder *rec, uint32_t n)
  * sample that GC freed has its death in rec->deaths, 0 when a heap walk
  * must post them.
  *
- * JDK 17 posts a GC's ObjectFree events from its Service thread 4-20 ms
- * after the GC on these machines (several GCs later in a program that
- * collects every 5 ms), or at once in a heap walk, which stops every
+ * JDK 17 posts a GC's ObjectFree events from its Service thread 1-20 ms
+ * after the GC on these machines (median 4.5: several GCs later in a
+ * program that collects every 5 ms), or at once in a heap walk, which stops every
  * thread for 1.2-3 ms.  GetObjectsWithTags neither posts them (17.0.15)
  * nor leaves the heap alone: it makes a local reference to each object it
  * finds, and a GC that starts before they are let go keeps those objects.
