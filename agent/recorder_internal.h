@@ -405,8 +405,8 @@ int walk_check_start(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, uint32_
 /* After GC gc: every death of a sample that GC freed into rec->deaths,
  * by a heap walk from the roots that the first tagged root ends (the JVM
  * posts pending ObjectFree events first), or, with rec->cheap_flush,
- * mostly by looking up the live samples' tags (walk.c).  0 or -EIO.
- * Agent thread. */
+ * mostly by asking each live sample's weak reference whether the GC
+ * cleared it (walk.c).  0 or -EIO.  Agent thread. */
 int walk_flush_deaths(struct recorder *rec, jvmtiEnv *jvmti, JNIEnv *jni, uint32_t gc);
 
 /* ---- gcwait.c ---- */

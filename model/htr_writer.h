@@ -29,9 +29,11 @@ struct htr_writer_opts {
 	int minor;              /* testing: 0 = current (HTR_VERSION_MINOR); 1 writes
 	                         * the 1.1 layout (GC ends without reachable summaries) */
 	/* last: callers initialize the fields above by position */
-	int no_sync;            /* no fsync at close (the agent: its JVM exits right
+	int no_sync;            /* no fsync at close: the agent (its JVM exits right
 	                         * after, and the page cache outlives the process;
-	                         * ~1 ms of every recorded run's exit) */
+	                         * ~1 ms of every recorded run's exit) and the
+	                         * temporary traces of a dump or recording opened
+	                         * directly (deleted after; ~2 ms of each opening) */
 };
 
 int htr_writer_open(struct htr_writer **out, const char *path, const struct htr_writer_opts *opts);

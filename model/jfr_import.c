@@ -498,11 +498,13 @@ static int write_events(struct jimp *x)
 	return rc;
 }
 
-int jfr_import_recording(const struct jfr_recording *r, const char *out_htr, struct htr_err *err)
+/* temp: out_htr is a temporary trace (jfr_import_temp), not fsynced. */
+static int import_recording(const struct jfr_recording *r, const char *out_htr, int temp, struct htr_err *err)
 {
 	struct jimp x;
+	struct htr_writer_opts wo = { .no_sync = temp };
 	int rc = jimp_init(&x, r);
-	if (!rc && (rc = htr_writer_open(&x.w, out_htr, NULL)))
+	if (!rc && (rc = htr_writer_open(&x.w, out_htr, &wo)))
 		htr_errf_as(err, HTR_ERR_FILE, rc, "cannot write %s: %s", out_htr, strerror(-rc));
 	else if (!rc && !(rc = write_info(&x)))
 		rc = write_events(&x);
@@ -515,6 +517,11 @@ int jfr_import_recording(const struct jfr_recording *r, const char *out_htr, str
 		htr_errf_as(err, HTR_ERR_FILE, rc, "cannot write the trace: %s", strerror(-rc));
 	jimp_free(&x);
 	return rc;
+}
+
+int jfr_import_recording(const struct jfr_recording *r, const char *out_htr, struct htr_err *err)
+{
+	return import_recording(r, out_htr, 0, err);
 }
 
 int jfr_import_temp(const char *path, char *tmp_path, size_t tmp_len, struct htr_err *err)
@@ -537,7 +544,7 @@ int jfr_import_temp(const char *path, char *tmp_path, size_t tmp_len, struct htr
 	}
 	close(fd); /* the writer opens it again by name */
 	memset(err, 0, sizeof *err);
-	rc = jfr_import_recording(r, tmp_path, err);
+	rc = import_recording(r, tmp_path, 1, err);
 	if (rc)
 		unlink(tmp_path);
 out:
