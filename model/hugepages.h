@@ -37,10 +37,14 @@
  * page (2 MB on x86-64) rarely holds an aligned one. */
 #define HUGEPAGES_MIN ((size_t)2 << 20)
 
-/* Turns the advice on, unless HEAPFS_HUGEPAGES is "0" (then off).  Call
- * once, before any thread starts (the program's main does); until then,
- * and in programs that never call it (the unit tests), nothing is
- * advised. */
+/* Turns the advice on, unless HEAPFS_HUGEPAGES is "0" (then off), and
+ * in either case fixes glibc's mmap threshold at HUGEPAGES_MIN: every
+ * block of that size or more is a mapping of its own (the advice then
+ * covers that block alone) and goes back to the kernel when freed, instead
+ * of glibc's threshold rising with the blocks freed and later big blocks
+ * sharing its heap with freed ones.  Call once, before any thread starts
+ * (the program's main does); until then, and in programs that never call
+ * it (the unit tests), nothing is advised. */
 void hugepages_setup(void);
 
 /* 1 if hugepages_setup turned the advice on. */
