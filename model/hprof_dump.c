@@ -323,6 +323,18 @@ static int push_object(struct dump *d, uint64_t id, uint64_t offset, struct htr_
 	return 0;
 }
 
+/* Room for every object the file can hold and its class objects
+ * (hprof_max_objects), so that push_object never moves the array; where
+ * the system refuses that much address space, push_object grows it. */
+static void reserve_objects(struct dump *d)
+{
+	uint64_t n = hprof_max_objects(d->f, d->f->size);
+	if (n > SIZE_MAX / sizeof *d->objs)
+		return;
+	if ((d->objs = malloc((size_t)n * sizeof *d->objs)))
+		d->capobjs = (size_t)n;
+}
+
 /* A heap record scanned, its complete sub-records ending at end. */
 static int push_segment(struct dump *d, const struct hprof_record *r, uint64_t end,
 			struct htr_err *err)
@@ -445,6 +457,8 @@ int dump_scan(struct dump *d, FILE *progress, const char *label, struct htr_err 
 		d->nobjs = pre.nobjs;
 		d->capobjs = pre.capobjs;
 		pre.objs = NULL;
+	} else if (!d->objs) {
+		reserve_objects(d);
 	}
 	while (!rc && hprof_next_record(d->f, &pos, &r) == 1) {
 		int heap = r.tag == HPROF_HEAP_DUMP || r.tag == HPROF_HEAP_DUMP_SEGMENT;

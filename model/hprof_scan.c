@@ -35,6 +35,7 @@
 
 struct run {
 	struct keyidx *objs; size_t nobjs, capobjs;   /* mapped (grow_mapped), not malloc'd */
+	size_t reserve;        /* the most objects its segments can hold, 0: unknown */
 	uint64_t *others; size_t nothers; uint64_t capothers;
 	int refused;           /* something the serial walk must decide */
 };
@@ -58,6 +59,19 @@ static int grow_mapped(struct run *r)
 	if (r->nobjs < r->capobjs)
 		return 0;
 	size_t nc = r->capobjs ? r->capobjs * 2 : (1u << 20) / sizeof *r->objs;
+	if (!r->objs && r->reserve > nc) {
+		/* the run's bound at once: the kernel supplies pages only as
+		 * they are written, and a block grown by mremap pays for its
+		 * pages again at the join's copy (hprof_max_objects) */
+		void *q = mmap(NULL, r->reserve * sizeof *r->objs, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (q != MAP_FAILED) {
+			hugepages_advise(q, r->reserve * sizeof *r->objs);
+			r->objs = q;
+			r->capobjs = r->reserve;
+			return 0;
+		}
+	}
 	void *q = r->objs ? mremap(r->objs, r->capobjs * sizeof *r->objs, nc * sizeof *r->objs,
 				   MREMAP_MAYMOVE)
 			  : mmap(NULL, nc * sizeof *r->objs, PROT_READ | PROT_WRITE,
@@ -280,6 +294,13 @@ int dump_collect_objects(const struct dump *d, uint32_t threads, struct scan_pre
 	if (!c.first || !c.runs)
 		goto out;
 	uint32_t nruns = plan_runs(&c, want, bytes);
+	for (uint32_t k = 0; k < nruns; k++) {
+		uint64_t run_bytes = 0;
+		for (uint32_t i = c.first[k]; i < c.first[k + 1]; i++)
+			run_bytes += c.segs[i].len;
+		uint64_t most = hprof_max_objects(d->f, run_bytes);
+		c.runs[k].reserve = most <= SIZE_MAX / sizeof(struct keyidx) ? (size_t)most : 0;
+	}
 	if ((rc = mpar_for(nthreads, nruns, collect_run, &c)))
 		goto out;
 	for (uint32_t k = 0; k < nruns; k++)
