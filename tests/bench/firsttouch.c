@@ -7,9 +7,9 @@
  * page reporting, as on the machines docs/bench.md was measured on), pages
  * that stayed free for a few seconds are given back to the host, and the
  * next touch of each one waits for the host to supply it again: there,
- * huge pages were touched at 490-580 MB/s after 5 s free, at 16 GB/s
- * right after another process had freed them, and 4 KB pages at about
- * 315 MB/s either way (each fault leaves the guest: ~12 us a page).  So
+ * huge pages were touched at 370-750 MB/s after 5 s free, at 14-16 GB/s
+ * right after another process had freed them, and 4 KB pages at 243-316
+ * MB/s either way (each fault leaves the guest: 13-17 us a page).  So
  * the same heapfs command on the H2 dump took 2.1-2.2 s or 1.7 s, with
  * 1.2 or 0.4 s in the kernel, depending on how long the machine's memory
  * had stayed free before it ran.
