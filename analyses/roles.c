@@ -732,6 +732,96 @@ int ds_heads_measure(const struct heap_state *s, const uint16_t *roles, const ui
 	return rc;
 }
 
+/* ---- the heads' measures summed by type ---- */
+
+#define SUMS_OBJECTS_PER_TASK 65536u
+
+/* A worker's sums and its stamps: stamp[k] = o + 1 once element o has
+ * counted for head k, so that a head holding o through several members
+ * counts it once (object numbers are unique: never reset). */
+struct sums_worker {
+	struct ds_type_sums *sums;   /* [ntypes] */
+	uint32_t *stamp;             /* [nheads] */
+} __attribute__((aligned(MEASURE_ALIGN)));
+
+struct sums_all {
+	const struct heap_state *s;
+	const uint16_t *roles;
+	const uint32_t *owner, *head_obj;
+	uint32_t nheads, ntypes;
+	struct sums_worker *w;
+};
+
+static uint32_t head_type(const struct sums_all *a, uint32_t k)
+{
+	return hs_info(a->s, a->head_obj[k])->type;
+}
+
+static int sums_task(void *vctx, uint32_t task, uint32_t worker)
+{
+	struct sums_all *a = vctx;
+	struct sums_worker *w = &a->w[worker];
+	const struct heap_state *s = a->s;
+	if (!w->sums) {
+		w->sums = calloc(a->ntypes ? a->ntypes : 1, sizeof *w->sums);
+		w->stamp = calloc(a->nheads ? a->nheads : 1, sizeof *w->stamp);
+		if (!w->sums || !w->stamp)
+			return -ENOMEM;
+	}
+	uint32_t o = task * SUMS_OBJECTS_PER_TASK;
+	uint32_t end = s->n - o > SUMS_OBJECTS_PER_TASK ? o + SUMS_OBJECTS_PER_TASK : s->n;
+	for (; o < end; o++) {
+		uint32_t k = a->owner[o], ty;
+		uint64_t size = hs_info(s, o)->size;
+		if (k != DS_NONE && (ty = head_type(a, k)) < a->ntypes) {
+			w->sums[ty].member_bytes += size;
+			w->sums[ty].heads += a->head_obj[k] == o;
+		}
+		if (!ds_is_element(s, a->roles, o))
+			continue;
+		for (uint32_t e = s->in_off[o]; e < s->in_off[o + 1]; e++) {
+			uint32_t r = s->in_src[e], kr = a->owner[r];
+			if (r == o || kr == DS_NONE || kr == k || w->stamp[kr] == o + 1)
+				continue;
+			w->stamp[kr] = o + 1;
+			if ((ty = head_type(a, kr)) < a->ntypes)
+				w->sums[ty].element_bytes += size;
+		}
+	}
+	return 0;
+}
+
+int ds_type_sums_compute(const struct heap_state *s, const uint16_t *roles, const uint32_t *owner,
+			 const uint32_t *head_obj, uint32_t nheads, uint32_t ntypes,
+			 uint32_t threads, struct ds_type_sums *out)
+{
+	if (!s->has_graph)
+		return -EINVAL;
+	memset(out, 0, (size_t)ntypes * sizeof *out);
+	uint32_t ntasks = (uint32_t)(((uint64_t)s->n + SUMS_OBJECTS_PER_TASK - 1) / SUMS_OBJECTS_PER_TASK);
+	if (threads < 1)
+		threads = 1;
+	if (threads > ntasks)
+		threads = ntasks ? ntasks : 1;
+	struct sums_all a = { s, roles, owner, head_obj, nheads, ntypes, NULL };
+	a.w = aligned_alloc(MEASURE_ALIGN, threads * sizeof *a.w);
+	if (!a.w)
+		return -ENOMEM;
+	memset(a.w, 0, threads * sizeof *a.w);
+	int rc = par_for(threads, ntasks, sums_task, &a);
+	for (uint32_t w = 0; w < threads; w++) {
+		for (uint32_t t = 0; !rc && a.w[w].sums && t < ntypes; t++) {
+			out[t].heads += a.w[w].sums[t].heads;
+			out[t].member_bytes += a.w[w].sums[t].member_bytes;
+			out[t].element_bytes += a.w[w].sums[t].element_bytes;
+		}
+		free(a.w[w].sums);
+		free(a.w[w].stamp);
+	}
+	free(a.w);
+	return rc;
+}
+
 int ds_for_each_holder(const struct heap_state *s, const uint16_t *roles, const uint32_t *owner,
 		       uint32_t o, ds_holder_fn fn, void *ctx)
 {

@@ -113,6 +113,28 @@ int ds_heads_measure(const struct heap_state *s, const uint16_t *roles, const ui
 		     const uint32_t *head_obj, uint32_t nheads, const struct dominators *dom,
 		     uint32_t threads, struct ds_head *out);
 
+/* What the heads of one type measure together: per type T, the number of
+ * heads of type T and the sums of their member_bytes and element_bytes, as
+ * ds_heads_measure gives them head by head. */
+struct ds_type_sums {
+	uint64_t heads;
+	uint64_t member_bytes;
+	uint64_t element_bytes;
+};
+
+/* out[ntypes] (heads whose type is ntypes or more are left out), equal to
+ * ds_heads_measure's figures summed by the heads' type, without measuring
+ * a head at a time: a head's members are exactly the objects it owns
+ * (ds_owners_compute's waves only go through owned objects), and its
+ * elements are the element objects some owned object references, which
+ * a pass over each element's referrers finds (ds_for_each_holder's
+ * rule, each head once).  One pass over the objects on up to `threads`
+ * threads, the same sums for any number; scratch: a stamp per head and
+ * per thread.  -EINVAL without a graph, -ENOMEM. */
+int ds_type_sums_compute(const struct heap_state *s, const uint16_t *roles, const uint32_t *owner,
+			 const uint32_t *head_obj, uint32_t nheads, uint32_t ntypes,
+			 uint32_t threads, struct ds_type_sums *out);
+
 /* Calls fn(ctx, slot) for every head whose structure holds o as an element
  * (once per referencing member; the same slot may repeat).  Stops when fn
  * returns nonzero and returns that value. */

@@ -85,18 +85,6 @@ static int src_ds_roles(void *ctx, uint32_t gci, void **pin, struct sus_ds_roles
 	return rc;
 }
 
-static int src_ds_heads(void *ctx, uint32_t gci, void **pin, const struct ds_head **heads,
-			uint32_t *nheads)
-{
-	struct rc_entry *e;
-	/* the report reads the heads' members and elements, never their
-	 * retained sizes: no dominator tree for them */
-	int rc = eng_ds_measures_get(ctx, gci, &e, heads, nheads);
-	if (!rc)
-		*pin = e;
-	return rc;
-}
-
 static int src_ir_trie(void *ctx, uint32_t gci, const struct heap_state *s, const uint64_t *members,
 		       struct buf *out)
 {
@@ -238,7 +226,6 @@ static int suspects_cb(void *ctx, struct buf *out)
 		.group_totals = src_group_totals,
 		.dominators = src_dominators,
 		.ds_roles = src_ds_roles,
-		.ds_heads = src_ds_heads,
 		.ir_trie = src_ir_trie,
 		.group_path = src_group_path,
 		.group_owners = src_group_owners,

@@ -272,10 +272,6 @@ struct sus_source {
 	/* dominator tree of gci (arrays borrowed) */
 	int (*dominators)(void *ctx, uint32_t gci, void **pin, struct dominators *d);
 	int (*ds_roles)(void *ctx, uint32_t gci, void **pin, struct sus_ds_roles *v);
-	/* the data-structure heads' measures; their retained sizes are not
-	 * read (they may be DS_NO_RETAINED) */
-	int (*ds_heads)(void *ctx, uint32_t gci, void **pin, const struct ds_head **heads,
-			uint32_t *nheads);
 	/* appends struct sus_ir_node[] for members (a bitset over s) to out
 	 * (sus_find's) */
 	int (*ir_trie)(void *ctx, uint32_t gci, const struct heap_state *s, const uint64_t *members,

@@ -126,6 +126,8 @@ struct ds {
 	struct dominators *dom;
 };
 
+static void check_type_sums(const struct ds *d, uint32_t ntypes);
+
 static void ds_run(struct ds *d, struct heap_state *s, const struct trace_type *types,
 		   uint32_t ntypes)
 {
@@ -161,6 +163,45 @@ static void ds_run(struct ds *d, struct heap_state *s, const struct trace_type *
 	if (d->nheads)
 		assert_memory_equal(again, d->heads, d->nheads * sizeof *again);
 	free(again);
+	check_type_sums(d, ntypes);
+}
+
+/* ds_type_sums_compute against the heads' own measures summed by type,
+ * on 1 and 3 threads, with one type fewer than the state has (its heads
+ * left out). */
+static void check_type_sums(const struct ds *d, uint32_t ntypes)
+{
+	const struct heap_state *s = d->s;
+	for (uint32_t i = 0; i < s->ninfos; i++)
+		if (s->infos[i].type != UINT32_MAX && s->infos[i].type >= ntypes)
+			ntypes = s->infos[i].type + 1;
+	struct ds_type_sums *want = calloc(ntypes + 1, sizeof *want);
+	struct ds_type_sums *got = calloc(ntypes + 1, sizeof *got);
+	assert_non_null(want);
+	assert_non_null(got);
+	for (uint32_t k = 0; k < d->nheads; k++) {
+		uint32_t ty = hs_info(s, d->heads[k].obj)->type;
+		want[ty].heads++;
+		want[ty].member_bytes += d->heads[k].member_bytes;
+		want[ty].element_bytes += d->heads[k].element_bytes;
+	}
+	uint32_t threads[] = { 1, 3 };
+	for (uint32_t i = 0; i < 2; i++) {
+		memset(got, 0xee, (ntypes + 1) * sizeof *got);
+		assert_int_equal(ds_type_sums_compute(s, d->roles, d->owner, d->head_obj, d->nheads, ntypes,
+						      threads[i], got),
+				 0);
+		assert_memory_equal(got, want, ntypes * sizeof *got);
+		if (ntypes) {
+			assert_int_equal(ds_type_sums_compute(s, d->roles, d->owner, d->head_obj, d->nheads,
+							      ntypes - 1, threads[i], got),
+					 0);
+			if (ntypes > 1)
+				assert_memory_equal(got, want, (ntypes - 1) * sizeof *got);
+		}
+	}
+	free(want);
+	free(got);
 }
 
 static void ds_done(struct ds *d, int free_state)
@@ -642,6 +683,45 @@ static void test_shared_ownership(void **st)
 	hb_free(&b);
 }
 
+/* What ds_type_sums_compute must not count twice, or at all: a string two
+ * nodes of one list hold (one element of that list, counted once), and
+ * the list itself, which its last node refers back to (a member's
+ * reference to its own head is no element).  ds_run compares the sums
+ * with the heads' measures; here the measures are pinned to the
+ * construction first. */
+static void test_type_sums_shared_element_and_back_reference(void **st)
+{
+	(void)st;
+	struct hb b = { 0 };
+	struct jdk j;
+	jdk_types(&b, &j);
+	uint32_t lists[2], shared = 0;
+	for (int l = 0; l < 2; l++) {
+		uint32_t list = lists[l] = hb_obj(&b, j.llist), n[4];
+		hb_root(&b, list);
+		shared = new_string(&b, &j);
+		for (int i = 0; i < 4; i++) {
+			n[i] = hb_obj(&b, j.llnode);
+			hb_ref(&b, n[i], i == 0 || i == 2 ? shared : new_string(&b, &j));
+			if (i)
+				hb_ref(&b, n[i - 1], n[i]);
+		}
+		hb_ref(&b, list, n[0]);
+		hb_ref(&b, n[3], list);
+	}
+	struct ds d;
+	ds_run(&d, hb_state(&b), b.types, b.ntypes);
+	for (int l = 0; l < 2; l++) {
+		const struct ds_head *h = head_of(&d, lists[l]);
+		/* the list and its 4 nodes; 3 distinct strings */
+		assert_int_equal(h->members, 5);
+		assert_int_equal(h->elements, 3);
+		assert_int_equal(h->element_bytes, 3 * b.tsize[j.str]);
+	}
+	ds_done(&d, 1);
+	hb_free(&b);
+}
+
 /* A LinkedList of 10^6 nodes, doubly linked, each item a String with its
  * byte[]: nothing recursive in the code may overflow, and the numbers
  * come out of the construction. */
@@ -898,6 +978,7 @@ int main(void)
 		cmocka_unit_test(test_self_references_and_cycles),
 		cmocka_unit_test(test_empty_structures),
 		cmocka_unit_test(test_shared_ownership),
+		cmocka_unit_test(test_type_sums_shared_element_and_back_reference),
 		cmocka_unit_test(test_long_list),
 		cmocka_unit_test(test_loader_like),
 		cmocka_unit_test(test_transition_and_arrays),
