@@ -1166,9 +1166,8 @@ static int trace_info_header(struct importer *im, int ndumps)
 
 /* The import into out_htr, a file the caller made and removes on
  * failure; on failure e holds offset and message and *where the file they
- * are about. */
-/* temp: out_htr is a temporary trace, read by this process and deleted
- * after: not fsynced (~2 ms of every dump's opening). */
+ * are about.  temp: out_htr is a temporary trace, read by this process
+ * and deleted after: not fsynced (~2 ms of every dump's opening). */
 static int import_all(const char *const *dumps, int ndumps, const char *out_htr,
 		      const struct hprof_import_opts *o, struct htr_err *err, const char **where_out,
 		      struct hprof_direct **direct, int temp)

@@ -28,7 +28,6 @@ struct htr_writer_opts {
 	int no_footer;          /* testing: omit footer and trailer */
 	int minor;              /* testing: 0 = current (HTR_VERSION_MINOR); 1 writes
 	                         * the 1.1 layout (GC ends without reachable summaries) */
-	/* last: callers initialize the fields above by position */
 	int no_sync;            /* no fsync at close: the agent (its JVM exits right
 	                         * after, and the page cache outlives the process;
 	                         * ~1 ms of every recorded run's exit) and the
