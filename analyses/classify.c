@@ -1929,6 +1929,35 @@ int group_totals_tallies(struct cls_registry *r, uint32_t gci, const struct tall
 
 /* ---- object level ---- */
 
+/* Keeps the objects of `bits` whose info passes (bit 0 of m[info]) and
+ * returns how many of those in `bits` failed to evaluate (bit 1): a word
+ * of 64 objects at a time, without a branch per object.  A group's first
+ * step starts from every object, so this runs over the whole heap for
+ * each group a file or the suspects report asks about (the leak section
+ * asks for each grower's members several times); object by object with
+ * bitset_next and bitset_clear it took ~10 ns an object. */
+static uint64_t keep_passing(const struct heap_state *s, const uint8_t *m, uint64_t *bits)
+{
+	size_t words = bitset_words(s->n);
+	uint64_t nf = 0;
+	for (size_t w = 0; w < words; w++) {
+		uint64_t in = bits[w], keep = 0, failed = 0;
+		if (!in)
+			continue;
+		uint32_t base = (uint32_t)(w * 64);
+		uint32_t len = s->n - base < 64 ? s->n - base : 64;
+		const uint32_t *info = s->info + base;
+		for (uint32_t k = 0; k < len; k++) {
+			uint64_t v = m[info[k]];
+			keep |= (v & 1) << k;
+			failed |= (v >> 1 & 1) << k;
+		}
+		bits[w] = in & keep;
+		nf += bitset_popcount64(in & failed);
+	}
+	return nf;
+}
+
 /* Keeps the objects of `bits` that pass a classifier or filter step. */
 static int filter_bits(struct pass *p, const struct chain_step *st, const uint32_t *path,
 		       uint64_t *bits)
@@ -1951,12 +1980,8 @@ static int filter_bits(struct pass *p, const struct chain_step *st, const uint32
 				m[j] = (uint8_t)(step_match(d, &p->kb, path, st->nkeys) | p->failed << 1);
 		}
 		p->info_mode = 0;
-		for (uint64_t i = bitset_next(bits, s->n, 0); i < s->n && !rc;
-		     i = bitset_next(bits, s->n, i + 1)) {
-			nf += m[s->info[i]] >> 1;
-			if (!(m[s->info[i]] & 1))
-				bitset_clear(bits, i);
-		}
+		if (!rc)
+			nf = keep_passing(s, m, bits);
 		free(m);
 		count_failed(p, st->cls, nf);
 		return rc;

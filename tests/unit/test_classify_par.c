@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "analyses/bitset.h"
 #include "analyses/classify.h"
 #include "analyses/parallel.h"
 #include "model/heap_state.h"
@@ -409,6 +410,114 @@ static void test_members_many(void **state)
 	fixture_close(&f);
 }
 
+/* One failure line's object count for `name` at gci, from cls_errors
+ * (0 without one). */
+static uint64_t failed_objects(struct cls_registry *r, const char *name, uint32_t gci)
+{
+	struct buf log;
+	char want[96];
+	buf_init(&log);
+	assert_int_equal(cls_errors(r, &log, fail_line, &log), 0);
+	snprintf(want, sizeof want, "%s gc %u objects ", name, gci);
+	uint64_t n = 0;
+	const char *at = memmem(log.data, log.len, want, strlen(want));
+	if (at)
+		n = strtoull(at + strlen(want), NULL, 10);
+	buf_free(&log);
+	return n;
+}
+
+/* A fresh registry whose "failing" and "type" have their keys: both
+ * classified at the earlier GC (f->prev), so that failures logged at the
+ * last GC are those of what the test does there.  *err: failing's
+ * <error> key. */
+static void registry_keyed(struct cls_registry *r, struct fixture *f, uint32_t *err)
+{
+	registry_open(r, f->t);
+	struct objsrc src = { f->prev, NULL, 0 };
+	static const char *const names[] = { "failing", "type" };
+	for (size_t k = 0; k < 2; k++) {
+		struct chain ch;
+		struct buf rows;
+		chain_init(&ch);
+		buf_init(&rows);
+		assert_int_equal(classify_objects(r, &src, 1, &ch, cls_find(r, names[k]), 1, &rows), 0);
+		buf_free(&rows);
+	}
+	*err = ks_find_raw(&r->defs[cls_find(r, "failing")]->ks, "<error>", 7);
+	assert_int_not_equal(*err, KS_NO_KEY);
+	assert_int_equal(failed_objects(r, "failing", f->s->gc_index), 0);
+}
+
+/* A filter step over a group's members (group_members_bits keeps the
+ * passing objects 64 at a time): "failing" divides by size % 24, so its
+ * <error> group is exactly the objects whose size is a multiple of 24,
+ * found here object by object from the state; after a type step, those
+ * of that type (the type's members from group_members_bits_many, another
+ * path).  The failures the filter logs are those among the objects it
+ * was given: all of them, then the type's. */
+static void test_members_filter(void **state)
+{
+	(void)state;
+	struct fixture f;
+	struct cls_registry r;
+	fixture_open(g_mc, &f);
+	const struct heap_state *s = f.s;
+	size_t words = (s->n + 63) / 64;
+	uint64_t *want = bitset_new(s->n);
+	uint64_t nwant = 0;
+	for (uint32_t o = 0; o < s->n; o++)
+		if (hs_info(s, o)->size % 24 == 0) {
+			bitset_set(want, o);
+			nwant++;
+		}
+	assert_true(nwant > 0 && nwant < s->n);
+	/* n not a multiple of 64: the last word's tail is checked too */
+	assert_int_not_equal(s->n % 64, 0);
+
+	uint32_t err;
+	struct chain ch;
+	uint64_t *got;
+	registry_keyed(&r, &f, &err);
+	uint32_t fcls = cls_find(&r, "failing"), tcls = cls_find(&r, "type");
+	chain_init(&ch);
+	assert_int_equal(chain_push(&ch, ST_CLS, fcls, err), 0);
+	assert_int_equal(group_members_bits(&r, s, &ch, &got), 0);
+	assert_memory_equal(got, want, words * 8);
+	free(got);
+	assert_int_equal(failed_objects(&r, "failing", s->gc_index), nwant);
+	cls_registry_destroy(&r);
+
+	/* type, then failing, for a type with objects of both kinds */
+	int found = 0;
+	for (uint32_t k = 0; !found; k++) {
+		registry_keyed(&r, &f, &err);
+		assert_true(k < ks_count(&cls_get(&r, tcls)->ks));
+		uint64_t *tb[1];
+		assert_int_equal(group_members_bits_many(&r, s, tcls, &k, 1, tb), 0);
+		uint64_t both = 0, all = 0;
+		for (size_t w = 0; w < words; w++) {
+			all += (uint64_t)__builtin_popcountll(tb[0][w]);
+			both += (uint64_t)__builtin_popcountll(tb[0][w] & want[w]);
+		}
+		if (both > 0 && both < all) {
+			found = 1;
+			chain_init(&ch);
+			assert_int_equal(chain_push(&ch, ST_CLS, tcls, k), 0);
+			assert_int_equal(chain_push(&ch, ST_CLS, fcls, err), 0);
+			assert_int_equal(group_members_bits(&r, s, &ch, &got), 0);
+			for (size_t w = 0; w < words; w++)
+				assert_int_equal(got[w], tb[0][w] & want[w]);
+			free(got);
+			assert_int_equal(failed_objects(&r, "failing", s->gc_index), both);
+		}
+		free(tb[0]);
+		cls_registry_destroy(&r);
+	}
+	bitset_free(want);
+	fixture_close(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -417,6 +526,7 @@ int main(void)
 		cmocka_unit_test(test_failures_seen),
 		cmocka_unit_test(test_parts_plan),
 		cmocka_unit_test(test_members_many),
+		cmocka_unit_test(test_members_filter),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
