@@ -77,7 +77,8 @@ struct sctx {
 	uint32_t nmemo;
 	/* A closure context held across a loop of closures of one state
 	 * (clo_hold, clo_drop; owned): each is 4.4 bytes an object of memory
-	 * the kernel zeroes when it is new.  Like the memo, one thread's. */
+	 * the kernel zeroes when it is new.  Like the memo, one thread's at a
+	 * time (sets_closures lends it to one worker of its batch). */
 	struct closure_ctx *cc;
 	const struct heap_state *cc_state;
 	/* The graph sections at warm.gci (graph_sections): the big section
@@ -237,6 +238,76 @@ static int set_closures(struct sctx *c, const struct heap_state *s, uint32_t gci
 	return rc;
 }
 
+/* The closures of a batch of member sets, on the threads: each worker
+ * has a closure context of its own, made at its first set (4.4 bytes an
+ * object each; worker 0 takes the one clo_hold holds, if any). */
+struct clo_batch {
+	const struct heap_state *s;
+	uint64_t *const *bits;
+	const uint32_t *todo;           /* indexes into bits of the sets to close */
+	struct closure_ctx **cc;        /* [workers] */
+	struct closure_metrics *deep, *ret;
+};
+
+static int clo_batch_task(void *ctx, uint32_t task, uint32_t worker)
+{
+	struct clo_batch *b = ctx;
+	int rc = b->cc[worker] ? 0 : closure_ctx_new(&b->cc[worker], b->s);
+	uint32_t k = b->todo[task];
+	return rc ? rc : closure_metrics_of(b->cc[worker], b->bits[k], &b->deep[k], &b->ret[k]);
+}
+
+/* set_closures for n sets at once: the memo's first, then the others on
+ * the threads, entered in the memo in order afterwards (taking their
+ * bits, as set_closures does), so that the memo and the results are the
+ * same for any number of threads.  For the loops over many groups outside
+ * the report's memory peak (the leak section's growers): a context per
+ * thread is more memory than set_closures' one. */
+static int sets_closures(struct sctx *c, const struct heap_state *s, uint32_t gci, uint64_t **bits,
+			 uint32_t n, struct closure_metrics *deep, struct closure_metrics *ret)
+{
+	uint32_t threads = par_threads(c->src->threads), todo[CAND_BATCH], ntodo = 0;
+	if (threads < 2 || n < 2 || n > CAND_BATCH) {
+		int rc = 0;
+		for (uint32_t k = 0; k < n && !rc; k++)
+			rc = set_closures(c, s, gci, &bits[k], &deep[k], &ret[k]);
+		return rc;
+	}
+	size_t words = ((size_t)s->n + 63) / 64;
+	for (uint32_t k = 0; k < n; k++) {
+		uint64_t count = bitset_count(bits[k], s->n);
+		uint32_t m = 0;
+		while (m < c->nmemo && !(c->memo[m].gci == gci && c->memo[m].count == count &&
+					 !memcmp(c->memo[m].bits, bits[k], words * 8)))
+			m++;
+		if (m < c->nmemo) {
+			deep[k] = c->memo[m].deep;
+			ret[k] = c->memo[m].ret;
+		} else {
+			todo[ntodo++] = k;
+		}
+	}
+	if (threads > ntodo)
+		threads = ntodo;
+	struct closure_ctx **cc = calloc(threads ? threads : 1, sizeof *cc);
+	if (!cc)
+		return -ENOMEM;
+	cc[0] = c->cc_state == s ? c->cc : NULL;
+	struct clo_batch b = { s, bits, todo, cc, deep, ret };
+	int rc = ntodo ? par_for(threads, ntodo, clo_batch_task, &b) : 0;
+	for (uint32_t w = 0; w < threads; w++)
+		if (cc[w] != c->cc)
+			closure_ctx_free(cc[w]);
+	free(cc);
+	for (uint32_t i = 0; i < ntodo && !rc && c->nmemo < CLO_MEMO_MAX; i++) {
+		uint32_t k = todo[i];
+		c->memo[c->nmemo++] = (struct clo_memo){ gci, bitset_count(bits[k], s->n), bits[k],
+							 deep[k], ret[k] };
+		bits[k] = NULL;
+	}
+	return rc;
+}
+
 /* Holds a closure context for the closures of state s that follow, until
  * clo_drop: a loop over several groups then allocates one.  Without
  * memory for it, each closure makes its own (and fails as it would). */
@@ -254,26 +325,6 @@ static void clo_drop(struct sctx *c)
 	c->cc_state = NULL;
 }
 
-/* The GC closure (retained) bytes of a type or site group at GC gci, which
- * has a graph: what by-type/NAME/retained_size shows. */
-static int group_retained(struct sctx *c, uint32_t gci, int site, uint32_t key, uint64_t *bytes)
-{
-	const struct heap_state *s;
-	uint64_t *bits = NULL;
-	struct chain ch;
-	struct closure_metrics deep, ret;
-	int rc = state_get(c, gci, &s);
-	if (rc)
-		return rc;
-	group_chain(c, site, key, &ch);
-	if (!(rc = group_members_bits(c->src->reg, s, &ch, &bits)) &&
-	    !(rc = set_closures(c, s, gci, &bits, &deep, &ret)))
-		*bytes = ret.bytes;
-	free(bits);
-	state_put(c, s);
-	return rc;
-}
-
 /* ---- leak: the groups that grew ---- */
 
 struct grower {
@@ -281,6 +332,36 @@ struct grower {
 	int64_t net_b, net_c;
 	uint64_t retained;   /* at the window's end; 0 without a graph */
 };
+
+/* The GC closures' bytes of n <= CAND_BATCH type or site groups at GC
+ * gci (state s, which has a graph) into their `retained`: their member
+ * sets in one pass over the objects, their closures on the threads. */
+static int groups_retained(struct sctx *c, const struct heap_state *s, uint32_t gci, int site,
+			   struct grower *g, uint32_t n)
+{
+	uint64_t *bits[CAND_BATCH] = { 0 };
+	uint32_t keys[CAND_BATCH];
+	struct closure_metrics deep[CAND_BATCH], ret[CAND_BATCH];
+	for (uint32_t k = 0; k < n; k++)
+		keys[k] = g[k].key;
+	int rc = group_members_bits_many(c->src->reg, s, site ? c->cls_site : c->cls_type, keys, n, bits);
+	if (rc == -EINVAL) { /* a classifier it refuses: the groups one by one */
+		rc = 0;
+		for (uint32_t k = 0; k < n && !rc; k++) {
+			struct chain ch;
+			group_chain(c, site, keys[k], &ch);
+			rc = group_members_bits(c->src->reg, s, &ch, &bits[k]);
+		}
+	}
+	if (!rc)
+		rc = sets_closures(c, s, gci, bits, n, deep, ret);
+	for (uint32_t k = 0; k < n; k++) {
+		if (!rc)
+			g[k].retained = ret[k].bytes;
+		free(bits[k]);
+	}
+	return rc;
+}
 
 static int grower_by_net(const void *a, const void *b)
 {
@@ -415,8 +496,8 @@ static int growers(struct sctx *c, int site, uint32_t start, uint32_t end, struc
 	const struct heap_state *s = NULL;
 	if (m && has_graph(c, end) && !(rc = state_get(c, end, &s)))
 		clo_hold(c, s);
-	for (uint32_t i = 0; i < m && s && !rc; i++)
-		rc = group_retained(c, end, site, all[i].key, &all[i].retained);
+	for (uint32_t i = 0; i < m && s && !rc; i += CAND_BATCH)
+		rc = groups_retained(c, s, end, site, all + i, m - i < CAND_BATCH ? m - i : CAND_BATCH);
 	if (s) {
 		clo_drop(c);
 		state_put(c, s);
