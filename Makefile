@@ -133,13 +133,17 @@ asan:
 # report's graph analyses computed at once (test_suspects: 24 s here),
 # a dump's pass over its objects on two threads (test_hprof), its id
 # index built in ranges (test_iddir), the object loop of a
-# classification on several threads (test_classify_par), and the dominator
-# tree's passes over the objects (test_closure).
+# classification on several threads (test_classify_par), the dominator
+# tree's passes over the objects (test_closure), and a trace's live set
+# read frame by frame on the threads (test_model's
+# test_threads_same_state alone: HEAPFS_TEST_ONLY).
 TSAN_TESTS := test_jobs test_rcache test_parallel test_heap_par test_groupclo test_roles test_suspects test_progress test_hprof test_iddir test_classify_par test_closure
 tsan:
-	$(MAKE) -j$(JOBS) BUILD=build-tsan OPT=-O1 SAN="-fsanitize=thread" $(TSAN_TESTS:%=build-tsan/tests/%)
+	$(MAKE) -j$(JOBS) BUILD=build-tsan OPT=-O1 SAN="-fsanitize=thread" $(TSAN_TESTS:%=build-tsan/tests/%) build-tsan/tests/test_model
 	@set -e; for t in $(TSAN_TESTS); do echo "== build-tsan/tests/$$t"; \
 		s=$$(date +%s); TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/$$t; echo "== build-tsan/tests/$$t: $$(( $$(date +%s) - s )) s"; done
+	@s=$$(date +%s); HEAPFS_TEST_ONLY=test_threads_same_state TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/test_model; \
+		echo "== build-tsan/tests/test_model (test_threads_same_state): $$(( $$(date +%s) - s )) s"
 
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)

@@ -677,6 +677,139 @@ static void test_incremental_equals_full(void **state)
 	}
 }
 
+/* The same state, numbering included: ids, info indexes and the infos
+ * table, births, edges, roots, reachability. */
+static void assert_identical_state(const struct heap_state *a, const struct heap_state *b)
+{
+	assert_same_state(a, b);
+	assert_int_equal(a->ninfos, b->ninfos);
+	assert_memory_equal(a->infos, b->infos, (size_t)a->ninfos * sizeof *a->infos);
+	assert_memory_equal(a->info, b->info, (size_t)a->n * sizeof *a->info);
+	assert_int_equal(a->nreachable, b->nreachable);
+}
+
+/* Every GC of t built on 1 and on 4 threads, from scratch and from the
+ * previous GC's state: the live set's allocations are read on the
+ * threads frame by frame and applied in frame order, so the states are
+ * identical, the infos' numbering included. */
+static void check_threads_same(const struct trace *t)
+{
+	struct heap_state *prev = NULL;
+	for (uint32_t g = 0; g < t->ngcs; g++) {
+		struct heap_state *one = NULL, *four = NULL, *one_b = NULL, *four_b = NULL;
+		struct heap_build_opts o1 = { .threads = 1 }, o4 = { .threads = 4 };
+		struct htr_err err;
+		assert_int_equal(heap_state_build(t, g, &o1, &one, &err), 0);
+		assert_int_equal(heap_state_build(t, g, &o4, &four, &err), 0);
+		assert_identical_state(one, four);
+		o1.base = o4.base = prev;
+		assert_int_equal(heap_state_build(t, g, &o1, &one_b, &err), 0);
+		assert_int_equal(heap_state_build(t, g, &o4, &four_b, &err), 0);
+		assert_identical_state(one_b, four_b);
+		assert_same_state(one, four_b);
+		heap_state_free(four);
+		heap_state_free(one_b);
+		heap_state_free(four_b);
+		heap_state_free(prev);
+		prev = one;
+	}
+	heap_state_free(prev);
+}
+
+/* A recording whose allocations need care on several threads: object 3,
+ * allocated before GC 1, is missing from the walks of GCs 1 and 2 and
+ * found again at GC 3 (built from GC 2's state, it takes the frames
+ * before the base); object 5 is logged twice with different types (the
+ * first one counts); objects on two threads, one of them preexisting. */
+static void write_live_trace(const char *path)
+{
+	struct htr_writer *w;
+	struct htr_writer_opts o = { 0 };
+	assert_int_equal(htr_writer_open(&w, path, &o), 0);
+	define_symbols(w);
+	struct htr_alloc pre = { 2, T_NODE, S_NODE, 7, NODE_SIZE, -1, 1500, HTR_ALLOC_PREEXISTING };
+	struct htr_alloc dup = { 5, T_BYTES, S_ARR, 1, 40, 24, 25000, 0 };
+	struct htr_root root = { .kind = HTR_ROOT_STATIC, .object = 1, .type = T_HOLDER, .field = 0 };
+	struct htr_ref r1[] = { { 0, 2 }, { 1, 3 }, { 2, 5 } }, r1b[] = { { 0, 2 }, { 2, 5 } };
+	alloc(w, 1, T_NODE, NODE_SIZE, -1, 1, 1000);
+	assert_int_equal(htr_write_alloc(w, &pre), 0);
+	alloc(w, 3, T_NODE, NODE_SIZE, -1, 7, 2000);
+	gc_start(w, 1, 10000, 3 * 24);
+	assert_int_equal(htr_write_roots(w, 1, 1, &root), 0);
+	graph_obj(w, 1, 1, r1b);
+	graph_obj(w, 2, 0, NULL);
+	gc_end(w, 1, 11000, 2 * 24, 1);
+	alloc(w, 4, T_BYTES, 32, 10, 7, 20000);
+	alloc(w, 5, T_NODE, NODE_SIZE, -1, 1, 21000);
+	gc_start(w, 2, 30000, 4 * 24);
+	assert_int_equal(htr_write_roots(w, 2, 1, &root), 0);
+	graph_obj(w, 1, 2, r1b);
+	graph_obj(w, 2, 0, NULL);
+	graph_obj(w, 5, 0, NULL);
+	gc_end(w, 2, 31000, 3 * 24, 1);
+	assert_int_equal(htr_write_alloc(w, &dup), 0);
+	alloc(w, 6, T_ARR, 16 + 4 * 3, 3, 7, 40000);
+	gc_start(w, 3, 50000, 5 * 24);
+	assert_int_equal(htr_write_roots(w, 3, 1, &root), 0);
+	graph_obj(w, 1, 3, r1);
+	graph_obj(w, 2, 0, NULL);
+	graph_obj(w, 3, 0, NULL);
+	graph_obj(w, 5, 0, NULL);
+	graph_obj(w, 6, 0, NULL);
+	gc_end(w, 3, 51000, 5 * 24, 1);
+	assert_int_equal(htr_writer_close(w), 0);
+}
+
+static void test_threads_same_state(void **state)
+{
+	(void)state;
+	char p[256], msg[256];
+	struct trace *t;
+	for (size_t sc = 0; sc < synth_scenario_count(); sc++) {
+		path_in_dir(p, sizeof(p), "thr.htr");
+		struct synth_opts so;
+		synth_opts_init(&so);
+		so.objects = 400;
+		so.gcs = 9;
+		assert_int_equal(synth_write(synth_scenario_name(sc), &so, p, msg, sizeof(msg)), 0);
+		open_ok(p, &t);
+		check_threads_same(t);
+		trace_close(t);
+	}
+	open_ok("examples/multicache.htr", &t); /* a real recording; committed */
+	check_threads_same(t);
+	trace_close(t);
+
+	path_in_dir(p, sizeof(p), "live.htr");
+	write_live_trace(p);
+	open_ok(p, &t);
+	assert_int_equal(t->ngcs, 3);
+	check_threads_same(t);
+	/* GC 3 from GC 2's state, on 4 threads, against the construction */
+	struct heap_state *s2 = NULL, *s3 = NULL;
+	struct heap_build_opts o = { .threads = 4 };
+	struct htr_err err;
+	assert_int_equal(heap_state_build(t, 1, &o, &s2, &err), 0);
+	o.base = s2;
+	assert_int_equal(heap_state_build(t, 2, &o, &s3, &err), 0);
+	static const struct { uint64_t id; uint32_t type; uint32_t birth; uint64_t thread; } want[] = {
+		{ 1, T_NODE, HS_NO_BIRTH, 1 }, { 2, T_NODE, HS_NO_BIRTH, 7 }, { 3, T_NODE, HS_NO_BIRTH, 7 },
+		{ 5, T_NODE, 0, 1 },           { 6, T_ARR, 1, 7 },
+	};
+	assert_int_equal(s3->n, 5);
+	assert_int_equal(s3->unknown_objects, 0);
+	for (uint32_t i = 0; i < 5; i++) {
+		assert_true(s3->id[i] == want[i].id);
+		assert_int_equal(hs_info(s3, i)->type, want[i].type);
+		assert_int_equal(s3->birth[i], want[i].birth);
+		assert_int_equal(hs_info(s3, i)->thread, trace_thread_index(t, want[i].thread));
+	}
+	assert_true(hs_info(s3, 1)->flags & HTR_ALLOC_PREEXISTING);
+	heap_state_free(s2);
+	heap_state_free(s3);
+	trace_close(t);
+}
+
 /* The same on a real recording (the agent logs allocations made after its
  * heap walk into the walked GC's own frame). */
 static void test_incremental_equals_full_recorded(void **state)
@@ -1249,6 +1382,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_varints),
+		cmocka_unit_test(test_threads_same_state),
 		cmocka_unit_test(test_footer_index),
 		cmocka_unit_test(test_scan_index_equals_footer),
 		cmocka_unit_test(test_reconstruct_gc1),
@@ -1268,5 +1402,10 @@ int main(void)
 		cmocka_unit_test(test_check_detects_wrong_summary),
 		cmocka_unit_test(test_synth_summaries_equal_rebuilt),
 	};
+	/* make tsan runs the tests whose code runs threads alone (the whole
+	 * file takes a minute under ThreadSanitizer) */
+	const char *only = getenv("HEAPFS_TEST_ONLY");
+	if (only && *only)
+		cmocka_set_test_filter(only);
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
