@@ -207,6 +207,34 @@ static int group_totals(struct sctx *c, uint32_t gci, const struct chain *ch, st
 
 /* ---- GC closures of the groups the report ranks ---- */
 
+/* The memo's closures of a member set of state s (GC gci) with `count`
+ * members: 1 (deep and ret set) if it holds them, else 0. */
+static int memo_find(const struct sctx *c, const struct heap_state *s, uint32_t gci, const uint64_t *bits,
+		     uint64_t count, struct closure_metrics *deep, struct closure_metrics *ret)
+{
+	size_t words = ((size_t)s->n + 63) / 64;
+	for (uint32_t k = 0; k < c->nmemo; k++) {
+		const struct clo_memo *m = &c->memo[k];
+		if (m->gci == gci && m->count == count && !memcmp(m->bits, bits, words * 8)) {
+			*deep = m->deep;
+			*ret = m->ret;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Remembers a set's closures while the memo has room, taking *bits (set
+ * to NULL then). */
+static void memo_add(struct sctx *c, uint32_t gci, uint64_t **bits, uint64_t count,
+		     const struct closure_metrics *deep, const struct closure_metrics *ret)
+{
+	if (c->nmemo == CLO_MEMO_MAX)
+		return;
+	c->memo[c->nmemo++] = (struct clo_memo){ gci, count, *bits, *deep, *ret };
+	*bits = NULL;
+}
+
 /* Transitive and GC closure metrics of a member set of state s (GC gci).
  * Only the groups the report ranks are computed, one by one: the tree's
  * closure tables (by-type/table) compute every sibling of a group, most of
@@ -216,25 +244,16 @@ static int set_closures(struct sctx *c, const struct heap_state *s, uint32_t gci
 			struct closure_metrics *deep, struct closure_metrics *ret)
 {
 	uint64_t count = bitset_count(*bits, s->n);
-	size_t words = ((size_t)s->n + 63) / 64;
-	for (uint32_t k = 0; k < c->nmemo; k++) {
-		const struct clo_memo *m = &c->memo[k];
-		if (m->gci == gci && m->count == count && !memcmp(m->bits, *bits, words * 8)) {
-			*deep = m->deep;
-			*ret = m->ret;
-			return 0;
-		}
-	}
+	if (memo_find(c, s, gci, *bits, count, deep, ret))
+		return 0;
 	struct closure_ctx *cc = c->cc_state == s ? c->cc : NULL;
 	int rc = cc ? 0 : closure_ctx_new(&cc, s);
 	if (!rc)
 		rc = closure_metrics_of(cc, *bits, deep, ret);
 	if (cc != c->cc)
 		closure_ctx_free(cc);
-	if (!rc && c->nmemo < CLO_MEMO_MAX) {
-		c->memo[c->nmemo++] = (struct clo_memo){ gci, count, *bits, *deep, *ret };
-		*bits = NULL;
-	}
+	if (!rc)
+		memo_add(c, gci, bits, count, deep, ret);
 	return rc;
 }
 
@@ -267,25 +286,17 @@ static int sets_closures(struct sctx *c, const struct heap_state *s, uint32_t gc
 			 uint32_t n, struct closure_metrics *deep, struct closure_metrics *ret)
 {
 	uint32_t threads = par_threads(c->src->threads), todo[CAND_BATCH], ntodo = 0;
+	uint64_t count[CAND_BATCH];
 	if (threads < 2 || n < 2 || n > CAND_BATCH) {
 		int rc = 0;
 		for (uint32_t k = 0; k < n && !rc; k++)
 			rc = set_closures(c, s, gci, &bits[k], &deep[k], &ret[k]);
 		return rc;
 	}
-	size_t words = ((size_t)s->n + 63) / 64;
 	for (uint32_t k = 0; k < n; k++) {
-		uint64_t count = bitset_count(bits[k], s->n);
-		uint32_t m = 0;
-		while (m < c->nmemo && !(c->memo[m].gci == gci && c->memo[m].count == count &&
-					 !memcmp(c->memo[m].bits, bits[k], words * 8)))
-			m++;
-		if (m < c->nmemo) {
-			deep[k] = c->memo[m].deep;
-			ret[k] = c->memo[m].ret;
-		} else {
+		count[k] = bitset_count(bits[k], s->n);
+		if (!memo_find(c, s, gci, bits[k], count[k], &deep[k], &ret[k]))
 			todo[ntodo++] = k;
-		}
 	}
 	if (threads > ntodo)
 		threads = ntodo;
@@ -299,12 +310,8 @@ static int sets_closures(struct sctx *c, const struct heap_state *s, uint32_t gc
 		if (cc[w] != c->cc)
 			closure_ctx_free(cc[w]);
 	free(cc);
-	for (uint32_t i = 0; i < ntodo && !rc && c->nmemo < CLO_MEMO_MAX; i++) {
-		uint32_t k = todo[i];
-		c->memo[c->nmemo++] = (struct clo_memo){ gci, bitset_count(bits[k], s->n), bits[k],
-							 deep[k], ret[k] };
-		bits[k] = NULL;
-	}
+	for (uint32_t i = 0; i < ntodo && !rc; i++)
+		memo_add(c, gci, &bits[todo[i]], count[todo[i]], &deep[todo[i]], &ret[todo[i]]);
 	return rc;
 }
 
