@@ -158,18 +158,32 @@ static size_t walk_vertices(const struct dom_work *w)
 }
 
 /* The forest's vertices: the root and every vertex with an out-edge (a
- * DFS parent has one, the tree edge). */
-static int forest_slots(struct dom_work *w)
+ * DFS parent has one, the tree edge).  Preorder numbers from..to-1 of a
+ * range (ranges are multiples of 64: each owns its words of fv); each
+ * vertex's out_off is a read at random, so the ranges run on the
+ * threads. */
+static void forest_range(void *ctx, uint32_t from, uint32_t to, uint32_t range)
 {
+	struct dom_pass *p = ctx;
+	(void)range;
+	const struct dom_work *w = p->w;
 	const struct heap_state *s = w->s;
-	if (!(w->fv = bitset_new(w->N)))
-		return -ENOMEM;
-	bitset_set(w->fv, 0);
-	for (uint32_t k = 1; k < w->N; k++) {
+	for (uint32_t k = from ? from : 1; k < to; k++) {
 		uint32_t o = w->vert[k];
 		if (s->out_off[o + 1] > s->out_off[o])
 			bitset_set(w->fv, k);
 	}
+}
+
+static int forest_slots(struct dom_pass *p)
+{
+	struct dom_work *w = p->w;
+	if (!(w->fv = bitset_new(w->N)))
+		return -ENOMEM;
+	bitset_set(w->fv, 0);
+	int rc = each_range(p, w->N, forest_range);
+	if (rc)
+		return rc;
 	return (w->fdir = bitset_rank_dir(w->fv, w->N)) ? 0 : -ENOMEM;
 }
 
@@ -495,7 +509,7 @@ int dominators_compute_into(const struct heap_state *s, uint32_t threads, struct
 	drop(&w.stack);
 	w.stack_cap = 4096;
 	w.stack = malloc(w.stack_cap * sizeof(uint32_t));
-	if (!w.stack || forest_slots(&w))
+	if (!w.stack || forest_slots(&pass))
 		goto out;
 	size_t N = w.N, F = w.fdir[bitset_words(N)];
 	w.parent = malloc(N * sizeof(uint32_t));
