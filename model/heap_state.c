@@ -47,6 +47,15 @@ struct intern {
 	uint32_t front[INTERN_FRONT];     /* info index + 1; 0 empty */
 };
 
+/* The last thread id looked up and its index in the trace's threads:
+ * allocations come in runs from one thread. */
+struct thread_memo {
+	uint64_t id;
+	uint32_t idx;
+};
+
+#define THREAD_MEMO_EMPTY ((struct thread_memo){ UINT64_MAX, UINT32_MAX })
+
 struct builder {
 	const struct trace *t;
 	uint32_t gi, G;
@@ -69,7 +78,7 @@ struct builder {
 	uint32_t gc_ends;                 /* GCs ended so far in the scan */
 	uint32_t cursor;                  /* graph mode: slot after the last hit */
 	const struct heap_state *base;    /* earlier state to start from, or NULL */
-	uint64_t memo_thread_id; uint32_t memo_thread_idx;
+	struct thread_memo threads;       /* thread_index's last answer */
 	const struct heap_build_opts *o;
 	uint64_t work_done, work_total;
 };
@@ -183,25 +192,29 @@ static int apply_deaths(struct builder *b)
 
 /* ---- reading frames ----------------------------------------------------- */
 
-static uint32_t thread_index(struct builder *b, uint64_t id)
+static uint32_t thread_index(const struct trace *t, struct thread_memo *m, uint64_t id)
 {
-	if (id != b->memo_thread_id) {
-		b->memo_thread_id = id;
-		b->memo_thread_idx = trace_thread_index(b->t, id);
+	if (id != m->id) {
+		m->id = id;
+		m->idx = trace_thread_index(t, id);
 	}
-	return b->memo_thread_idx;
+	return m->idx;
+}
+
+/* The properties an allocation gives its object. */
+static struct objinfo objinfo_of(const struct trace *t, struct thread_memo *m, const struct htr_alloc *a)
+{
+	return (struct objinfo){
+		.type = a->type, .site = a->site, .thread = thread_index(t, m, a->thread),
+		.flags = a->flags, .size = a->size, .array_length = a->array_length,
+	};
 }
 
 static int on_alloc(struct builder *b, const struct htr_alloc *a)
 {
 	if (a->flags & HTR_ALLOC_WALKED)
 		return 0; /* in its own GC's graph only (htr.h) */
-	struct objinfo x = {
-		.type = a->type, .site = a->site,
-		.thread = thread_index(b, a->thread),
-		.flags = a->flags, .size = a->size,
-		.array_length = a->array_length,
-	};
+	struct objinfo x = objinfo_of(b->t, &b->threads, a);
 	uint32_t info;
 	int rc = intern_get(&b->in, &x, &info);
 	if (!rc)
@@ -253,12 +266,7 @@ static int on_alloc_live(struct builder *b, const struct htr_alloc *a)
 	uint32_t i = live_index(s, a->id, &b->cursor);
 	if (i == UINT32_MAX || s->info[i] != UINT32_MAX)
 		return 0; /* dead, or known already (from the base, or an earlier event) */
-	struct objinfo x = {
-		.type = a->type, .site = a->site,
-		.thread = thread_index(b, a->thread),
-		.flags = a->flags, .size = a->size,
-		.array_length = a->array_length,
-	};
+	struct objinfo x = objinfo_of(b->t, &b->threads, a);
 	int rc = intern_get(&b->in, &x, &s->info[i]);
 	if (!rc)
 		s->birth[i] = birth_of(b->gc_ends, a);
@@ -707,8 +715,9 @@ struct live_pass {
 static int live_frame_read(struct builder *b, struct live_frame *lf)
 {
 	const struct heap_state *s = b->s;
-	uint64_t offset = b->t->frames[lf->f].offset, memo_id = UINT64_MAX;
-	uint32_t cursor = 0, gc_ends = lf->gc_ends, memo_idx = UINT32_MAX;
+	uint64_t offset = b->t->frames[lf->f].offset;
+	uint32_t cursor = 0, gc_ends = lf->gc_ends;
+	struct thread_memo threads = THREAD_MEMO_EMPTY;
 	struct htr_alloc batch[ALLOC_BATCH];
 	struct htr_iter *it = NULL;
 	/* room for every event of the frame at once: a block grown by moving
@@ -733,14 +742,7 @@ static int live_frame_read(struct builder *b, struct live_frame *lf)
 			uint32_t i = live_index(s, a->id, &cursor), li;
 			if (i == UINT32_MAX || s->info[i] != UINT32_MAX)
 				continue; /* dead, or known from the base or an earlier window */
-			if (a->thread != memo_id) {
-				memo_id = a->thread;
-				memo_idx = trace_thread_index(b->t, a->thread);
-			}
-			struct objinfo x = {
-				.type = a->type, .site = a->site, .thread = memo_idx,
-				.flags = a->flags, .size = a->size, .array_length = a->array_length,
-			};
+			struct objinfo x = objinfo_of(b->t, &threads, a);
 			if (!(rc = intern_get(&lf->in, &x, &li)) &&
 			    !(rc = array_reserve((void **)&lf->rec, &lf->cap, lf->nrec + 1, sizeof *lf->rec)))
 				lf->rec[lf->nrec++] = (struct live_rec){ i, li, birth_of(gc_ends, a) };
@@ -1262,7 +1264,7 @@ static int assemble_roots(struct builder *b)
 			.kind = r->kind, .object = obj,
 			.thread = r->thread || r->kind == HTR_ROOT_THREAD || r->kind == HTR_ROOT_LOCAL ||
 					  r->kind == HTR_ROOT_JNI_LOCAL
-				  ? thread_index(b, r->thread) : UINT32_MAX,
+				  ? thread_index(b->t, &b->threads, r->thread) : UINT32_MAX,
 			.type = r->type, .field = r->field, .method = r->method,
 			.depth = r->depth, .slot = r->slot,
 		};
@@ -1425,8 +1427,7 @@ int heap_state_build(const struct trace *t, uint32_t gc_index, const struct heap
 	b.G = t->gcs[gc_index].gc;
 	b.has_graph = (t->gcs[gc_index].flags & HTR_GC_HAS_GRAPH) != 0;
 	b.allocs_sorted = 1;
-	b.memo_thread_id = UINT64_MAX;
-	b.memo_thread_idx = UINT32_MAX;
+	b.threads = THREAD_MEMO_EMPTY;
 	b.o = o;
 	/* a base helps only a graph GC, and must be an earlier GC of this
 	 * trace; not in a sampled trace, whose graph states hold objects
