@@ -1092,7 +1092,16 @@ const struct cf_frame *cf_frame_at(const struct cf_frame *f, uint32_t n, uint32_
 int cf_frames_expand(struct cf_class *c, const struct cf_member *m, const struct cf_frame *in, uint32_t n,
 		     struct cf_frame **out)
 {
-	enum { CAP = 65536 };
+	/* The locals never outgrow the initial frame (at most 1024 entries:
+	 * cf_initial_frame's descriptor limit) plus every frame's own locals:
+	 * a full frame replaces them, an append adds its own.  Sizing the
+	 * scratch array by that, not by the 65536 a class file allows, keeps
+	 * it small (it was 256 KB a method: an mmap and a munmap each under
+	 * ASan, and in glibc until its threshold adapts). */
+	size_t cap = 1024;
+	for (uint32_t i = 0; i < n && cap < 65536; i++)
+		cap += in[i].nlocals;
+	const int CAP = cap < 65536 ? (int)cap : 65536;
 	struct cf_vtype *cur = malloc(CAP * sizeof(*cur));
 	struct cf_frame *f = cf_alloc(c, (n ? n : 1) * sizeof(*f));
 	int rc = -ENOMEM;
