@@ -80,9 +80,19 @@ $(BUILD)/tests/%: tests/unit/%.c $(TEST_HELPER_SRC) $(BUILD)/libheapfs.a
 $(BUILD)/tests/test_mountopts: TEST_LDFLAGS = -Wl,--wrap=strdup
 
 unit-bins: $(TEST_BIN)
+# The suites run TEST_JOBS at a time (tests/run_parallel.sh: each one's
+# output printed whole when it ends), the longest first so that they
+# overlap the many short ones: on the machines' 2 cores a single test
+# leaves one idle most of the time.  TEST_JOBS=1 runs them one by one.
+TEST_JOBS ?= 2
+RUN_TESTS = bash tests/run_parallel.sh $(TEST_JOBS)
+# Longest first (seconds under ASan, make test's slowest build): test_instrument 41,
+# test_classfile 28, test_groupclo 13, test_model 12.
+UNIT_SLOW := test_instrument test_classfile test_groupclo test_model test_hprof
+UNIT_ORDER = $(foreach t,$(UNIT_SLOW),$(filter %/$(t),$(TEST_BIN))) $(filter-out $(addprefix %/,$(UNIT_SLOW)),$(TEST_BIN))
 unit:
 	@$(MAKE) --no-print-directory -j$(JOBS) unit-bins
-	@set -e; for t in $(TEST_BIN); do echo "== $$t"; s=$$(date +%s); $$t; echo "== $$t: $$(( $$(date +%s) - s )) s"; done
+	@$(RUN_TESTS) $(UNIT_ORDER)
 
 # Test-only programs (tests/tools/X.c -> BUILD/tools/X), which the
 # integration tests find beside HEAPFS: jfr_dump prints what model/jfr.c
@@ -94,10 +104,15 @@ $(BUILD)/tools/%: tests/tools/%.c $(BUILD)/libheapfs.a
 
 # Each suite's time is printed after it: CI has 90 minutes, make test should
 # stay well under 20.
+# Longest first (seconds, one at a time): test_agent_count 154,
+# test_realapps_short 76, test_soak 72 (a fixed 60 s), test_mount 67,
+# test_jfr_reader 35, test_agent_sample 31, test_signals 27.
+INTEGRATION_SLOW := test_agent_count test_realapps_short test_soak test_mount test_jfr_reader test_agent_sample test_signals
+INTEGRATION_ALL = $(wildcard tests/integration/*.sh)
 integration:
 	@$(MAKE) --no-print-directory -j$(JOBS) integration-bins
-	@set -e; for t in tests/integration/*.sh; do [ -e "$$t" ] || continue; echo "== $$t"; s=$$(date +%s); \
-		HEAPFS=$(abspath $(BUILD)/heapfs) bash $$t; echo "== $$t: $$(( $$(date +%s) - s )) s"; done
+	@$(RUN_TESTS) $(foreach t,$(INTEGRATION_SLOW) $(filter-out $(INTEGRATION_SLOW),$(basename $(notdir $(INTEGRATION_ALL)))), \
+		"HEAPFS=$(abspath $(BUILD)/heapfs) bash tests/integration/$(t).sh")
 
 # The concurrent soak for 10 minutes (make test runs it for 60 s as
 # tests/integration/test_soak.sh): 16 readers under eviction pressure,
@@ -137,13 +152,13 @@ asan:
 # tree's passes over the objects (test_closure), and a trace's live set
 # read frame by frame on the threads (test_model's
 # test_threads_same_state alone: HEAPFS_TEST_ONLY).
-TSAN_TESTS := test_jobs test_rcache test_parallel test_heap_par test_groupclo test_roles test_suspects test_progress test_hprof test_iddir test_classify_par test_closure
+# Longest first (seconds, one at a time): test_groupclo 51, test_suspects
+# 35, test_hprof 30, test_roles 23, test_closure 20.
+TSAN_TESTS := test_groupclo test_suspects test_hprof test_roles test_closure test_classify_par test_heap_par test_parallel test_iddir test_jobs test_rcache test_progress
 tsan:
 	$(MAKE) -j$(JOBS) BUILD=build-tsan OPT=-O1 SAN="-fsanitize=thread" $(TSAN_TESTS:%=build-tsan/tests/%) build-tsan/tests/test_model
-	@set -e; for t in $(TSAN_TESTS); do echo "== build-tsan/tests/$$t"; \
-		s=$$(date +%s); TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/$$t; echo "== build-tsan/tests/$$t: $$(( $$(date +%s) - s )) s"; done
-	@s=$$(date +%s); HEAPFS_TEST_ONLY=test_threads_same_state TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/test_model; \
-		echo "== build-tsan/tests/test_model (test_threads_same_state): $$(( $$(date +%s) - s )) s"
+	@TSAN_OPTIONS=halt_on_error=1 $(RUN_TESTS) $(TSAN_TESTS:%=build-tsan/tests/%) \
+		"HEAPFS_TEST_ONLY=test_threads_same_state build-tsan/tests/test_model"
 
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
