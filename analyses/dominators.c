@@ -8,7 +8,9 @@
  * 1 GB bench dump (12.0 M of 24.0 M) and 37% of the H2 database's (1.8 M
  * of 4.8 M).  Finding them, their dominators and their share of the sums
  * are passes over the objects on the threads; the walk, the
- * semidominators and the sums up the tree stay serial.
+ * semidominators' link-eval and the sums up the tree stay serial, the
+ * semidominators reading what a pass on the threads wrote down for them
+ * (below_preds).
  *
  * Vertices are renumbered in DFS preorder: 0 is the virtual root, 1..N-1
  * the reachable objects; vert, semi, parent and idom are indexed by that
@@ -43,9 +45,13 @@ struct dom_work {
 	 * numbers, its rank directory fdir): the link-eval forest's slots */
 	uint64_t *fv;
 	uint32_t *fdir;
-	uint32_t *anc;       /* [forest slots] ancestor's slot (read only once
-	                        linked) */
-	uint32_t *lab;       /* [forest slots] least semi on the compressed path */
+	/* [forest slots] ancestor's slot (read only once linked) and the
+	 * least semi on the compressed path, side by side: eval reads both
+	 * of a slot at random, one cache line (and one TLB entry) instead
+	 * of two */
+	struct forest_slot {
+		uint32_t anc, lab;
+	} *forest;
 	uint32_t *idom;      /* [N] */
 	uint32_t *stack;     /* [stack_cap] compress() and DFS scratch: grown as
 	                        deep as a path goes, which is rarely far (a
@@ -67,11 +73,25 @@ struct dom_work {
 #define RANGES_PER_THREAD 8
 #define RANGE_MIN 65536
 
+/* One range's predecessors numbered above their vertex (below_preds):
+ * for each vertex of the range in `later`, in ascending order, the forest
+ * slots of those predecessors, the first with ABOVE_FIRST set (a count
+ * entry instead made the 1 GB bench dump's lists twice as long: 8.0 M
+ * entries for 4.0 M vertices, each fresh page a fault on these machines). */
+#define ABOVE_FIRST 0x80000000u
+struct above_list {
+	uint32_t *v;
+	uint32_t len, cap;
+};
+
 struct dom_pass {
 	struct dom_work *w;
 	struct dominators *d;
 	uint32_t *reached;   /* [nreached] simple leaves reached, by range */
 	uint32_t nreached;
+	struct above_list *above; /* [nabove] by range (below_preds) */
+	uint32_t nabove;
+	int err;             /* -ENOMEM in a range task (atomic) */
 };
 
 /* fn over 0..n-1 in ranges, on the work's threads (parallel.h). */
@@ -195,17 +215,18 @@ static int forest_slots(struct dom_pass *p)
 static void compress(struct dom_work *w, uint32_t v, uint32_t thr)
 {
 	uint32_t sp = 0;
-	while (w->anc[v] >= thr) {
+	struct forest_slot *f = w->forest;
+	while (f[v].anc >= thr) {
 		if (stack_room(w, sp))
 			return; /* a partial compression would be wrong: w->err discards it all */
 		w->stack[sp++] = v;
-		v = w->anc[v];
+		v = f[v].anc;
 	}
 	while (sp) {
-		uint32_t x = w->stack[--sp], a = w->anc[x];
-		if (w->lab[a] < w->lab[x])
-			w->lab[x] = w->lab[a];
-		w->anc[x] = w->anc[a];
+		uint32_t x = w->stack[--sp], a = f[x].anc;
+		if (f[a].lab < f[x].lab)
+			f[x].lab = f[a].lab;
+		f[x].anc = f[a].anc;
 	}
 }
 
@@ -215,7 +236,22 @@ static void compress(struct dom_work *w, uint32_t v, uint32_t thr)
 static uint32_t eval(struct dom_work *w, uint32_t v, uint32_t thr)
 {
 	compress(w, v, thr);
-	return w->lab[v];
+	return w->forest[v].lab;
+}
+
+/* Appends x to a range's list; -ENOMEM. */
+static int above_push(struct above_list *l, uint32_t x)
+{
+	if (l->len == l->cap) {
+		uint32_t cap = l->cap ? 2 * l->cap : 1024;
+		uint32_t *v = cap > l->cap ? realloc(l->v, (size_t)cap * sizeof *v) : NULL;
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->len++] = x;
+	return 0;
 }
 
 /* A vertex's predecessors numbered below it are its DFS ancestors (see
@@ -223,18 +259,21 @@ static uint32_t eval(struct dom_work *w, uint32_t v, uint32_t thr)
  * and neither needs the forest.  So a pass on the threads reads every
  * vertex's in-edges for those two (in parent and semi) and marks in
  * `later` the vertices with a predecessor numbered above them, the only
- * ones whose semidominator needs eval; the serial pass below reads the
- * in-edges of those alone.  A GC root's semidominator is the virtual root,
- * 0, which nothing improves on. */
+ * ones whose semidominator needs eval.  It also writes down the forest
+ * slots of those predecessors (an edge's source has an out-edge, so it
+ * has a slot), range by range: the serial pass below then reads them in
+ * order, where reading the in-edges there (in_off, in_src and num, each
+ * at random) took a third of its time on the H2 dump.  A GC root's
+ * semidominator is the virtual root, 0, which nothing improves on. */
 static void below_preds(void *ctx, uint32_t from, uint32_t to, uint32_t range)
 {
 	struct dom_pass *p = ctx;
-	(void)range;
 	struct dom_work *w = p->w;
 	const struct heap_state *s = w->s;
+	struct above_list *l = &p->above[range];
 	for (uint32_t k = from ? from : 1; k < to; k++) {
 		uint32_t o = w->vert[k], par = 0, best = bitset_get(w->rooted, o) ? 0 : k;
-		int above = 0;
+		uint32_t mark = l->len;
 		for (uint32_t e = s->in_off[o]; e < s->in_off[o + 1]; e++) {
 			uint32_t j = w->num[s->in_src[e]];
 			if (j == 0 || j == k)
@@ -244,47 +283,57 @@ static void below_preds(void *ctx, uint32_t from, uint32_t to, uint32_t range)
 					par = j;
 				if (j < best)
 					best = j;
-			} else {
-				above = 1;
+			} else if (above_push(l, bitset_rank(w->fv, w->fdir, j) | (l->len == mark ? ABOVE_FIRST : 0))) {
+				__atomic_store_n(&p->err, -ENOMEM, __ATOMIC_RELAXED);
+				return;
 			}
 		}
 		w->semi[k] = best;
 		w->parent[k] = par;
-		if (above && best)
+		if (l->len == mark)
+			continue;
+		if (!best)
+			l->len = mark; /* nothing improves on the root */
+		else
 			bitset_set(w->later, k);
 	}
 }
 
 /* In reverse preorder: the predecessors above k are linked by now, and
  * eval gives the least semidominator on each one's forest path (while the
- * best so far is above the root: nothing is below 0); then k is linked. */
-static void semidominators(struct dom_work *w)
+ * best so far is above the root: nothing is below 0); then k is linked.
+ * The `later` vertices' lists (below_preds) are read from the last range's
+ * end backwards, so in the order k descends. */
+static void semidominators(struct dom_work *w, const struct dom_pass *p)
 {
-	const struct heap_state *s = w->s;
 	w->semi[0] = w->parent[0] = 0;
-	w->lab[0] = 0; /* the root: never linked */
+	w->forest[0].lab = 0; /* the root: never linked */
 	struct progress *pr = progress_here();
+	uint32_t r = p->nabove, pos = 0;
 	for (uint32_t k = w->N - 1; k >= 1; k--) {
 		if ((k & 0xffff) == 0)
 			progress_add(pr, 0x10000);
 		uint32_t best = w->semi[k];
 		uint32_t thr = bitset_rank(w->fv, w->fdir, k) + (uint32_t)bitset_get(w->fv, k);
 		if (bitset_get(w->later, k)) {
-			uint32_t o = w->vert[k];
-			for (uint32_t e = s->in_off[o]; e < s->in_off[o + 1] && best; e++) {
-				uint32_t j = w->num[s->in_src[e]];
-				if (j <= k)
-					continue; /* unreached, itself, or done by below_preds */
-				uint32_t cand = eval(w, bitset_rank(w->fv, w->fdir, j), thr);
-				if (cand < best)
-					best = cand;
-			}
+			while (pos == 0 && r > 0)
+				pos = p->above[--r].len;
+			const uint32_t *v = p->above[r].v;
+			uint32_t x;
+			do {
+				x = v[--pos];
+				if (best) {
+					uint32_t cand = eval(w, x & ~ABOVE_FIRST, thr);
+					if (cand < best)
+						best = cand;
+				}
+			} while (!(x & ABOVE_FIRST));
 			w->semi[k] = best;
 		}
 		if (bitset_get(w->fv, k)) { /* link (k's slot is thr - 1; a vertex
 					      without one is nobody's ancestor) */
-			w->anc[thr - 1] = bitset_rank(w->fv, w->fdir, w->parent[k]);
-			w->lab[thr - 1] = best;
+			w->forest[thr - 1].anc = bitset_rank(w->fv, w->fdir, w->parent[k]);
+			w->forest[thr - 1].lab = best;
 		}
 	}
 }
@@ -425,10 +474,18 @@ static void drop_bits(uint64_t **p)
 	*p = NULL;
 }
 
+static void above_free(struct dom_pass *p)
+{
+	for (uint32_t r = 0; p->above && r < p->nabove; r++)
+		free(p->above[r].v);
+	free(p->above);
+	p->above = NULL;
+}
+
 static void work_free(struct dom_work *w)
 {
 	free(w->num); free(w->vert); free(w->semi); free(w->parent);
-	free(w->fdir); free(w->anc); free(w->lab); free(w->idom);
+	free(w->fdir); free(w->forest); free(w->idom);
 	free(w->stack); free(w->edge_pos);
 	bitset_free(w->fv);
 	bitset_free(w->rooted);
@@ -442,7 +499,9 @@ static void work_free(struct dom_work *w)
  * simple leaves are not reached), with f the share of those with an
  * out-edge: the walk 4 + 8 bytes (num; vert, edge_pos) and its stack as
  * deep as paths go; the semidominators 4 + 12 + 8f (num; vert, semi,
- * parent, and the forest's anc and lab); the immediate dominators 16
+ * parent, and the forest's anc and lab) and 4 bytes (up to 8 while the
+ * lists grow) a predecessor numbered above its vertex (H2: 1.4 M of 4.8 M
+ * objects; the 1 GB dump 4.0 M of 24.0 M); the immediate dominators 16
  * (vert, semi, parent, idom); the result's idom 8 + 4 (vert, idom; the
  * result's idom); its sums 4 + 16 (vert; the result).  Two bits an object
  * besides (GC roots, simple leaves).  Dominators are the peak of a mount
@@ -512,29 +571,46 @@ int dominators_compute_into(const struct heap_state *s, uint32_t threads, struct
 	if (!w.stack || forest_slots(&pass))
 		goto out;
 	size_t N = w.N, F = w.fdir[bitset_words(N)];
+	/* below_preds marks a list's first entry in a slot's top bit.  So
+	 * many vertices with an out-edge would also have more edges than
+	 * the states' 32-bit offsets hold. */
+	if (F > ABOVE_FIRST) {
+		rc = -E2BIG;
+		goto out;
+	}
 	w.parent = malloc(N * sizeof(uint32_t));
-	w.anc = malloc(F * sizeof(uint32_t));
-	w.lab = malloc(F * sizeof(uint32_t));
+	w.forest = malloc(F * sizeof *w.forest);
 	w.later = bitset_new(N);
-	if (!w.parent || !w.anc || !w.lab || !w.later)
+	if (!w.parent || !w.forest || !w.later)
 		goto out;
 	/* written by the serial semidominators, each slot once */
-	mpar_memset(threads, w.anc, 0, F * sizeof(uint32_t));
-	mpar_memset(threads, w.lab, 0, F * sizeof(uint32_t));
+	mpar_memset(threads, w.forest, 0, F * sizeof *w.forest);
 	timing_lap("dominators", "forest slots", &t0);
-	if ((rc = each_range(&pass, w.N, below_preds)))
+	pass.nabove = par_range_count(w.N, threads ? threads : 1, RANGES_PER_THREAD, RANGE_MIN);
+	if (!(pass.above = calloc(pass.nabove ? pass.nabove : 1, sizeof *pass.above)))
+		goto out;
+	if ((rc = each_range(&pass, w.N, below_preds)) || (rc = pass.err))
 		goto out;
 	rc = -ENOMEM;
+	if (timing_on()) {
+		uint64_t entries = 0;
+		for (uint32_t r = 0; r < pass.nabove; r++)
+			entries += pass.above[r].len;
+		fprintf(stderr, "heapfs: dominators: %llu vertices with a predecessor numbered above them, "
+				"lists of %llu entries\n",
+			(unsigned long long)bitset_count(w.later, w.N), (unsigned long long)entries);
+	}
 	timing_lap("dominators", "parents", &t0);
-	semidominators(&w);
+	semidominators(&w, &pass);
+	above_free(&pass);
 	timing_lap("dominators", "semidominators", &t0);
 	if (w.err) {
 		rc = w.err;
 		goto out;
 	}
 	progress_set(pr, 2 * (uint64_t)s->n);
-	drop(&w.anc);
-	drop(&w.lab);
+	free(w.forest);
+	w.forest = NULL;
 	drop(&w.stack);
 	drop(&w.fdir);
 	w.idom = w.num;
@@ -557,6 +633,7 @@ int dominators_compute_into(const struct heap_state *s, uint32_t threads, struct
 	progress_set(pr, 3 * (uint64_t)s->n);
 out:
 	free(pass.reached);
+	above_free(&pass);
 	work_free(&w);
 	return rc;
 }
