@@ -30,6 +30,7 @@
 
 #include "bitset.h"
 #include "parallel.h"
+#include "model/buf.h"
 #include "model/mpar.h"
 #include "model/progress.h"
 #include "model/timing.h"
@@ -81,7 +82,7 @@ struct dom_work {
 #define ABOVE_FIRST 0x80000000u
 struct above_list {
 	uint32_t *v;
-	uint32_t len, cap;
+	uint64_t len, cap;
 };
 
 struct dom_pass {
@@ -242,16 +243,10 @@ static uint32_t eval(struct dom_work *w, uint32_t v, uint32_t thr)
 /* Appends x to a range's list; -ENOMEM. */
 static int above_push(struct above_list *l, uint32_t x)
 {
-	if (l->len == l->cap) {
-		uint32_t cap = l->cap ? 2 * l->cap : 1024;
-		uint32_t *v = cap > l->cap ? realloc(l->v, (size_t)cap * sizeof *v) : NULL;
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
-	l->v[l->len++] = x;
-	return 0;
+	int rc = array_reserve((void **)&l->v, &l->cap, l->len + 1, sizeof *l->v);
+	if (!rc)
+		l->v[l->len++] = x;
+	return rc;
 }
 
 /* A vertex's predecessors numbered below it are its DFS ancestors (see
@@ -273,7 +268,7 @@ static void below_preds(void *ctx, uint32_t from, uint32_t to, uint32_t range)
 	struct above_list *l = &p->above[range];
 	for (uint32_t k = from ? from : 1; k < to; k++) {
 		uint32_t o = w->vert[k], par = 0, best = bitset_get(w->rooted, o) ? 0 : k;
-		uint32_t mark = l->len;
+		uint64_t mark = l->len;
 		for (uint32_t e = s->in_off[o]; e < s->in_off[o + 1]; e++) {
 			uint32_t j = w->num[s->in_src[e]];
 			if (j == 0 || j == k)
@@ -309,7 +304,8 @@ static void semidominators(struct dom_work *w, const struct dom_pass *p)
 	w->semi[0] = w->parent[0] = 0;
 	w->forest[0].lab = 0; /* the root: never linked */
 	struct progress *pr = progress_here();
-	uint32_t r = p->nabove, pos = 0;
+	uint32_t r = p->nabove;
+	uint64_t pos = 0;
 	for (uint32_t k = w->N - 1; k >= 1; k--) {
 		if ((k & 0xffff) == 0)
 			progress_add(pr, 0x10000);
