@@ -1098,10 +1098,10 @@ int cf_frames_expand(struct cf_class *c, const struct cf_member *m, const struct
 	 * scratch array by that, not by the 65536 a class file allows, keeps
 	 * it small (it was 256 KB a method: an mmap and a munmap each under
 	 * ASan, and in glibc until its threshold adapts). */
-	size_t cap = 1024;
-	for (uint32_t i = 0; i < n && cap < 65536; i++)
-		cap += in[i].nlocals;
-	const int CAP = cap < 65536 ? (int)cap : 65536;
+	size_t room = 1024;
+	for (uint32_t i = 0; i < n && room < 65536; i++)
+		room += in[i].nlocals;
+	const int CAP = room < 65536 ? (int)room : 65536;
 	struct cf_vtype *cur = malloc(CAP * sizeof(*cur));
 	struct cf_frame *f = cf_alloc(c, (n ? n : 1) * sizeof(*f));
 	int rc = -ENOMEM;
